@@ -1,0 +1,66 @@
+/* halo.h - the halo exchange: six faces of a local field travel to the six neighbours, as
+ * device buffers handed to a GPU-aware MPI or staged through pinned host memory. Every MPI
+ * call of the exchange lives in halo.c.
+ *
+ * The exchange is split so that the solver computes between its halves:
+ *   halo_exchange_begin   prepost receives; halo stream waits for the field, packs   (async)
+ *   ... interior update on the compute stream ...
+ *   halo_exchange_end     wait for the pack, send, wait for all messages, unpack on the halo
+ *                         stream; the consumer stream waits for the unpack            (async)
+ */
+#ifndef FDMINI_HALO_H
+#define FDMINI_HALO_H
+
+#include <mpi.h>
+
+#include "backend.h"
+#include "options.h"
+
+typedef struct {
+  MPI_Comm comm;
+  int nbr[FD_FACES];      /* neighbour rank of each face, MPI_PROC_NULL at global edges */
+  fd_grid grid;
+  fd_faces faces;         /* geometry and buffer layout (faces.h) */
+  int staged;             /* 1: messages go through the pinned host buffers */
+  real_t *send_d, *recv_d; /* device pack buffers, faces.total elements each */
+  real_t *send_h, *recv_h; /* pinned host buffers (staged mode only) */
+  MPI_Request req[2 * FD_FACES];
+  int nreq;
+  be_stream stream;       /* the halo stream (high priority), owned by the caller */
+  be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2];
+  long long exchanges;    /* completed exchanges; slot = exchanges % 2 */
+  int timing_pending;     /* an exchange whose unpack timing is not yet read */
+  double pack_ms, unpack_ms, exchange_ms; /* accumulated since halo_reset_timers */
+  long long timed;        /* exchanges accumulated in those sums */
+  size_t bytes_sent;      /* bytes one exchange sends (all active faces) */
+} fd_halo;
+
+/* Whether device pointers may go to this MPI for this backend: compile-time and run-time
+ * detection (Open MPI's mpi-ext.h, MPICH 4 GPU queries, Cray MPICH's
+ * MPICH_GPU_SUPPORT_ENABLED). Host-memory backends always may. Not Collective. */
+int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len);
+
+/* Resolves --mpi-gpu against the MPI in use: auto picks aware where supported, else staged;
+ * aware where MPI is not GPU-aware is a usage error (before any device pointer reaches MPI).
+ * Collective over comm (all ranks agree). Sets *staged. */
+int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, int *staged);
+
+/* Allocates buffers and events for a field of extents g on the Cartesian communicator comm
+ * with neighbours nbr. Not Collective. */
+int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
+                be_stream halo_stream);
+int halo_destroy(fd_halo *h);
+
+/* Starts exchanging the ghosts of u once `field_ready` (recorded on the producing stream) has
+ * happened. Not Collective, but every neighbour must call it for the same step. Asynchronous. */
+int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready);
+/* Completes the exchange begun last; `consumer` waits (on the device) for the ghosts of u.
+ * Blocks the host until the messages have arrived. */
+int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer);
+
+/* Reads the timings of the last exchange into the sums and resets nothing. Call after the
+ * consumer stream has been synchronised. */
+int halo_flush_timers(fd_halo *h);
+void halo_reset_timers(fd_halo *h);
+
+#endif

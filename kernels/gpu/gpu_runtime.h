@@ -1,0 +1,107 @@
+/* gpu_runtime.h - the one file of fdmini that names CUDA: maps the HIP runtime calls, types
+ * and device intrinsics the GPU backend uses onto CUDA when the .hip sources are compiled by
+ * nvcc, and includes the real HIP runtime otherwise.
+ *
+ * Why: Debian's ROCm 5.2 HIP headers for the NVIDIA platform (hip/nvidia_detail) do not
+ * compile against CUDA 13 (removed cudaDeviceProp fields, new cudaMemPrefetchAsync signature),
+ * so the project keeps exactly the subset it uses here. Adding a runtime call to the backend
+ * means adding its one-line mapping below.
+ *
+ * Beyond the runtime, three project-level helpers hide the remaining vendor differences:
+ *   gpu_store_nt(p, v)   non-temporal (streaming) store: __stcs on NVIDIA (st.global.cs,
+ *                        evict-first in L2), __builtin_nontemporal_store on AMD (slc/nt bits)
+ *   gpu_ldg(p)           read-only load: __ldg on NVIDIA (LDG.CONSTANT), a plain load on AMD
+ *   gpu_range_push/pop   profiler ranges: NVTX (header-only nvtx3) under CUDA, roctx under HIP
+ *                        when CMake found it (FDMINI_HAVE_ROCTX), otherwise no-ops. CMake, not
+ *                        this header, decides: FDMINI_HAVE_NVTX / FDMINI_HAVE_ROCTX.
+ */
+#ifndef FDMINI_GPU_RUNTIME_H
+#define FDMINI_GPU_RUNTIME_H
+
+#if defined(__CUDACC__) && !defined(__HIP__)
+/* ---------------------------------------------------------------- CUDA (nvcc) */
+#include <cuda_runtime.h>
+#ifdef FDMINI_HAVE_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+#define FDMINI_GPU_PLATFORM "cuda"
+
+typedef cudaError_t hipError_t;
+typedef cudaStream_t hipStream_t;
+typedef cudaEvent_t hipEvent_t;
+typedef cudaDeviceProp hipDeviceProp_t;
+typedef cudaMemcpyKind hipMemcpyKind;
+
+#define hipSuccess cudaSuccess
+#define hipGetErrorString cudaGetErrorString
+#define hipGetErrorName cudaGetErrorName
+#define hipGetLastError cudaGetLastError
+#define hipGetDeviceCount cudaGetDeviceCount
+#define hipSetDevice cudaSetDevice
+#define hipGetDevice cudaGetDevice
+#define hipGetDeviceProperties cudaGetDeviceProperties
+#define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipDeviceGetStreamPriorityRange cudaDeviceGetStreamPriorityRange
+#define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+#define hipMalloc cudaMalloc
+#define hipFree cudaFree
+#define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemsetAsync cudaMemsetAsync
+#define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipStreamCreateWithPriority cudaStreamCreateWithPriority
+#define hipStreamDefault cudaStreamDefault
+#define hipStreamDestroy cudaStreamDestroy
+#define hipStreamSynchronize cudaStreamSynchronize
+#define hipStreamWaitEvent cudaStreamWaitEvent
+#define hipEventCreate cudaEventCreate
+#define hipEventDestroy cudaEventDestroy
+#define hipEventRecord cudaEventRecord
+#define hipEventSynchronize cudaEventSynchronize
+#define hipEventElapsedTime cudaEventElapsedTime
+
+/* Pinned host memory: hipHostMalloc(p, n, flags) and cudaMallocHost(p, n) differ in arity. */
+#define gpuHostAlloc(ptr, bytes) cudaMallocHost((ptr), (bytes))
+#define gpuHostFree(ptr) cudaFreeHost(ptr)
+
+template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v) { __stcs(p, v); }
+template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return __ldg(p); }
+
+#ifdef FDMINI_HAVE_NVTX
+static inline void gpu_range_push(const char *name) { nvtxRangePushA(name); }
+static inline void gpu_range_pop(void) { nvtxRangePop(); }
+#endif
+
+#else
+/* ---------------------------------------------------------------- HIP (ROCm clang) */
+#include <hip/hip_runtime.h>
+#ifdef FDMINI_HAVE_ROCTX
+#include <roctracer/roctx.h>
+#endif
+
+#define FDMINI_GPU_PLATFORM "hip"
+
+#define gpuHostAlloc(ptr, bytes) hipHostMalloc((ptr), (bytes), hipHostMallocDefault)
+#define gpuHostFree(ptr) hipHostFree(ptr)
+
+template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v)
+{
+  __builtin_nontemporal_store(v, p);
+}
+template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return *p; }
+
+#ifdef FDMINI_HAVE_ROCTX
+static inline void gpu_range_push(const char *name) { roctxRangePushA(name); }
+static inline void gpu_range_pop(void) { roctxRangePop(); }
+#endif
+
+#endif
+
+#if !defined(FDMINI_HAVE_NVTX) && !defined(FDMINI_HAVE_ROCTX)
+static inline void gpu_range_push(const char *name) { (void)name; }
+static inline void gpu_range_pop(void) {}
+#endif
+
+#endif

@@ -1,0 +1,322 @@
+/* backend_host.c - the host backend: the backend API (backend.h) in plain C with optional
+ * OpenMP. Streams and events are synchronous (every "asynchronous" call has finished when it
+ * returns; events record wall-clock time). It is the reference the GPU backends are checked
+ * against and the backend CI runs end to end. All stencil variants and tile factors run the
+ * same loop here: they differ only in how a GPU schedules loads.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "backend.h"
+#include "pointwise.h"
+
+struct be_stream_s {
+  int priority;
+};
+struct be_event_s {
+  double t; /* seconds, CLOCK_MONOTONIC, when recorded */
+  int recorded;
+};
+
+static char err_msg[256];
+
+static int fail(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+  va_end(ap);
+  return BE_ERROR;
+}
+
+const char *be_error_message(void) { return err_msg; }
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- device ---- */
+
+int be_device_count(int *count)
+{
+  *count = 1;
+  return BE_OK;
+}
+
+static void cpu_model(char *out, size_t len)
+{
+  snprintf(out, len, "host CPU");
+  FILE *fp = fopen("/proc/cpuinfo", "r");
+  if (!fp) return;
+  char line[512];
+  while (fgets(line, sizeof line, fp)) {
+    if (strncmp(line, "model name", 10) == 0) {
+      char *colon = strchr(line, ':');
+      if (colon) {
+        colon++;
+        while (*colon == ' ' || *colon == '\t') colon++;
+        colon[strcspn(colon, "\n")] = '\0';
+        snprintf(out, len, "%s", colon);
+      }
+      break;
+    }
+  }
+  fclose(fp);
+}
+
+int be_init(int index, be_info *info)
+{
+  if (index != 0) return fail("be_init: host backend has one device, asked for %d", index);
+  memset(info, 0, sizeof *info);
+  snprintf(info->backend, sizeof info->backend, "host");
+  cpu_model(info->name, sizeof info->name);
+  info->device_index = 0;
+  info->device_count = 1;
+  info->is_accelerator = 0;
+#ifdef _OPENMP
+  info->host_threads = omp_get_max_threads();
+#else
+  info->host_threads = 1;
+#endif
+  return BE_OK;
+}
+
+int be_finalize(void) { return BE_OK; }
+
+/* ---- memory ---- */
+
+static int host_malloc(void **ptr, size_t bytes, const char *what)
+{
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded < bytes) return fail("%s(%zu bytes): size overflows", what, bytes);
+  *ptr = aligned_alloc(64, rounded ? rounded : 64);
+  if (!*ptr) return fail("%s(%zu bytes) failed: out of memory", what, bytes);
+  return BE_OK;
+}
+
+int be_malloc(void **ptr, size_t bytes) { return host_malloc(ptr, bytes, "be_malloc"); }
+int be_host_alloc(void **ptr, size_t bytes) { return host_malloc(ptr, bytes, "be_host_alloc"); }
+int be_free(void *ptr)
+{
+  free(ptr);
+  return BE_OK;
+}
+int be_host_free(void *ptr)
+{
+  free(ptr);
+  return BE_OK;
+}
+
+int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind, be_stream s)
+{
+  (void)kind;
+  (void)s;
+  if (bytes) memcpy(dst, src, bytes);
+  return BE_OK;
+}
+
+/* ---- streams and events ---- */
+
+int be_stream_create(be_stream *s, be_priority priority)
+{
+  *s = malloc(sizeof **s);
+  if (!*s) return fail("be_stream_create: out of memory");
+  (*s)->priority = (int)priority;
+  return BE_OK;
+}
+int be_stream_destroy(be_stream s)
+{
+  free(s);
+  return BE_OK;
+}
+int be_stream_sync(be_stream s)
+{
+  (void)s;
+  return BE_OK;
+}
+int be_event_create(be_event *e)
+{
+  *e = calloc(1, sizeof **e);
+  if (!*e) return fail("be_event_create: out of memory");
+  return BE_OK;
+}
+int be_event_destroy(be_event e)
+{
+  free(e);
+  return BE_OK;
+}
+int be_event_record(be_event e, be_stream s)
+{
+  (void)s;
+  e->t = now_s();
+  e->recorded = 1;
+  return BE_OK;
+}
+int be_event_sync(be_event e)
+{
+  (void)e;
+  return BE_OK;
+}
+int be_stream_wait_event(be_stream s, be_event e)
+{
+  (void)s;
+  (void)e;
+  return BE_OK;
+}
+int be_event_elapsed_ms(float *ms, be_event start, be_event end)
+{
+  if (!start->recorded || !end->recorded)
+    return fail("be_event_elapsed_ms: event was never recorded");
+  *ms = (float)((end->t - start->t) * 1e3);
+  return BE_OK;
+}
+
+void be_range_push(const char *name) { (void)name; }
+void be_range_pop(void) {}
+
+/* ---- stencil ---- */
+
+int be_kernel_default(const fd_grid *g, fd_kernel *k)
+{
+  (void)g;
+  k->id = FD_KERNEL_REORDERED;
+  k->tile = 1;
+  return BE_OK;
+}
+
+#define IDX(i, j, k) ((size_t)(i) + sx * ((size_t)(j) + sy * (size_t)(k)))
+
+/* Updates points i0..i1 (inclusive) of row (j, k). */
+static inline void row(const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
+                       size_t sx, size_t sy, int i0, int i1, int step, int j, int k)
+{
+  const size_t py = sx, pz = sx * sy;
+  for (int i = i0; i <= i1; i += step) {
+    size_t p = IDX(i, j, k);
+    real_t v = fd_stencil_point(c->cc, c->cx, c->cy, c->cz, u[p], u[p - 1], u[p + 1],
+                                u[p - py], u[p + py], u[p - pz], u[p + pz]);
+    out[p] = f ? v + c->cf * f[p] : v;
+  }
+}
+
+int be_stencil(const fd_grid *g, fd_region region, const fd_coeffs *c, const real_t *u,
+               const real_t *f, real_t *out, fd_kernel kern, be_stream s)
+{
+  (void)s;
+  if (kern.id < 0 || kern.id >= FD_KERNEL_COUNT) return fail("be_stencil: unknown kernel %d", kern.id);
+  const int nx = g->n[0], ny = g->n[1], nz = g->n[2];
+  const size_t sx = (size_t)nx + 2, sy = (size_t)ny + 2;
+  if (region == FD_REGION_INTERIOR) {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 2; k <= nz - 1; k++)
+      for (int j = 2; j <= ny - 1; j++) row(c, u, f, out, sx, sy, 2, nx - 1, 1, j, k);
+    return BE_OK;
+  }
+  const int shell_only = (region == FD_REGION_SHELL);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 1; k <= nz; k++)
+    for (int j = 1; j <= ny; j++) {
+      int edge_row = (j == 1 || j == ny || k == 1 || k == nz);
+      if (!shell_only || edge_row) row(c, u, f, out, sx, sy, 1, nx, 1, j, k);
+      else if (nx > 1) row(c, u, f, out, sx, sy, 1, nx, nx - 1, j, k); /* i = 1 and i = nx */
+      else row(c, u, f, out, sx, sy, 1, 1, 1, j, k);
+    }
+  return BE_OK;
+}
+
+/* ---- halo faces ---- */
+
+/* Copies face `face` between u and buf: to_buf = 1 packs the send layer, 0 unpacks into the
+ * ghost layer. */
+static void face_copy(const fd_faces *fc, int face, real_t *u, real_t *buf, int to_buf)
+{
+  const size_t sx = (size_t)fc->n[0] + 2, sy = (size_t)fc->n[1] + 2;
+  int d = face / 2, a, b;
+  fd_face_plane_dims(d, &a, &b);
+  const int layer = fd_face_layer(fc, face, !to_buf);
+  real_t *fb = buf + fc->offset[face];
+  const int na = fc->n[a], nb = fc->n[b];
+#pragma omp parallel for schedule(static)
+  for (int q = 0; q < nb; q++)
+    for (int p = 0; p < na; p++) {
+      int ijk[3];
+      ijk[d] = layer;
+      ijk[a] = p + 1;
+      ijk[b] = q + 1;
+      size_t gidx = IDX(ijk[0], ijk[1], ijk[2]);
+      size_t fidx = (size_t)p + (size_t)na * (size_t)q;
+      if (to_buf) fb[fidx] = u[gidx];
+      else u[gidx] = fb[fidx];
+    }
+}
+
+int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
+                  be_stream s)
+{
+  (void)g;
+  (void)s;
+  for (int face = 0; face < FD_FACES; face++)
+    if (f->active[face]) face_copy(f, face, (real_t *)u, buf, 1);
+  return BE_OK;
+}
+
+int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
+                    be_stream s)
+{
+  (void)g;
+  (void)s;
+  for (int face = 0; face < FD_FACES; face++)
+    if (f->active[face]) face_copy(f, face, u, (real_t *)buf, 0);
+  return BE_OK;
+}
+
+/* ---- fields and norms ---- */
+
+int be_fill(const fd_grid *g, const fd_field *fl, real_t *u, be_stream s)
+{
+  (void)s;
+  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k <= g->n[2] + 1; k++)
+    for (int j = 0; j <= g->n[1] + 1; j++)
+      for (int i = 0; i <= g->n[0] + 1; i++)
+        u[IDX(i, j, k)] = (real_t)fd_field_value(fl, fl->offset[0] + i, fl->offset[1] + j,
+                                                 fl->offset[2] + k);
+  return BE_OK;
+}
+
+int be_norms(const fd_grid *g, const real_t *a, const real_t *b, const fd_field *ref,
+             fd_norms *out, be_stream s)
+{
+  (void)s;
+  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
+  double sum = 0.0, mx = 0.0;
+#pragma omp parallel for collapse(2) reduction(+ : sum) reduction(max : mx) schedule(static)
+  for (int k = 1; k <= g->n[2]; k++)
+    for (int j = 1; j <= g->n[1]; j++)
+      for (int i = 1; i <= g->n[0]; i++) {
+        size_t p = IDX(i, j, k);
+        double d = (double)a[p];
+        if (b) d -= (double)b[p];
+        if (ref) d -= fd_field_value(ref, ref->offset[0] + i, ref->offset[1] + j, ref->offset[2] + k);
+        double ad = d < 0 ? -d : d;
+        if (ad != ad) ad = INFINITY; /* NaN counts as infinitely wrong */
+        sum += d * d;
+        if (ad > mx) mx = ad;
+      }
+  out->sum_sq = sum;
+  out->max_abs = mx;
+  out->count = (long long)g->n[0] * g->n[1] * g->n[2];
+  return BE_OK;
+}

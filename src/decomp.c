@@ -1,0 +1,64 @@
+/* decomp.c - 3D Cartesian decomposition (decomp.h). */
+#include <limits.h>
+
+#include "decomp.h"
+#include "fd_error.h"
+
+void decomp_split(long long N, int P, int c, long long *n, long long *start)
+{
+  long long base = N / P, rem = N % P;
+  *n = base + (c < rem ? 1 : 0);
+  *start = (long long)c * base + (c < rem ? c : rem);
+}
+
+int decomp_check(const long long N[3], const int P[3])
+{
+  static const char axis[3] = {'x', 'y', 'z'};
+  for (int d = 0; d < 3; d++) {
+    if (N[d] < 1 || P[d] < 1)
+      return fd_set_error(FD_ERR_USAGE, "grid and process grid must be positive in %c", axis[d]);
+    long long smallest = N[d] / P[d]; /* the last blocks are the small ones */
+    if (smallest < 2)
+      return fd_set_error(FD_ERR_USAGE,
+                          "subdomain too thin: %lld points over %d ranks in %c leaves %lld per rank, need at least 2",
+                          N[d], P[d], axis[d], smallest);
+    if ((N[d] + P[d] - 1) / P[d] > INT_MAX - 2)
+      return fd_set_error(FD_ERR_USAGE, "subdomain too large in %c: %lld points per rank", axis[d],
+                          (N[d] + P[d] - 1) / P[d]);
+  }
+  return FD_OK;
+}
+
+int decomp_create(MPI_Comm comm, const long long N[3], const int P[3], fd_decomp *d)
+{
+  int periods[3] = {0, 0, 0};
+  for (int k = 0; k < 3; k++) {
+    d->P[k] = P[k];
+    d->N[k] = N[k];
+  }
+  FD_MPI(MPI_Cart_create(comm, 3, d->P, periods, 0, &d->cart));
+  FD_MPI(MPI_Comm_set_errhandler(d->cart, MPI_ERRORS_RETURN));
+  FD_MPI(MPI_Comm_rank(d->cart, &d->rank));
+  FD_MPI(MPI_Comm_size(d->cart, &d->size));
+  FD_MPI(MPI_Cart_coords(d->cart, d->rank, 3, d->coords));
+  for (int k = 0; k < 3; k++) {
+    long long n, s;
+    decomp_split(N[k], P[k], d->coords[k], &n, &s);
+    d->n[k] = (int)n;
+    d->start[k] = s;
+    FD_MPI(MPI_Cart_shift(d->cart, k, 1, &d->nbr[2 * k], &d->nbr[2 * k + 1]));
+    /* block 0 is the largest, block P-1 the smallest */
+    long long nlo, nhi, s0;
+    decomp_split(N[k], P[k], P[k] - 1, &nlo, &s0);
+    decomp_split(N[k], P[k], 0, &nhi, &s0);
+    d->nmin[k] = (int)nlo;
+    d->nmax[k] = (int)nhi;
+  }
+  return FD_OK;
+}
+
+int decomp_destroy(fd_decomp *d)
+{
+  if (d->cart != MPI_COMM_NULL) FD_MPI(MPI_Comm_free(&d->cart));
+  return FD_OK;
+}

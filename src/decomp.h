@@ -1,0 +1,34 @@
+/* decomp.h - the 3D Cartesian decomposition: process grid, each rank's block of the global
+ * grid (uneven splits spread the remainder over the first ranks), and its six neighbours. */
+#ifndef FDMINI_DECOMP_H
+#define FDMINI_DECOMP_H
+
+#include <mpi.h>
+
+/* Extent and start of block c (0 <= c < P) when N points are split over P ranks: the first
+ * N % P blocks get one point more. Pure. */
+void decomp_split(long long N, int P, int c, long long *n, long long *start);
+
+/* Checks that N over P gives every rank at least 2 points per dimension and that local
+ * extents fit an int. Returns FD_OK or FD_ERR_USAGE with a message. Pure. */
+int decomp_check(const long long N[3], const int P[3]);
+
+typedef struct {
+  MPI_Comm cart;      /* Cartesian communicator (not periodic, no reordering) */
+  int rank, size;
+  int P[3];           /* process grid */
+  int coords[3];      /* this rank's coordinates */
+  long long N[3];     /* global interior extents */
+  int n[3];           /* local interior extents */
+  long long start[3]; /* global index of the local point 0 (the low ghost plane); local point i
+                         is global point start+i, global point 0 and N+1 are boundary planes */
+  int nbr[6];         /* neighbour of face f = 2*d + side (MPI_PROC_NULL at a global edge) */
+  int nmin[3], nmax[3]; /* smallest and largest local extent over all ranks */
+} fd_decomp;
+
+/* Builds the decomposition of the global grid N over comm with process grid P (all P[d] > 0,
+ * product = size of comm; checked by the caller with decomp_check). Collective. */
+int decomp_create(MPI_Comm comm, const long long N[3], const int P[3], fd_decomp *d);
+int decomp_destroy(fd_decomp *d);
+
+#endif

@@ -1,0 +1,60 @@
+/* fd_error.h - how errors travel in fdmini (PETSc style): every fallible function returns an
+ * fd error code, callers propagate it with FD_CALL, and the wrappers FD_BE (backend API) and
+ * FD_MPI turn a failed call into a code plus one message line naming the call, file, line
+ * and rank. main() prints that line and ends the job: collectively when every rank agreed on
+ * the error (bad input), with MPI_Abort otherwise (a rank-local failure must not leave the
+ * other ranks waiting).
+ */
+#ifndef FDMINI_ERROR_H
+#define FDMINI_ERROR_H
+
+#include <mpi.h>
+
+#include "fdmini_config.h"
+
+/* Exit codes of the program; also the error codes functions return. */
+enum {
+  FD_OK = 0,
+  FD_ERR_VERIFY = 1,  /* the run finished but its verification failed */
+  FD_ERR_USAGE = 2,   /* bad input: options, sizes, process grid, files */
+  FD_ERR_RUNTIME = 3, /* a backend or MPI call failed */
+};
+
+/* MPI datatype of real_t. */
+#define FD_MPI_REAL (sizeof(real_t) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT)
+
+/* Records `code` with a printf-style message (kept until the next fd_set_error) and returns
+ * the code, so that `return fd_set_error(FD_ERR_USAGE, "...")` reads naturally. */
+int fd_set_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *fd_error_message(void);
+
+int fd_backend_failed(const char *file, int line, const char *expr);
+int fd_mpi_failed(const char *file, int line, const char *expr, int mpi_code);
+
+#define FD_CALL(EXPR)                                                                          \
+  do {                                                                                         \
+    int fd_e_ = (EXPR);                                                                        \
+    if (fd_e_ != FD_OK) return fd_e_;                                                          \
+  } while (0)
+
+#define FD_BE(EXPR)                                                                            \
+  do {                                                                                         \
+    if ((EXPR) != 0) return fd_backend_failed(__FILE__, __LINE__, #EXPR);                      \
+  } while (0)
+
+#define FD_MPI(EXPR)                                                                           \
+  do {                                                                                         \
+    int fd_m_ = (EXPR);                                                                        \
+    if (fd_m_ != MPI_SUCCESS) return fd_mpi_failed(__FILE__, __LINE__, #EXPR, fd_m_);          \
+  } while (0)
+
+/* Agreement on an error among all ranks of comm. Collective. Each rank passes its local code
+ * (FD_OK or an error, with fd_error_message() set). Returns FD_OK when every rank passed
+ * FD_OK; otherwise the highest code, and on every rank fd_error_message() becomes the message
+ * of the lowest-numbered failing rank. */
+int fd_agree(MPI_Comm comm, int code);
+
+/* Wall-clock seconds (MPI_Wtime). */
+double fd_now(void);
+
+#endif

@@ -1,0 +1,86 @@
+/* main.c - fdmini: parse options, bind a device, run, report. Exit status 0 (verified or
+ * --no-check), 1 (verification failed), 2 (bad input), 3 (runtime failure, via MPI_Abort).
+ * Every error after MPI_Init ends on every rank: agreed errors collectively, rank-local ones
+ * through MPI_Abort. */
+#include <stdio.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "fd_error.h"
+#include "options.h"
+#include "report.h"
+#include "solver.h"
+
+/* Opens (rank 0) an output file before the run so that a bad path fails at once. */
+static int open_output(MPI_Comm comm, int rank, const char *opt, const char *path, FILE **fp)
+{
+  int err = FD_OK;
+  *fp = NULL;
+  if (path[0] && rank == 0 && !(*fp = fopen(path, "w")))
+    err = fd_set_error(FD_ERR_USAGE, "%s: cannot write '%s'", opt, path);
+  return fd_agree(comm, err);
+}
+
+static int finish(int code)
+{
+  be_finalize();
+  MPI_Finalize();
+  return code;
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  MPI_Comm world = MPI_COMM_WORLD;
+  MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+  int rank;
+  MPI_Comm_rank(world, &rank);
+
+  fd_options o;
+  int rc = fd_agree(world, fd_options_parse(argc, argv, &o));
+  FILE *json = NULL, *dump_probe = NULL;
+  if (rc == FD_OK && o.help) {
+    if (rank == 0) fd_options_usage(stdout);
+    MPI_Finalize();
+    return 0;
+  }
+  if (rc == FD_OK) rc = open_output(world, rank, "--json", o.json, &json);
+  if (rc == FD_OK) rc = open_output(world, rank, "--dump", o.dump, &dump_probe);
+  if (dump_probe) fclose(dump_probe);
+  if (rc != FD_OK) {
+    if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
+    MPI_Finalize();
+    return rc;
+  }
+
+  be_info dev;
+  fd_result r;
+  int shared = 0;
+  rc = fd_device_init(world, &dev, &shared);
+  if (rc == FD_OK && shared && rank == 0)
+    printf("fdmini: notice: more ranks than devices on a node; ranks share devices (%d visible)\n",
+           dev.device_count);
+  if (rc == FD_OK) rc = fd_run(&o, world, &dev, &r);
+
+  if (rc == FD_ERR_USAGE) {
+    if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
+    if (json) fclose(json);
+    return finish(rc);
+  }
+  if (rc == FD_ERR_RUNTIME) {
+    fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
+    fflush(stderr);
+    MPI_Abort(world, FD_ERR_RUNTIME);
+    return FD_ERR_RUNTIME;
+  }
+  if (rank == 0) {
+    report_print(stdout, &o, &dev, &r);
+    fflush(stdout);
+    if (json) {
+      report_json(json, &o, &dev, &r);
+      fclose(json);
+    }
+  }
+  return finish(rc);
+}

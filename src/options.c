@@ -1,0 +1,249 @@
+/* options.c - command-line parsing (options.h). Strict: a malformed number, a value out of
+ * range, an unknown option or a stray argument is an error whose message says what was
+ * expected. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "fd_error.h"
+#include "options.h"
+
+static const char *const op_names[FD_OP_COUNT] = {"laplacian", "heat", "jacobi"};
+static const char *const mpi_gpu_names[] = {"auto", "aware", "staged"};
+
+const char *fd_op_name(fd_op op) { return (op >= 0 && op < FD_OP_COUNT) ? op_names[op] : "?"; }
+const char *fd_mpi_gpu_name(fd_mpi_gpu m) { return mpi_gpu_names[m]; }
+
+void fd_options_usage(FILE *out)
+{
+  fprintf(out,
+    "usage: fdmini [options]            (run under mpirun/srun: one rank per GPU)\n"
+    "\n"
+    "Problem\n"
+    "  --global NX,NY,NZ   global interior grid, split over the ranks (strong scaling)\n"
+    "  --local nx,ny,nz    interior grid of every rank (weak scaling)\n"
+    "                      default: --local 512,512,512 on GPUs, --global 128,128,128 on host\n"
+    "  --procs PX,PY,PZ    process grid (default: MPI_Dims_create over the ranks)\n"
+    "  --op NAME           laplacian | heat | jacobi (default laplacian)\n"
+    "  --iters N           timed steps (default 100)\n"
+    "  --warmup N          untimed steps first (default 10 on GPUs, 2 on host)\n"
+    "Kernels\n"
+    "  --kernel NAME       baseline | reordered (default: reordered)\n"
+    "  --tile M            tile factor of the reordered kernel: 1, 2, 4, 8 or 16\n"
+    "                      (default: picked for the grid and device, printed in the report)\n"
+    "Communication\n"
+    "  --mpi-gpu MODE      auto | aware | staged: hand device buffers to MPI, or stage\n"
+    "                      them through pinned host memory (default auto)\n"
+    "  --no-overlap        run pack, exchange, interior and boundary one after another\n"
+    "Output\n"
+    "  --json FILE         write the run's record as one JSON object (schema: README)\n"
+    "  --dump FILE         write the final field (raw, global order, x fastest)\n"
+    "  --progress SECONDS  progress line every SECONDS of wall time (0 = off, default 10)\n"
+    "  --no-check          skip verification\n"
+    "  --help              this text\n"
+    "\n"
+    "Exit status: 0 verified (or --no-check), 1 verification failed, 2 bad input,\n"
+    "3 runtime failure (MPI or device).\n");
+}
+
+/* Strict integer in [lo, hi]. */
+static int parse_ll(const char *opt, const char *s, long long lo, long long hi, long long *out)
+{
+  char *end;
+  errno = 0;
+  if (*s == '\0') return fd_set_error(FD_ERR_USAGE, "%s: empty value, expected an integer", opt);
+  long long v = strtoll(s, &end, 10);
+  if (*end != '\0' || end == s)
+    return fd_set_error(FD_ERR_USAGE, "%s: '%s' is not an integer", opt, s);
+  if (errno == ERANGE || v < lo || v > hi)
+    return fd_set_error(FD_ERR_USAGE, "%s: %s is out of range, expected %lld..%lld", opt, s, lo, hi);
+  *out = v;
+  return FD_OK;
+}
+
+static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
+{
+  long long v;
+  FD_CALL(parse_ll(opt, s, lo, hi, &v));
+  *out = (int)v;
+  return FD_OK;
+}
+
+/* "A,B,C" with each part an integer in [lo, hi]. */
+static int parse_triple(const char *opt, const char *s, long long lo, long long hi, long long v[3])
+{
+  char buf[256];
+  if (strlen(s) >= sizeof buf) return fd_set_error(FD_ERR_USAGE, "%s: value too long", opt);
+  strcpy(buf, s);
+  char *parts[3], *p = buf;
+  int n = 0;
+  for (;;) {
+    char *comma = strchr(p, ',');
+    if (n == 3) n = 4;
+    if (n < 3) parts[n] = p;
+    n++;
+    if (!comma) break;
+    *comma = '\0';
+    p = comma + 1;
+  }
+  if (n != 3)
+    return fd_set_error(FD_ERR_USAGE, "%s: '%s' should be three comma-separated integers, e.g. 64,64,64", opt, s);
+  for (int d = 0; d < 3; d++) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(parts[d], &end, 10);
+    if (parts[d][0] == '\0' || *end != '\0')
+      return fd_set_error(FD_ERR_USAGE, "%s: '%s' should be three comma-separated integers, e.g. 64,64,64", opt, s);
+    if (errno == ERANGE || x < lo || x > hi)
+      return fd_set_error(FD_ERR_USAGE, "%s: %s is out of range, expected %lld..%lld in each of X,Y,Z", opt, parts[d], lo, hi);
+    v[d] = x;
+  }
+  return FD_OK;
+}
+
+static int parse_name(const char *opt, const char *s, const char *const *names, int count, int *out)
+{
+  char list[256] = "";
+  for (int i = 0; i < count; i++) {
+    if (strcmp(s, names[i]) == 0) {
+      *out = i;
+      return FD_OK;
+    }
+    strcat(list, i ? (i == count - 1 ? " or " : ", ") : "");
+    strcat(list, names[i]);
+  }
+  return fd_set_error(FD_ERR_USAGE, "%s: unknown value '%s', expected %s", opt, s, list);
+}
+
+enum {
+  OPT_GLOBAL = 256, OPT_LOCAL, OPT_PROCS, OPT_OP, OPT_ITERS, OPT_WARMUP, OPT_KERNEL, OPT_TILE,
+  OPT_JSON, OPT_DUMP, OPT_NO_CHECK, OPT_HELP, OPT_NO_OVERLAP, OPT_MPI_GPU, OPT_PROGRESS,
+  OPT_INJECT,
+};
+
+/* Largest grid extent accepted: local extents must fit an int with room for ghosts. */
+#define FD_MAX_EXTENT 1000000000LL
+
+int fd_options_parse(int argc, char **argv, fd_options *o)
+{
+  static const struct option longopts[] = {
+    {"global", required_argument, 0, OPT_GLOBAL},   {"local", required_argument, 0, OPT_LOCAL},
+    {"procs", required_argument, 0, OPT_PROCS},     {"op", required_argument, 0, OPT_OP},
+    {"iters", required_argument, 0, OPT_ITERS},     {"warmup", required_argument, 0, OPT_WARMUP},
+    {"kernel", required_argument, 0, OPT_KERNEL},   {"tile", required_argument, 0, OPT_TILE},
+    {"json", required_argument, 0, OPT_JSON},       {"dump", required_argument, 0, OPT_DUMP},
+    {"no-check", no_argument, 0, OPT_NO_CHECK},     {"help", no_argument, 0, OPT_HELP},
+    {"no-overlap", no_argument, 0, OPT_NO_OVERLAP}, {"mpi-gpu", required_argument, 0, OPT_MPI_GPU},
+    {"progress", required_argument, 0, OPT_PROGRESS},
+    {"test-inject-fault", no_argument, 0, OPT_INJECT},
+    {0, 0, 0, 0},
+  };
+  static const char *const kernel_names[] = {"baseline", "reordered"};
+  memset(o, 0, sizeof *o);
+  o->op = FD_OP_LAPLACIAN;
+  o->iters = -1;
+  o->warmup = -1;
+  o->kernel = -1;
+  o->tile = 0;
+  o->check = 1;
+  o->overlap = 1;
+  o->progress = -1;
+
+  opterr = 0; /* our messages, from rank 0 only */
+  optind = 0; /* full re-initialisation (GNU), so parsing can run more than once */
+  for (;;) {
+    int prev = optind ? optind : 1;
+    int c = getopt_long(argc, argv, "+h", longopts, NULL);
+    if (c == -1) break;
+    const char *name = argv[prev];
+    long long v3[3], v;
+    int idx = 0;
+    switch (c) {
+    case OPT_GLOBAL:
+      FD_CALL(parse_triple("--global", optarg, 1, FD_MAX_EXTENT, o->global));
+      o->have_global = 1;
+      break;
+    case OPT_LOCAL:
+      FD_CALL(parse_triple("--local", optarg, 1, FD_MAX_EXTENT, o->local));
+      o->have_local = 1;
+      break;
+    case OPT_PROCS:
+      FD_CALL(parse_triple("--procs", optarg, 1, 1 << 20, v3));
+      for (int d = 0; d < 3; d++) o->procs[d] = (int)v3[d];
+      o->have_procs = 1;
+      break;
+    case OPT_OP:
+      FD_CALL(parse_name("--op", optarg, op_names, FD_OP_COUNT, &idx));
+      o->op = (fd_op)idx;
+      break;
+    case OPT_ITERS:
+      FD_CALL(parse_int("--iters", optarg, 1, INT_MAX, &o->iters));
+      break;
+    case OPT_WARMUP:
+      FD_CALL(parse_int("--warmup", optarg, 0, INT_MAX, &o->warmup));
+      break;
+    case OPT_KERNEL:
+      FD_CALL(parse_name("--kernel", optarg, kernel_names, FD_KERNEL_COUNT, &o->kernel));
+      break;
+    case OPT_TILE:
+      FD_CALL(parse_ll("--tile", optarg, 1, 16, &v));
+      if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
+        return fd_set_error(FD_ERR_USAGE, "--tile: %lld is not a valid tile factor, expected 1, 2, 4, 8 or 16", v);
+      o->tile = (int)v;
+      break;
+    case OPT_JSON:
+    case OPT_DUMP: {
+      const char *what = c == OPT_JSON ? "--json" : "--dump";
+      if (optarg[0] == '\0') return fd_set_error(FD_ERR_USAGE, "%s: expected a file name", what);
+      if (strlen(optarg) >= FD_PATH_MAX) return fd_set_error(FD_ERR_USAGE, "%s: file name too long", what);
+      strcpy(c == OPT_JSON ? o->json : o->dump, optarg);
+      break;
+    }
+    case OPT_NO_CHECK:
+      o->check = 0;
+      break;
+    case OPT_NO_OVERLAP:
+      o->overlap = 0;
+      break;
+    case OPT_MPI_GPU:
+      FD_CALL(parse_name("--mpi-gpu", optarg, mpi_gpu_names, 3, &idx));
+      o->mpi_gpu = (fd_mpi_gpu)idx;
+      break;
+    case OPT_PROGRESS:
+      FD_CALL(parse_int("--progress", optarg, 0, INT_MAX, &o->progress));
+      break;
+    case OPT_INJECT:
+      o->inject_fault = 1;
+      break;
+    case 'h':
+    case OPT_HELP:
+      o->help = 1;
+      break;
+    case ':':
+      return fd_set_error(FD_ERR_USAGE, "option '%s' needs a value (see --help)", name);
+    default: /* '?' */
+      if (optopt && optopt < 256 && strncmp(name, "--", 2) != 0)
+        return fd_set_error(FD_ERR_USAGE, "unknown option '-%c' (see --help)", optopt);
+      {
+        /* getopt_long reports a missing argument of a long option as '?' too */
+        for (const struct option *lo = longopts; lo->name; lo++)
+          if (lo->has_arg == required_argument && strcmp(name + 2, lo->name) == 0)
+            return fd_set_error(FD_ERR_USAGE, "option '%s' needs a value (see --help)", name);
+        return fd_set_error(FD_ERR_USAGE, "unknown option '%s' (see --help)", name);
+      }
+    }
+  }
+  if (o->help) return FD_OK;
+  if (optind < argc)
+    return fd_set_error(FD_ERR_USAGE, "unexpected argument '%s' (options start with --; see --help)", argv[optind]);
+  if (o->have_global && o->have_local)
+    return fd_set_error(FD_ERR_USAGE, "--global and --local exclude each other: give one (strong or weak scaling)");
+  if (o->tile && o->kernel == FD_KERNEL_BASELINE)
+    return fd_set_error(FD_ERR_USAGE, "--tile applies to the reordered kernel, not to --kernel baseline");
+  return FD_OK;
+}

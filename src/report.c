@@ -1,0 +1,117 @@
+/* report.c - the report and the JSON record (schema in README.md, "JSON record"). */
+#include <stdio.h>
+#include <time.h>
+
+#include "json.h"
+#include "report.h"
+
+void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r)
+{
+  fprintf(out, "fdmini %s (%s): %s backend, %s, device %s\n", FDMINI_VERSION, FDMINI_GIT_COMMIT,
+          dev->backend, FDMINI_REAL_NAME, dev->name);
+  fprintf(out, "  operator    %s%s\n", fd_op_name(r->op),
+          r->op == FD_OP_HEAT ? " (explicit step, dt = h^2/12 on a cube)" : "");
+  fprintf(out, "  ranks       %d as %d x %d x %d\n", r->ranks, r->procs[0], r->procs[1], r->procs[2]);
+  fprintf(out, "  global      %lld x %lld x %lld\n", r->global[0], r->global[1], r->global[2]);
+  fprintf(out, "  local       %d x %d x %d (smallest) .. %d x %d x %d (largest)\n", r->local_min[0],
+          r->local_min[1], r->local_min[2], r->local_max[0], r->local_max[1], r->local_max[2]);
+  fprintf(out, "  kernel      %s, tile %d\n", fd_kernel_name(r->kernel.id), r->kernel.tile);
+  fprintf(out, "  halo        %s, overlap %s\n",
+          !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
+          r->overlap ? "on" : "off");
+  fprintf(out, "  steps       %d timed after %d warm-up, %.3f s\n", r->iters, r->warmup, r->total_s);
+  fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks)\n", "phase", "min", "avg", "max");
+  for (int k = 0; k < PH_COUNT; k++)
+    fprintf(out, "  %-10s %12.4f %12.4f %12.4f\n", fd_phase_names[k], r->phase[k].min,
+            r->phase[k].avg, r->phase[k].max);
+  fprintf(out, "\n  effective bandwidth  %.2f / %.2f / %.2f GB/s per rank (min/avg/max), %.2f GB/s total\n",
+          r->bw_rank.min, r->bw_rank.avg, r->bw_rank.max, r->bw_total);
+  fprintf(out, "                       (%d bytes per point and step: one read and one write%s)\n",
+          r->bytes_per_point, r->op == FD_OP_JACOBI ? ", plus the right-hand side" : "");
+  fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
+  fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg\n",
+          r->halo_bytes_max, r->halo_gbs.avg);
+  if (!r->verify.checked)
+    fprintf(out, "\n  verification: SKIPPED (--no-check)\n");
+  else
+    fprintf(out, "\n  verification: %s  %s: %s\n", r->verify.passed ? "PASS" : "FAIL",
+            r->verify.name, r->verify.detail);
+  (void)o;
+}
+
+static void triple_ll(fd_json *j, const char *key, const long long v[3])
+{
+  json_array(j, key);
+  for (int d = 0; d < 3; d++) json_int(j, NULL, v[d]);
+  json_end(j);
+}
+
+static void triple_i(fd_json *j, const char *key, const int v[3])
+{
+  long long w[3] = {v[0], v[1], v[2]};
+  triple_ll(j, key, w);
+}
+
+static void stat(fd_json *j, const char *key, const fd_stat *s)
+{
+  json_object(j, key);
+  json_num(j, "min", s->min);
+  json_num(j, "avg", s->avg);
+  json_num(j, "max", s->max);
+  json_end(j);
+}
+
+void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r)
+{
+  fd_json j;
+  char when[32];
+  time_t now = time(NULL);
+  strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  json_open(&j, out);
+  json_str(&j, "schema", "fdmini-run/1");
+  json_str(&j, "version", FDMINI_VERSION);
+  json_str(&j, "git_commit", FDMINI_GIT_COMMIT);
+  json_str(&j, "date", when);
+  json_str(&j, "backend", dev->backend);
+  json_str(&j, "device", dev->name);
+  json_str(&j, "precision", FDMINI_REAL_NAME);
+  json_str(&j, "op", fd_op_name(r->op));
+  json_str(&j, "kernel", fd_kernel_name(r->kernel.id));
+  json_int(&j, "tile", r->kernel.tile);
+  json_int(&j, "ranks", r->ranks);
+  triple_i(&j, "procs", r->procs);
+  triple_ll(&j, "global", r->global);
+  triple_i(&j, "local_min", r->local_min);
+  triple_i(&j, "local_max", r->local_max);
+  json_int(&j, "iters", r->iters);
+  json_int(&j, "warmup", r->warmup);
+  json_str(&j, "mpi_gpu", dev->is_accelerator ? (r->staged ? "staged" : "aware") : "host");
+  json_bool(&j, "overlap", r->overlap);
+  json_num(&j, "total_s", r->total_s);
+  json_object(&j, "phases_ms");
+  for (int k = 0; k < PH_COUNT; k++) stat(&j, fd_phase_names[k], &r->phase[k]);
+  json_end(&j);
+  json_int(&j, "bytes_per_point", r->bytes_per_point);
+  stat(&j, "bandwidth_per_rank_GBs", &r->bw_rank);
+  json_num(&j, "bandwidth_total_GBs", r->bw_total);
+  json_num(&j, "points_per_s", r->points_per_s);
+  json_int(&j, "halo_bytes_per_step_max", (long long)r->halo_bytes_max);
+  stat(&j, "halo_GBs", &r->halo_gbs);
+  json_object(&j, "verification");
+  json_bool(&j, "checked", r->verify.checked);
+  json_bool(&j, "passed", r->verify.checked && r->verify.passed);
+  json_str(&j, "check", r->verify.name);
+  json_num(&j, "error_max", r->verify.error_max);
+  json_num(&j, "error_rms", r->verify.error_rms);
+  json_num(&j, "tolerance", r->verify.tolerance);
+  if (r->op == FD_OP_JACOBI) {
+    json_num(&j, "residual_initial", r->verify.residual0);
+    json_num(&j, "residual_final", r->verify.residual);
+    json_bool(&j, "converged", r->verify.converged);
+    json_num(&j, "error_over_sum_h2", r->verify.error_h2);
+  }
+  json_str(&j, "detail", r->verify.detail);
+  json_end(&j);
+  json_close(&j);
+  (void)o;
+}

@@ -1,0 +1,14 @@
+/* report.h - the human-readable report (rank 0) and the JSON record of a run. */
+#ifndef FDMINI_REPORT_H
+#define FDMINI_REPORT_H
+
+#include <stdio.h>
+
+#include "backend.h"
+#include "options.h"
+#include "solver.h"
+
+void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r);
+void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r);
+
+#endif

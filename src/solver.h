@@ -1,0 +1,71 @@
+/* solver.h - one run of fdmini: set-up, the step schedule, the timed loop, verification and
+ * the numbers the report needs. */
+#ifndef FDMINI_SOLVER_H
+#define FDMINI_SOLVER_H
+
+#include <mpi.h>
+
+#include "backend.h"
+#include "decomp.h"
+#include "halo.h"
+#include "options.h"
+#include "problem.h"
+
+/* Per-rank phase times, milliseconds per step. */
+enum { PH_PACK = 0, PH_EXCHANGE, PH_UNPACK, PH_INTERIOR, PH_SHELL, PH_STEP, PH_COUNT };
+extern const char *const fd_phase_names[PH_COUNT];
+
+typedef struct {
+  double min, avg, max;
+} fd_stat;
+
+typedef struct {
+  char name[32];     /* what was checked: "laplacian of quadratic" ... */
+  int checked;       /* 0 with --no-check */
+  int passed;
+  double error_max;  /* max |u - exact| (laplacian: |f - 3|; heat: relative to the amplitude) */
+  double error_rms;
+  double tolerance;  /* bound error_max must meet */
+  double residual0, residual; /* jacobi: RMS residual before and after */
+  int converged;     /* jacobi: residual fell by 1e-6 or more; the O(h^2) bound then applies */
+  double error_h2;   /* jacobi: error_max / sum h^2 */
+  char detail[256];  /* one line for the report */
+} fd_verify;
+
+typedef struct {
+  /* configuration as run */
+  fd_op op;
+  int ranks;
+  int procs[3];
+  long long global[3];
+  int local_min[3], local_max[3];
+  int iters, warmup;
+  fd_kernel kernel;
+  int staged, overlap;
+  int bytes_per_point;
+  double dt;
+  /* timings over ranks (ms per step) */
+  fd_stat phase[PH_COUNT];
+  double total_s;          /* wall time of the timed loop, slowest rank */
+  fd_stat bw_rank;         /* effective GB/s per rank */
+  double bw_total;         /* sum over ranks of effective GB/s */
+  double points_per_s;     /* global points updated per second */
+  size_t halo_bytes_max;   /* bytes one rank sends per step, largest rank */
+  fd_stat halo_gbs;        /* halo bytes sent / exchange time, GB/s */
+  fd_verify verify;
+} fd_result;
+
+/* Runs the job described by o on comm (device already bound: dev). Collective. Returns FD_OK
+ * (verification passed or skipped), FD_ERR_VERIFY, FD_ERR_USAGE (agreed on every rank) or
+ * FD_ERR_RUNTIME (possibly on one rank only: the caller aborts). */
+int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r);
+
+/* Resolves sizes and process grid from options and the rank count (defaults, --procs
+ * product, subdomain thickness). Not Collective (every rank gets the same answer). */
+int fd_resolve_grid(const fd_options *o, int ranks, const be_info *dev, long long N[3], int P[3]);
+
+/* Binds this rank to a device: node-local rank modulo visible devices. Collective. Sets
+ * *shared when more ranks than devices run on this node. */
+int fd_device_init(MPI_Comm comm, be_info *dev, int *shared);
+
+#endif

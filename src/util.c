@@ -1,0 +1,60 @@
+/* util.c - error recording and agreement (fd_error.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "fd_error.h"
+
+static char message[1024];
+
+int fd_set_error(int code, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+const char *fd_error_message(void) { return message; }
+
+static int world_rank(void)
+{
+  int init = 0, fin = 0, rank = -1;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (init && !fin) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int fd_backend_failed(const char *file, int line, const char *expr)
+{
+  return fd_set_error(FD_ERR_RUNTIME, "rank %d: %s:%d: %s failed: %s", world_rank(), file, line,
+                      expr, be_error_message());
+}
+
+int fd_mpi_failed(const char *file, int line, const char *expr, int mpi_code)
+{
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(mpi_code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", mpi_code);
+  return fd_set_error(FD_ERR_RUNTIME, "rank %d: %s:%d: %s failed: %s", world_rank(), file, line,
+                      expr, text);
+}
+
+int fd_agree(MPI_Comm comm, int code)
+{
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int worst = code, first = code != FD_OK ? rank : size;
+  MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, comm);
+  if (worst == FD_OK) return FD_OK;
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
+  MPI_Bcast(message, (int)sizeof message, MPI_CHAR, first, comm);
+  message[sizeof message - 1] = '\0';
+  return worst;
+}
+
+double fd_now(void) { return MPI_Wtime(); }
