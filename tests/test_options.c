@@ -1,0 +1,190 @@
+/* test_options.c - option parsing: defaults, every accepted form, and every bad input with the
+ * message the user sees; process-grid and size resolution (fd_resolve_grid). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <mpi.h>
+
+#include "fd_error.h"
+#include "options.h"
+#include "solver.h"
+
+#define MAXARGS 16
+
+/* Parses a NULL-terminated list of arguments (argv[0] added). */
+static int parse(fd_options *o, const char *const *args)
+{
+  char *argv[MAXARGS + 2];
+  int argc = 0;
+  argv[argc++] = (char *)"fdmini";
+  for (; *args && argc <= MAXARGS; args++) argv[argc++] = (char *)*args;
+  argv[argc] = NULL;
+  return fd_options_parse(argc, argv, o);
+}
+
+static void test_defaults(void **state)
+{
+  (void)state;
+  fd_options o;
+  const char *args[] = {NULL};
+  assert_int_equal(parse(&o, args), FD_OK);
+  assert_int_equal(o.op, FD_OP_LAPLACIAN);
+  assert_int_equal(o.iters, -1);
+  assert_int_equal(o.kernel, -1);
+  assert_int_equal(o.tile, 0);
+  assert_true(o.check);
+  assert_true(o.overlap);
+  assert_false(o.have_global || o.have_local || o.have_procs);
+}
+
+static void test_every_option_accepted(void **state)
+{
+  (void)state;
+  fd_options o;
+  const char *args[] = {"--global", "37,23,19", "--procs", "2,3,1", "--op", "jacobi",
+                        "--iters", "7", "--warmup=0", "--kernel", "reordered", "--tile", "16",
+                        "--json", "out.json", "--no-check", NULL};
+  assert_int_equal(parse(&o, args), FD_OK);
+  assert_true(o.have_global);
+  assert_int_equal(o.global[0], 37);
+  assert_int_equal(o.global[2], 19);
+  assert_int_equal(o.procs[1], 3);
+  assert_int_equal(o.op, FD_OP_JACOBI);
+  assert_int_equal(o.iters, 7);
+  assert_int_equal(o.warmup, 0);
+  assert_int_equal(o.kernel, 1);
+  assert_int_equal(o.tile, 16);
+  assert_string_equal(o.json, "out.json");
+  assert_false(o.check);
+  const char *args2[] = {"--local", "8,9,10", "--op", "heat", "--no-overlap", "--mpi-gpu",
+                         "staged", "--dump", "f.raw", "--progress", "0", NULL};
+  assert_int_equal(parse(&o, args2), FD_OK);
+  assert_true(o.have_local);
+  assert_int_equal(o.local[1], 9);
+  assert_int_equal(o.op, FD_OP_HEAT);
+  assert_false(o.overlap);
+  assert_int_equal(o.mpi_gpu, FD_MPI_GPU_STAGED);
+  assert_string_equal(o.dump, "f.raw");
+  assert_int_equal(o.progress, 0);
+  const char *help[] = {"--help", NULL};
+  assert_int_equal(parse(&o, help), FD_OK);
+  assert_true(o.help);
+}
+
+/* Each bad input: the exact fragment of the message a user needs to fix it. */
+typedef struct {
+  const char *args[5];
+  const char *message;
+} bad_case;
+
+static const bad_case bad_cases[] = {
+  {{"--bogus"}, "unknown option '--bogus'"},
+  {{"-x"}, "unknown option '-x'"},
+  {{"stray"}, "unexpected argument 'stray'"},
+  {{"--global", "64,64"}, "--global: '64,64' should be three comma-separated integers"},
+  {{"--global", "64,64,64,64"}, "should be three comma-separated integers"},
+  {{"--global", "64,,64"}, "should be three comma-separated integers"},
+  {{"--global", "a,b,c"}, "should be three comma-separated integers"},
+  {{"--global", "0,64,64"}, "--global: 0 is out of range"},
+  {{"--global", "-8,64,64"}, "--global: -8 is out of range"},
+  {{"--local", "8,8,99999999999999999999"}, "--local: 99999999999999999999 is out of range"},
+  {{"--global", "64,64,64", "--local", "8,8,8"}, "--global and --local exclude each other"},
+  {{"--procs", "2,x,1"}, "--procs: '2,x,1' should be three comma-separated integers"},
+  {{"--procs", "0,1,1"}, "--procs: 0 is out of range"},
+  {{"--op", "wave"}, "--op: unknown value 'wave', expected laplacian, heat or jacobi"},
+  {{"--iters", "0"}, "--iters: 0 is out of range"},
+  {{"--iters", "10x"}, "--iters: '10x' is not an integer"},
+  {{"--iters", "99999999999999999999"}, "--iters: 99999999999999999999 is out of range"},
+  {{"--iters"}, "option '--iters' needs a value"},
+  {{"--warmup", "-1"}, "--warmup: -1 is out of range"},
+  {{"--tile", "3"}, "--tile: 3 is not a valid tile factor, expected 1, 2, 4, 8 or 16"},
+  {{"--tile", "32"}, "--tile: 32 is out of range"},
+  {{"--kernel", "fast"}, "--kernel: unknown value 'fast', expected baseline or reordered"},
+  {{"--kernel", "baseline", "--tile", "4"}, "--tile applies to the reordered kernel"},
+  {{"--mpi-gpu", "maybe"}, "--mpi-gpu: unknown value 'maybe', expected auto, aware or staged"},
+  {{"--json", ""}, "--json: expected a file name"},
+  {{"--progress", "-3"}, "--progress: -3 is out of range"},
+};
+
+static void test_bad_input_gives_one_clear_message(void **state)
+{
+  (void)state;
+  for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+    fd_options o;
+    int rc = parse(&o, bad_cases[i].args);
+    const char *msg = fd_error_message();
+    if (rc != FD_ERR_USAGE || !strstr(msg, bad_cases[i].message) || strchr(msg, '\n'))
+      fail_msg("case %zu (%s ...): rc %d, message '%s', expected '%s'", i, bad_cases[i].args[0],
+               rc, msg, bad_cases[i].message);
+  }
+}
+
+/* Parsing twice gives the same result (getopt state is reset). */
+static void test_parsing_is_repeatable(void **state)
+{
+  (void)state;
+  fd_options a, b;
+  const char *args[] = {"--op", "heat", "--iters", "3", NULL};
+  assert_int_equal(parse(&a, args), FD_OK);
+  assert_int_equal(parse(&b, args), FD_OK);
+  assert_memory_equal(&a, &b, sizeof a);
+}
+
+static void test_resolve_grid_checks_procs_and_thickness(void **state)
+{
+  (void)state;
+  be_info host = {.is_accelerator = 0};
+  be_info gpu = {.is_accelerator = 1};
+  fd_options o;
+  long long N[3];
+  int P[3];
+  const char *mismatch[] = {"--procs", "3,1,1", NULL};
+  parse(&o, mismatch);
+  assert_int_equal(fd_resolve_grid(&o, 8, &host, N, P), FD_ERR_USAGE);
+  assert_non_null(strstr(fd_error_message(), "--procs 3,1,1 has 3 ranks but the job has 8"));
+
+  const char *thin[] = {"--global", "3,64,64", "--procs", "2,1,1", NULL};
+  parse(&o, thin);
+  assert_int_equal(fd_resolve_grid(&o, 2, &host, N, P), FD_ERR_USAGE);
+  assert_non_null(strstr(fd_error_message(), "subdomain too thin"));
+
+  const char *weak[] = {"--local", "10,20,30", "--procs", "2,2,1", NULL};
+  parse(&o, weak);
+  assert_int_equal(fd_resolve_grid(&o, 4, &host, N, P), FD_OK);
+  assert_int_equal(N[0], 20);
+  assert_int_equal(N[1], 40);
+  assert_int_equal(N[2], 30);
+
+  const char *none[] = {"--procs", "1,1,2", NULL};
+  parse(&o, none);
+  assert_int_equal(fd_resolve_grid(&o, 2, &gpu, N, P), FD_OK); /* GPU default 512^3 per rank */
+  assert_int_equal(N[2], 1024);
+  assert_int_equal(N[0], 512);
+  assert_int_equal(fd_resolve_grid(&o, 2, &host, N, P), FD_OK); /* host default global */
+  assert_int_equal(N[0], 128);
+
+  const char *dims[] = {"--global", "40,40,40", NULL};
+  parse(&o, dims);
+  assert_int_equal(fd_resolve_grid(&o, 12, &host, N, P), FD_OK); /* MPI_Dims_create */
+  assert_int_equal(P[0] * P[1] * P[2], 12);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_defaults),
+    cmocka_unit_test(test_every_option_accepted),
+    cmocka_unit_test(test_bad_input_gives_one_clear_message),
+    cmocka_unit_test(test_parsing_is_repeatable),
+    cmocka_unit_test(test_resolve_grid_checks_procs_and_thickness),
+  };
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  MPI_Finalize();
+  return failed;
+}

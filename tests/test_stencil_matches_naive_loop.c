@@ -1,0 +1,179 @@
+/* test_stencil_matches_naive_loop.c - the backend's stencil on tiny and odd grids against a
+ * naive triple loop, for every operator's coefficients, kernel variant, tile factor and region;
+ * outputs poisoned first, so every point of the region is written and no other point is.
+ * Also field initialisation and norms against direct evaluation. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <mpi.h>
+
+#include "backend.h"
+
+static be_stream s;
+
+static size_t at(const int n[3], int i, int j, int k)
+{
+  return (size_t)i + (n[0] + 2) * ((size_t)j + (n[1] + 2) * (size_t)k);
+}
+
+static int in_region(const int n[3], fd_region r, int i, int j, int k)
+{
+  int inside = i >= 1 && i <= n[0] && j >= 1 && j <= n[1] && k >= 1 && k <= n[2];
+  int interior = i >= 2 && i <= n[0] - 1 && j >= 2 && j <= n[1] - 1 && k >= 2 && k <= n[2] - 1;
+  return r == FD_REGION_ALL ? inside : (r == FD_REGION_INTERIOR ? interior : inside && !interior);
+}
+
+static void naive(const int n[3], const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out)
+{
+  const size_t py = (size_t)n[0] + 2, pz = py * ((size_t)n[1] + 2);
+  for (int k = 1; k <= n[2]; k++)
+    for (int j = 1; j <= n[1]; j++)
+      for (int i = 1; i <= n[0]; i++) {
+        size_t p = at(n, i, j, k);
+        double v = (double)c->cc * u[p] + (double)c->cx * ((double)u[p - 1] + u[p + 1]) +
+                   (double)c->cy * ((double)u[p - py] + u[p + py]) +
+                   (double)c->cz * ((double)u[p - pz] + u[p + pz]);
+        if (f) v += (double)c->cf * f[p];
+        out[p] = (real_t)v;
+      }
+}
+
+static void test_every_variant_tile_region_and_operator(void **state)
+{
+  (void)state;
+  int sizes[][3] = {{2, 2, 2}, {3, 5, 7}, {8, 3, 2}, {13, 11, 9}, {37, 23, 19}, {1, 4, 4}};
+  fd_coeffs sets[3] = {
+    {-6.0, 1.0, 1.0, 1.0, 0.0},          /* laplacian, unit spacing */
+    {0.5, 1.0 / 12, 1.0 / 12, 1.0 / 12, 0}, /* heat */
+    {0.0, 1.0 / 6, 1.0 / 6, 1.0 / 6, -1.0 / 6}, /* jacobi */
+  };
+  const int tiles[] = {1, 2, 4, 8, 16};
+  const double tol = sizeof(real_t) == 8 ? 1e-14 : 1e-5;
+  for (size_t sz = 0; sz < sizeof sizes / sizeof sizes[0]; sz++) {
+    const int *n = sizes[sz];
+    fd_grid g = {{n[0], n[1], n[2]}};
+    size_t pts = fd_grid_points_with_ghosts(&g);
+    real_t *u, *f, *ref, *out, *all;
+    be_malloc((void **)&u, pts * sizeof(real_t));
+    be_malloc((void **)&f, pts * sizeof(real_t));
+    ref = malloc(pts * sizeof(real_t));
+    be_malloc((void **)&out, pts * sizeof(real_t));
+    be_malloc((void **)&all, pts * sizeof(real_t));
+    fd_field ru = {.kind = FD_FIELD_RANDOM, .scale = 1.0, .seed = 7 + sz};
+    fd_field rf = {.kind = FD_FIELD_RANDOM, .scale = 1.0, .seed = 99 + sz};
+    fd_field nan_field = {.kind = FD_FIELD_CONST, .scale = NAN};
+    be_fill(&g, &ru, u, s);
+    be_fill(&g, &rf, f, s);
+    for (int op = 0; op < 3; op++) {
+      const real_t *fp = op == 2 ? f : NULL;
+      naive(n, &sets[op], u, fp, ref);
+      for (int kid = 0; kid < FD_KERNEL_COUNT; kid++)
+        for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+          fd_kernel kern = {(fd_kernel_id)kid, tiles[t]};
+          /* ALL in one call */
+          be_fill(&g, &nan_field, all, s);
+          assert_int_equal(be_stencil(&g, FD_REGION_ALL, &sets[op], u, fp, all, kern, s), BE_OK);
+          /* INTERIOR and SHELL separately, each checked for what it leaves alone */
+          for (int r = FD_REGION_INTERIOR; r <= FD_REGION_SHELL; r++) {
+            be_fill(&g, &nan_field, out, s);
+            assert_int_equal(be_stencil(&g, (fd_region)r, &sets[op], u, fp, out, kern, s), BE_OK);
+            for (int k = 0; k <= n[2] + 1; k++)
+              for (int j = 0; j <= n[1] + 1; j++)
+                for (int i = 0; i <= n[0] + 1; i++) {
+                  real_t v = out[at(n, i, j, k)];
+                  if (in_region(n, (fd_region)r, i, j, k)) {
+                    if (!(v == all[at(n, i, j, k)]))
+                      fail_msg("size %zu op %d kernel %d tile %d region %d: (%d,%d,%d) differs from ALL",
+                               sz, op, kid, tiles[t], r, i, j, k);
+                  } else if (!isnan(v)) {
+                    fail_msg("region %d wrote outside itself at (%d,%d,%d)", r, i, j, k);
+                  }
+                }
+          }
+          for (int k = 0; k <= n[2] + 1; k++)
+            for (int j = 0; j <= n[1] + 1; j++)
+              for (int i = 0; i <= n[0] + 1; i++) {
+                size_t p = at(n, i, j, k);
+                if (in_region(n, FD_REGION_ALL, i, j, k)) {
+                  double scale = fabs((double)ref[p]) + 1.0;
+                  if (!(fabs((double)all[p] - (double)ref[p]) <= tol * scale))
+                    fail_msg("size %zu op %d kernel %d tile %d: (%d,%d,%d) = %.17g, naive %.17g",
+                             sz, op, kid, tiles[t], i, j, k, (double)all[p], (double)ref[p]);
+                } else {
+                  assert_true(isnan(all[p])); /* ghosts untouched */
+                }
+              }
+        }
+    }
+    be_free(u);
+    be_free(f);
+    free(ref);
+    be_free(out);
+    be_free(all);
+  }
+}
+
+static void test_fill_and_norms_match_direct_evaluation(void **state)
+{
+  (void)state;
+  int n[3] = {9, 7, 5};
+  fd_grid g = {{n[0], n[1], n[2]}};
+  size_t pts = fd_grid_points_with_ghosts(&g);
+  real_t *a, *b;
+  be_malloc((void **)&a, pts * sizeof(real_t));
+  be_malloc((void **)&b, pts * sizeof(real_t));
+  fd_field q = {.kind = FD_FIELD_QUADRATIC, .scale = 1.0, .h = {1, 1, 1}, .L = {10, 8, 6},
+                .offset = {3, 0, 2}};
+  fd_field sn = {.kind = FD_FIELD_SINE, .scale = 2.0, .h = {0.1, 0.125, 1.0 / 6}, .L = {1, 1, 1}};
+  be_fill(&g, &q, a, s);
+  be_fill(&g, &sn, b, s);
+  double sum = 0, mx = 0;
+  for (int k = 0; k <= n[2] + 1; k++)
+    for (int j = 0; j <= n[1] + 1; j++)
+      for (int i = 0; i <= n[0] + 1; i++) {
+        double x = 3 + i, y = j, z = 2 + k;
+        double want = 0.5 * (x * (x - 10) + y * (y - 8) + z * (z - 6));
+        assert_true(a[at(n, i, j, k)] == (real_t)want);
+        double ws = 2.0 * sin(3.14159265358979323846 * 0.1 * i) * sin(3.14159265358979323846 * 0.125 * j) * sin(3.14159265358979323846 * k / 6.0);
+        assert_true(fabs(b[at(n, i, j, k)] - ws) <= 1e-6);
+        if (i >= 1 && i <= n[0] && j >= 1 && j <= n[1] && k >= 1 && k <= n[2]) {
+          double d = (double)a[at(n, i, j, k)] - (double)b[at(n, i, j, k)] - 0.5;
+          sum += d * d;
+          if (fabs(d) > mx) mx = fabs(d);
+        }
+      }
+  fd_field half = {.kind = FD_FIELD_CONST, .scale = 0.5};
+  fd_norms nm;
+  assert_int_equal(be_norms(&g, a, b, &half, &nm, s), BE_OK);
+  assert_int_equal(nm.count, n[0] * n[1] * n[2]);
+  assert_true(fabs(nm.sum_sq - sum) <= 1e-12 * sum);
+  assert_true(nm.max_abs == mx);
+  /* a NaN anywhere in the interior makes the max infinite */
+  a[at(n, 4, 3, 2)] = NAN;
+  assert_int_equal(be_norms(&g, a, NULL, NULL, &nm, s), BE_OK);
+  assert_true(isinf(nm.max_abs));
+  be_free(a);
+  be_free(b);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  be_info info;
+  if (be_init(0, &info) != BE_OK || be_stream_create(&s, BE_PRIORITY_NORMAL) != BE_OK) return 1;
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_every_variant_tile_region_and_operator),
+    cmocka_unit_test(test_fill_and_norms_match_direct_evaluation),
+  };
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  be_stream_destroy(s);
+  be_finalize();
+  MPI_Finalize();
+  return failed;
+}
