@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# cli_test.sh - fdmini as users run it, under mpiexec with 2 ranks (8 for the all-operator runs):
+# every bad input ends with one clear line from rank 0 and a non-zero exit on every rank within
+# a timeout (no hang); correct runs exit 0 with PASS, injected faults exit 1 with FAIL; the
+# JSON record parses and the dump has the right size.
+# usage: cli_test.sh FDMINI MPIEXEC [MPIEXEC_FLAGS...]
+set -uo pipefail
+fdmini=$1
+mpiexec=$2
+shift 2
+mpiflags=("$@")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0
+fail=0
+
+run() { # run NP ARGS... -> sets rc, out (stdout+stderr)
+  local np=$1
+  shift
+  out=$(timeout 120 "$mpiexec" -n "$np" "${mpiflags[@]}" "$fdmini" "$@" 2>&1)
+  rc=$?
+}
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; printf '%s\n' "$out" | tail -15 | sed 's/^/     | /'; }
+
+# expect_error EXIT MESSAGE ARGS...: exit code EXIT, MESSAGE in the output, printed once
+expect_error() {
+  local want_rc=$1 msg=$2
+  shift 2
+  run 2 "$@"
+  local n
+  n=$(printf '%s\n' "$out" | grep -c -F -- "fdmini: error:")
+  if [ "$rc" -eq "$want_rc" ] && printf '%s\n' "$out" | grep -q -F -- "$msg" && { [ "$want_rc" -eq 3 ] || [ "$n" -eq 1 ]; }; then
+    ok "error $want_rc: $* -> $msg"
+  else
+    bad "error $want_rc: $* (rc $rc, $n error lines; expected '$msg')"
+  fi
+}
+
+# expect_run EXIT PATTERN ARGS...: exit code EXIT and PATTERN (grep -E) in the output
+expect_run() {
+  local want_rc=$1 pat=$2 np=${NP:-2}
+  shift 2
+  run "$np" "$@"
+  if [ "$rc" -eq "$want_rc" ] && printf '%s\n' "$out" | grep -q -E -- "$pat"; then
+    ok "run $want_rc (np $np): $* -> /$pat/"
+  else
+    bad "run $want_rc (np $np): $* (rc $rc; expected /$pat/)"
+  fi
+}
+
+echo "== bad input (2 ranks): message from rank 0, exit 2 on every rank"
+expect_error 2 "unknown option '--bogus'" --bogus
+expect_error 2 "unexpected argument 'stray'" stray
+expect_error 2 "--global: '64,64' should be three comma-separated integers" --global 64,64
+expect_error 2 "--global: 0 is out of range" --global 0,64,64
+expect_error 2 "--global: -8 is out of range" --global -8,64,64
+expect_error 2 "--global: 'a,b,c' should be three comma-separated integers" --global a,b,c
+expect_error 2 "--global and --local exclude each other" --global 64,64,64 --local 8,8,8
+expect_error 2 "--procs 3,1,1 has 3 ranks but the job has 2" --procs 3,1,1
+expect_error 2 "--procs: 0 is out of range" --procs 0,1,1
+expect_error 2 "--op: unknown value 'wave', expected laplacian, heat or jacobi" --op wave
+expect_error 2 "--iters: 0 is out of range" --iters 0
+expect_error 2 "--iters: '10x' is not an integer" --iters 10x
+expect_error 2 "option '--iters' needs a value" --iters
+expect_error 2 "--warmup: -1 is out of range" --warmup -1
+expect_error 2 "--tile: 3 is not a valid tile factor" --tile 3
+expect_error 2 "--kernel: unknown value 'fast'" --kernel fast
+expect_error 2 "--mpi-gpu: unknown value 'maybe'" --mpi-gpu maybe
+expect_error 2 "subdomain too thin: 3 points over 2 ranks in x" --global 3,64,64 --procs 2,1,1
+expect_error 2 "subdomain too thin" --global 1,1,1
+expect_error 2 "--local: 2000000000 is out of range" --local 2000000000,8,8
+expect_error 2 "--json: cannot write '/nonexistent-dir/out.json'" --json /nonexistent-dir/out.json
+expect_error 2 "--dump: cannot write '/nonexistent-dir/u.raw'" --dump /nonexistent-dir/u.raw
+expect_error 3 "cannot allocate the fields" --local 200000,200000,200000
+
+echo "== correct runs and exit codes"
+expect_run 0 "^usage: fdmini" --help
+for op in laplacian heat jacobi; do
+  expect_run 0 "verification: PASS" --op "$op" --global 37,23,19
+  expect_run 1 "verification: FAIL" --op "$op" --global 37,23,19 --test-inject-fault
+done
+expect_run 0 "verification: SKIPPED" --no-check --global 16,16,16
+expect_run 0 "overlap off" --no-overlap --global 33,17,9 --op heat
+expect_run 0 "verification: PASS" --mpi-gpu staged --global 33,17,9 --op jacobi
+expect_run 0 "kernel      baseline" --kernel baseline --global 33,17,9
+expect_run 0 "kernel      reordered, tile 8" --tile 8 --global 33,17,9
+expect_run 0 "fdmini: timed step [0-9]+/4000" --global 96,96,96 --iters 4000 --progress 1
+NP=8 expect_run 0 "ranks       8 as 2 x 2 x 2" --op laplacian
+NP=8 expect_run 0 "verification: PASS" --op heat
+NP=8 expect_run 0 "verification: PASS" --op jacobi --local 9,10,11
+
+echo "== JSON record and dump"
+run 2 --op heat --global 20,22,24 --json "$work/run.json" --dump "$work/u.raw"
+if [ "$rc" -eq 0 ] && python3 - "$work/run.json" <<'PY'; then ok "JSON record parses and holds the run"; else bad "JSON record"; fi
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["schema"] == "fdmini-run/1" and r["op"] == "heat" and r["ranks"] == 2
+assert r["global"] == [20, 22, 24] and r["procs"][0] * r["procs"][1] * r["procs"][2] == 2
+assert r["verification"]["passed"] is True and r["verification"]["checked"] is True
+for k in ("pack", "exchange", "unpack", "interior", "boundary", "step"):
+    p = r["phases_ms"][k]
+    assert 0 <= p["min"] <= p["avg"] <= p["max"], k
+assert r["bandwidth_total_GBs"] > 0 and r["points_per_s"] > 0
+PY
+size=$(stat -c %s "$work/u.raw" 2>/dev/null || echo 0)
+bytes=$(python3 -c "import json; print(8 if json.load(open('$work/run.json'))['precision'] == 'double' else 4)")
+if [ "$size" -eq $((20 * 22 * 24 * bytes)) ]; then ok "dump holds 20x22x24 values"; else bad "dump size $size"; fi
+
+echo "cli test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
