@@ -1,0 +1,417 @@
+/* backend_gpu.hip - the HIP backend of backend.h (also compiled as CUDA through gpu_runtime.h):
+ * device binding, memory, streams, events, profiler ranges, errors, the halo face pack/unpack
+ * kernels, field initialisation and the norms reduction. The stencil family lives in
+ * stencil_gpu.hip. Fields stay device resident; nothing here copies a field to the host.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_internal.h"
+#include "pointwise.h"
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+static char err_msg[512];
+
+extern "C" const char *be_error_message(void) { return err_msg; }
+
+int gpu_fail_private(const char *file, int line, const char *what, hipError_t e)
+{
+  const char *base = strrchr(file, '/');
+  snprintf(err_msg, sizeof err_msg, "%s:%d: %s failed: %s: %s", base ? base + 1 : file, line,
+           what, hipGetErrorName(e), hipGetErrorString(e));
+  return BE_ERROR;
+}
+
+int gpu_failf_private(int code, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+/* ---- device ---------------------------------------------------------------------------- */
+
+gpu_device_props gpu_props_private;
+int gpu_initialized_private = 0;
+
+/* Scratch of be_norms: per-block partial sums and maxima, and the pinned result. */
+enum { NORM_BLOCKS = 1024, NORM_THREADS = 256 };
+static double *norm_partial;     /* device, 2 * NORM_BLOCKS: sums then maxima */
+static double *norm_result_host; /* pinned, 2: sum, max */
+static double *norm_result_dev;  /* device, 2 */
+
+extern "C" int be_device_count(int *count)
+{
+  *count = 0;
+  GPU(hipGetDeviceCount(count));
+  return BE_OK;
+}
+
+extern "C" int be_init(int index, be_info *info)
+{
+  int count = 0;
+  GPU(hipGetDeviceCount(&count));
+  if (index < 0 || index >= count)
+    return gpu_failf_private(BE_ERROR, "be_init: device index %d out of range (%d visible)",
+                             index, count);
+  GPU(hipSetDevice(index));
+  hipDeviceProp_t prop;
+  GPU(hipGetDeviceProperties(&prop, index));
+
+  memset(info, 0, sizeof *info);
+  snprintf(info->backend, sizeof info->backend, "%s", FDMINI_GPU_PLATFORM);
+  snprintf(info->name, sizeof info->name, "%.*s", (int)sizeof info->name - 1, prop.name);
+  /* domain:bus:device.function in lower-case hex, as hwloc and lspci print it */
+  snprintf(info->pci_bus_id, sizeof info->pci_bus_id, "%04x:%02x:%02x.0",
+           (unsigned)prop.pciDomainID, (unsigned)prop.pciBusID, (unsigned)prop.pciDeviceID);
+  info->device_index = index;
+  info->device_count = count;
+  info->is_accelerator = 1;
+  info->host_threads = 0;
+  info->memory_bytes = prop.totalGlobalMem;
+
+  gpu_props_private.sm_count = prop.multiProcessorCount;
+  gpu_props_private.l2_bytes = (size_t)prop.l2CacheSize;
+  gpu_props_private.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
+  gpu_props_private.warp_size = prop.warpSize;
+
+  if (!norm_partial) {
+    GPU(hipMalloc((void **)&norm_partial, 2 * NORM_BLOCKS * sizeof(double)));
+    GPU(hipMalloc((void **)&norm_result_dev, 2 * sizeof(double)));
+    GPU(gpuHostAlloc((void **)&norm_result_host, 2 * sizeof(double)));
+  }
+  gpu_initialized_private = 1;
+  return BE_OK;
+}
+
+extern "C" int be_finalize(void)
+{
+  if (norm_partial) {
+    GPU(hipFree(norm_partial));
+    GPU(hipFree(norm_result_dev));
+    GPU(gpuHostFree(norm_result_host));
+    norm_partial = norm_result_dev = norm_result_host = NULL;
+  }
+  gpu_initialized_private = 0;
+  return BE_OK;
+}
+
+extern "C" int gpu_get_device_props(gpu_device_props *p)
+{
+  if (!gpu_initialized_private)
+    return gpu_failf_private(BE_ERROR, "gpu_get_device_props: be_init was not called");
+  *p = gpu_props_private;
+  return BE_OK;
+}
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+extern "C" int be_malloc(void **ptr, size_t bytes)
+{
+  *ptr = NULL;
+  GPU(hipMalloc(ptr, bytes ? bytes : 1));
+  return BE_OK;
+}
+
+extern "C" int be_free(void *ptr)
+{
+  if (ptr) GPU(hipFree(ptr));
+  return BE_OK;
+}
+
+extern "C" int be_host_alloc(void **ptr, size_t bytes)
+{
+  *ptr = NULL;
+  GPU(gpuHostAlloc(ptr, bytes ? bytes : 1));
+  return BE_OK;
+}
+
+extern "C" int be_host_free(void *ptr)
+{
+  if (ptr) GPU(gpuHostFree(ptr));
+  return BE_OK;
+}
+
+extern "C" int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind,
+                               be_stream s)
+{
+  hipMemcpyKind k = kind == BE_COPY_H2D   ? hipMemcpyHostToDevice
+                    : kind == BE_COPY_D2H ? hipMemcpyDeviceToHost
+                                          : hipMemcpyDeviceToDevice;
+  if (bytes) GPU(hipMemcpyAsync(dst, src, bytes, k, gpu_stream(s)));
+  return BE_OK;
+}
+
+/* ---- streams and events ---------------------------------------------------------------- */
+
+extern "C" int be_stream_create(be_stream *s, be_priority priority)
+{
+  *s = NULL;
+  /* Numerically lower is higher priority; "greatest" is the highest the device offers. */
+  int least = 0, greatest = 0;
+  GPU(hipDeviceGetStreamPriorityRange(&least, &greatest));
+  be_stream st = (be_stream)calloc(1, sizeof *st);
+  if (!st) return gpu_failf_private(BE_ERROR, "be_stream_create: out of host memory");
+  st->priority = priority == BE_PRIORITY_HIGH ? greatest : least;
+  hipError_t e = hipStreamCreateWithPriority(&st->s, hipStreamDefault, st->priority);
+  if (e != hipSuccess) {
+    free(st);
+    return gpu_fail_private(__FILE__, __LINE__, "hipStreamCreateWithPriority", e);
+  }
+  *s = st;
+  return BE_OK;
+}
+
+extern "C" int be_stream_destroy(be_stream s)
+{
+  if (!s) return BE_OK;
+  hipError_t e = hipStreamDestroy(s->s);
+  free(s);
+  if (e != hipSuccess) return gpu_fail_private(__FILE__, __LINE__, "hipStreamDestroy", e);
+  return BE_OK;
+}
+
+extern "C" int be_stream_sync(be_stream s)
+{
+  GPU(hipStreamSynchronize(gpu_stream(s)));
+  return BE_OK;
+}
+
+extern "C" int be_event_create(be_event *e)
+{
+  *e = NULL;
+  be_event ev = (be_event)calloc(1, sizeof *ev);
+  if (!ev) return gpu_failf_private(BE_ERROR, "be_event_create: out of host memory");
+  hipError_t r = hipEventCreate(&ev->e); /* default flags: timing-capable */
+  if (r != hipSuccess) {
+    free(ev);
+    return gpu_fail_private(__FILE__, __LINE__, "hipEventCreate", r);
+  }
+  *e = ev;
+  return BE_OK;
+}
+
+extern "C" int be_event_destroy(be_event e)
+{
+  if (!e) return BE_OK;
+  hipError_t r = hipEventDestroy(e->e);
+  free(e);
+  if (r != hipSuccess) return gpu_fail_private(__FILE__, __LINE__, "hipEventDestroy", r);
+  return BE_OK;
+}
+
+extern "C" int be_event_record(be_event e, be_stream s)
+{
+  GPU(hipEventRecord(e->e, gpu_stream(s)));
+  return BE_OK;
+}
+
+extern "C" int be_event_sync(be_event e)
+{
+  GPU(hipEventSynchronize(e->e));
+  return BE_OK;
+}
+
+extern "C" int be_stream_wait_event(be_stream s, be_event e)
+{
+  GPU(hipStreamWaitEvent(gpu_stream(s), e->e, 0));
+  return BE_OK;
+}
+
+extern "C" int be_event_elapsed_ms(float *ms, be_event start, be_event end)
+{
+  GPU(hipEventElapsedTime(ms, start->e, end->e));
+  return BE_OK;
+}
+
+extern "C" void be_range_push(const char *name) { gpu_range_push(name); }
+extern "C" void be_range_pop(void) { gpu_range_pop(); }
+
+/* ---- halo faces ------------------------------------------------------------------------ */
+
+/* One launch for all six faces: grid.y = face (0..5), grid.x covers the largest face.
+ * Face f = 2d + side has in-plane dims a < b (faces.h); element e of the face is
+ * (p, q) = (e % n[a], e / n[a]) and sits at point ijk[d] = layer, ijk[a] = p+1, ijk[b] = q+1,
+ * array index i + sx*j + sxy*k with sx = nx+2, sxy = (nx+2)(ny+2). pack = 1 copies the send
+ * layer (1 or n[d]) into buf, pack = 0 copies buf into the ghost layer (0 or n[d]+1). */
+__global__ void __launch_bounds__(256)
+    k_faces(const fd_faces fc, real_t *__restrict__ u, real_t *__restrict__ buf, int pack)
+{
+  const int face = blockIdx.y;
+  if (!fc.active[face]) return;
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= (long long)fc.count[face]) return;
+  const int d = face / 2, high = face % 2;
+  const int a = (d == 0) ? 1 : 0, b = (d == 2) ? 1 : 2;
+  const long long na = fc.n[a];
+  int ijk[3];
+  ijk[d] = pack ? (high ? fc.n[d] : 1) : (high ? fc.n[d] + 1 : 0);
+  ijk[a] = (int)(e % na) + 1;
+  ijk[b] = (int)(e / na) + 1;
+  const long long sx = fc.n[0] + 2, sxy = sx * (fc.n[1] + 2);
+  const long long g = ijk[0] + sx * ijk[1] + sxy * ijk[2];
+  const long long off = (long long)fc.offset[face] + e;
+  if (pack) buf[off] = u[g];
+  else u[g] = buf[off];
+}
+
+static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *buf, int pack,
+                        be_stream s)
+{
+  for (int d = 0; d < 3; d++)
+    if (f->n[d] != g->n[d])
+      return gpu_failf_private(BE_ERROR, "%s: faces built for %dx%dx%d, grid is %dx%dx%d",
+                               pack ? "be_pack_faces" : "be_unpack_faces", f->n[0], f->n[1],
+                               f->n[2], g->n[0], g->n[1], g->n[2]);
+  size_t most = 0;
+  for (int face = 0; face < FD_FACES; face++)
+    if (f->active[face] && f->count[face] > most) most = f->count[face];
+  if (most == 0) return BE_OK;
+  dim3 grid((unsigned)((most + 255) / 256), FD_FACES);
+  k_faces<<<grid, 256, 0, gpu_stream(s)>>>(*f, u, buf, pack);
+  GPU_LAUNCHED(pack ? "k_faces(pack)" : "k_faces(unpack)");
+  return BE_OK;
+}
+
+extern "C" int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
+                             be_stream s)
+{
+  return faces_launch(g, f, (real_t *)u, buf, 1, s);
+}
+
+extern "C" int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
+                               be_stream s)
+{
+  return faces_launch(g, f, u, (real_t *)buf, 0, s);
+}
+
+/* ---- fields ---------------------------------------------------------------------------- */
+
+/* Every point of the (nx+2)(ny+2)(nz+2) array, ghosts included; linear index t = i + sx*(j +
+ * sy*k). Grid-stride so any size fits one launch. */
+__global__ void __launch_bounds__(256)
+    k_fill(const fd_field fl, int sx, int sy, long long total, real_t *__restrict__ u)
+{
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total;
+       t += (long long)gridDim.x * blockDim.x) {
+    const long long i = t % sx, r = t / sx;
+    const long long j = r % sy, k = r / sy;
+    u[t] = (real_t)fd_field_eval(fl.kind, fl.scale, fl.h, fl.L, fl.seed, fl.offset[0] + i,
+                                 fl.offset[1] + j, fl.offset[2] + k);
+  }
+}
+
+extern "C" int be_fill(const fd_grid *g, const fd_field *field, real_t *u, be_stream s)
+{
+  const long long total = (long long)fd_grid_points_with_ghosts(g);
+  long long blocks = (total + 255) / 256;
+  if (blocks > 65536) blocks = 65536;
+  k_fill<<<(unsigned)blocks, 256, 0, gpu_stream(s)>>>(*field, g->n[0] + 2, g->n[1] + 2, total,
+                                                      u);
+  GPU_LAUNCHED("k_fill");
+  return BE_OK;
+}
+
+/* ---- norms ----------------------------------------------------------------------------- */
+
+/* Deterministic two-pass reduction over the interior, d = a - b - ref (b, ref optional).
+ * Pass 1: NORM_BLOCKS blocks (fewer for small grids; the count depends only on the grid) walk
+ * the interior points t = (i-1) + nx*((j-1) + ny*(k-1)) grid-stride; each block reduces its
+ * threads' sum of d^2 and max |d| in shared memory in a fixed tree order -> partial[block].
+ * Pass 2: one block reduces the partials in a fixed order. Same result on every run and every
+ * GPU. NaN: |d| counts as +inf in the max (as the host backend), and propagates into the sum. */
+__device__ __forceinline__ void block_reduce(double *ssum, double *smax, double sum, double mx)
+{
+  const int t = threadIdx.x;
+  ssum[t] = sum;
+  smax[t] = mx;
+  __syncthreads();
+  for (int half = NORM_THREADS / 2; half > 0; half /= 2) {
+    if (t < half) {
+      ssum[t] += ssum[t + half];
+      if (smax[t + half] > smax[t]) smax[t] = smax[t + half];
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void __launch_bounds__(NORM_THREADS)
+    k_norms_pass1(const real_t *__restrict__ a, const real_t *__restrict__ b, fd_field ref,
+                  int use_ref, int nx, int ny, int nz, double *__restrict__ partial)
+{
+  __shared__ double ssum[NORM_THREADS], smax[NORM_THREADS];
+  const long long total = (long long)nx * ny * nz;
+  const long long sx = nx + 2, sxy = sx * (ny + 2);
+  double sum = 0.0, mx = 0.0;
+  for (long long t = (long long)blockIdx.x * NORM_THREADS + threadIdx.x; t < total;
+       t += (long long)gridDim.x * NORM_THREADS) {
+    const long long i = t % nx + 1, r = t / nx;
+    const long long j = r % ny + 1, k = r / ny + 1;
+    const long long p = i + sx * j + sxy * k;
+    double d = (double)a[p];
+    if (b) d -= (double)b[p];
+    if (use_ref)
+      d -= fd_field_eval(ref.kind, ref.scale, ref.h, ref.L, ref.seed, ref.offset[0] + i,
+                         ref.offset[1] + j, ref.offset[2] + k);
+    double ad = d < 0 ? -d : d;
+    if (ad != ad) ad = INFINITY;
+    sum += d * d;
+    if (ad > mx) mx = ad;
+  }
+  block_reduce(ssum, smax, sum, mx);
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = ssum[0];
+    partial[NORM_BLOCKS + blockIdx.x] = smax[0];
+  }
+}
+
+__global__ void __launch_bounds__(NORM_THREADS)
+    k_norms_pass2(const double *__restrict__ partial, int nblocks, double *__restrict__ result)
+{
+  __shared__ double ssum[NORM_THREADS], smax[NORM_THREADS];
+  double sum = 0.0, mx = 0.0;
+  for (int t = threadIdx.x; t < nblocks; t += NORM_THREADS) {
+    sum += partial[t];
+    const double m = partial[NORM_BLOCKS + t];
+    if (m > mx || m != m) mx = m;
+  }
+  block_reduce(ssum, smax, sum, mx);
+  if (threadIdx.x == 0) {
+    result[0] = ssum[0];
+    result[1] = smax[0];
+  }
+}
+
+extern "C" int be_norms(const fd_grid *g, const real_t *a, const real_t *b, const fd_field *ref,
+                        fd_norms *out, be_stream s)
+{
+  if (!gpu_initialized_private)
+    return gpu_failf_private(BE_ERROR, "be_norms: be_init was not called");
+  const long long total = (long long)g->n[0] * g->n[1] * g->n[2];
+  out->count = total;
+  out->sum_sq = 0.0;
+  out->max_abs = 0.0;
+  if (total <= 0) return BE_OK;
+  long long nb = (total + NORM_THREADS - 1) / NORM_THREADS;
+  if (nb > NORM_BLOCKS) nb = NORM_BLOCKS;
+  fd_field none;
+  memset(&none, 0, sizeof none);
+  hipStream_t st = gpu_stream(s);
+  k_norms_pass1<<<(unsigned)nb, NORM_THREADS, 0, st>>>(a, b, ref ? *ref : none, ref != NULL,
+                                                      g->n[0], g->n[1], g->n[2], norm_partial);
+  GPU_LAUNCHED("k_norms_pass1");
+  k_norms_pass2<<<1, NORM_THREADS, 0, st>>>(norm_partial, (int)nb, norm_result_dev);
+  GPU_LAUNCHED("k_norms_pass2");
+  GPU(hipMemcpyAsync(norm_result_host, norm_result_dev, 2 * sizeof(double),
+                     hipMemcpyDeviceToHost, st));
+  GPU(hipStreamSynchronize(st));
+  out->sum_sq = norm_result_host[0];
+  out->max_abs = norm_result_host[1];
+  return BE_OK;
+}

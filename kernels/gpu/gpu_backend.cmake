@@ -1,0 +1,85 @@
+# gpu_backend.cmake - included by the top-level CMakeLists.txt when FDMINI_BACKEND is hip or
+# cuda: enables the device language, adds the .hip sources to fdmini_kernels, picks the
+# profiler-range library (NVTX / roctx / none) and adds the GPU-only kernel sweep (bench/).
+#
+#   FDMINI_BACKEND=hip   CMake's HIP language (ROCm clang); CMAKE_HIP_ARCHITECTURES default gfx90a
+#   FDMINI_BACKEND=cuda  the same .hip files compiled as CUDA by nvcc (-x cu via LANGUAGE CUDA);
+#                        CMAKE_CUDA_ARCHITECTURES default 90; kernels/gpu/gpu_runtime.h maps the
+#                        HIP calls onto CUDA
+# FDMINI_WERROR turns device-code warnings into errors too.
+
+set(FDMINI_GPU_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/backend_gpu.hip
+  ${CMAKE_CURRENT_LIST_DIR}/stencil_gpu.hip)
+
+if(FDMINI_BACKEND STREQUAL "hip")
+  if(NOT DEFINED CMAKE_HIP_ARCHITECTURES AND NOT DEFINED ENV{HIPARCHS})
+    set(CMAKE_HIP_ARCHITECTURES gfx90a CACHE STRING "AMD GPU targets (gfx90a = MI250X)")
+  endif()
+  enable_language(HIP)
+  set(FDMINI_GPU_LANG HIP)
+  set_source_files_properties(${FDMINI_GPU_SOURCES} PROPERTIES LANGUAGE HIP)
+  # fdmini_kernels exists before the language is enabled: give it the architectures explicitly
+  set_target_properties(fdmini_kernels PROPERTIES HIP_ARCHITECTURES "${CMAKE_HIP_ARCHITECTURES}")
+  # the HIP runtime for the C executables that link fdmini_kernels (hip-lang's own target;
+  # find_package(hip) would need the CXX language)
+  target_link_libraries(fdmini_kernels PUBLIC hip-lang::amdhip64)
+  # roctx ranges when ROCm ships roctracer; otherwise be_range_push/pop are no-ops
+  find_path(FDMINI_ROCTX_INCLUDE roctracer/roctx.h HINTS ${ROCM_PATH}/include /opt/rocm/include)
+  find_library(FDMINI_ROCTX_LIB roctx64 HINTS ${ROCM_PATH}/lib /opt/rocm/lib)
+  if(FDMINI_ROCTX_INCLUDE AND FDMINI_ROCTX_LIB)
+    target_compile_definitions(fdmini_kernels PRIVATE FDMINI_HAVE_ROCTX)
+    target_include_directories(fdmini_kernels PRIVATE ${FDMINI_ROCTX_INCLUDE})
+    target_link_libraries(fdmini_kernels PUBLIC ${FDMINI_ROCTX_LIB})
+    message(STATUS "fdmini: profiler ranges through roctx (${FDMINI_ROCTX_LIB})")
+  else()
+    message(STATUS "fdmini: roctx not found, profiler ranges are no-ops")
+  endif()
+  set(FDMINI_GPU_WARN -Wall -Wextra)
+  if(FDMINI_WERROR)
+    list(APPEND FDMINI_GPU_WARN -Werror)
+  endif()
+  target_compile_options(fdmini_kernels PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:${FDMINI_GPU_WARN}>")
+elseif(FDMINI_BACKEND STREQUAL "cuda")
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
+    set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "NVIDIA GPU targets (90 = H100/H200)")
+  endif()
+  enable_language(CUDA)
+  set(FDMINI_GPU_LANG CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  set_source_files_properties(${FDMINI_GPU_SOURCES} PROPERTIES LANGUAGE CUDA)
+  set_target_properties(fdmini_kernels PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
+  # static runtime: the binary needs only the driver on the GPU node
+  target_link_libraries(fdmini_kernels PUBLIC CUDA::cudart_static)
+  # NVTX3 is header-only (it dlopens the tool's injection library at run time)
+  if(EXISTS "${CUDAToolkit_INCLUDE_DIRS}/nvtx3/nvToolsExt.h")
+    target_compile_definitions(fdmini_kernels PRIVATE FDMINI_HAVE_NVTX)
+    target_link_libraries(fdmini_kernels PUBLIC ${CMAKE_DL_LIBS})
+    message(STATUS "fdmini: profiler ranges through NVTX3")
+  endif()
+  set(FDMINI_GPU_WARN -Xcompiler=-Wall,-Wextra --Wreorder)
+  if(FDMINI_WERROR)
+    list(APPEND FDMINI_GPU_WARN -Werror=all-warnings -Xcompiler=-Werror)
+  endif()
+  list(APPEND FDMINI_GPU_WARN -Xptxas=-warn-spills)
+  # the stencils must keep their register tiles in registers (sin() in fill/norms may not)
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/stencil_gpu.hip PROPERTIES
+                              COMPILE_OPTIONS "-Xptxas=-warn-lmem-usage")
+  target_compile_options(fdmini_kernels PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${FDMINI_GPU_WARN}>")
+else()
+  message(FATAL_ERROR "gpu_backend.cmake: FDMINI_BACKEND must be hip or cuda")
+endif()
+
+target_sources(fdmini_kernels PRIVATE ${FDMINI_GPU_SOURCES})
+target_include_directories(fdmini_kernels PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+
+# GPU-only kernel sweep (bench/kernel_sweep.c): variants x m x block shape -> GB/s.
+add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/../../bench ${CMAKE_CURRENT_BINARY_DIR}/bench)
+
+# GPU tests (plain C, no cmocka: the GPU nodes have none) are built whether or not
+# FDMINI_TESTS is ON; tests/gpu/CMakeLists.txt ignores a second add_subdirectory (tests/).
+option(FDMINI_GPU_TESTS "Build the GPU backend tests (tests/gpu, ctest label gpu)" ON)
+if(FDMINI_GPU_TESTS)
+  enable_testing()
+  add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/../../tests/gpu ${CMAKE_CURRENT_BINARY_DIR}/tests/gpu)
+endif()

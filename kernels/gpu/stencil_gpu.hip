@@ -1,0 +1,616 @@
+/* stencil_gpu.hip - the stencil family of the GPU backend (be_stencil, be_kernel_default and the
+ * gpu_tuning.h launcher): baseline (lab-notes kernel 1), reordered per-plane (lab-notes
+ * kernels 3-5 with the y-split re-indexing of kernel 7) and reordered z-marching, each with
+ * tile factor m in {1, 2, 4, 8, 16} instantiated at compile time and chosen at run time, plus
+ * the one-launch boundary-shell kernel. Every point is evaluated by fd_stencil_point[_f]
+ * (pointwise.h), so every variant, tile, block shape and region split gives bitwise the same
+ * field. Any extents work: loads and stores are guarded, nothing needs divisibility.
+ *
+ * Field layout (backend.h): (nx+2) x (ny+2) x (nz+2) points, x fastest; point (i,j,k) at
+ * p = i + sx*j + sxy*k with sx = nx+2, sxy = (nx+2)(ny+2). The neighbours of p are p-+1 (x),
+ * p-+sx (y), p-+sxy (z). A box is lo..hi (inclusive) per dimension: ALL = 1..n,
+ * INTERIOR = 2..n-1; SHELL = ALL minus INTERIOR, up to six disjoint slabs.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_internal.h"
+#include "pointwise.h"
+
+namespace {
+
+/* ---- kernel arguments -------------------------------------------------------------------- */
+
+struct st_args {
+  const real_t *u;  /* input field */
+  const real_t *f;  /* right-hand side, or NULL */
+  real_t *out;      /* output field */
+  real_t cc, cx, cy, cz, cf;
+  long long sx, sxy; /* strides of y and z */
+  int lo[3], hi[3];  /* box of points to update, inclusive */
+  int ntx, nty;      /* tiles (blocks) along x and y */
+  int tps, nzb;      /* PLANE: y-tiles per strip; planes in the box */
+  int chunk;         /* ZMARCH: planes per chunk */
+  int xbase;         /* ZMARCH: x index of a tile's first point (even when vec = 2) */
+};
+
+/* The ONE expression (pointwise.h); p indexes f. */
+template <bool HAS_F>
+__device__ __forceinline__ real_t stencil_at(const st_args &a, long long p, real_t uc, real_t xm,
+                                             real_t xp, real_t ym, real_t yp, real_t zm,
+                                             real_t zp)
+{
+  if (HAS_F)
+    return fd_stencil_point_f(a.cc, a.cx, a.cy, a.cz, a.cf, uc, xm, xp, ym, yp, zm, zp,
+                              gpu_ldg(a.f + p));
+  return fd_stencil_point(a.cc, a.cx, a.cy, a.cz, uc, xm, xp, ym, yp, zm, zp);
+}
+
+/* ---- baseline: lab-notes kernel 1 ----------------------------------------------------------
+ * block (bx, by), grid (ceil(ex/bx), ceil(ey/by), ez): thread -> point
+ * (lo0 + blockIdx.x*bx + tx, lo1 + blockIdx.y*by + ty, lo2 + blockIdx.z); seven loads. */
+template <bool HAS_F>
+__global__ void __launch_bounds__(GPU_MAX_BLOCK) k_baseline(const st_args a)
+{
+  const int i = a.lo[0] + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = a.lo[1] + (int)(blockIdx.y * blockDim.y + threadIdx.y);
+  const int k = a.lo[2] + (int)blockIdx.z;
+  if (i > a.hi[0] || j > a.hi[1]) return;
+  const long long p = i + a.sx * j + a.sxy * k;
+  const real_t *u = a.u;
+  a.out[p] = stencil_at<HAS_F>(a, p, gpu_ldg(u + p), gpu_ldg(u + p - 1), gpu_ldg(u + p + 1),
+                               gpu_ldg(u + p - a.sx), gpu_ldg(u + p + a.sx),
+                               gpu_ldg(u + p - a.sxy), gpu_ldg(u + p + a.sxy));
+}
+
+/* ---- reordered, per plane: lab-notes kernels 3-5 and the y-split of kernel 7 ----------------
+ * A tile is bx x (by*M) points of one plane; thread (tx, ty) owns the M points
+ * (i, j0..j0+M-1, k), i = lo0 + tile_x*bx + tx, j0 = lo1 + M*(tile_y*by + ty).
+ * 1D grid, block b -> (tile_x, tile_y within strip, plane, strip), strip slowest: all planes
+ * of one strip of tps y-tiles are swept before the next strip, so the planes k-1, k, k+1 of a
+ * strip are still in L2 when read again (kernel 7's fix for planes that outgrow L2).
+ * Loads in ascending address order: z-1 rows, y-1 row, the x rows (x-1, x, x+1), y+M row,
+ * z+1 rows; the centre values double as the y neighbours of the adjacent rows. */
+template <int M, bool HAS_F>
+__global__ void __launch_bounds__(GPU_MAX_BLOCK) k_plane(const st_args a)
+{
+  unsigned b = blockIdx.x;
+  const int tx = (int)(b % (unsigned)a.ntx);
+  b /= (unsigned)a.ntx;
+  const int tyl = (int)(b % (unsigned)a.tps);
+  b /= (unsigned)a.tps;
+  const int kk = (int)(b % (unsigned)a.nzb);
+  const int ty = (int)(b / (unsigned)a.nzb) * a.tps + tyl;
+  if (ty >= a.nty) return;
+  const int i = a.lo[0] + tx * (int)blockDim.x + (int)threadIdx.x;
+  const int j0 = a.lo[1] + M * (ty * (int)blockDim.y + (int)threadIdx.y);
+  if (i > a.hi[0] || j0 > a.hi[1]) return;
+  const int nrows = min(M, a.hi[1] - j0 + 1);
+  const long long sx = a.sx, sxy = a.sxy;
+  const long long p0 = i + sx * j0 + sxy * (a.lo[2] + kk);
+  const real_t *u = a.u + p0;
+
+  real_t zm[M], xm[M], c[M], xp[M], zp[M];
+#pragma unroll
+  for (int n = 0; n < M; n++) zm[n] = n < nrows ? gpu_ldg(u - sxy + n * sx) : (real_t)0;
+  const real_t ym = gpu_ldg(u - sx);
+#pragma unroll
+  for (int n = 0; n < M; n++) {
+    xm[n] = n < nrows ? gpu_ldg(u + n * sx - 1) : (real_t)0;
+    c[n] = n < nrows ? gpu_ldg(u + n * sx) : (real_t)0;
+    xp[n] = n < nrows ? gpu_ldg(u + n * sx + 1) : (real_t)0;
+  }
+  const real_t yp = gpu_ldg(u + nrows * sx);
+#pragma unroll
+  for (int n = 0; n < M; n++) zp[n] = n < nrows ? gpu_ldg(u + sxy + n * sx) : (real_t)0;
+
+#pragma unroll
+  for (int n = 0; n < M; n++) {
+    if (n < nrows) {
+      const real_t yl = n > 0 ? c[n > 0 ? n - 1 : 0] : ym;
+      const real_t yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1] : yp;
+      const long long p = p0 + n * sx;
+      gpu_store_nt(a.out + p, stencil_at<HAS_F>(a, p, c[n], xm[n], xp[n], yl, yh, zm[n], zp[n]));
+    }
+  }
+}
+
+/* ---- reordered, z-marching ------------------------------------------------------------------
+ * A tile is (bx*V) x (by*M) points of every plane of one z-chunk; thread (tx, ty) owns the
+ * V x M points i0..i0+V-1, j0..j0+M-1 with i0 = xbase + V*(tile_x*bx + tx),
+ * j0 = lo1 + M*(tile_y*by + ty), and marches through the chunk's planes. 1D grid, block
+ * b -> (tile_x, tile_y, chunk), chunk slowest; even chunks march up, odd chunks down, so two
+ * chunks sharing a boundary plane read it at the same time (start or end) and it comes from L2.
+ * Registers hold the centre values of planes k-dir (prv), k (cur), k+dir (nxt) and the
+ * prefetched k+2dir (pf); per plane the thread loads, ascending, the y-1 row, the x-1 / x+V
+ * neighbours of its rows, the y+M row (all of plane k, cache hits), then plane k+2dir.
+ * With V = 2 the centre loads are 16-byte vectors (double2): needs an even sx so that every
+ * row starts on an even element and xbase even. */
+template <typename T> struct vec2_of;
+template <> struct vec2_of<double> {
+  typedef double2 type;
+};
+template <> struct vec2_of<float> {
+  typedef float2 type;
+};
+
+template <int V> __device__ __forceinline__ void load_row(const real_t *p, real_t (&r)[V]);
+template <> __device__ __forceinline__ void load_row<1>(const real_t *p, real_t (&r)[1])
+{
+  r[0] = gpu_ldg(p);
+}
+template <> __device__ __forceinline__ void load_row<2>(const real_t *p, real_t (&r)[2])
+{
+  typedef vec2_of<real_t>::type v2;
+  const v2 t = gpu_ldg(reinterpret_cast<const v2 *>(p));
+  r[0] = t.x;
+  r[1] = t.y;
+}
+
+template <int M, int V, bool HAS_F>
+__global__ void __launch_bounds__(GPU_MAX_BLOCK) k_zmarch(const st_args a)
+{
+  unsigned b = blockIdx.x;
+  const int tx = (int)(b % (unsigned)a.ntx);
+  b /= (unsigned)a.ntx;
+  const int ty = (int)(b % (unsigned)a.nty);
+  const int chunk = (int)(b / (unsigned)a.nty);
+  const int i0 = a.xbase + V * (tx * (int)blockDim.x + (int)threadIdx.x);
+  const int j0 = a.lo[1] + M * (ty * (int)blockDim.y + (int)threadIdx.y);
+  const int kc0 = a.lo[2] + chunk * a.chunk;
+  if (i0 > a.hi[0] || j0 > a.hi[1] || kc0 > a.hi[2]) return;
+  const int kc1 = min(a.hi[2], kc0 + a.chunk - 1);
+  const int nk = kc1 - kc0 + 1;
+  const bool up = (chunk & 1) == 0;
+  const int nrows = min(M, a.hi[1] - j0 + 1);
+  bool xok[V];
+#pragma unroll
+  for (int v = 0; v < V; v++) xok[v] = i0 + v >= a.lo[0] && i0 + v <= a.hi[0];
+  const long long sx = a.sx, dz = up ? a.sxy : -a.sxy;
+  const real_t *u = a.u;
+  long long p = i0 + sx * j0 + a.sxy * (up ? kc0 : kc1); /* (i0, j0, current plane) */
+
+  real_t prv[M][V], cur[M][V], nxt[M][V];
+#pragma unroll
+  for (int n = 0; n < M; n++) {
+#pragma unroll
+    for (int v = 0; v < V; v++) prv[n][v] = cur[n][v] = nxt[n][v] = (real_t)0;
+    if (n < nrows) {
+      load_row<V>(u + p - dz + n * sx, prv[n]);
+      load_row<V>(u + p + n * sx, cur[n]);
+      load_row<V>(u + p + dz + n * sx, nxt[n]);
+    }
+  }
+
+  for (int s = 0; s < nk; s++) {
+    /* plane k: y-1 row, x neighbours, y+nrows row */
+    real_t ylo[V], yhi[V], xlo[M], xhi[M];
+    load_row<V>(u + p - sx, ylo);
+#pragma unroll
+    for (int n = 0; n < M; n++) {
+      xlo[n] = (n < nrows && xok[0]) ? gpu_ldg(u + p + n * sx - 1) : (real_t)0;
+      xhi[n] = (n < nrows && xok[V - 1]) ? gpu_ldg(u + p + n * sx + V) : (real_t)0;
+    }
+    load_row<V>(u + p + nrows * sx, yhi);
+    /* plane k+2dir, needed as nxt by the next step */
+    real_t pf[M][V];
+#pragma unroll
+    for (int n = 0; n < M; n++) {
+#pragma unroll
+      for (int v = 0; v < V; v++) pf[n][v] = (real_t)0;
+      if (n < nrows && s + 1 < nk) load_row<V>(u + p + 2 * dz + n * sx, pf[n]);
+    }
+
+#pragma unroll
+    for (int n = 0; n < M; n++) {
+      if (n < nrows) {
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+          if (!xok[v]) continue;
+          const real_t xl = v > 0 ? cur[n][v > 0 ? v - 1 : 0] : xlo[n];
+          const real_t xh = v + 1 < V ? cur[n][v + 1 < V ? v + 1 : V - 1] : xhi[n];
+          const real_t yl = n > 0 ? cur[n > 0 ? n - 1 : 0][v] : ylo[v];
+          const real_t yh = n + 1 < nrows ? cur[n + 1 < M ? n + 1 : M - 1][v] : yhi[v];
+          const real_t zl = up ? prv[n][v] : nxt[n][v];
+          const real_t zh = up ? nxt[n][v] : prv[n][v];
+          const long long q = p + n * sx + v;
+          gpu_store_nt(a.out + q, stencil_at<HAS_F>(a, q, cur[n][v], xl, xh, yl, yh, zl, zh));
+        }
+      }
+    }
+
+#pragma unroll
+    for (int n = 0; n < M; n++) {
+#pragma unroll
+      for (int v = 0; v < V; v++) {
+        prv[n][v] = cur[n][v];
+        cur[n][v] = nxt[n][v];
+        nxt[n][v] = pf[n][v];
+      }
+    }
+    p += dz;
+  }
+}
+
+/* ---- boundary shell: one launch over up to six disjoint slabs --------------------------------
+ * Slab b holds points start[b] .. start[b+1]-1 of the flattened launch, x fastest inside the
+ * slab. z faces (k = 1, nz) are whole planes, y faces (j = 1, ny) span k = 2..nz-1, x faces
+ * (i = 1, nx) span j = 2..ny-1, k = 2..nz-1. */
+struct shell_slabs {
+  int nb;
+  int lo[6][3], hi[6][3];
+  long long start[7];
+};
+
+template <bool HAS_F>
+__global__ void __launch_bounds__(GPU_MAX_BLOCK) k_shell(const st_args a, const shell_slabs sl)
+{
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= sl.start[sl.nb]) return;
+  int b = 0;
+  for (int q = 1; q < sl.nb; q++)
+    if (t >= sl.start[q]) b = q;
+  long long r = t - sl.start[b];
+  const long long ex = sl.hi[b][0] - sl.lo[b][0] + 1, ey = sl.hi[b][1] - sl.lo[b][1] + 1;
+  const long long i = sl.lo[b][0] + r % ex;
+  r /= ex;
+  const long long j = sl.lo[b][1] + r % ey, k = sl.lo[b][2] + r / ey;
+  const long long p = i + a.sx * j + a.sxy * k;
+  const real_t *u = a.u;
+  a.out[p] = stencil_at<HAS_F>(a, p, gpu_ldg(u + p), gpu_ldg(u + p - 1), gpu_ldg(u + p + 1),
+                               gpu_ldg(u + p - a.sx), gpu_ldg(u + p + a.sx),
+                               gpu_ldg(u + p - a.sxy), gpu_ldg(u + p + a.sxy));
+}
+
+/* ---- host side ------------------------------------------------------------------------------ */
+
+int ceil_div(long long a, long long b) { return (int)((a + b - 1) / b); }
+
+int tile_index(int m)
+{
+  switch (m) {
+  case 1: return 0;
+  case 2: return 1;
+  case 4: return 2;
+  case 8: return 3;
+  case 16: return 4;
+  default: return -1;
+  }
+}
+
+/* Resident blocks per multiprocessor of `kernel` at `threads` per block, cached (the
+ * occupancy query costs microseconds; be_stencil runs every step). */
+template <typename K> int blocks_per_sm(K kernel, int threads, int *out)
+{
+  struct entry {
+    const void *k;
+    int threads, blocks;
+  };
+  static entry cache[128];
+  static int used = 0;
+  for (int e = 0; e < used; e++)
+    if (cache[e].k == (const void *)kernel && cache[e].threads == threads) {
+      *out = cache[e].blocks;
+      return BE_OK;
+    }
+  int nb = 0;
+  GPU(hipOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, threads, 0));
+  if (nb < 1) nb = 1;
+  if (used < 128) cache[used++] = entry{(const void *)kernel, threads, nb};
+  *out = nb;
+  return BE_OK;
+}
+
+/* Default block shapes (threads x, y); documented in gpu_tuning.h's users' notes and in
+ * bench/results/README.md. */
+void default_block(gpu_schedule sched, int m, int vec, int block[2])
+{
+  (void)m;
+  (void)vec;
+  switch (sched) {
+  case GPU_SCHED_BASELINE: block[0] = 256; block[1] = 1; break;
+  case GPU_SCHED_PLANE: block[0] = 256; block[1] = 1; break;
+  default: block[0] = 64; block[1] = 4; break;
+  }
+}
+
+/* PLANE rule (lab-notes kernel 7): split y into strips so that one strip of a plane takes at
+ * most L2/8 bytes; then the ~3 planes a strip sweep touches at once, plus the planes in flight,
+ * stay in L2. 1 strip when the whole plane fits that share. */
+int plane_strips(const fd_grid *g, int nty)
+{
+  const double plane = (double)(g->n[0] + 2) * (g->n[1] + 2) * sizeof(real_t);
+  const double share = gpu_props_private.l2_bytes > 0 ? gpu_props_private.l2_bytes / 8.0 : 1e30;
+  int strips = (int)((plane + share - 1) / share);
+  if (strips < 1) strips = 1;
+  if (strips > nty) strips = nty;
+  return strips;
+}
+
+/* The kernel instantiation for (schedule, m, vec, f). NULL-free: every combination the
+ * launcher can ask for exists (vec = 2 only up to m = 4: larger tiles spill registers). */
+template <bool F> struct kernels {
+  typedef void (*kfn)(st_args);
+  static kfn zmarch(int m, int vec)
+  {
+    static const kfn v1[5] = {k_zmarch<1, 1, F>, k_zmarch<2, 1, F>, k_zmarch<4, 1, F>,
+                              k_zmarch<8, 1, F>, k_zmarch<16, 1, F>};
+    static const kfn v2[3] = {k_zmarch<1, 2, F>, k_zmarch<2, 2, F>, k_zmarch<4, 2, F>};
+    const int t = tile_index(m);
+    return vec == 2 && t < 3 ? v2[t] : v1[t];
+  }
+  static kfn plane(int m)
+  {
+    static const kfn p[5] = {k_plane<1, F>, k_plane<2, F>, k_plane<4, F>, k_plane<8, F>,
+                             k_plane<16, F>};
+    return p[tile_index(m)];
+  }
+};
+
+typedef void (*kfn)(st_args);
+
+kfn zmarch_fn(bool f, int m, int vec)
+{
+  return f ? kernels<true>::zmarch(m, vec) : kernels<false>::zmarch(m, vec);
+}
+kfn plane_fn(bool f, int m) { return f ? kernels<true>::plane(m) : kernels<false>::plane(m); }
+
+/* Resolves every zero field of cfg for kernel k over box extents ex, ey, ez and fills the
+ * tiling fields of a. */
+int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], bool has_f,
+            const real_t *u, gpu_stencil_cfg *cfg, st_args *a)
+{
+  const int ex = hi[0] - lo[0] + 1, ey = hi[1] - lo[1] + 1, ez = hi[2] - lo[2] + 1;
+  const int m = k.id == FD_KERNEL_BASELINE ? 1 : k.tile;
+  if (k.id == FD_KERNEL_BASELINE) cfg->schedule = GPU_SCHED_BASELINE;
+  else if (cfg->schedule == GPU_SCHED_AUTO || cfg->schedule == GPU_SCHED_BASELINE)
+    cfg->schedule = GPU_SCHED_ZMARCH; /* the rule: z-marching for the reordered family */
+
+  if (cfg->schedule == GPU_SCHED_ZMARCH) {
+    const bool even_pitch = (g->n[0] + 2) % 2 == 0;
+    const bool aligned = ((uintptr_t)u % (2 * sizeof(real_t))) == 0;
+    if (cfg->vec == 0) cfg->vec = 2;
+    if (cfg->vec != 1 && !(cfg->vec == 2 && even_pitch && aligned && m <= 4)) cfg->vec = 1;
+  } else {
+    cfg->vec = 1;
+  }
+  if (cfg->block[0] <= 0 || cfg->block[1] <= 0) default_block(cfg->schedule, m, cfg->vec, cfg->block);
+  const int bx = cfg->block[0], by = cfg->block[1];
+  if (bx * by > GPU_MAX_BLOCK || bx < 1 || by < 1)
+    return gpu_failf_private(BE_ERROR, "stencil: block %dx%d exceeds %d threads", bx, by,
+                             GPU_MAX_BLOCK);
+
+  a->lo[0] = lo[0], a->lo[1] = lo[1], a->lo[2] = lo[2];
+  a->hi[0] = hi[0], a->hi[1] = hi[1], a->hi[2] = hi[2];
+  a->nzb = ez;
+  switch (cfg->schedule) {
+  case GPU_SCHED_BASELINE:
+    a->ntx = ceil_div(ex, bx);
+    a->nty = ceil_div(ey, by);
+    cfg->strips = 0;
+    cfg->zchunks = 0;
+    break;
+  case GPU_SCHED_PLANE: {
+    a->ntx = ceil_div(ex, bx);
+    a->nty = ceil_div(ey, (long long)by * m);
+    if (cfg->strips <= 0) cfg->strips = plane_strips(g, a->nty);
+    if (cfg->strips > a->nty) cfg->strips = a->nty;
+    a->tps = ceil_div(a->nty, cfg->strips);
+    cfg->strips = ceil_div(a->nty, a->tps);
+    cfg->zchunks = 0;
+    break;
+  }
+  case GPU_SCHED_ZMARCH: {
+    const int v = cfg->vec;
+    a->xbase = v == 2 ? (lo[0] & ~1) : lo[0];
+    a->ntx = ceil_div(hi[0] - a->xbase + 1, (long long)bx * v);
+    a->nty = ceil_div(ey, (long long)by * m);
+    if (cfg->zchunks <= 0) {
+      /* the rule: one resident wave. capacity = resident blocks of this kernel on the whole
+       * device; as many chunks as fit beside the tiles, none shorter than 4 planes. */
+      int per_sm = 1;
+      int rc = blocks_per_sm(zmarch_fn(has_f, m, v), bx * by, &per_sm);
+      if (rc) return rc;
+      const long long capacity = (long long)per_sm * gpu_props_private.sm_count;
+      const long long tiles = (long long)a->ntx * a->nty;
+      long long nc = capacity / tiles;
+      if (nc < 1) nc = 1;
+      if (nc > (ez + 3) / 4) nc = (ez + 3) / 4;
+      if (nc < 1) nc = 1;
+      cfg->zchunks = (int)nc;
+    }
+    if (cfg->zchunks > ez) cfg->zchunks = ez;
+    a->chunk = ceil_div(ez, cfg->zchunks);
+    cfg->zchunks = ceil_div(ez, a->chunk);
+    cfg->strips = 0;
+    break;
+  }
+  default:
+    return gpu_failf_private(BE_ERROR, "stencil: unknown schedule %d", (int)cfg->schedule);
+  }
+  return BE_OK;
+}
+
+int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, fd_kernel k,
+               gpu_stencil_cfg *cfg, hipStream_t st)
+{
+  const bool has_f = a.f != NULL;
+  int rc = resolve(g, k, lo, hi, has_f, a.u, cfg, &a);
+  if (rc) return rc;
+  const int m = k.id == FD_KERNEL_BASELINE ? 1 : k.tile;
+  const dim3 block((unsigned)cfg->block[0], (unsigned)cfg->block[1]);
+  char name[96];
+  switch (cfg->schedule) {
+  case GPU_SCHED_BASELINE: {
+    if (a.nzb > 65535)
+      return gpu_failf_private(BE_ERROR, "k_baseline: %d planes exceed grid.z 65535", a.nzb);
+    const dim3 grid((unsigned)a.ntx, (unsigned)a.nty, (unsigned)a.nzb);
+    if (has_f) k_baseline<true><<<grid, block, 0, st>>>(a);
+    else k_baseline<false><<<grid, block, 0, st>>>(a);
+    snprintf(name, sizeof name, "k_baseline<f=%d>", (int)has_f);
+    break;
+  }
+  case GPU_SCHED_PLANE: {
+    const long long blocks = (long long)a.ntx * a.tps * a.nzb * cfg->strips;
+    if (blocks > 0x7fffffffLL)
+      return gpu_failf_private(BE_ERROR, "k_plane: %lld blocks exceed the grid", blocks);
+    plane_fn(has_f, m)<<<(unsigned)blocks, block, 0, st>>>(a);
+    snprintf(name, sizeof name, "k_plane<m=%d,f=%d>", m, (int)has_f);
+    break;
+  }
+  case GPU_SCHED_ZMARCH: {
+    const long long blocks = (long long)a.ntx * a.nty * cfg->zchunks;
+    if (blocks > 0x7fffffffLL)
+      return gpu_failf_private(BE_ERROR, "k_zmarch: %lld blocks exceed the grid", blocks);
+    zmarch_fn(has_f, m, cfg->vec)<<<(unsigned)blocks, block, 0, st>>>(a);
+    snprintf(name, sizeof name, "k_zmarch<m=%d,vec=%d,f=%d>", m, cfg->vec, (int)has_f);
+    break;
+  }
+  default:
+    return gpu_failf_private(BE_ERROR, "stencil: unknown schedule %d", (int)cfg->schedule);
+  }
+  GPU_LAUNCHED(name);
+  return BE_OK;
+}
+
+int launch_shell(const fd_grid *g, st_args &a, hipStream_t st)
+{
+  const int nx = g->n[0], ny = g->n[1], nz = g->n[2];
+  shell_slabs sl;
+  memset(&sl, 0, sizeof sl);
+  auto add = [&](int i0, int i1, int j0, int j1, int k0, int k1) {
+    if (i1 < i0 || j1 < j0 || k1 < k0) return;
+    const int b = sl.nb++;
+    sl.lo[b][0] = i0, sl.hi[b][0] = i1;
+    sl.lo[b][1] = j0, sl.hi[b][1] = j1;
+    sl.lo[b][2] = k0, sl.hi[b][2] = k1;
+    sl.start[b + 1] = sl.start[b] + (long long)(i1 - i0 + 1) * (j1 - j0 + 1) * (k1 - k0 + 1);
+  };
+  add(1, nx, 1, ny, 1, 1);
+  if (nz > 1) add(1, nx, 1, ny, nz, nz);
+  add(1, nx, 1, 1, 2, nz - 1);
+  if (ny > 1) add(1, nx, ny, ny, 2, nz - 1);
+  add(1, 1, 2, ny - 1, 2, nz - 1);
+  if (nx > 1) add(nx, nx, 2, ny - 1, 2, nz - 1);
+  const long long total = sl.start[sl.nb];
+  if (total == 0) return BE_OK;
+  const long long blocks = (total + GPU_MAX_BLOCK - 1) / GPU_MAX_BLOCK;
+  if (a.f) k_shell<true><<<(unsigned)blocks, GPU_MAX_BLOCK, 0, st>>>(a, sl);
+  else k_shell<false><<<(unsigned)blocks, GPU_MAX_BLOCK, 0, st>>>(a, sl);
+  GPU_LAUNCHED(a.f ? "k_shell<f=1>" : "k_shell<f=0>");
+  return BE_OK;
+}
+
+int check_kernel(fd_kernel k)
+{
+  if (k.id != FD_KERNEL_BASELINE && k.id != FD_KERNEL_REORDERED)
+    return gpu_failf_private(BE_ERROR, "stencil: unknown kernel id %d", (int)k.id);
+  if (k.id == FD_KERNEL_REORDERED && tile_index(k.tile) < 0)
+    return gpu_failf_private(BE_ERROR, "stencil: tile %d is not one of 1, 2, 4, 8, 16", k.tile);
+  return BE_OK;
+}
+
+} /* namespace */
+
+/* ---- API -------------------------------------------------------------------------------------- */
+
+extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, const fd_coeffs *c,
+                                  const real_t *u, const real_t *f, real_t *out, fd_kernel k,
+                                  const gpu_stencil_cfg *cfg_in, be_stream s,
+                                  gpu_stencil_cfg *used)
+{
+  int rc = check_kernel(k);
+  if (rc) return rc;
+  if (!gpu_initialized_private)
+    return gpu_failf_private(BE_ERROR, "be_stencil: be_init was not called");
+  if (u == out) return gpu_failf_private(BE_ERROR, "be_stencil: u and out must differ");
+  gpu_stencil_cfg cfg;
+  if (cfg_in) cfg = *cfg_in;
+  else memset(&cfg, 0, sizeof cfg);
+
+  st_args a;
+  memset(&a, 0, sizeof a);
+  a.u = u, a.f = f, a.out = out;
+  a.cc = c->cc, a.cx = c->cx, a.cy = c->cy, a.cz = c->cz, a.cf = c->cf;
+  a.sx = g->n[0] + 2;
+  a.sxy = a.sx * (g->n[1] + 2);
+  const hipStream_t st = gpu_stream(s);
+  if (g->n[0] < 1 || g->n[1] < 1 || g->n[2] < 1) { /* nothing to update */
+    if (used) *used = cfg;
+    return BE_OK;
+  }
+
+  if (region == FD_REGION_SHELL) {
+    rc = launch_shell(g, a, st);
+    if (used) *used = cfg;
+    return rc;
+  }
+  if (region != FD_REGION_ALL && region != FD_REGION_INTERIOR)
+    return gpu_failf_private(BE_ERROR, "be_stencil: unknown region %d", (int)region);
+  const int e = region == FD_REGION_ALL ? 1 : 2;
+  const int lo[3] = {e, e, e};
+  const int hi[3] = {g->n[0] + 1 - e, g->n[1] + 1 - e, g->n[2] + 1 - e};
+  if (hi[0] < lo[0] || hi[1] < lo[1] || hi[2] < lo[2]) { /* empty interior */
+    if (used) *used = cfg;
+    return BE_OK;
+  }
+  rc = launch_box(g, lo, hi, a, k, &cfg, st);
+  if (used) *used = cfg;
+  return rc;
+}
+
+extern "C" int be_stencil(const fd_grid *g, fd_region region, const fd_coeffs *c, const real_t *u,
+                          const real_t *f, real_t *out, fd_kernel k, be_stream s)
+{
+  return gpu_stencil_launch(g, region, c, u, f, out, k, NULL, s, NULL);
+}
+
+extern "C" int gpu_stencil_cfg_default(const fd_grid *g, fd_kernel k, gpu_stencil_cfg *cfg)
+{
+  int rc = check_kernel(k);
+  if (rc) return rc;
+  if (!gpu_initialized_private)
+    return gpu_failf_private(BE_ERROR, "gpu_stencil_cfg_default: be_init was not called");
+  memset(cfg, 0, sizeof *cfg);
+  if (g->n[0] < 1 || g->n[1] < 1 || g->n[2] < 1) return BE_OK;
+  st_args a;
+  memset(&a, 0, sizeof a);
+  const int lo[3] = {1, 1, 1};
+  const int hi[3] = {g->n[0], g->n[1], g->n[2]};
+  /* assume aligned storage (be_malloc returns at least 256-byte aligned memory) */
+  return resolve(g, k, lo, hi, false, (const real_t *)NULL, cfg, &a);
+}
+
+extern "C" void gpu_stencil_cfg_describe(const gpu_stencil_cfg *cfg, fd_kernel k, char *buf,
+                                         size_t len)
+{
+  const int m = k.id == FD_KERNEL_BASELINE ? 1 : k.tile;
+  switch (cfg->schedule) {
+  case GPU_SCHED_BASELINE:
+    snprintf(buf, len, "baseline block=%dx%d", cfg->block[0], cfg->block[1]);
+    break;
+  case GPU_SCHED_PLANE:
+    snprintf(buf, len, "plane m=%d block=%dx%d strips=%d", m, cfg->block[0], cfg->block[1],
+             cfg->strips);
+    break;
+  case GPU_SCHED_ZMARCH:
+    snprintf(buf, len, "zmarch m=%d vec=%d block=%dx%d zchunks=%d", m, cfg->vec, cfg->block[0],
+             cfg->block[1], cfg->zchunks);
+    break;
+  default:
+    snprintf(buf, len, "auto");
+    break;
+  }
+}
+
+/* The default variant (backend.h): reordered, z-marching schedule, with the tile factor m by
+ * this rule (see bench/results/README.md for the measurements behind it):
+ *   m = 2 for double and float alike; m = 1 when the box is shorter than 2 rows along y.
+ * The schedule's own rule then fills one resident wave of blocks (gpu_stencil_cfg_default). */
+extern "C" int be_kernel_default(const fd_grid *g, fd_kernel *k)
+{
+  k->id = FD_KERNEL_REORDERED;
+  k->tile = g->n[1] >= 2 ? 2 : 1;
+  return BE_OK;
+}

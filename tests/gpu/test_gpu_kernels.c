@@ -1,0 +1,612 @@
+/* test_gpu_kernels.c - GPU backend tests (ctest label gpu), plain C without cmocka (the GPU
+ * nodes have no cmocka headers). Proves, on odd, tiny (n = 1, 2) and random local sizes:
+ *   - every stencil variant x tile m x schedule x vector width x block shape x operator
+ *     (laplacian, heat, jacobi with f) matches a host reference loop built on pointwise.h to
+ *     rounding (|gpu - ref| <= tol * sum of |terms| per point; tol 1e-12 double, 1e-5 float);
+ *   - outputs poisoned with NaN beforehand: every point of the region is written, no point
+ *     outside it is (ghosts, and for INTERIOR the shell);
+ *   - ALL == INTERIOR + SHELL bitwise, and every variant, m, vec, block shape and z-chunking
+ *     gives bitwise the baseline's field;
+ *   - the quadratic field's discrete Laplacian is 3;
+ *   - pack/unpack of all faces (and of a subset) round-trips exactly and touches nothing else;
+ *   - be_fill matches fd_field_value, be_norms matches a host loop and is deterministic;
+ *   - streams (high priority), events and error reporting work.
+ * Ends with "N passed, M failed"; exit status 1 on any failure.
+ *
+ * Usage: test_gpu_kernels [--quick] [--seed S]   (--quick: one size, fewer configurations,
+ *        for compute-sanitizer)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "gpu_tuning.h"
+#include "pointwise.h"
+
+static int n_pass, n_fail;
+static be_stream S;
+
+static void check(int ok, const char *fmt, ...)
+{
+  if (ok) {
+    n_pass++;
+    return;
+  }
+  n_fail++;
+  va_list ap;
+  va_start(ap, fmt);
+  printf("FAIL: ");
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+}
+
+#define REQUIRE(call)                                                                       \
+  do {                                                                                      \
+    if ((call) != BE_OK) {                                                                  \
+      printf("FATAL: %s failed: %s\n", #call, be_error_message());                         \
+      printf("%d passed, %d failed\n", n_pass, n_fail + 1);                                 \
+      exit(1);                                                                              \
+    }                                                                                       \
+  } while (0)
+
+#define TOL (sizeof(real_t) == 8 ? 1e-12 : 1e-5)
+
+static void to_host(real_t *h, const real_t *d, size_t n)
+{
+  REQUIRE(be_memcpy_async(h, d, n * sizeof(real_t), BE_COPY_D2H, S));
+  REQUIRE(be_stream_sync(S));
+}
+static void to_dev(real_t *d, const real_t *h, size_t n)
+{
+  REQUIRE(be_memcpy_async(d, h, n * sizeof(real_t), BE_COPY_H2D, S));
+  REQUIRE(be_stream_sync(S));
+}
+
+static int same_bits(real_t a, real_t b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+static fd_field random_field(uint64_t seed, double scale)
+{
+  fd_field fl;
+  memset(&fl, 0, sizeof fl);
+  fl.kind = FD_FIELD_RANDOM;
+  fl.scale = scale;
+  fl.seed = seed;
+  for (int d = 0; d < 3; d++) {
+    fl.h[d] = 1.0;
+    fl.L[d] = 1.0;
+  }
+  return fl;
+}
+
+/* ---- host reference ------------------------------------------------------------------------ */
+
+#define IDX(i, j, k) ((size_t)(i) + sx * ((size_t)(j) + sy * (size_t)(k)))
+
+/* ref[p] = stencil at every interior point; mag[p] = sum of |terms| (rounding scale). */
+static void host_stencil(const fd_grid *g, const fd_coeffs *c, const real_t *u, const real_t *f,
+                         real_t *ref, double *mag)
+{
+  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2, pz = sx * sy;
+  for (int k = 1; k <= g->n[2]; k++)
+    for (int j = 1; j <= g->n[1]; j++)
+      for (int i = 1; i <= g->n[0]; i++) {
+        size_t p = IDX(i, j, k);
+        real_t v = fd_stencil_point(c->cc, c->cx, c->cy, c->cz, u[p], u[p - 1], u[p + 1],
+                                    u[p - sx], u[p + sx], u[p - pz], u[p + pz]);
+        double m = fabs((double)c->cc * u[p]) + fabs((double)c->cx) * (fabs(u[p - 1]) + fabs(u[p + 1])) +
+                   fabs((double)c->cy) * (fabs(u[p - sx]) + fabs(u[p + sx])) +
+                   fabs((double)c->cz) * (fabs(u[p - pz]) + fabs(u[p + pz]));
+        if (f) {
+          v = v + c->cf * f[p];
+          m += fabs((double)c->cf * f[p]);
+        }
+        ref[p] = v;
+        mag[p] = m;
+      }
+}
+
+static int in_box(int i, int j, int k, const int lo[3], const int hi[3])
+{
+  return i >= lo[0] && i <= hi[0] && j >= lo[1] && j <= hi[1] && k >= lo[2] && k <= hi[2];
+}
+
+/* Checks out (host copy) over the whole array: points in the region match ref, others are
+ * still NaN. region: ALL, INTERIOR or SHELL. Returns the number of bad points. */
+static long check_region(const fd_grid *g, fd_region region, const real_t *out, const real_t *ref,
+                         const double *mag, const char *what)
+{
+  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
+  const int all_lo[3] = {1, 1, 1}, all_hi[3] = {g->n[0], g->n[1], g->n[2]};
+  const int in_lo[3] = {2, 2, 2}, in_hi[3] = {g->n[0] - 1, g->n[1] - 1, g->n[2] - 1};
+  long bad_val = 0, unwritten = 0, stray = 0;
+  double worst = 0;
+  for (int k = 0; k <= g->n[2] + 1; k++)
+    for (int j = 0; j <= g->n[1] + 1; j++)
+      for (int i = 0; i <= g->n[0] + 1; i++) {
+        size_t p = IDX(i, j, k);
+        int a = in_box(i, j, k, all_lo, all_hi), in = in_box(i, j, k, in_lo, in_hi);
+        int want = region == FD_REGION_ALL ? a : region == FD_REGION_INTERIOR ? in : (a && !in);
+        if (want) {
+          if (out[p] != out[p]) {
+            unwritten++;
+            continue;
+          }
+          double d = fabs((double)out[p] - (double)ref[p]);
+          double lim = TOL * (mag[p] > 1e-300 ? mag[p] : 1e-300);
+          if (d > lim) bad_val++;
+          if (mag[p] > 0 && d / mag[p] > worst) worst = d / mag[p];
+        } else if (out[p] == out[p]) {
+          stray++;
+        }
+      }
+  check(unwritten == 0 && stray == 0 && bad_val == 0,
+        "%s: %ld unwritten, %ld written outside the region, %ld beyond tolerance (worst %.3g)",
+        what, unwritten, stray, bad_val, worst);
+  return unwritten + stray + bad_val;
+}
+
+/* ---- stencil tests ------------------------------------------------------------------------- */
+
+typedef struct {
+  fd_kernel k;
+  gpu_stencil_cfg cfg;
+} variant;
+
+static int build_variants(variant *v, int max, int quick)
+{
+  int n = 0;
+#define ADD(ID, M, SCHED, BX, BY, VEC, ZC)                                                   \
+  do {                                                                                      \
+    if (n < max) {                                                                          \
+      memset(&v[n], 0, sizeof v[n]);                                                        \
+      v[n].k.id = ID;                                                                       \
+      v[n].k.tile = M;                                                                      \
+      v[n].cfg.schedule = SCHED;                                                            \
+      v[n].cfg.block[0] = BX;                                                               \
+      v[n].cfg.block[1] = BY;                                                               \
+      v[n].cfg.vec = VEC;                                                                   \
+      v[n].cfg.zchunks = ZC;                                                                \
+      n++;                                                                                  \
+    }                                                                                       \
+  } while (0)
+  ADD(FD_KERNEL_BASELINE, 1, GPU_SCHED_AUTO, 0, 0, 0, 0); /* first: the reference field */
+  if (!quick) ADD(FD_KERNEL_BASELINE, 1, GPU_SCHED_AUTO, 16, 5, 0, 0);
+  for (int m = 1; m <= 16; m *= 2) {
+    ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_AUTO, 0, 0, 0, 0); /* be_stencil's default config */
+    ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 0, 0, 0, 0);
+    if (!quick) ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 32, 3, 0, 0);
+    if (!quick) ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 8, 4, 0, 2); /* 2 strips */
+    for (int vec = 1; vec <= 2; vec++) {
+      ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 0, 0, vec, 0);
+      if (!quick) {
+        ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 32, 3, vec, 3);
+        ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 8, 2, vec, 1000);
+      }
+    }
+  }
+#undef ADD
+  return n;
+}
+
+static void test_stencil_size(const fd_grid *g, uint64_t seed, int quick)
+{
+  const size_t np = fd_grid_points_with_ghosts(g);
+  const size_t bytes = np * sizeof(real_t);
+  real_t *du, *df, *dout, *dshell;
+  REQUIRE(be_malloc((void **)&du, bytes));
+  REQUIRE(be_malloc((void **)&df, bytes));
+  REQUIRE(be_malloc((void **)&dout, bytes));
+  REQUIRE(be_malloc((void **)&dshell, bytes));
+  real_t *u = malloc(bytes), *f = malloc(bytes), *ref = malloc(bytes), *out = malloc(bytes);
+  real_t *first = malloc(bytes), *nan_buf = malloc(bytes);
+  double *mag = malloc(np * sizeof(double));
+  for (size_t p = 0; p < np; p++) nan_buf[p] = (real_t)NAN;
+
+  fd_field fu = random_field(seed, 1.0), ff = random_field(seed ^ 0xabcdef, 2.0);
+  REQUIRE(be_fill(g, &fu, du, S));
+  REQUIRE(be_fill(g, &ff, df, S));
+  to_host(u, du, np);
+  to_host(f, df, np);
+
+  /* three operators with grid spacings that differ per dimension */
+  const double hx = 0.5, hy = 0.25, hz = 0.125, dt = 0.01;
+  const double ix = 1 / (hx * hx), iy = 1 / (hy * hy), iz = 1 / (hz * hz), D = 2 * (ix + iy + iz);
+  struct {
+    const char *name;
+    fd_coeffs c;
+    const real_t *f;
+  } ops[3] = {
+      {"laplacian", {(real_t)(-D), (real_t)ix, (real_t)iy, (real_t)iz, 0}, NULL},
+      {"heat", {(real_t)(1 - dt * D), (real_t)(dt * ix), (real_t)(dt * iy), (real_t)(dt * iz), 0}, NULL},
+      {"jacobi", {0, (real_t)(ix / D), (real_t)(iy / D), (real_t)(iz / D), (real_t)(-1 / D)}, df},
+  };
+
+  variant vars[128];
+  const int nv = build_variants(vars, 128, quick);
+  for (int o = 0; o < 3; o++) {
+    host_stencil(g, &ops[o].c, u, ops[o].f ? f : NULL, ref, mag);
+    for (int vi = 0; vi < nv; vi++) {
+      gpu_stencil_cfg used;
+      char desc[96], what[256];
+      /* ALL */
+      to_dev(dout, nan_buf, np);
+      REQUIRE(gpu_stencil_launch(g, FD_REGION_ALL, &ops[o].c, du, ops[o].f, dout, vars[vi].k,
+                                 &vars[vi].cfg, S, &used));
+      REQUIRE(be_stream_sync(S));
+      gpu_stencil_cfg_describe(&used, vars[vi].k, desc, sizeof desc);
+      to_host(out, dout, np);
+      snprintf(what, sizeof what, "%dx%dx%d %s %s ALL", g->n[0], g->n[1], g->n[2], ops[o].name, desc);
+      check_region(g, FD_REGION_ALL, out, ref, mag, what);
+      if (vi == 0) {
+        memcpy(first, out, bytes);
+      } else {
+        size_t diff = 0;
+        for (size_t p = 0; p < np; p++) diff += !same_bits(out[p], first[p]);
+        check(diff == 0, "%s: %zu points differ bitwise from the baseline", what, diff);
+      }
+      /* INTERIOR then SHELL into a poisoned field: the union is ALL, bitwise */
+      to_dev(dshell, nan_buf, np);
+      REQUIRE(gpu_stencil_launch(g, FD_REGION_INTERIOR, &ops[o].c, du, ops[o].f, dshell,
+                                 vars[vi].k, &vars[vi].cfg, S, NULL));
+      to_host(out, dshell, np);
+      snprintf(what, sizeof what, "%dx%dx%d %s %s INTERIOR", g->n[0], g->n[1], g->n[2], ops[o].name, desc);
+      check_region(g, FD_REGION_INTERIOR, out, ref, mag, what);
+      if (vi < 2) { /* the shell alone, into a fresh poisoned field */
+        to_dev(dout, nan_buf, np);
+        REQUIRE(be_stencil(g, FD_REGION_SHELL, &ops[o].c, du, ops[o].f, dout, vars[vi].k, S));
+        to_host(out, dout, np);
+        snprintf(what, sizeof what, "%dx%dx%d %s SHELL", g->n[0], g->n[1], g->n[2], ops[o].name);
+        check_region(g, FD_REGION_SHELL, out, ref, mag, what);
+      }
+      REQUIRE(gpu_stencil_launch(g, FD_REGION_SHELL, &ops[o].c, du, ops[o].f, dshell,
+                                 vars[vi].k, &vars[vi].cfg, S, NULL));
+      to_host(out, dshell, np);
+      size_t diff = 0;
+      for (size_t p = 0; p < np; p++) diff += !same_bits(out[p], first[p]);
+      check(diff == 0, "%dx%dx%d %s %s: INTERIOR+SHELL differs bitwise from ALL at %zu points",
+            g->n[0], g->n[1], g->n[2], ops[o].name, desc, diff);
+    }
+  }
+  free(u), free(f), free(ref), free(out), free(first), free(nan_buf), free(mag);
+  REQUIRE(be_free(du));
+  REQUIRE(be_free(df));
+  REQUIRE(be_free(dout));
+  REQUIRE(be_free(dshell));
+}
+
+/* The quadratic 0.5*(x(x-Lx)+y(y-Ly)+z(z-Lz)) has discrete Laplacian exactly 3 (to rounding). */
+static void test_quadratic_laplacian(const fd_grid *g)
+{
+  const size_t np = fd_grid_points_with_ghosts(g);
+  real_t *du, *dout;
+  REQUIRE(be_malloc((void **)&du, np * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&dout, np * sizeof(real_t)));
+  fd_field q;
+  memset(&q, 0, sizeof q);
+  q.kind = FD_FIELD_QUADRATIC;
+  q.scale = 1.0;
+  for (int d = 0; d < 3; d++) {
+    q.L[d] = 1.0;
+    q.h[d] = 1.0 / (g->n[d] + 1);
+  }
+  fd_coeffs c = {0, (real_t)(1 / (q.h[0] * q.h[0])), (real_t)(1 / (q.h[1] * q.h[1])),
+                 (real_t)(1 / (q.h[2] * q.h[2])), 0};
+  c.cc = -2 * (c.cx + c.cy + c.cz);
+  fd_field three;
+  memset(&three, 0, sizeof three);
+  three.kind = FD_FIELD_CONST;
+  three.scale = 3.0;
+  REQUIRE(be_fill(g, &q, du, S));
+  fd_kernel k;
+  REQUIRE(be_kernel_default(g, &k));
+  REQUIRE(be_stencil(g, FD_REGION_ALL, &c, du, NULL, dout, k, S));
+  fd_norms nm;
+  REQUIRE(be_norms(g, dout, NULL, &three, &nm, S));
+  double tol = sizeof(real_t) == 8 ? 1e-6 : 2.0;
+  check(nm.max_abs < tol, "%dx%dx%d: Laplacian of the quadratic is 3 to %.3g (max error %.3g)",
+        g->n[0], g->n[1], g->n[2], tol, nm.max_abs);
+  REQUIRE(be_free(du));
+  REQUIRE(be_free(dout));
+}
+
+/* ---- faces ----------------------------------------------------------------------------------- */
+
+static void test_faces(const fd_grid *g, const int active[FD_FACES])
+{
+  const size_t np = fd_grid_points_with_ghosts(g);
+  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
+  fd_faces fc;
+  fd_faces_init(&fc, g->n);
+  for (int f = 0; f < FD_FACES; f++) fc.active[f] = active[f];
+  real_t *du, *dbuf, *dv;
+  REQUIRE(be_malloc((void **)&du, np * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&dv, np * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&dbuf, fc.total * sizeof(real_t)));
+  real_t *u = malloc(np * sizeof(real_t)), *v = malloc(np * sizeof(real_t));
+  real_t *buf = malloc(fc.total * sizeof(real_t));
+  fd_field fl = random_field(77, 1.0);
+  REQUIRE(be_fill(g, &fl, du, S));
+  to_host(u, du, np);
+  for (size_t e = 0; e < fc.total; e++) buf[e] = (real_t)NAN;
+  to_dev(dbuf, buf, fc.total);
+  REQUIRE(be_pack_faces(g, &fc, du, dbuf, S));
+  to_host(buf, dbuf, fc.total);
+  long bad = 0;
+  for (int face = 0; face < FD_FACES; face++) {
+    int d = face / 2, a, b;
+    fd_face_plane_dims(d, &a, &b);
+    int layer = fd_face_layer(&fc, face, 0);
+    for (int q = 0; q < fc.n[b]; q++)
+      for (int p = 0; p < fc.n[a]; p++) {
+        int ijk[3];
+        ijk[d] = layer, ijk[a] = p + 1, ijk[b] = q + 1;
+        real_t got = buf[fc.offset[face] + (size_t)p + (size_t)fc.n[a] * q];
+        if (fc.active[face]) bad += !same_bits(got, u[IDX(ijk[0], ijk[1], ijk[2])]);
+        else bad += got == got; /* inactive faces untouched (NaN) */
+      }
+  }
+  check(bad == 0, "%dx%dx%d pack: %ld wrong buffer elements", g->n[0], g->n[1], g->n[2], bad);
+
+  /* unpack into a NaN field: exactly the active ghost faces get the buffer values */
+  for (size_t p = 0; p < np; p++) v[p] = (real_t)NAN;
+  to_dev(dv, v, np);
+  REQUIRE(be_unpack_faces(g, &fc, dbuf, dv, S));
+  to_host(v, dv, np);
+  bad = 0;
+  long expected_written = 0;
+  for (int face = 0; face < FD_FACES; face++) {
+    if (!fc.active[face]) continue;
+    int d = face / 2, a, b;
+    fd_face_plane_dims(d, &a, &b);
+    int layer = fd_face_layer(&fc, face, 1);
+    for (int q = 0; q < fc.n[b]; q++)
+      for (int p = 0; p < fc.n[a]; p++) {
+        int ijk[3];
+        ijk[d] = layer, ijk[a] = p + 1, ijk[b] = q + 1;
+        bad += !same_bits(v[IDX(ijk[0], ijk[1], ijk[2])],
+                          buf[fc.offset[face] + (size_t)p + (size_t)fc.n[a] * q]);
+        expected_written++;
+      }
+  }
+  long written = 0;
+  for (size_t p = 0; p < np; p++) written += v[p] == v[p];
+  check(bad == 0 && written == expected_written,
+        "%dx%dx%d unpack: %ld wrong ghosts, %ld points written (expected %ld)", g->n[0], g->n[1],
+        g->n[2], bad, written, expected_written);
+  free(u), free(v), free(buf);
+  REQUIRE(be_free(du));
+  REQUIRE(be_free(dv));
+  REQUIRE(be_free(dbuf));
+}
+
+/* ---- fill and norms ---------------------------------------------------------------------------- */
+
+static void test_fill_norms(const fd_grid *g)
+{
+  const size_t np = fd_grid_points_with_ghosts(g);
+  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
+  real_t *da, *db;
+  REQUIRE(be_malloc((void **)&da, np * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&db, np * sizeof(real_t)));
+  real_t *a = malloc(np * sizeof(real_t)), *b = malloc(np * sizeof(real_t));
+  const char *names[4] = {"const", "quadratic", "sine", "random"};
+  fd_field fl[4];
+  for (int kind = 0; kind < 4; kind++) {
+    memset(&fl[kind], 0, sizeof fl[kind]);
+    fl[kind].kind = (fd_field_kind)kind;
+    fl[kind].scale = 1.5;
+    fl[kind].seed = 99;
+    for (int d = 0; d < 3; d++) {
+      fl[kind].h[d] = 0.01 * (d + 1);
+      fl[kind].L[d] = 0.01 * (d + 1) * (3 * g->n[d] + 1);
+      fl[kind].offset[d] = 7 * d + 3; /* as if this were a subdomain of a larger grid */
+    }
+    REQUIRE(be_fill(g, &fl[kind], da, S));
+    to_host(a, da, np);
+    double worst = 0;
+    long bitdiff = 0;
+    for (int k = 0; k <= g->n[2] + 1; k++)
+      for (int j = 0; j <= g->n[1] + 1; j++)
+        for (int i = 0; i <= g->n[0] + 1; i++) {
+          real_t want = (real_t)fd_field_value(&fl[kind], fl[kind].offset[0] + i,
+                                               fl[kind].offset[1] + j, fl[kind].offset[2] + k);
+          real_t got = a[IDX(i, j, k)];
+          double d = fabs((double)got - (double)want) / (fabs((double)want) + 1e-300);
+          if (!(d <= worst)) worst = d;
+          bitdiff += !same_bits(got, want);
+        }
+    double tol = sizeof(real_t) == 8 ? 1e-13 : 1e-6;
+    check(worst <= tol, "fill %s: worst relative difference %.3g > %.3g", names[kind], worst, tol);
+    if (kind == FD_FIELD_RANDOM || kind == FD_FIELD_CONST)
+      check(bitdiff == 0, "fill %s: %ld points differ bitwise from the host", names[kind], bitdiff);
+  }
+
+  /* norms of a - b - ref against a host loop; twice for determinism */
+  REQUIRE(be_fill(g, &fl[FD_FIELD_RANDOM], da, S));
+  REQUIRE(be_fill(g, &fl[FD_FIELD_SINE], db, S));
+  to_host(a, da, np);
+  to_host(b, db, np);
+  for (int mode = 0; mode < 4; mode++) {
+    const real_t *pb = (mode & 1) ? db : NULL;
+    const fd_field *pref = (mode & 2) ? &fl[FD_FIELD_QUADRATIC] : NULL;
+    double sum = 0, mx = 0;
+    for (int k = 1; k <= g->n[2]; k++)
+      for (int j = 1; j <= g->n[1]; j++)
+        for (int i = 1; i <= g->n[0]; i++) {
+          size_t p = IDX(i, j, k);
+          double d = a[p];
+          if (pb) d -= b[p];
+          if (pref) d -= fd_field_value(pref, pref->offset[0] + i, pref->offset[1] + j, pref->offset[2] + k);
+          sum += d * d;
+          if (fabs(d) > mx) mx = fabs(d);
+        }
+    fd_norms n1, n2;
+    REQUIRE(be_norms(g, da, pb, pref, &n1, S));
+    REQUIRE(be_norms(g, da, pb, pref, &n2, S));
+    check(fabs(n1.sum_sq - sum) <= 1e-12 * sum && fabs(n1.max_abs - mx) <= 1e-13 * mx &&
+              n1.count == (long long)g->n[0] * g->n[1] * g->n[2],
+          "norms mode %d: sum %.17g vs host %.17g, max %.17g vs %.17g, count %lld", mode,
+          n1.sum_sq, sum, n1.max_abs, mx, n1.count);
+    check(n1.sum_sq == n2.sum_sq && n1.max_abs == n2.max_abs, "norms mode %d not deterministic", mode);
+  }
+  /* a NaN counts as infinitely wrong */
+  a[IDX(1, 1, 1)] = (real_t)NAN;
+  to_dev(da, a, np);
+  fd_norms nn;
+  REQUIRE(be_norms(g, da, NULL, NULL, &nn, S));
+  check(isinf(nn.max_abs) && isnan(nn.sum_sq), "norms with a NaN: max %g sum %g", nn.max_abs,
+        nn.sum_sq);
+  free(a), free(b);
+  REQUIRE(be_free(da));
+  REQUIRE(be_free(db));
+}
+
+/* ---- streams, events, errors ------------------------------------------------------------------- */
+
+static void test_streams_events_errors(int quick)
+{
+  be_stream hi, lo;
+  be_event e0, e1;
+  REQUIRE(be_stream_create(&hi, BE_PRIORITY_HIGH));
+  REQUIRE(be_stream_create(&lo, BE_PRIORITY_NORMAL));
+  REQUIRE(be_event_create(&e0));
+  REQUIRE(be_event_create(&e1));
+  fd_grid g = {{64, 64, 64}};
+  const size_t np = fd_grid_points_with_ghosts(&g);
+  real_t *du, *dv;
+  REQUIRE(be_malloc((void **)&du, np * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&dv, np * sizeof(real_t)));
+  fd_field fl = random_field(5, 1.0);
+  REQUIRE(be_event_record(e0, lo));
+  REQUIRE(be_fill(&g, &fl, du, lo));
+  REQUIRE(be_event_record(e1, lo));
+  REQUIRE(be_stream_wait_event(hi, e1)); /* hi waits for the fill on lo */
+  REQUIRE(be_memcpy_async(dv, du, np * sizeof(real_t), BE_COPY_D2D, hi));
+  REQUIRE(be_stream_sync(hi));
+  REQUIRE(be_event_sync(e1));
+  float ms = -1;
+  REQUIRE(be_event_elapsed_ms(&ms, e0, e1));
+  check(ms >= 0, "event elapsed time %g ms", ms);
+  fd_norms nm;
+  REQUIRE(be_norms(&g, dv, du, NULL, &nm, hi));
+  check(nm.max_abs == 0.0, "copy on the high-priority stream after the event: max diff %g", nm.max_abs);
+  be_range_push("test range");
+  be_range_pop();
+
+  /* errors: bad tile, u == out, bad device index */
+  fd_coeffs c = {1, 1, 1, 1, 0};
+  fd_kernel bad = {FD_KERNEL_REORDERED, 3};
+  int rc = be_stencil(&g, FD_REGION_ALL, &c, du, NULL, dv, bad, lo);
+  check(rc != BE_OK && strstr(be_error_message(), "tile") != NULL, "bad tile: rc %d, message '%s'",
+        rc, be_error_message());
+  fd_kernel ok = {FD_KERNEL_REORDERED, 2};
+  rc = be_stencil(&g, FD_REGION_ALL, &c, du, NULL, du, ok, lo);
+  check(rc != BE_OK && strlen(be_error_message()) > 0, "u == out: rc %d", rc);
+  gpu_stencil_cfg big;
+  memset(&big, 0, sizeof big);
+  big.schedule = GPU_SCHED_ZMARCH;
+  big.block[0] = 1024;
+  big.block[1] = 1;
+  rc = gpu_stencil_launch(&g, FD_REGION_ALL, &c, du, NULL, dv, ok, &big, lo, NULL);
+  check(rc != BE_OK && strlen(be_error_message()) > 0, "oversized block: rc %d, '%s'", rc,
+        be_error_message());
+  if (!quick) { /* (compute-sanitizer would count the failed allocation as an error) */
+    void *huge = NULL;
+    rc = be_malloc(&huge, (size_t)1 << 62);
+    check(rc != BE_OK && strstr(be_error_message(), "Malloc") != NULL,
+          "huge allocation fails with a message naming the call: '%s'", be_error_message());
+    printf("  error message example: %s\n", be_error_message());
+  }
+
+  REQUIRE(be_free(du));
+  REQUIRE(be_free(dv));
+  REQUIRE(be_event_destroy(e0));
+  REQUIRE(be_event_destroy(e1));
+  REQUIRE(be_stream_destroy(hi));
+  REQUIRE(be_stream_destroy(lo));
+}
+
+/* ---- main ------------------------------------------------------------------------------------------ */
+
+static uint64_t rng_state;
+static int rnd(int lo, int hi) /* uniform in lo..hi */
+{
+  rng_state = fd_mix64(rng_state);
+  return lo + (int)(rng_state % (uint64_t)(hi - lo + 1));
+}
+
+int main(int argc, char **argv)
+{
+  int quick = 0;
+  rng_state = 2026;
+  for (int a = 1; a < argc; a++) {
+    if (!strcmp(argv[a], "--quick")) quick = 1;
+    else if (!strcmp(argv[a], "--seed") && a + 1 < argc) rng_state = strtoull(argv[++a], NULL, 10);
+    else {
+      fprintf(stderr, "usage: test_gpu_kernels [--quick] [--seed S]\n");
+      return 2;
+    }
+  }
+  int count = 0;
+  REQUIRE(be_device_count(&count));
+  be_info info;
+  REQUIRE(be_init(0, &info));
+  printf("device: %s (%s), pci %s, %d of %d visible, %.1f GiB, real_t = %s\n", info.name,
+         info.backend, info.pci_bus_id, info.device_index, info.device_count,
+         info.memory_bytes / 1073741824.0, FDMINI_REAL_NAME);
+  check(info.is_accelerator == 1 && strlen(info.pci_bus_id) == 12 && info.memory_bytes > 0,
+        "be_info: accelerator %d, pci '%s'", info.is_accelerator, info.pci_bus_id);
+  REQUIRE(be_stream_create(&S, BE_PRIORITY_NORMAL));
+
+  int sizes[32][3] = {{37, 23, 19}, {130, 7, 65}, {2, 2, 2},  {2, 9, 5},  {9, 2, 6},
+                      {7, 5, 2},    {1, 4, 3},    {3, 1, 1},  {64, 33, 20}, {30, 17, 9}};
+  int ns = 10;
+  if (quick) {
+    sizes[0][0] = 37, sizes[0][1] = 23, sizes[0][2] = 19;
+    sizes[1][0] = 30, sizes[1][1] = 17, sizes[1][2] = 9;
+    ns = 2;
+  } else {
+    for (int r = 0; r < 6; r++, ns++) {
+      sizes[ns][0] = rnd(1, 90);
+      sizes[ns][1] = rnd(1, 40);
+      sizes[ns][2] = rnd(1, 40);
+    }
+  }
+  for (int s = 0; s < ns; s++) {
+    fd_grid g = {{sizes[s][0], sizes[s][1], sizes[s][2]}};
+    int before = n_fail;
+    test_stencil_size(&g, 1000 + (uint64_t)s, quick);
+    printf("stencil %dx%dx%d: %s\n", g.n[0], g.n[1], g.n[2], n_fail == before ? "ok" : "FAILED");
+  }
+  {
+    fd_grid g1 = {{40, 30, 20}}, g2 = {{33, 2, 17}};
+    test_quadratic_laplacian(&g1);
+    test_quadratic_laplacian(&g2);
+  }
+  {
+    const int all[FD_FACES] = {1, 1, 1, 1, 1, 1}, some[FD_FACES] = {0, 1, 1, 0, 0, 1};
+    fd_grid g1 = {{37, 23, 19}}, g2 = {{2, 5, 3}};
+    test_faces(&g1, all);
+    test_faces(&g1, some);
+    test_faces(&g2, all);
+  }
+  {
+    fd_grid g = {{37, 23, 19}};
+    test_fill_norms(&g);
+    if (!quick) {
+      fd_grid big = {{130, 70, 65}};
+      test_fill_norms(&big);
+    }
+  }
+  test_streams_events_errors(quick);
+
+  REQUIRE(be_stream_destroy(S));
+  REQUIRE(be_finalize());
+  printf("%d passed, %d failed\n", n_pass, n_fail);
+  return n_fail ? 1 : 0;
+}
