@@ -40,6 +40,8 @@ void fd_options_usage(FILE *out)
     "  --mpi-gpu MODE      auto | aware | staged: hand device buffers to MPI, or stage\n"
     "                      them through pinned host memory (default auto)\n"
     "  --no-overlap        run pack, exchange, interior and boundary one after another\n"
+    "  --baseline          first run every rank's block alone (no exchange, same steps):\n"
+    "                      efficiency against one GPU and the share of exchange hidden\n"
     "Output\n"
     "  --json FILE         write the run's record as one JSON object (schema: README)\n"
     "  --dump FILE         write the final field (raw, global order, x fastest)\n"
@@ -123,7 +125,7 @@ static int parse_name(const char *opt, const char *s, const char *const *names, 
 enum {
   OPT_GLOBAL = 256, OPT_LOCAL, OPT_PROCS, OPT_OP, OPT_ITERS, OPT_WARMUP, OPT_KERNEL, OPT_TILE,
   OPT_JSON, OPT_DUMP, OPT_NO_CHECK, OPT_HELP, OPT_NO_OVERLAP, OPT_MPI_GPU, OPT_PROGRESS,
-  OPT_INJECT,
+  OPT_INJECT, OPT_BASELINE,
 };
 
 /* Largest grid extent accepted: local extents must fit an int with room for ghosts. */
@@ -141,6 +143,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"no-overlap", no_argument, 0, OPT_NO_OVERLAP}, {"mpi-gpu", required_argument, 0, OPT_MPI_GPU},
     {"progress", required_argument, 0, OPT_PROGRESS},
     {"test-inject-fault", no_argument, 0, OPT_INJECT},
+    {"baseline", no_argument, 0, OPT_BASELINE},
     {0, 0, 0, 0},
   };
   static const char *const kernel_names[] = {"baseline", "reordered"};
@@ -219,6 +222,9 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       break;
     case OPT_INJECT:
       o->inject_fault = 1;
+      break;
+    case OPT_BASELINE:
+      o->baseline = 1;
       break;
     case 'h':
     case OPT_HELP:

@@ -30,6 +30,7 @@ typedef struct {
   int progress;         /* --progress SECONDS between progress lines, 0 = off; -1 default */
   char json[FD_PATH_MAX]; /* --json FILE, "" = none */
   char dump[FD_PATH_MAX]; /* --dump FILE: final field, raw real_t, global order, x fastest */
+  int baseline;         /* --baseline: first time each rank's block alone (no exchange) */
   int inject_fault;     /* --test-inject-fault: corrupt one point before verification */
 } fd_options;
 

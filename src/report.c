@@ -31,6 +31,14 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg\n",
           r->halo_bytes_max, r->halo_gbs.avg);
+  if (r->baseline) {
+    fprintf(out, "  alone (--baseline)   %.4f / %.4f / %.4f ms per step (each rank's block, no exchange)\n",
+            r->alone_ms.min, r->alone_ms.avg, r->alone_ms.max);
+    fprintf(out, "  efficiency           %.1f / %.1f / %.1f %% (T_alone / T_step, min/avg/max over ranks)\n",
+            100 * r->efficiency.min, 100 * r->efficiency.avg, 100 * r->efficiency.max);
+    fprintf(out, "  exchange hidden      %.1f / %.1f / %.1f %% (1 - (T_step - T_alone) / (pack + exchange + unpack))\n",
+            100 * r->hidden.min, 100 * r->hidden.avg, 100 * r->hidden.max);
+  }
   if (!r->verify.checked)
     fprintf(out, "\n  verification: SKIPPED (--no-check)\n");
   else
@@ -97,6 +105,12 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_num(&j, "points_per_s", r->points_per_s);
   json_int(&j, "halo_bytes_per_step_max", (long long)r->halo_bytes_max);
   stat(&j, "halo_GBs", &r->halo_gbs);
+  json_bool(&j, "baseline", r->baseline);
+  if (r->baseline) {
+    stat(&j, "alone_step_ms", &r->alone_ms);
+    stat(&j, "efficiency", &r->efficiency);
+    stat(&j, "hidden_share", &r->hidden);
+  }
   json_object(&j, "verification");
   json_bool(&j, "checked", r->verify.checked);
   json_bool(&j, "passed", r->verify.checked && r->verify.passed);

@@ -66,19 +66,15 @@ int fd_resolve_grid(const fd_options *o, int ranks, const be_info *dev, long lon
 
 /* ---- the step ---- */
 
-static int record(fd_state *s, int slot, int which)
-{
-  FD_BE(be_event_record(s->t_ev[slot][which], s->compute));
-  return FD_OK;
-}
-
-/* Adds the compute-stream timings of the previous step (complete once this step's pack
- * has started: the pack waited for the previous shell update). */
+/* Adds the compute-stream timings of the previous step. With an exchange they are complete
+ * by the time this step's pack has been waited for (the pack waited for the previous shell
+ * update); alone, the host waits here while the device already runs this step's interior. */
 static int accumulate_previous(fd_state *s)
 {
   if (!s->timing_pending) return FD_OK;
   int p = (int)((s->steps - 1) % 2);
   float a, b;
+  FD_BE(be_event_sync(s->t_ev[p][3]));
   FD_BE(be_event_elapsed_ms(&a, s->t_ev[p][0], s->t_ev[p][1]));
   FD_BE(be_event_elapsed_ms(&b, s->t_ev[p][2], s->t_ev[p][3]));
   s->ms_interior += a;
@@ -87,44 +83,43 @@ static int accumulate_previous(fd_state *s)
   return FD_OK;
 }
 
-/* One step. The schedule (with --no-overlap: begin, end, interior, shell in that order):
+/* The stencil over one region on the compute stream, between timing events. */
+static int update(fd_state *s, fd_region region, int slot)
+{
+  const int e = region == FD_REGION_INTERIOR ? 0 : 2;
+  FD_BE(be_event_record(s->t_ev[slot][e], s->compute));
+  be_range_push(region == FD_REGION_INTERIOR ? "interior" : "boundary");
+  FD_BE(be_stencil(&s->grid, region, &s->prob.coeffs, s->u, s->f, s->v, s->kernel, s->compute));
+  be_range_pop();
+  FD_BE(be_event_record(s->t_ev[slot][e + 1], s->compute));
+  return FD_OK;
+}
+
+/* One step: the schedule of fdmini, in one place.
  *
  *   halo stream:    wait(ready) -> pack 6 faces -------------------> unpack ghosts -> signal
  *   host:                    sync pack -> MPI_Isend (Irecv preposted) -> MPI_Waitall
  *   compute stream: interior update (2..n-1) ----------------------> wait(unpack) -> shell
  *
- * The interior touches no ghost, so it runs while the faces travel; the one-point shell
- * runs once the ghosts are in. Output v; heat and jacobi then swap u and v. */
+ * The interior touches no ghost, so it runs while the faces travel; the one-point shell runs
+ * once the ghosts are in. --no-overlap runs pack, exchange, unpack, interior, shell one after
+ * another; the --baseline run ("alone") updates interior and shell with no exchange at all.
+ * Output v; heat and jacobi then swap u and v. */
 static int solver_step(fd_state *s)
 {
-  const fd_problem *p = &s->prob;
   const int slot = (int)(s->steps % 2);
-  FD_BE(be_event_record(s->ready, s->compute));
-  FD_CALL(halo_exchange_begin(&s->halo, s->u, s->ready));
-  if (s->opt->overlap) {
-    FD_CALL(record(s, slot, 0));
-    be_range_push("interior");
-    FD_BE(be_stencil(&s->grid, FD_REGION_INTERIOR, &p->coeffs, s->u, s->f, s->v, s->kernel, s->compute));
-    be_range_pop();
-    FD_CALL(record(s, slot, 1));
-    FD_CALL(halo_exchange_end(&s->halo, s->u, s->compute));
-    FD_CALL(accumulate_previous(s));
-  } else {
-    FD_CALL(halo_exchange_end(&s->halo, s->u, s->compute));
-    FD_CALL(accumulate_previous(s));
-    FD_CALL(record(s, slot, 0));
-    be_range_push("interior");
-    FD_BE(be_stencil(&s->grid, FD_REGION_INTERIOR, &p->coeffs, s->u, s->f, s->v, s->kernel, s->compute));
-    be_range_pop();
-    FD_CALL(record(s, slot, 1));
+  const int exchange = !s->alone, overlap = s->opt->overlap;
+  if (exchange) {
+    FD_BE(be_event_record(s->ready, s->compute));
+    FD_CALL(halo_exchange_begin(&s->halo, s->u, s->ready));
   }
-  FD_CALL(record(s, slot, 2));
-  be_range_push("boundary");
-  FD_BE(be_stencil(&s->grid, FD_REGION_SHELL, &p->coeffs, s->u, s->f, s->v, s->kernel, s->compute));
-  be_range_pop();
-  FD_CALL(record(s, slot, 3));
+  if (!exchange || overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot));
+  if (exchange) FD_CALL(halo_exchange_end(&s->halo, s->u, s->compute));
+  FD_CALL(accumulate_previous(s));
+  if (exchange && !overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot));
+  FD_CALL(update(s, FD_REGION_SHELL, slot));
   s->timing_pending = 1;
-  if (p->swaps) {
+  if (s->prob.swaps) {
     real_t *t = s->u;
     s->u = s->v;
     s->v = t;
@@ -180,11 +175,6 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, staged, s->halo_stream));
 
-  /* both buffers carry the boundary values in their ghosts */
-  FD_BE(be_fill(&s->grid, &s->prob.u0, s->u, s->compute));
-  FD_BE(be_fill(&s->grid, &s->prob.u0, s->v, s->compute));
-  if (s->f) FD_BE(be_fill(&s->grid, &s->prob.f, s->f, s->compute));
-  FD_BE(be_stream_sync(s->compute));
   return FD_OK;
 }
 
@@ -235,6 +225,39 @@ static int run_steps(fd_state *s, int n, int timed)
   return FD_OK;
 }
 
+/* (Re)initialises the fields: both buffers carry the boundary values in their ghosts. */
+static int state_fill(fd_state *s)
+{
+  FD_BE(be_fill(&s->grid, &s->prob.u0, s->u, s->compute));
+  FD_BE(be_fill(&s->grid, &s->prob.u0, s->v, s->compute));
+  if (s->f) FD_BE(be_fill(&s->grid, &s->prob.f, s->f, s->compute));
+  FD_BE(be_stream_sync(s->compute));
+  s->steps = 0;
+  s->timing_pending = 0;
+  return FD_OK;
+}
+
+/* warmup untimed steps, then iters timed ones between barriers; *step_ms = wall time per
+ * step. Phase sums restart at the timed steps. Collective. */
+static int timed_loop(fd_state *s, int warmup, int iters, double *step_ms)
+{
+  FD_CALL(run_steps(s, warmup, 0));
+  FD_BE(be_stream_sync(s->compute));
+  FD_CALL(accumulate_previous(s));
+  FD_CALL(halo_flush_timers(&s->halo));
+  s->ms_interior = s->ms_shell = 0.0;
+  halo_reset_timers(&s->halo);
+  FD_MPI(MPI_Barrier(s->dec.cart));
+  double t0 = fd_now();
+  FD_CALL(run_steps(s, iters, 1));
+  FD_BE(be_stream_sync(s->compute));
+  double t1 = fd_now();
+  FD_CALL(accumulate_previous(s));
+  FD_CALL(halo_flush_timers(&s->halo));
+  *step_ms = (t1 - t0) * 1e3 / iters;
+  return FD_OK;
+}
+
 int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
 {
   int ranks, rank;
@@ -248,6 +271,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
 
   fd_state st, *s = &st;
   FD_CALL(state_create(s, o, comm, dev, N, P));
+  FD_CALL(state_fill(s));
 
   r->op = o->op;
   r->ranks = ranks;
@@ -265,30 +289,28 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
     r->local_max[d] = s->dec.nmax[d];
   }
 
+  /* --baseline: every rank's block alone first (same kernels and steps, no exchange), then
+   * the fields start over for the distributed run */
+  double alone_ms = 0.0;
+  if (o->baseline) {
+    s->alone = 1;
+    FD_CALL(timed_loop(s, r->warmup, r->iters, &alone_ms));
+    s->alone = 0;
+    FD_CALL(state_fill(s));
+  }
+
   /* jacobi: the residual before the first step */
   if (o->check && o->op == FD_OP_JACOBI) FD_CALL(verify_residual(s, &r->verify.residual0));
 
-  FD_CALL(run_steps(s, r->warmup, 0));
-  FD_BE(be_stream_sync(s->compute));
-  FD_CALL(accumulate_previous(s));
-  FD_CALL(halo_flush_timers(&s->halo));
-  s->ms_interior = s->ms_shell = 0.0;
-  halo_reset_timers(&s->halo);
-
-  FD_MPI(MPI_Barrier(comm));
-  double t0 = fd_now();
-  FD_CALL(run_steps(s, r->iters, 1));
-  FD_BE(be_stream_sync(s->compute));
-  double t1 = fd_now();
-  FD_CALL(accumulate_previous(s));
-  FD_CALL(halo_flush_timers(&s->halo));
+  double step_ms;
+  FD_CALL(timed_loop(s, r->warmup, r->iters, &step_ms));
 
   /* ---- timings over ranks ---- */
   const double it = r->iters;
   double ph[PH_COUNT] = {s->halo.pack_ms / it, s->halo.exchange_ms / it, s->halo.unpack_ms / it,
-                         s->ms_interior / it, s->ms_shell / it, (t1 - t0) * 1e3 / it};
+                         s->ms_interior / it, s->ms_shell / it, step_ms};
   for (int k = 0; k < PH_COUNT; k++) reduce_stat(comm, ranks, ph[k], &r->phase[k]);
-  double loop_s = t1 - t0;
+  double loop_s = step_ms * 1e-3 * it;
   FD_MPI(MPI_Allreduce(&loop_s, &r->total_s, 1, MPI_DOUBLE, MPI_MAX, comm));
   double local_points = (double)s->grid.n[0] * s->grid.n[1] * s->grid.n[2];
   double bw = local_points * s->prob.bytes_per_point / (ph[PH_STEP] * 1e-3) / 1e9;
@@ -300,6 +322,15 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   r->halo_bytes_max = (size_t)hb_max;
   double hgbs = ph[PH_EXCHANGE] > 0 ? (double)hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
   reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
+  if (o->baseline) {
+    double comm_ms = ph[PH_PACK] + ph[PH_EXCHANGE] + ph[PH_UNPACK];
+    double hidden = comm_ms > 0 ? 1.0 - (step_ms - alone_ms) / comm_ms : 1.0;
+    hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
+    r->baseline = 1;
+    reduce_stat(comm, ranks, alone_ms, &r->alone_ms);
+    reduce_stat(comm, ranks, alone_ms / step_ms, &r->efficiency);
+    reduce_stat(comm, ranks, hidden, &r->hidden);
+  }
 
   /* ---- verification and output ---- */
   real_t *result = s->prob.swaps ? s->u : s->v;

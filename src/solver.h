@@ -52,6 +52,12 @@ typedef struct {
   double points_per_s;     /* global points updated per second */
   size_t halo_bytes_max;   /* bytes one rank sends per step, largest rank */
   fd_stat halo_gbs;        /* halo bytes sent / exchange time, GB/s */
+  /* --baseline: every rank's block alone first (no exchange), same steps */
+  int baseline;
+  fd_stat alone_ms;        /* step time alone, ms */
+  fd_stat efficiency;      /* T_alone / T_step per rank */
+  fd_stat hidden;          /* share of the exchange hidden: 1 - (T_step - T_alone) / T_comm,
+                              T_comm = pack + exchange + unpack; clamped to [0, 1] */
   fd_verify verify;
 } fd_result;
 

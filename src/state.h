@@ -27,6 +27,7 @@ typedef struct {
   double ms_interior, ms_shell; /* accumulated since the timed loop began */
   fd_halo halo;
   long long steps;   /* steps done (warm-up included) */
+  int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values */
 } fd_state;
 
 /* A blocking halo exchange of u (ghosts current when it returns to the compute stream). */

@@ -85,6 +85,7 @@ expect_run 0 "verification: SKIPPED" --no-check --global 16,16,16
 expect_run 0 "overlap off" --no-overlap --global 33,17,9 --op heat
 expect_run 0 "verification: PASS" --mpi-gpu staged --global 33,17,9 --op jacobi
 expect_run 0 "kernel      baseline" --kernel baseline --global 33,17,9
+expect_run 0 "exchange hidden +[0-9.]+ / [0-9.]+ / [0-9.]+ %" --baseline --op jacobi --global 33,17,9
 expect_run 0 "kernel      reordered, tile 8" --tile 8 --global 33,17,9
 expect_run 0 "fdmini: timed step [0-9]+/4000" --global 96,96,96 --iters 4000 --progress 1
 NP=8 expect_run 0 "ranks       8 as 2 x 2 x 2" --op laplacian
@@ -92,7 +93,7 @@ NP=8 expect_run 0 "verification: PASS" --op heat
 NP=8 expect_run 0 "verification: PASS" --op jacobi --local 9,10,11
 
 echo "== JSON record and dump"
-run 2 --op heat --global 20,22,24 --json "$work/run.json" --dump "$work/u.raw"
+run 2 --op heat --global 20,22,24 --baseline --json "$work/run.json" --dump "$work/u.raw"
 if [ "$rc" -eq 0 ] && python3 - "$work/run.json" <<'PY'; then ok "JSON record parses and holds the run"; else bad "JSON record"; fi
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -103,6 +104,8 @@ for k in ("pack", "exchange", "unpack", "interior", "boundary", "step"):
     p = r["phases_ms"][k]
     assert 0 <= p["min"] <= p["avg"] <= p["max"], k
 assert r["bandwidth_total_GBs"] > 0 and r["points_per_s"] > 0
+assert r["baseline"] is True and 0 < r["efficiency"]["min"] <= r["efficiency"]["max"]
+assert 0 <= r["hidden_share"]["min"] <= r["hidden_share"]["max"] <= 1
 PY
 size=$(stat -c %s "$work/u.raw" 2>/dev/null || echo 0)
 bytes=$(python3 -c "import json; print(8 if json.load(open('$work/run.json'))['precision'] == 'double' else 4)")
