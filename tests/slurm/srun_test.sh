@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# srun_test.sh - ctest's real-launcher test: runs fdmini as `srun -n 8` under a live Slurm
+# (e.g. the one launch/slurm-local.sh starts) for every operator, checking exit code, the
+# verification line and the JSON record, plus one bad-input case that must fail on every rank
+# without hanging.
+#
+# Usage: tests/slurm/srun_test.sh FDMINI_BINARY
+# Exit:  0 all cases passed, 1 a case failed, 77 no slurmctld answering (ctest SKIP_RETURN_CODE).
+# Knobs: SRUN_TEST_TIMEOUT (seconds per srun, default 120), SRUN_TEST_NTASKS (default 8),
+#        SRUN_TEST_REQUIRE=1 turns the skip into a failure (tools/run-tests.sh sets it, since it
+#        starts the Slurm itself).
+set -euo pipefail
+
+BIN=${1:-}
+NTASKS=${SRUN_TEST_NTASKS:-8}
+TMO=${SRUN_TEST_TIMEOUT:-120}
+
+if [[ -z $BIN ]]; then
+  echo "usage: $0 FDMINI_BINARY" >&2
+  exit 2
+fi
+if [[ ! -x $BIN ]]; then
+  echo "srun test: '$BIN' is not an executable file" >&2
+  exit 1
+fi
+# skip_or_fail WHY: exit 77 (skip), or 1 when SRUN_TEST_REQUIRE=1.
+skip_or_fail() {
+  if [[ ${SRUN_TEST_REQUIRE:-0} == 1 ]]; then
+    echo "srun test: FAIL (SRUN_TEST_REQUIRE=1): $1"
+    exit 1
+  fi
+  echo "srun test: SKIP: $1"
+  echo "srun test: start a Slurm with 'sudo launch/slurm-local.sh start'"
+  exit 77
+}
+for t in srun scontrol timeout python3; do
+  command -v "$t" >/dev/null 2>&1 || skip_or_fail "'$t' not found (install slurm-wlm)"
+done
+if ! ping_out=$(scontrol ping 2>&1); then
+  skip_or_fail "no slurmctld answering ('scontrol ping' failed: ${ping_out//$'\n'/ })"
+fi
+echo "srun test: $ping_out"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+passed=0
+failed=0
+pass() {
+  echo "PASS: $1"
+  passed=$((passed + 1))
+}
+fail() {
+  echo "FAIL: $1: $2"
+  echo "----- output -----"
+  cat "$work/out"
+  echo "------------------"
+  failed=$((failed + 1))
+}
+
+# run_srun ARGS...: srun the binary on NTASKS tasks under a timeout; output in $work/out, status in rc.
+# --immediate makes srun give up (rather than queue forever) if the node is not available.
+run_srun() {
+  rc=0
+  timeout -k 10 "$TMO" srun --immediate=30 -n "$NTASKS" "$BIN" "$@" >"$work/out" 2>&1 || rc=$?
+}
+
+for op in laplacian heat jacobi; do
+  name="srun -n $NTASKS fdmini --op $op"
+  json=$work/$op.json
+  run_srun --op "$op" --json "$json"
+  if ((rc == 124 || rc == 137)); then
+    fail "$name" "timed out after ${TMO}s"
+  elif ((rc != 0)); then
+    fail "$name" "exit code $rc, expected 0"
+  elif ! grep -q 'verification: PASS' "$work/out"; then
+    fail "$name" "no 'verification: PASS' line"
+  elif ! err=$(python3 - "$json" "$NTASKS" "$op" 2>&1 <<'PY'
+import json, sys
+path, ntasks, op = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+with open(path) as f:
+    d = json.load(f)
+if d.get("ranks") != ntasks:
+    sys.exit(f"JSON ranks = {d.get('ranks')!r}, expected {ntasks}")
+if d.get("op") != op:
+    sys.exit(f"JSON op = {d.get('op')!r}, expected {op!r}")
+PY
+  ); then
+    fail "$name" "JSON record: $err"
+  else
+    pass "$name"
+  fi
+done
+
+# Bad input under a real launcher: a process grid that does not match the rank count must end
+# every rank with a non-zero status and a message naming --procs, and must not hang.
+name="srun -n $NTASKS fdmini --procs 3,1,1 (bad input)"
+run_srun --procs 3,1,1
+if ((rc == 124 || rc == 137)); then
+  fail "$name" "timed out after ${TMO}s (hang)"
+elif ((rc == 0)); then
+  fail "$name" "exit code 0, expected non-zero"
+elif ! grep -q -- '--procs' "$work/out"; then
+  fail "$name" "no message mentioning --procs"
+elif ! err=$(python3 - "$work/out" "$NTASKS" 2>&1 <<'PY'
+# srun reports every task that ended badly ("tasks 0-7: Exited with exit code 2", "task 3:
+# Killed", ...); tasks that exit 0 are not reported. All ntasks must be listed.
+import re, sys
+text, ntasks = open(sys.argv[1]).read(), int(sys.argv[2])
+bad = set()
+for ids, what in re.findall(r"srun: error: \S+: tasks? ([0-9,\-]+): (.*)", text):
+    if re.search(r"exit code 0\b", what):
+        continue
+    for part in ids.split(","):
+        lo, _, hi = part.partition("-")
+        bad.update(range(int(lo), int(hi or lo) + 1))
+missing = sorted(set(range(ntasks)) - bad)
+if missing:
+    sys.exit(f"tasks {missing} not reported as failed by srun")
+PY
+); then
+  fail "$name" "$err"
+else
+  pass "$name (exit $rc on every rank)"
+fi
+
+echo "srun test: $passed passed, $failed failed"
+((failed == 0))

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# run-tests.sh - the README's "run all tests" command, and what CI runs (.ci/run calls it).
+# On a fresh Debian 12 machine (as root, or with sudo) it:
+#   1. installs every package needed, GPU cross-compilers included (tools/install-deps.sh)
+#   2. configures and builds build/ (host backend, Release, -DFDMINI_WERROR=ON)
+#   3. starts a single-node Slurm (launch/slurm-local.sh; stopped again on exit)
+#   4. runs the whole ctest suite of build/ (unit, mpi, cli and the srun test)
+#   5. cross-builds the HIP (gfx90a) and CUDA (sm_90) binaries (tests/gpu/build_gpu_backends.sh,
+#      when present)
+#   6. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests
+#   7. runs shellcheck over every shell script of the project
+# and prints the time of each stage. Exits non-zero if any stage fails.
+# Knobs: CTEST_PARALLEL_LEVEL (ctest's own; default 1), FDMINI_TEST_JOBS (build jobs; nproc).
+set -euo pipefail
+
+cd "$(dirname "$(readlink -f "$0")")/.."
+root=$PWD
+jobs=${FDMINI_TEST_JOBS:-$(nproc)}
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  sudo=(sudo)
+else
+  # Open MPI's mpirun refuses to start as root without these.
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# The srun test must run here, not skip: we start the Slurm it needs.
+export SRUN_TEST_REQUIRE=1
+# Sanitizer runs: stop at the first UB report, with a stack.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+names=()
+results=()
+times=()
+failed=0
+
+# stage NAME CMD...: run CMD, print its time, record its result; returns CMD's status.
+stage() {
+  local name=$1 t0=$SECONDS rc=0
+  shift
+  echo
+  echo "===== stage: $name ====="
+  "$@" || rc=$?
+  local dt=$((SECONDS - t0))
+  names+=("$name")
+  times+=("$dt")
+  if ((rc == 0)); then
+    results+=(ok)
+    echo "===== stage: $name: ok (${dt} s) ====="
+  else
+    results+=("FAILED (exit $rc)")
+    failed=$((failed + 1))
+    echo "===== stage: $name: FAILED with exit $rc (${dt} s) ====="
+  fi
+  return "$rc"
+}
+
+skip() {
+  names+=("$1")
+  times+=(0)
+  results+=("skipped: $2")
+  echo
+  echo "===== stage: $1: skipped ($2) ====="
+}
+
+summary() {
+  local i total=0 passed=0
+  echo
+  echo "===== run-tests summary ====="
+  for i in "${!names[@]}"; do
+    printf '  %-24s %6s s  %s\n' "${names[$i]}" "${times[$i]}" "${results[$i]}"
+    total=$((total + times[i]))
+    [[ ${results[$i]} == ok ]] && passed=$((passed + 1))
+  done
+  printf '  %-24s %6s s\n' total "$total"
+  echo "stages: $passed passed, $failed failed"
+}
+
+slurm_started=0
+cleanup() {
+  local rc=$?
+  if ((slurm_started)); then
+    echo
+    echo "===== stopping the local Slurm ====="
+    "${sudo[@]}" "$root/launch/slurm-local.sh" stop || true
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+
+configure_build() {
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFDMINI_BACKEND=host -DFDMINI_WERROR=ON \
+    -DFDMINI_SANITIZE=OFF -DFDMINI_TESTS=ON &&
+    cmake --build build -j"$jobs"
+}
+
+start_slurm() {
+  if scontrol ping >/dev/null 2>&1; then
+    echo "a slurmctld already answers: using it, and leaving it running"
+    scontrol ping
+    return 0
+  fi
+  slurm_started=1
+  "${sudo[@]}" launch/slurm-local.sh start
+}
+
+run_ctest() {
+  ctest --test-dir build --output-on-failure --timeout 900
+}
+
+gpu_builds() {
+  local s=tests/gpu/build_gpu_backends.sh
+  if [[ -x $s ]]; then
+    "$s"
+  else
+    echo "note: $s is not executable; running it with bash"
+    bash "$s"
+  fi
+}
+
+asan() {
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFDMINI_BACKEND=host \
+    -DFDMINI_WERROR=ON -DFDMINI_SANITIZE=ON -DFDMINI_TESTS=ON &&
+    cmake --build build-asan -j"$jobs" &&
+    # The unit tests call MPI_Init: Open MPI's own never-freed allocations are suppressed
+    # (the full unwinder lets the suppressions see the libmpi frames under dlclosed plugins).
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0" \
+      LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$root/tools/lsan-suppressions.txt" \
+      ctest --test-dir build-asan -L unit --output-on-failure --timeout 900
+}
+
+run_shellcheck() {
+  local files=()
+  mapfile -t files < <(find launch tools tests bench -name '*.sh' -type f 2>/dev/null | sort)
+  files+=(.ci/run)
+  echo "shellcheck ${files[*]}"
+  shellcheck "${files[@]}"
+}
+
+# Dependencies and the build are prerequisites of everything else: stop at their failure.
+if ! stage deps tools/install-deps.sh --gpu-toolchains; then
+  summary
+  exit 1
+fi
+if stage build configure_build; then
+  stage slurm start_slurm || true
+  stage ctest run_ctest || true
+else
+  skip slurm "build failed"
+  skip ctest "build failed"
+fi
+if [[ -e tests/gpu/build_gpu_backends.sh ]]; then
+  stage gpu-cross-builds gpu_builds || true
+else
+  skip gpu-cross-builds "tests/gpu/build_gpu_backends.sh not present"
+fi
+stage asan-ubsan-unit asan || true
+stage shellcheck run_shellcheck || true
+
+summary
+((failed == 0))
