@@ -20,6 +20,10 @@ extern "C" const char *be_error_message(void) { return err_msg; }
 
 int gpu_fail_private(const char *file, int line, const char *what, hipError_t e)
 {
+  /* A failed runtime call (hipMalloc, say) also sets the runtime's last-error state, which
+   * the next GPU_LAUNCHED would then blame on a kernel: it is reported here, so reset it.
+   * (Sticky errors, device faults, cannot be reset and keep failing every later call.) */
+  (void)hipGetLastError();
   const char *base = strrchr(file, '/');
   snprintf(err_msg, sizeof err_msg, "%s:%d: %s failed: %s: %s", base ? base + 1 : file, line,
            what, hipGetErrorName(e), hipGetErrorString(e));
