@@ -89,6 +89,7 @@ expect_run 0 "exchange hidden +[0-9.]+ / [0-9.]+ / [0-9.]+ %" --baseline --op ja
 expect_run 0 "kernel      reordered, tile 8" --tile 8 --global 33,17,9
 expect_run 0 "fdmini: timed step [0-9]+/4000" --global 96,96,96 --iters 4000 --progress 1
 NP=8 expect_run 0 "ranks       8 as 2 x 2 x 2" --op laplacian
+NP=8 expect_run 0 "verification: PASS" --op laplacian
 NP=8 expect_run 0 "verification: PASS" --op heat
 NP=8 expect_run 0 "verification: PASS" --op jacobi --local 9,10,11
 
