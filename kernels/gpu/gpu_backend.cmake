@@ -36,6 +36,11 @@ if(FDMINI_BACKEND STREQUAL "hip")
     message(STATUS "fdmini: roctx not found, profiler ranges are no-ops")
   endif()
   set(FDMINI_GPU_WARN -Wall -Wextra)
+  # no FMA contraction: the compiler contracts cc*uc + cx*(..) into fma(cx,..,cc*uc) or
+  # fma(cc,uc,cx*(..)) depending on the surrounding code, so two kernels evaluating the same
+  # pointwise.h expression could round differently (seen with nvcc: the z-marching kernel
+  # differed from the baseline in the last bit). Memory-bound kernels lose nothing.
+  list(APPEND FDMINI_GPU_WARN -ffp-contract=off)
   if(FDMINI_WERROR)
     list(APPEND FDMINI_GPU_WARN -Werror)
   endif()
@@ -61,6 +66,8 @@ elseif(FDMINI_BACKEND STREQUAL "cuda")
     message(STATUS "fdmini: profiler ranges through NVTX3")
   endif()
   set(FDMINI_GPU_WARN -Xcompiler=-Wall,-Wextra --Wreorder)
+  # no FMA contraction (see the HIP branch): every kernel rounds each point identically
+  list(APPEND FDMINI_GPU_WARN -fmad=false)
   if(FDMINI_WERROR)
     list(APPEND FDMINI_GPU_WARN -Werror=all-warnings -Xcompiler=-Werror)
   endif()

@@ -7,10 +7,12 @@
  * so the project keeps exactly the subset it uses here. Adding a runtime call to the backend
  * means adding its one-line mapping below.
  *
- * Beyond the runtime, three project-level helpers hide the remaining vendor differences:
+ * Beyond the runtime, four project-level helpers hide the remaining vendor differences:
  *   gpu_store_nt(p, v)   non-temporal (streaming) store: __stcs on NVIDIA (st.global.cs,
  *                        evict-first in L2), __builtin_nontemporal_store on AMD (slc/nt bits)
  *   gpu_ldg(p)           read-only load: __ldg on NVIDIA (LDG.CONSTANT), a plain load on AMD
+ *   gpu_prefetch_l2(p)   hint: bring the line holding p into L2 without a register (PTX
+ *                        prefetch.global.L2, never faults); a no-op on AMD
  *   gpu_range_push/pop   profiler ranges: NVTX (header-only nvtx3) under CUDA, roctx under HIP
  *                        when CMake found it (FDMINI_HAVE_ROCTX), otherwise no-ops. CMake, not
  *                        this header, decides: FDMINI_HAVE_NVTX / FDMINI_HAVE_ROCTX.
@@ -68,6 +70,10 @@ typedef cudaMemcpyKind hipMemcpyKind;
 
 template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v) { __stcs(p, v); }
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return __ldg(p); }
+__device__ __forceinline__ void gpu_prefetch_l2(const void *p)
+{
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
 
 #ifdef FDMINI_HAVE_NVTX
 static inline void gpu_range_push(const char *name) { nvtxRangePushA(name); }
@@ -91,6 +97,7 @@ template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v)
   __builtin_nontemporal_store(v, p);
 }
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return *p; }
+__device__ __forceinline__ void gpu_prefetch_l2(const void *p) { (void)p; }
 
 #ifdef FDMINI_HAVE_ROCTX
 static inline void gpu_range_push(const char *name) { roctxRangePushA(name); }

@@ -41,6 +41,8 @@ typedef struct {
                    needs an even row pitch (nx+2) and 16-byte aligned arrays, else 1. 0 = auto */
   int strips;   /* PLANE: number of y-strips of the grid re-indexing; 0 = rule */
   int zchunks;  /* ZMARCH: chunks along z; 0 = rule (fill one resident wave) */
+  int prefetch; /* planes ahead each thread prefetches into L2 (its own columns of plane
+                   k + prefetch, PTX prefetch.global.L2; no-op on AMD); 0 = rule, -1 = off */
 } gpu_stencil_cfg;
 
 #define GPU_MAX_BLOCK 256

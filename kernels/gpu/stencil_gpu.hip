@@ -33,6 +33,8 @@ struct st_args {
   int tps, nzb;      /* PLANE: y-tiles per strip; planes in the box */
   int chunk;         /* ZMARCH: planes per chunk */
   int xbase;         /* ZMARCH: x index of a tile's first point (even when vec = 2) */
+  int pf;            /* prefetch distance in planes (0 = none) */
+  int kpf_max;       /* last plane that may be prefetched (nz+1: the array's last) */
 };
 
 /* The ONE expression (pointwise.h); p indexes f. */
@@ -59,6 +61,7 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_baseline(const st_args a)
   if (i > a.hi[0] || j > a.hi[1]) return;
   const long long p = i + a.sx * j + a.sxy * k;
   const real_t *u = a.u;
+  if (a.pf > 0 && k + a.pf <= a.kpf_max) gpu_prefetch_l2(u + p + a.pf * a.sxy);
   a.out[p] = stencil_at<HAS_F>(a, p, gpu_ldg(u + p), gpu_ldg(u + p - 1), gpu_ldg(u + p + 1),
                                gpu_ldg(u + p - a.sx), gpu_ldg(u + p + a.sx),
                                gpu_ldg(u + p - a.sxy), gpu_ldg(u + p + a.sxy));
@@ -90,6 +93,12 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_plane(const st_args a)
   const long long sx = a.sx, sxy = a.sxy;
   const long long p0 = i + sx * j0 + sxy * (a.lo[2] + kk);
   const real_t *u = a.u + p0;
+  /* the rows of plane k+pf, needed by blocks a few planes later: into L2 now */
+  if (a.pf > 0 && a.lo[2] + kk + a.pf <= a.kpf_max) {
+#pragma unroll
+    for (int n = 0; n < M; n++)
+      if (n < nrows) gpu_prefetch_l2(u + a.pf * sxy + n * sx);
+  }
 
   real_t zm[M], xm[M], c[M], xp[M], zp[M];
 #pragma unroll
@@ -184,6 +193,12 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_zmarch(const st_args a)
   }
 
   for (int s = 0; s < nk; s++) {
+    /* plane k+pf*dir into L2 (while inside the chunk's planes) */
+    if (a.pf > 0 && s + a.pf <= nk) {
+#pragma unroll
+      for (int n = 0; n < M; n++)
+        if (n < nrows) gpu_prefetch_l2(u + p + a.pf * dz + n * sx);
+    }
     /* plane k: y-1 row, x neighbours, y+nrows row */
     real_t ylo[V], yhi[V], xlo[M], xhi[M];
     load_row<V>(u + p - sx, ylo);
@@ -365,7 +380,7 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
   const int m = k.id == FD_KERNEL_BASELINE ? 1 : k.tile;
   if (k.id == FD_KERNEL_BASELINE) cfg->schedule = GPU_SCHED_BASELINE;
   else if (cfg->schedule == GPU_SCHED_AUTO || cfg->schedule == GPU_SCHED_BASELINE)
-    cfg->schedule = GPU_SCHED_ZMARCH; /* the rule: z-marching for the reordered family */
+    cfg->schedule = GPU_SCHED_PLANE; /* the rule: per-plane reordered kernel (bench/results) */
 
   if (cfg->schedule == GPU_SCHED_ZMARCH) {
     const bool even_pitch = (g->n[0] + 2) % 2 == 0;
@@ -381,6 +396,16 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
     return gpu_failf_private(BE_ERROR, "stencil: block %dx%d exceeds %d threads", bx, by,
                              GPU_MAX_BLOCK);
 
+  /* prefetch rule: 4 planes ahead while 4 planes take at most a quarter of L2, fewer for
+   * larger planes (1024x1024 doubles: 1 plane = 8.4 MB), off when not even one fits. */
+  if (cfg->prefetch == 0) {
+    const double plane = (double)(g->n[0] + 2) * (g->n[1] + 2) * sizeof(real_t);
+    const double share = gpu_props_private.l2_bytes / 4.0;
+    int pf = (int)(share / plane);
+    cfg->prefetch = pf > 4 ? 4 : pf < 1 ? -1 : pf;
+  }
+  a->pf = cfg->prefetch > 0 ? cfg->prefetch : 0;
+  a->kpf_max = g->n[2] + 1;
   a->lo[0] = lo[0], a->lo[1] = lo[1], a->lo[2] = lo[2];
   a->hi[0] = hi[0], a->hi[1] = hi[1], a->hi[2] = hi[2];
   a->nzb = ez;
@@ -588,15 +613,16 @@ extern "C" void gpu_stencil_cfg_describe(const gpu_stencil_cfg *cfg, fd_kernel k
   const int m = k.id == FD_KERNEL_BASELINE ? 1 : k.tile;
   switch (cfg->schedule) {
   case GPU_SCHED_BASELINE:
-    snprintf(buf, len, "baseline block=%dx%d", cfg->block[0], cfg->block[1]);
+    snprintf(buf, len, "baseline block=%dx%d pf=%d", cfg->block[0], cfg->block[1],
+             cfg->prefetch > 0 ? cfg->prefetch : 0);
     break;
   case GPU_SCHED_PLANE:
-    snprintf(buf, len, "plane m=%d block=%dx%d strips=%d", m, cfg->block[0], cfg->block[1],
-             cfg->strips);
+    snprintf(buf, len, "plane m=%d block=%dx%d strips=%d pf=%d", m, cfg->block[0], cfg->block[1],
+             cfg->strips, cfg->prefetch > 0 ? cfg->prefetch : 0);
     break;
   case GPU_SCHED_ZMARCH:
-    snprintf(buf, len, "zmarch m=%d vec=%d block=%dx%d zchunks=%d", m, cfg->vec, cfg->block[0],
-             cfg->block[1], cfg->zchunks);
+    snprintf(buf, len, "zmarch m=%d vec=%d block=%dx%d zchunks=%d pf=%d", m, cfg->vec,
+             cfg->block[0], cfg->block[1], cfg->zchunks, cfg->prefetch > 0 ? cfg->prefetch : 0);
     break;
   default:
     snprintf(buf, len, "auto");
@@ -604,13 +630,16 @@ extern "C" void gpu_stencil_cfg_describe(const gpu_stencil_cfg *cfg, fd_kernel k
   }
 }
 
-/* The default variant (backend.h): reordered, z-marching schedule, with the tile factor m by
+/* The default variant (backend.h): reordered, per-plane schedule, with the tile factor m by
  * this rule (see bench/results/README.md for the measurements behind it):
- *   m = 2 for double and float alike; m = 1 when the box is shorter than 2 rows along y.
- * The schedule's own rule then fills one resident wave of blocks (gpu_stencil_cfg_default). */
+ *   m = 4 for double and float alike (m = 16 spills into fewer resident threads, m = 1 loses
+ *   the reuse of the centre rows as y neighbours).
+ * The schedule's own rules then pick the block (256 x 1), the y-strips and the L2 prefetch
+ * distance (gpu_stencil_cfg_default). */
 extern "C" int be_kernel_default(const fd_grid *g, fd_kernel *k)
 {
+  (void)g;
   k->id = FD_KERNEL_REORDERED;
-  k->tile = g->n[1] >= 2 ? 2 : 1;
+  k->tile = 4;
   return BE_OK;
 }

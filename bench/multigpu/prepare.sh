@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# prepare.sh - builds, on a Debian 12 machine with CUDA 13 (no GPU needed), the binaries that
+# run_node.sh uses on an NVIDIA GPU node, into .device/bin/ (git-ignored; carried by the device
+# tool): the cuda backend against the CUDA-aware Open MPI of shared/gpu-mpi and against the
+# distribution's Open MPI, the host backend, and peer_bandwidth.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+tarball=${FDMINI_OMPI_TARBALL:-$root/../shared/gpu-mpi/fdmini-ompi-cuda.tar.xz}
+mkdir -p .device/bin
+[ -f .device/fdmini-ompi-cuda.tar.xz ] || cp "$tarball" .device/
+[ -x /opt/fdmini-ompi/bin/mpicc ] || tar -xJf .device/fdmini-ompi-cuda.tar.xz -C /
+nvcc=${CUDACXX:-/usr/local/cuda/bin/nvcc}
+common=(-DFDMINI_BACKEND=cuda -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$nvcc" -DFDMINI_WERROR=ON)
+cmake -S . -B build-cuda-aware "${common[@]}" -DMPI_C_COMPILER=/opt/fdmini-ompi/bin/mpicc \
+  -DMPIEXEC_EXECUTABLE=/opt/fdmini-ompi/bin/mpiexec > /dev/null
+cmake --build build-cuda-aware -j "$(nproc)" --target fdmini kernel_sweep test_gpu_kernels
+cmake -S . -B build-cuda-sys "${common[@]}" -DMPI_C_COMPILER=/usr/bin/mpicc > /dev/null
+cmake --build build-cuda-sys -j "$(nproc)" --target fdmini
+cmake -S . -B build -DFDMINI_WERROR=ON > /dev/null
+cmake --build build -j "$(nproc)" --target fdmini
+cp build-cuda-aware/fdmini .device/bin/fdmini-aware
+cp build-cuda-sys/fdmini .device/bin/fdmini-sys
+cp build/fdmini .device/bin/fdmini-host
+"$nvcc" -O2 -std=c++17 -arch=sm_90 -x cu -Ikernels/gpu bench/multigpu/peer_bandwidth.hip \
+  -o .device/bin/peer_bandwidth
+ls -la .device/bin

@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""collect.py - gather fdmini JSON records (schema fdmini-run/1) into CSV tables.
+
+    collect.py DIR_OR_FILE... -o results.csv [-s summary.csv] [--study weak|strong] [--allow-failed]
+
+`results.csv` has one row per run (one JSON record). `summary.csv` has one row per
+(study, size, operator, variant, rank count): the median over the repeats of the step time
+(the slowest rank's), of every phase and of the bandwidths, and the efficiency against the
+1-rank (single-GCD) baseline of the same study, size, operator and variant:
+
+    weak   E(N) = T1 / TN          (every rank has the baseline's block)
+    strong E(N) = T1 / (N * TN)    (the baseline's grid split over N ranks)
+
+with T the median step time. E(1) is 1 exactly.
+
+A folder written by study.py holds a `study.json` manifest that names the study type and the
+variant of every record. Records without one (loose files, other folders) need `--study`; their
+variant is read from the record (overlap / no-overlap, plus the MPI mode when it is not host).
+
+Records that are not fdmini-run/1 or whose verification failed are errors (exit 1, every bad
+file named) unless --allow-failed lets the failed ones through.
+"""
+
+import argparse
+import csv
+import glob
+import json
+import math
+import os
+import statistics
+import sys
+from typing import Dict, List, Optional, Sequence, Tuple
+
+SCHEMA = "fdmini-run/1"
+MANIFEST = "study.json"
+PHASES = ("pack", "exchange", "unpack", "interior", "boundary", "step")
+
+# results.csv: one row per run, in this column order.
+RUN_COLUMNS = [
+    "study", "size", "variant", "repeat", "record",
+    "git_commit", "date", "version", "device", "backend", "precision",
+    "op", "kernel", "tile", "ranks", "nodes", "procs", "global", "local_min", "local_max",
+    "iters", "warmup", "mpi_gpu", "overlap",
+    "step_ms_avg", "step_ms_max",
+    "pack_ms_avg", "pack_ms_max", "exchange_ms_avg", "exchange_ms_max",
+    "unpack_ms_avg", "unpack_ms_max", "interior_ms_avg", "interior_ms_max",
+    "boundary_ms_avg", "boundary_ms_max",
+    "bw_per_rank_GBs_avg", "bw_per_rank_GBs_min", "bw_total_GBs", "points_per_s",
+    "halo_bytes_per_step_max", "halo_GBs_avg",
+    "alone_step_ms_avg", "efficiency_vs_alone_avg", "hidden_share_avg",
+    "verification",
+]
+
+# summary.csv: one row per (study, size, op, variant, ranks).
+SUMMARY_COLUMNS = [
+    "study", "size", "op", "variant", "ranks", "nodes", "procs", "repeats",
+    "step_ms", "step_ms_min", "step_ms_max", "efficiency", "speedup",
+    "pack_ms", "exchange_ms", "unpack_ms", "interior_ms", "boundary_ms",
+    "bw_per_gcd_GBs", "bw_per_gcd_min_GBs", "bw_total_GBs", "halo_GBs",
+    "efficiency_vs_alone", "hidden_share",
+    "device", "backend", "precision", "kernel", "mpi_gpu", "overlap",
+    "global", "local", "date", "git_commits",
+]
+
+
+class CollectError(Exception):
+    """Bad input the user must fix: printed, exit 1."""
+
+
+# ---------------------------------------------------------------------------------------------
+# reading and checking records
+
+
+def dims(value) -> str:
+    """[12, 12, 12] -> '12x12x12'."""
+    return "x".join(str(v) for v in value)
+
+
+def check_record(rec, path: str) -> List[str]:
+    """Problems that make `rec` unusable (empty when it is a well-formed fdmini-run/1 record)."""
+    if not isinstance(rec, dict):
+        return ["not a JSON object"]
+    if rec.get("schema") != SCHEMA:
+        return [f"schema is {rec.get('schema')!r}, expected {SCHEMA!r} (not an fdmini run record)"]
+    problems = []
+    for key, kind in (("git_commit", str), ("date", str), ("device", str), ("backend", str),
+                      ("precision", str), ("op", str), ("kernel", str), ("mpi_gpu", str),
+                      ("ranks", int), ("overlap", bool), ("phases_ms", dict),
+                      ("bandwidth_per_rank_GBs", dict), ("verification", dict)):
+        if not isinstance(rec.get(key), kind):
+            problems.append(f"'{key}' missing or not a {kind.__name__}")
+    for key in ("procs", "global", "local_min", "local_max"):
+        val = rec.get(key)
+        if not (isinstance(val, list) and len(val) == 3 and all(isinstance(v, int) for v in val)):
+            problems.append(f"'{key}' missing or not three integers")
+    phases = rec.get("phases_ms")
+    if isinstance(phases, dict):
+        for ph in PHASES:
+            if not (isinstance(phases.get(ph), dict) and "max" in phases[ph]):
+                problems.append(f"'phases_ms.{ph}' missing")
+    return problems
+
+
+def verification_state(rec: dict) -> str:
+    """'passed', 'failed' or 'unchecked' (fdmini --no-check)."""
+    ver = rec.get("verification", {})
+    if not ver.get("checked"):
+        return "unchecked"
+    return "passed" if ver.get("passed") else "failed"
+
+
+def load_json(path: str):
+    """Parse one JSON file, errors as CollectError naming the file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as err:
+        raise CollectError(f"{path}: cannot read: {err.strerror}") from None
+    except ValueError as err:
+        raise CollectError(f"{path}: not valid JSON: {err}") from None
+
+
+def find_inputs(paths: Sequence[str]) -> List[Tuple[str, Optional[dict], Optional[dict]]]:
+    """(record path, manifest, manifest entry) of every record under the given paths.
+
+    A folder contributes its *.json files (study.json aside) and, when it has one, its
+    manifest; a file is taken as a record. Each file is listed once.
+    """
+    out = []
+    seen = set()
+    for path in paths:
+        if os.path.isdir(path):
+            manifest = None
+            entries: Dict[str, dict] = {}
+            mpath = os.path.join(path, MANIFEST)
+            if os.path.exists(mpath):
+                manifest = load_json(mpath)
+                if not isinstance(manifest, dict) or manifest.get("schema") != "fdmini-study/1":
+                    raise CollectError(f"{mpath}: not a study.py manifest (schema fdmini-study/1)")
+                entries = {e["record"]: e for e in manifest.get("runs", [])}
+                missing = [r for r in entries if not os.path.exists(os.path.join(path, r))]
+                if missing:
+                    print(f"collect: warning: {path}: {len(missing)} run(s) of the manifest have "
+                          f"no record (not run yet, or failed), e.g. {missing[0]}", file=sys.stderr)
+            files = sorted(f for f in glob.glob(os.path.join(path, "*.json"))
+                           if os.path.basename(f) != MANIFEST)
+            if not files:
+                print(f"collect: warning: {path}: no *.json records", file=sys.stderr)
+            for f in files:
+                real = os.path.realpath(f)
+                if real not in seen:
+                    seen.add(real)
+                    out.append((f, manifest, entries.get(os.path.basename(f))))
+        elif os.path.isfile(path):
+            real = os.path.realpath(path)
+            if real not in seen:
+                seen.add(real)
+                out.append((path, None, None))
+        else:
+            raise CollectError(f"{path}: no such file or folder")
+    return out
+
+
+def record_variant(rec: dict) -> str:
+    """Variant name of a record with no manifest: 'overlap', 'no-overlap-staged', ..."""
+    name = "overlap" if rec["overlap"] else "no-overlap"
+    return name if rec["mpi_gpu"] == "host" else f"{name}-{rec['mpi_gpu']}"
+
+
+def study_size(study: str, rec: dict) -> str:
+    """The size a study is named by: the block of every rank (weak) or the global grid (strong)."""
+    if study == "weak":
+        return dims(rec["local_max"])
+    if study == "strong":
+        return dims(rec["global"])
+    return ""
+
+
+def number(value) -> Optional[float]:
+    """A finite float, or None for null / non-numbers / non-finite values."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def sub(rec: dict, *keys):
+    """rec[k1][k2]... or None when any level is missing."""
+    for k in keys:
+        if not isinstance(rec, dict) or k not in rec:
+            return None
+        rec = rec[k]
+    return rec
+
+
+def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict],
+            default_study: Optional[str]) -> dict:
+    """One results.csv row (values as Python objects; None is written as an empty cell)."""
+    if manifest is not None:
+        study = manifest.get("study")
+        if default_study and default_study != study:
+            raise CollectError(f"{path}: its study.json says {study}, but --study {default_study}")
+    else:
+        study = default_study or ""
+    if entry is not None:
+        variant, repeat, nodes = entry.get("variant"), entry.get("repeat"), entry.get("nodes")
+        if entry.get("ranks") != rec["ranks"]:
+            raise CollectError(f"{path}: the manifest says {entry.get('ranks')} ranks, the record "
+                               f"{rec['ranks']}")
+    else:
+        variant, repeat, nodes = record_variant(rec), None, None
+    size = study_size(study, rec)
+    if manifest is not None and size and size != dims(manifest.get("size", [])):
+        raise CollectError(f"{path}: a {study} study of size {dims(manifest.get('size', []))}, but "
+                           f"the record's {'local block' if study == 'weak' else 'global grid'} "
+                           f"is {size}")
+    if study == "weak" and rec["local_min"] != rec["local_max"]:
+        raise CollectError(f"{path}: weak scaling needs equal blocks on every rank, but they range "
+                           f"from {dims(rec['local_min'])} to {dims(rec['local_max'])}")
+    ph = rec["phases_ms"]
+    row = {
+        "study": study, "size": size, "variant": variant, "repeat": repeat, "record": path,
+        "git_commit": rec["git_commit"], "date": rec["date"], "version": rec.get("version"),
+        "device": rec["device"], "backend": rec["backend"], "precision": rec["precision"],
+        "op": rec["op"], "kernel": rec["kernel"], "tile": rec.get("tile"),
+        "ranks": rec["ranks"], "nodes": nodes, "procs": dims(rec["procs"]),
+        "global": dims(rec["global"]), "local_min": dims(rec["local_min"]),
+        "local_max": dims(rec["local_max"]), "iters": rec.get("iters"),
+        "warmup": rec.get("warmup"), "mpi_gpu": rec["mpi_gpu"], "overlap": rec["overlap"],
+        "bw_per_rank_GBs_avg": number(sub(rec, "bandwidth_per_rank_GBs", "avg")),
+        "bw_per_rank_GBs_min": number(sub(rec, "bandwidth_per_rank_GBs", "min")),
+        "bw_total_GBs": number(rec.get("bandwidth_total_GBs")),
+        "points_per_s": number(rec.get("points_per_s")),
+        "halo_bytes_per_step_max": rec.get("halo_bytes_per_step_max"),
+        "halo_GBs_avg": number(sub(rec, "halo_GBs", "avg")),
+        "alone_step_ms_avg": number(sub(rec, "alone_step_ms", "avg")) if rec.get("baseline") else None,
+        "efficiency_vs_alone_avg": number(sub(rec, "efficiency", "avg")) if rec.get("baseline") else None,
+        "hidden_share_avg": number(sub(rec, "hidden_share", "avg")) if rec.get("baseline") else None,
+        "verification": verification_state(rec),
+    }
+    for p in PHASES:
+        row[f"{p}_ms_avg"] = number(ph[p].get("avg"))
+        row[f"{p}_ms_max"] = number(ph[p].get("max"))
+    return row
+
+
+def collect_rows(paths: Sequence[str], default_study: Optional[str],
+                 allow_failed: bool) -> List[dict]:
+    """Read, check and convert every record; all bad records are reported before failing."""
+    rows, errors = [], []
+    for path, manifest, entry in find_inputs(paths):
+        try:
+            rec = load_json(path)
+        except CollectError as err:
+            errors.append(str(err))
+            continue
+        problems = check_record(rec, path)
+        if problems:
+            errors.append(f"{path}: " + "; ".join(problems))
+            continue
+        state = verification_state(rec)
+        if state == "failed" and not allow_failed:
+            detail = rec["verification"].get("detail", "")
+            errors.append(f"{path}: verification FAILED ({detail}); --allow-failed keeps it")
+            continue
+        if state == "unchecked":
+            print(f"collect: warning: {path}: run without verification (--no-check)", file=sys.stderr)
+        try:
+            rows.append(run_row(path, rec, manifest, entry, default_study))
+        except CollectError as err:
+            errors.append(str(err))
+    if errors:
+        raise CollectError(f"{len(errors)} record(s) rejected:\n  " + "\n  ".join(errors))
+    if not rows:
+        raise CollectError("no records found in " + " ".join(paths))
+    rows.sort(key=lambda r: (r["study"], r["size"], r["op"], r["variant"] or "", r["ranks"],
+                             r["repeat"] or 0, r["record"]))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# summary
+
+
+def median(values: Sequence[Optional[float]]) -> Optional[float]:
+    """Median of the values that are not None (None when there are none)."""
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+GROUP_KEYS = ("study", "size", "op", "variant", "backend", "device", "precision", "kernel")
+
+
+def summarize(rows: Sequence[dict]) -> List[dict]:
+    """One summary row per (study, size, op, variant, backend, device, precision, kernel, ranks).
+
+    The step time of a run is the slowest rank's (`step_ms_max`); the summary takes the median
+    over the repeats. Efficiency compares with the 1-rank row of the same group.
+    """
+    unnamed = [r["record"] for r in rows if not r["study"]]
+    if unnamed:
+        raise CollectError(f"{len(unnamed)} record(s) have no study.json beside them, e.g. "
+                           f"{unnamed[0]}: pass --study weak|strong to summarize them")
+    groups: Dict[tuple, List[dict]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in GROUP_KEYS) + (r["ranks"],), []).append(r)
+    out = []
+    for key in sorted(groups, key=lambda k: tuple("" if v is None else v for v in k)):
+        runs = groups[key]
+        steps = [r["step_ms_max"] for r in runs]
+        first = runs[0]
+        procs = statistics.mode(r["procs"] for r in runs)
+        out.append({
+            "study": first["study"], "size": first["size"], "op": first["op"],
+            "variant": first["variant"], "ranks": first["ranks"], "nodes": first["nodes"],
+            "procs": procs, "repeats": len(runs),
+            "step_ms": median(steps),
+            "step_ms_min": min((s for s in steps if s is not None), default=None),
+            "step_ms_max": max((s for s in steps if s is not None), default=None),
+            "pack_ms": median([r["pack_ms_avg"] for r in runs]),
+            "exchange_ms": median([r["exchange_ms_avg"] for r in runs]),
+            "unpack_ms": median([r["unpack_ms_avg"] for r in runs]),
+            "interior_ms": median([r["interior_ms_avg"] for r in runs]),
+            "boundary_ms": median([r["boundary_ms_avg"] for r in runs]),
+            "bw_per_gcd_GBs": median([r["bw_per_rank_GBs_avg"] for r in runs]),
+            "bw_per_gcd_min_GBs": median([r["bw_per_rank_GBs_min"] for r in runs]),
+            "bw_total_GBs": median([r["bw_total_GBs"] for r in runs]),
+            "halo_GBs": median([r["halo_GBs_avg"] for r in runs]),
+            "efficiency_vs_alone": median([r["efficiency_vs_alone_avg"] for r in runs]),
+            "hidden_share": median([r["hidden_share_avg"] for r in runs]),
+            "device": first["device"], "backend": first["backend"],
+            "precision": first["precision"], "kernel": first["kernel"],
+            "mpi_gpu": "/".join(sorted({r["mpi_gpu"] for r in runs})),
+            "overlap": first["overlap"], "global": first["global"], "local": first["local_max"],
+            "date": max(r["date"] for r in runs)[:10],
+            "git_commits": " ".join(sorted({r["git_commit"] for r in runs})),
+        })
+    add_efficiency(out)
+    return out
+
+
+def add_efficiency(summary: List[dict]) -> None:
+    """Fill `efficiency` and `speedup` of every summary row from its group's 1-rank row."""
+    base = {tuple(s[k] for k in GROUP_KEYS): s for s in summary if s["ranks"] == 1}
+    missing = set()
+    for s in summary:
+        b = base.get(tuple(s[k] for k in GROUP_KEYS))
+        s["efficiency"] = s["speedup"] = None
+        if b is None or not b["step_ms"] or not s["step_ms"]:
+            missing.add(f"{s['study']} {s['size']} {s['op']} {s['variant']}")
+            continue
+        t1, tn, n = b["step_ms"], s["step_ms"], s["ranks"]
+        # Same median T1 on both sides, so the 1-rank row gets exactly 1.
+        s["efficiency"] = t1 / tn if s["study"] == "weak" else t1 / (n * tn)
+        s["speedup"] = t1 / tn if s["study"] == "strong" else n * t1 / tn
+    for m in sorted(missing):
+        print(f"collect: warning: no 1-rank baseline with a step time for {m}: efficiency left "
+              f"empty", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+
+
+def cell(value) -> str:
+    """CSV text of a value: shortest round-trip floats, empty for None, true/false for bools."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def write_csv(path: str, columns: Sequence[str], rows: Sequence[dict]) -> None:
+    """Write rows (dicts) with the given columns."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CollectError(f"{path}: folder {folder} does not exist")
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for r in rows:
+            w.writerow([cell(r.get(c)) for c in columns])
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point."""
+    parser = argparse.ArgumentParser(
+        prog="collect.py", description=__doc__.split("\n\n")[0].split(" - ", 1)[1],
+        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("inputs", nargs="+", metavar="DIR_OR_FILE",
+                        help="study folders (study.py --out) or JSON record files")
+    parser.add_argument("-o", "--output", required=True, metavar="CSV",
+                        help="one row per run")
+    parser.add_argument("-s", "--summary", metavar="CSV",
+                        help="medians over repeats and efficiencies, one row per scale and variant")
+    parser.add_argument("--study", choices=["weak", "strong"],
+                        help="study type of records that have no study.json manifest")
+    parser.add_argument("--allow-failed", action="store_true",
+                        help="keep records whose verification failed instead of rejecting them")
+    args = parser.parse_args(argv)
+    try:
+        rows = collect_rows(args.inputs, args.study, args.allow_failed)
+        write_csv(args.output, RUN_COLUMNS, rows)
+        print(f"collect: {len(rows)} run(s) -> {args.output}")
+        if args.summary:
+            summary = summarize(rows)
+            write_csv(args.summary, SUMMARY_COLUMNS, summary)
+            print(f"collect: {len(summary)} summary row(s) -> {args.summary}")
+            for s in summary:
+                eff = "" if s["efficiency"] is None else f"efficiency {s['efficiency']:.3f}"
+                step = "-" if s["step_ms"] is None else f"{s['step_ms']:.4g}"
+                print(f"  {s['study']:6s} {s['size']:>14s} {s['op']:9s} {s['variant']:18s} "
+                      f"N={s['ranks']:<5d} step {step} ms (median of {s['repeats']})  {eff}")
+    except CollectError as err:
+        print(f"collect.py: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

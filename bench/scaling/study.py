@@ -1,0 +1,660 @@
+#!/usr/bin/env python3
+"""study.py - run (local) or submit (LUMI-G, Frontier) a weak or strong scaling study of fdmini.
+
+One command runs the single-GCD baseline (1 rank) and every requested scale, each repeated,
+for every variant (overlap / no-overlap, GPU-aware / staged MPI). Every run writes fdmini's
+JSON record (schema fdmini-run/1) into the output folder under a descriptive name, and the
+folder's `study.json` manifest says what was asked for and which command made each record.
+`collect.py` turns the folder into a CSV and `plot.py` into plots.
+
+    study.py run --machine local --study weak --size 64,64,64 --scales 1,2,4,8 --repeats 3
+    study.py run --machine lumi-g --study strong --size 1024,1024,1024 --nodes 1,2,4 \\
+        --repeats 3 --account project_465000000
+
+Weak scaling passes `--local NX,NY,NZ` (the size of every GCD's block); strong scaling passes
+`--global NX,NY,NZ` (the whole grid, split over the ranks). On `local` the runs start here
+with `mpirun -n N --oversubscribe` (or `srun -n N` with `--launcher srun`); on `lumi-g` and
+`frontier` one sbatch script per scale is written into the output folder and submitted with
+`sbatch` (only written with `--dry-run`), using each centre's launch conventions.
+"""
+
+import argparse
+import datetime
+import itertools
+import json
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+if sys.version_info < (3, 8):
+    sys.exit("study.py: error: needs Python 3.8 or newer (on LUMI/Frontier: module load cray-python)")
+
+MANIFEST = "study.json"
+MANIFEST_SCHEMA = "fdmini-study/1"
+GCDS_PER_NODE = 8  # LUMI-G and Frontier: 4 MI250X per node, 2 GCDs each
+# LUMI-G: the core closest to each GCD 0..7 (LUMI documentation, "GPU binding").
+LUMI_CPU_MAP = "map_cpu:49,57,17,25,1,9,33,41"
+REPO_ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+DEFAULT_BINARY = {
+    "local": os.path.join(REPO_ROOT, "build", "fdmini"),
+    "lumi-g": os.path.join(REPO_ROOT, "build-lumi", "fdmini"),
+    "frontier": os.path.join(REPO_ROOT, "build-frontier", "fdmini"),
+}
+DEFAULT_PARTITION = {"lumi-g": "standard-g", "frontier": None, "local": None}
+
+
+class StudyError(Exception):
+    """A problem the user can fix (bad option, missing file, failed run): printed, exit 1."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One configuration of the halo exchange that every scale is run with."""
+
+    name: str
+    overlap: bool
+    mpi_gpu: Optional[str]  # None: fdmini's default (auto)
+
+    def fdmini_args(self) -> List[str]:
+        """The fdmini options that select this variant."""
+        args = [] if self.overlap else ["--no-overlap"]
+        if self.mpi_gpu:
+            args += ["--mpi-gpu", self.mpi_gpu]
+        return args
+
+
+@dataclass(frozen=True)
+class Run:
+    """One fdmini run of the study: a scale, a variant and a repeat."""
+
+    ranks: int
+    nodes: Optional[int]  # nodes of lumi-g/frontier, None on local
+    variant: Variant
+    repeat: int
+    record: str  # JSON file name, relative to the output folder
+    fdmini_args: Tuple[str, ...]
+
+    @property
+    def log(self) -> str:
+        """File name of the run's stdout+stderr (local runs and batch jobs)."""
+        return self.record[: -len(".json")] + ".log"
+
+
+# ---------------------------------------------------------------------------------------------
+# option parsing
+
+
+def parse_size(text: str) -> Tuple[int, int, int]:
+    """'NX,NY,NZ' (or NXxNYxNZ) -> three positive ints."""
+    parts = text.replace("x", ",").split(",")
+    try:
+        vals = tuple(int(p) for p in parts)
+    except ValueError:
+        vals = ()
+    if len(vals) != 3 or min(vals) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected three positive integers NX,NY,NZ, got '{text}'")
+    return vals  # type: ignore[return-value]
+
+
+def parse_counts(text: str) -> List[int]:
+    """'1,2,4,8' -> sorted list of distinct positive ints."""
+    try:
+        vals = [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        vals = []
+    if not vals or min(vals) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a comma-separated list of positive integers such as 1,2,4,8, got '{text}'")
+    return sorted(set(vals))
+
+
+def parse_choices(allowed: Sequence[str]):
+    """An argparse type: a comma-separated list of values from `allowed`, order kept."""
+
+    def parse(text: str) -> List[str]:
+        vals = [p.strip() for p in text.split(",") if p.strip()]
+        bad = [v for v in vals if v not in allowed]
+        if not vals or bad:
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list of {', '.join(allowed)}, got '{text}'")
+        return list(dict.fromkeys(vals))
+
+    return parse
+
+
+def positive_int(text: str) -> int:
+    """A positive integer option value."""
+    try:
+        val = int(text)
+    except ValueError:
+        val = 0
+    if val < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
+    return val
+
+
+def non_negative_int(text: str) -> int:
+    """A non-negative integer option value."""
+    try:
+        val = int(text)
+    except ValueError:
+        val = -1
+    if val < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
+    return val
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of study.py."""
+    parser = argparse.ArgumentParser(
+        prog="study.py",
+        description="Run or submit a weak or strong scaling study of fdmini (baseline on one "
+        "GCD plus every scale, repeated), one JSON record per run and a study.json manifest.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 2)[2] if __doc__ else None,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="run", required=True)
+    run = sub.add_parser(
+        "run", help="run or submit a study",
+        description="Run (local) or write and submit sbatch scripts (lumi-g, frontier) for a "
+        "scaling study. Options that take lists want comma-separated values.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=parser.epilog)
+    run.add_argument("--machine", required=True, choices=["lumi-g", "frontier", "local"],
+                     help="where: local runs here; lumi-g/frontier write one sbatch script per scale")
+    run.add_argument("--study", required=True, choices=["weak", "strong"],
+                     help="weak: --size is every GCD's block; strong: --size is the global grid")
+    run.add_argument("--size", required=True, type=parse_size, metavar="NX,NY,NZ",
+                     help="per-GCD size (weak) or global size (strong)")
+    scales = run.add_mutually_exclusive_group(required=True)
+    scales.add_argument("--scales", type=parse_counts, metavar="N,N,...",
+                        help="rank (GPU/GCD) counts, e.g. 1,2,4,8; 1 (the baseline) is always run")
+    scales.add_argument("--nodes", type=parse_counts, metavar="N,N,...",
+                        help=f"lumi-g/frontier only: node counts, {GCDS_PER_NODE} GCDs (ranks) each")
+    run.add_argument("--repeats", type=positive_int, default=3, help="runs of each scale (default 3)")
+    run.add_argument("--op", default="laplacian", choices=["laplacian", "heat", "jacobi"],
+                     help="operator (default laplacian)")
+    run.add_argument("--variants", type=parse_choices(["overlap", "no-overlap"]),
+                     default=["overlap"], metavar="LIST",
+                     help="overlap, no-overlap or both (default overlap)")
+    run.add_argument("--mpi-gpu", type=parse_choices(["auto", "aware", "staged"]), default=None,
+                     metavar="LIST", help="aware, staged, auto or several: each is a variant "
+                     "(default: fdmini's own, auto, not named in variant names)")
+    run.add_argument("--iters", type=positive_int, help="fdmini --iters (default: fdmini's, 100)")
+    run.add_argument("--warmup", type=non_negative_int, help="fdmini --warmup (default: fdmini's)")
+    run.add_argument("--kernel", choices=["baseline", "reordered"], help="fdmini --kernel")
+    run.add_argument("--tile", type=positive_int, help="fdmini --tile")
+    run.add_argument("--procs", action="append", type=parse_size, default=[], metavar="PX,PY,PZ",
+                     help="process grid for the scale with PX*PY*PZ ranks (repeatable; scales "
+                     "without one use fdmini's default)")
+    run.add_argument("--baseline", action="store_true",
+                     help="pass fdmini --baseline (each block alone first: efficiency vs alone "
+                     "and hidden share in the records; about doubles the time)")
+    run.add_argument("--fdmini-args", default="", metavar="'ARGS'",
+                     help="more fdmini options, one shell-quoted string (write --fdmini-args='...')")
+    run.add_argument("--out", metavar="DIR",
+                     help="output folder (default scaling-STUDY-MACHINE-DATE); must not hold a study")
+    run.add_argument("--binary", metavar="PATH",
+                     help="fdmini binary (default: build/fdmini for local, build-lumi/fdmini, "
+                     "build-frontier/fdmini)")
+    run.add_argument("--launcher", choices=["mpirun", "srun"], default="mpirun",
+                     help="local only: mpirun -n N --oversubscribe (default) or srun -n N")
+    run.add_argument("--launcher-args", default="", metavar="'ARGS'",
+                     help="more launcher options, one shell-quoted string (write --launcher-args='...')")
+    run.add_argument("--timeout", type=positive_int, default=900,
+                     help="local only: seconds a run may take before it is killed (default 900)")
+    run.add_argument("--account", help="lumi-g/frontier: #SBATCH --account (project)")
+    run.add_argument("--partition", help="lumi-g/frontier: #SBATCH --partition "
+                     "(default standard-g on LUMI-G, the site default on Frontier)")
+    run.add_argument("--time", default="00:30:00", metavar="HH:MM:SS",
+                     help="lumi-g/frontier: #SBATCH --time of each job (default 00:30:00)")
+    run.add_argument("--setup", action="append", default=[], metavar="LINE",
+                     help="lumi-g/frontier: a shell line run first in each job, e.g. "
+                     "'module load LUMI partition/G rocm' (repeatable)")
+    run.add_argument("--chain", action="store_true",
+                     help="lumi-g/frontier: each job depends on the previous (afterany), so "
+                     "scales run one after another instead of side by side")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the commands (local) or write the sbatch scripts without submitting")
+    return parser
+
+
+# ---------------------------------------------------------------------------------------------
+# the plan
+
+
+def make_variants(overlaps: Sequence[str], mpi_gpus: Optional[Sequence[str]]) -> List[Variant]:
+    """Every (overlap, mpi-gpu) combination, named e.g. 'overlap' or 'no-overlap-staged'."""
+    out = []
+    for ov, mg in itertools.product(overlaps, mpi_gpus or [None]):
+        name = ov if mg is None else f"{ov}-{mg}"
+        out.append(Variant(name=name, overlap=(ov == "overlap"), mpi_gpu=mg))
+    return out
+
+
+def rank_counts(args: argparse.Namespace) -> List[Tuple[int, Optional[int]]]:
+    """(ranks, nodes) of every scale, the 1-rank baseline first; nodes is None on local."""
+    if args.nodes is not None:
+        if args.machine == "local":
+            raise StudyError("--nodes is for lumi-g and frontier; use --scales on local")
+        ranks = [n * GCDS_PER_NODE for n in args.nodes]
+    else:
+        ranks = list(args.scales)
+    ranks = sorted(set([1] + ranks))
+    out = []
+    for r in ranks:
+        if args.machine == "local":
+            out.append((r, None))
+        elif r <= GCDS_PER_NODE:
+            out.append((r, 1))
+        elif r % GCDS_PER_NODE == 0:
+            out.append((r, r // GCDS_PER_NODE))
+        else:
+            raise StudyError(f"{r} ranks do not fill whole {args.machine} nodes "
+                             f"({GCDS_PER_NODE} GCDs each): use 1..8 or a multiple of 8")
+    return out
+
+
+def procs_for(args: argparse.Namespace, scales: Sequence[int]) -> Dict[int, Tuple[int, int, int]]:
+    """Map rank count -> the user's --procs grid for it; every grid must match a scale."""
+    grids: Dict[int, Tuple[int, int, int]] = {}
+    for grid in args.procs:
+        n = grid[0] * grid[1] * grid[2]
+        if n not in scales:
+            raise StudyError(f"--procs {','.join(map(str, grid))} has {n} ranks, which is not "
+                             f"one of the scales {','.join(map(str, scales))}")
+        if n in grids and grids[n] != grid:
+            raise StudyError(f"two --procs grids for {n} ranks")
+        grids[n] = grid
+    return grids
+
+
+def size_text(size: Sequence[int]) -> str:
+    """(12, 12, 12) -> '12x12x12'."""
+    return "x".join(str(v) for v in size)
+
+
+def common_fdmini_args(args: argparse.Namespace) -> List[str]:
+    """fdmini options shared by every run of the study (size, operator, steps, kernel...)."""
+    out = ["--local" if args.study == "weak" else "--global", ",".join(map(str, args.size)),
+           "--op", args.op]
+    if args.iters is not None:
+        out += ["--iters", str(args.iters)]
+    if args.warmup is not None:
+        out += ["--warmup", str(args.warmup)]
+    if args.kernel:
+        out += ["--kernel", args.kernel]
+    if args.tile:
+        out += ["--tile", str(args.tile)]
+    if args.baseline:
+        out.append("--baseline")
+    try:
+        out += shlex.split(args.fdmini_args)
+    except ValueError as err:
+        raise StudyError(f"--fdmini-args: {err}") from None
+    for opt in ("--json", "--local", "--global", "--procs", "--no-overlap", "--mpi-gpu"):
+        if any(a == opt or a.startswith(opt + "=") for a in shlex.split(args.fdmini_args)):
+            raise StudyError(f"--fdmini-args must not contain {opt}: study.py sets it")
+    return out
+
+
+def plan_runs(args: argparse.Namespace, variants: Sequence[Variant]) -> List[Run]:
+    """Every run of the study in the order it runs: repeat, then scale, then variant.
+
+    Repeats are the outer loop on local, so a slow spell of the machine spreads over all
+    scales instead of falling on one.
+    """
+    scales = rank_counts(args)
+    grids = procs_for(args, [r for r, _ in scales])
+    common = common_fdmini_args(args)
+    runs = []
+    for rep in range(1, args.repeats + 1):
+        for ranks, nodes in scales:
+            for var in variants:
+                record = (f"{args.study}-{size_text(args.size)}-{args.op}-{var.name}"
+                          f"-n{ranks:04d}-r{rep}.json")
+                fd = list(common)
+                if ranks in grids:
+                    fd += ["--procs", ",".join(map(str, grids[ranks]))]
+                fd += var.fdmini_args()
+                runs.append(Run(ranks, nodes, var, rep, record, tuple(fd)))
+    return runs
+
+
+# ---------------------------------------------------------------------------------------------
+# local runs
+
+
+def launcher_args(args: argparse.Namespace) -> List[str]:
+    """The user's extra launcher options."""
+    try:
+        return shlex.split(args.launcher_args)
+    except ValueError as err:
+        raise StudyError(f"--launcher-args: {err}") from None
+
+
+def local_argv(args: argparse.Namespace, binary: str, out_dir: str, run: Run) -> List[str]:
+    """The command line of one local run."""
+    if args.launcher == "srun":
+        launch = ["srun", "-n", str(run.ranks)]
+    else:
+        launch = ["mpirun", "-n", str(run.ranks), "--oversubscribe"]
+    return (launch + launcher_args(args) + [binary] + list(run.fdmini_args)
+            + ["--json", os.path.join(out_dir, run.record)])
+
+
+def summary_line(record_path: str) -> str:
+    """'step 0.012 ms, PASS' from a run's JSON record, or why it could not be read."""
+    try:
+        with open(record_path, encoding="utf-8") as f:
+            rec = json.load(f)
+        step = rec["phases_ms"]["step"]["max"]
+        ver = rec.get("verification", {})
+        check = "PASS" if ver.get("passed") else ("unchecked" if not ver.get("checked") else "FAIL")
+        return f"step {step:.4g} ms (max over ranks), {rec['procs']} grid, verification {check}"
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        return f"record not readable: {err}"
+
+
+def run_local(args: argparse.Namespace, binary: str, out_dir: str, runs: Sequence[Run],
+              manifest: dict) -> int:
+    """Run every run here, one after another; returns the number of failed runs.
+
+    Stops at the first failure: the other runs of a study would most likely fail the same way.
+    """
+    env = dict(os.environ)
+    if args.launcher == "mpirun" and os.geteuid() == 0:
+        # Open MPI's mpirun refuses to start as root without these.
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        print("study: running as root: OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+    if shutil.which(args.launcher) is None:
+        raise StudyError(f"'{args.launcher}' not found on PATH")
+    for i, run in enumerate(runs, 1):
+        argv = local_argv(args, binary, out_dir, run)
+        cmd = shlex.join(argv)
+        print(f"[{i}/{len(runs)}] {cmd}", flush=True)
+        entry = manifest_entry(run, argv)
+        if args.dry_run:
+            continue
+        t0 = time.monotonic()
+        log_path = os.path.join(out_dir, run.log)
+        try:
+            with open(log_path, "w", encoding="utf-8") as log:
+                proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                      timeout=args.timeout, check=False)
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            rc = None
+        entry["seconds"] = round(time.monotonic() - t0, 3)
+        entry["exit_code"] = rc
+        manifest["runs"].append(entry)
+        write_manifest(out_dir, manifest)
+        if rc == 0 and os.path.exists(os.path.join(out_dir, run.record)):
+            print(f"    ok in {entry['seconds']:.1f} s: "
+                  f"{summary_line(os.path.join(out_dir, run.record))}", flush=True)
+            continue
+        why = (f"timed out after {args.timeout} s" if rc is None
+               else f"exit code {rc}" if rc != 0 else "no JSON record written")
+        print(f"study: error: run {i} failed ({why}); its output ({log_path}) ends with:",
+              file=sys.stderr)
+        with open(log_path, encoding="utf-8", errors="replace") as log:
+            for line in log.readlines()[-15:]:
+                print("    | " + line.rstrip(), file=sys.stderr)
+        return len(runs) - i + 1
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# batch scripts (LUMI-G, Frontier)
+
+LUMI_SELECT_GPU = """#!/bin/bash
+# select_gpu - LUMI-G GPU selection (written by bench/scaling/study.py): each task sees only the
+# GCD of its node-local rank, so that with --cpu-bind=map_cpu:49,57,17,25,1,9,33,41 every rank
+# runs on the cores closest to its GCD.
+export ROCR_VISIBLE_DEVICES=$SLURM_LOCALID
+exec "$@"
+"""
+
+
+def srun_argv(args: argparse.Namespace, binary: str, out_dir: str, run: Run) -> List[str]:
+    """The srun line of one run inside a LUMI-G or Frontier job."""
+    assert run.nodes is not None
+    base = ["srun", f"--nodes={run.nodes}", f"--ntasks={run.ranks}"]
+    if args.machine == "lumi-g":
+        base += [f"--cpu-bind={LUMI_CPU_MAP}"] + launcher_args(args)
+        base += [os.path.join(out_dir, "select_gpu")]
+    else:  # frontier
+        base += ["-c7", "--gpus-per-task=1", "--gpu-bind=closest"] + launcher_args(args)
+    return base + [binary] + list(run.fdmini_args) + ["--json", os.path.join(out_dir, run.record)]
+
+
+def batch_script(args: argparse.Namespace, binary: str, out_dir: str, ranks: int, nodes: int,
+                 runs: Sequence[Run]) -> str:
+    """The sbatch script that runs every variant and repeat of one scale."""
+    name = f"fdmini-{args.study}-n{ranks:04d}"
+    per_node = min(ranks, GCDS_PER_NODE)
+    lines = [
+        "#!/bin/bash",
+        f"# fdmini {args.study} scaling study on {args.machine}: {ranks} GCD(s) on {nodes} "
+        f"node(s), size {size_text(args.size)} "
+        f"{'per GCD' if args.study == 'weak' else 'global'}.",
+        "# Written by bench/scaling/study.py; every run writes its JSON record next to this file.",
+        f"#SBATCH --job-name={name}",
+        f"#SBATCH --nodes={nodes}",
+    ]
+    if args.machine == "lumi-g":
+        lines += [f"#SBATCH --ntasks-per-node={per_node}", f"#SBATCH --gpus-per-node={GCDS_PER_NODE}"]
+    else:
+        lines += [f"#SBATCH --ntasks={ranks}"]
+    lines += [f"#SBATCH --time={args.time}",
+              f"#SBATCH --output={os.path.join(out_dir, name)}-%j.out"]
+    partition = args.partition or DEFAULT_PARTITION[args.machine]
+    if partition:
+        lines.append(f"#SBATCH --partition={partition}")
+    if args.account:
+        lines.append(f"#SBATCH --account={args.account}")
+    lines += ["", "set -u"] + list(args.setup) + [
+        "# GPU-aware Cray MPICH: device buffers go straight to MPI.",
+        "export MPICH_GPU_SUPPORT_ENABLED=1",
+        f"cd {shlex.quote(out_dir)}",
+        "failed=0",
+        "",
+    ]
+    for run in runs:
+        cmd = shlex.join(srun_argv(args, binary, out_dir, run))
+        log = shlex.quote(os.path.join(out_dir, run.log))
+        lines += [f"echo {shlex.quote('+ ' + cmd)}",
+                  f"{cmd} >{log} 2>&1 || {{ echo \"exit $? (see {run.log})\"; failed=$((failed + 1)); }}"]
+    lines += ["", f'echo "{name}: $failed of {len(runs)} runs failed"', '[ "$failed" -eq 0 ]', ""]
+    return "\n".join(lines)
+
+
+def submit(script: str, after: Optional[str]) -> str:
+    """sbatch SCRIPT (after job AFTER ended, if given); returns the job id."""
+    argv = ["sbatch", "--parsable"]
+    if after:
+        argv.append(f"--dependency=afterany:{after}")
+    argv.append(script)
+    print("    " + shlex.join(argv), flush=True)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise StudyError(f"sbatch failed (exit {proc.returncode}): {proc.stderr.strip()}")
+    return proc.stdout.strip().split(";")[0]
+
+
+def run_batch(args: argparse.Namespace, binary: str, out_dir: str, runs: Sequence[Run],
+              manifest: dict) -> None:
+    """Write one sbatch script per scale into out_dir and submit them (unless --dry-run)."""
+    if not args.dry_run and shutil.which("sbatch") is None:
+        raise StudyError("'sbatch' not found on PATH (use --dry-run to only write the scripts)")
+    if args.machine == "lumi-g":
+        path = os.path.join(out_dir, "select_gpu")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(LUMI_SELECT_GPU)
+        os.chmod(path, 0o755)
+    by_scale: Dict[Tuple[int, int], List[Run]] = {}
+    for run in runs:
+        assert run.nodes is not None
+        by_scale.setdefault((run.ranks, run.nodes), []).append(run)
+    # Inside a job: repeat outer, variant inner, as on local.
+    prev_job = None
+    for (ranks, nodes), scale_runs in sorted(by_scale.items()):
+        script = os.path.join(out_dir, f"job-{args.study}-n{ranks:04d}.sbatch")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(batch_script(args, binary, out_dir, ranks, nodes, scale_runs))
+        os.chmod(script, 0o755)
+        print(f"study: wrote {script} ({len(scale_runs)} runs on {ranks} GCDs, {nodes} node(s))")
+        for run in scale_runs:
+            print("    " + shlex.join(srun_argv(args, binary, out_dir, run)))
+        job = None
+        if not args.dry_run:
+            job = submit(script, prev_job if args.chain else None)
+            print(f"    submitted job {job}")
+            prev_job = job
+        manifest["jobs"].append({"script": os.path.basename(script), "ranks": ranks,
+                                 "nodes": nodes, "job_id": job})
+        for run in scale_runs:
+            entry = manifest_entry(run, srun_argv(args, binary, out_dir, run))
+            entry["job_script"] = os.path.basename(script)
+            manifest["runs"].append(entry)
+    write_manifest(out_dir, manifest)
+
+
+# ---------------------------------------------------------------------------------------------
+# manifest
+
+
+def manifest_entry(run: Run, argv: Sequence[str]) -> dict:
+    """The manifest's description of one run."""
+    return {"record": run.record, "log": run.log, "ranks": run.ranks, "nodes": run.nodes,
+            "variant": run.variant.name, "repeat": run.repeat, "argv": list(argv),
+            "command": shlex.join(argv)}
+
+
+def new_manifest(args: argparse.Namespace, argv: Sequence[str], binary: str,
+                 variants: Sequence[Variant], runs: Sequence[Run]) -> dict:
+    """The study.json object before any run."""
+    return {
+        "schema": MANIFEST_SCHEMA,
+        "study": args.study,
+        "machine": args.machine,
+        "host": socket.gethostname(),
+        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "size": list(args.size),
+        "size_meaning": "local block of every GCD (--local)" if args.study == "weak"
+        else "global grid (--global)",
+        "scales": sorted({r.ranks for r in runs}),
+        "nodes": sorted({r.nodes for r in runs if r.nodes is not None}) or None,
+        "repeats": args.repeats,
+        "op": args.op,
+        "variants": [{"name": v.name, "overlap": v.overlap, "mpi_gpu": v.mpi_gpu or "auto"}
+                     for v in variants],
+        "binary": binary,
+        "launcher": args.launcher if args.machine == "local" else "srun (sbatch)",
+        "study_command": shlex.join([os.path.abspath(sys.argv[0])] + list(argv)),
+        "dry_run": args.dry_run,
+        "jobs": [],
+        "runs": [],
+    }
+
+
+def write_manifest(out_dir: str, manifest: dict) -> None:
+    """Write study.json atomically (it is rewritten after every local run)."""
+    path = os.path.join(out_dir, MANIFEST)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def prepare_out_dir(args: argparse.Namespace) -> str:
+    """The absolute output folder, created; refuses one that already holds a study."""
+    out = args.out or "scaling-{}-{}-{}".format(
+        args.study, args.machine, datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    out = os.path.abspath(out)
+    if os.path.exists(os.path.join(out, MANIFEST)):
+        raise StudyError(f"{out} already holds a study ({MANIFEST}); choose another --out")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise StudyError(f"--out {out} exists and is not a folder")
+    os.makedirs(out, exist_ok=True)
+    return out
+
+
+def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """The `run` subcommand."""
+    if args.machine == "local":
+        for opt in ("account", "partition"):
+            if getattr(args, opt):
+                raise StudyError(f"--{opt} is for lumi-g and frontier, not local")
+        if args.setup or args.chain:
+            raise StudyError("--setup and --chain are for lumi-g and frontier, not local")
+    elif args.launcher != "mpirun":
+        raise StudyError(f"--launcher is for local; on {args.machine} jobs use srun")
+    binary = os.path.abspath(args.binary or DEFAULT_BINARY[args.machine])
+    if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+        if args.machine == "local" and not args.dry_run:
+            raise StudyError(f"fdmini binary '{binary}' not found or not executable (--binary PATH)")
+        print(f"study: warning: fdmini binary '{binary}' does not exist here; the jobs need it",
+              file=sys.stderr)
+    variants = make_variants(args.variants, args.mpi_gpu)
+    runs = plan_runs(args, variants)
+    print(f"study: {args.study} scaling on {args.machine}, size {size_text(args.size)} "
+          f"{'per GCD' if args.study == 'weak' else 'global'}, op {args.op}, "
+          f"ranks {','.join(str(r) for r in sorted({r.ranks for r in runs}))}, "
+          f"variants {','.join(v.name for v in variants)}, {args.repeats} repeat(s): "
+          f"{len(runs)} runs")
+    if args.machine == "local" and args.dry_run:
+        # Print what would run; write nothing.
+        out_dir = os.path.abspath(args.out or "DIR")
+        for i, run in enumerate(runs, 1):
+            print(f"[{i}/{len(runs)}] {shlex.join(local_argv(args, binary, out_dir, run))}")
+        return 0
+    out_dir = prepare_out_dir(args)
+    print(f"study: output folder {out_dir}")
+    manifest = new_manifest(args, argv, binary, variants, runs)
+    write_manifest(out_dir, manifest)
+    if args.machine == "local":
+        t0 = time.monotonic()
+        failed = run_local(args, binary, out_dir, runs, manifest)
+        if failed:
+            print(f"study: {failed} of {len(runs)} runs not done; records so far in {out_dir}",
+                  file=sys.stderr)
+            return 1
+        print(f"study: {len(runs)} runs done in {time.monotonic() - t0:.1f} s; records and "
+              f"{MANIFEST} in {out_dir}")
+        print(f"study: next: bench/scaling/collect.py {out_dir} -o results.csv -s summary.csv")
+    else:
+        run_batch(args, binary, out_dir, runs, manifest)
+        what = "written (not submitted: --dry-run)" if args.dry_run else "submitted"
+        print(f"study: {len(manifest['jobs'])} job script(s) {what}; records will land in {out_dir}")
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point: parse the command line, run the subcommand, turn errors into exit 1."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    try:
+        return cmd_run(args, argv)
+    except StudyError as err:
+        print(f"study.py: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("study.py: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
