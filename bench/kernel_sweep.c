@@ -102,7 +102,7 @@ static double time_memcpy(void *dst, const void *src, size_t bytes, be_stream s,
 
 /* zchunks < 0: -zchunks times the rule's number of chunks */
 static int add_cfg(sweep_cfg *list, int n, int max, fd_kernel_id id, int m, gpu_schedule sched,
-                   int bx, int by, int vec, int zchunks, int prefetch, const char *tag)
+                   int bx, int by, int vec, int depth, int zchunks, int prefetch, const char *tag)
 {
   if (n >= max) return n;
   memset(&list[n], 0, sizeof list[n]);
@@ -113,6 +113,7 @@ static int add_cfg(sweep_cfg *list, int n, int max, fd_kernel_id id, int m, gpu_
   list[n].cfg.block[1] = by;
   list[n].cfg.vec = vec;
   list[n].cfg.zchunks = zchunks;
+  list[n].cfg.depth = depth;
   list[n].cfg.prefetch = prefetch;
   list[n].tag = tag;
   return n + 1;
@@ -237,47 +238,47 @@ int main(int argc, char **argv)
     enum { MAXC = 256 };
     sweep_cfg list[MAXC];
     int n = 0;
-    n = add_cfg(list, n, MAXC, kdef.id, kdef.tile, cdef.schedule, 0, 0, 0, 0, 0, "default");
+    n = add_cfg(list, n, MAXC, kdef.id, kdef.tile, cdef.schedule, 0, 0, 0, 0, 0, 0, "default");
     if (profile) {
-      n = add_cfg(list, n, MAXC, FD_KERNEL_BASELINE, 1, GPU_SCHED_BASELINE, 256, 1, 0, 0, -1, NULL);
-      n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 8, GPU_SCHED_PLANE, 256, 1, 0, 0, -1, NULL);
-      n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 8, GPU_SCHED_PLANE, 256, 1, 0, 0, 0, NULL);
+      n = add_cfg(list, n, MAXC, FD_KERNEL_BASELINE, 1, GPU_SCHED_BASELINE, 256, 1, 0, 0, 0, -1, NULL);
+      n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 8, GPU_SCHED_PLANE, 256, 1, 0, 0, 0, -1, NULL);
+      n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 4, GPU_SCHED_PLANE, 256, 1, 0, 0, 0, -1, NULL);
+      n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 2, GPU_SCHED_ZMARCH, 256, 1, 1, 4, 0, -1, NULL);
     }
     if (!only_default) {
-      /* 1. every schedule x m x block shape with the rules' prefetch distance and z-chunks */
+      /* 1. every schedule x m x block shape (x vec x depth) with the rules' other choices */
       static const int bshape[][2] = {{256, 1}, {128, 2}, {64, 4}, {32, 8}};
-      static const int zshape[][2] = {{32, 8}, {64, 4}, {128, 2}, {256, 1}, {32, 4}, {64, 2}, {128, 1}};
-      const int nb = quick ? 2 : 4, nz_shapes = quick ? 3 : 7;
+      const int nb = quick ? 2 : 4, nbr = quick ? 1 : 3;
       for (int b = 0; b < nb; b++)
         n = add_cfg(list, n, MAXC, FD_KERNEL_BASELINE, 1, GPU_SCHED_BASELINE, bshape[b][0],
-                    bshape[b][1], 0, 0, 0, NULL);
+                    bshape[b][1], 0, 0, 0, 0, NULL);
       for (int m = 1; m <= 16; m *= 2)
-        for (int b = 0; b < (quick ? 1 : 3); b++)
+        for (int b = 0; b < nbr; b++)
           n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, bshape[b][0],
-                      bshape[b][1], 0, 0, 0, NULL);
+                      bshape[b][1], 0, 0, 0, 0, NULL);
       for (int m = 1; m <= 16; m *= 2)
-        for (int vec = 1; vec <= 2; vec++) {
-          if (vec == 2 && m > 4) continue;
-          for (int b = 0; b < nz_shapes; b++)
-            n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, zshape[b][0],
-                        zshape[b][1], vec, 0, 0, NULL);
-        }
+        for (int vec = 1; vec <= 2; vec++)
+          for (int depth = 1; depth <= 4; depth *= 2) {
+            if (m > 4 && (vec == 2 || depth > 1)) continue;
+            for (int b = 0; b < nbr; b++)
+              n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, bshape[b][0],
+                          bshape[b][1], vec, depth, 0, 0, NULL);
+          }
       /* 2. the L2 prefetch distance (-1 = off) */
-      static const int pfs[] = {-1, 1, 2, 3, 6, 8};
-      for (int q = 0; q < 6; q++) {
-        n = add_cfg(list, n, MAXC, FD_KERNEL_BASELINE, 1, GPU_SCHED_BASELINE, 256, 1, 0, 0,
+      static const int pfs[] = {-1, 1, 2, 4};
+      for (int q = 0; q < 4; q++) {
+        n = add_cfg(list, n, MAXC, FD_KERNEL_BASELINE, 1, GPU_SCHED_BASELINE, 256, 1, 0, 0, 0,
                     pfs[q], NULL);
-        for (int m = 2; m <= 8; m *= 2)
-          n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 256, 1, 0, 0,
-                      pfs[q], NULL);
-        n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 2, GPU_SCHED_ZMARCH, 256, 1, 1, 0,
+        n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 4, GPU_SCHED_PLANE, 256, 1, 0, 0, 0,
+                    pfs[q], NULL);
+        n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 2, GPU_SCHED_ZMARCH, 256, 1, 1, 4, 0,
                     pfs[q], NULL);
       }
       /* 3. z-marching with more chunks than one resident wave */
       for (int f = 2; f <= 8; f *= 2)
         for (int m = 1; m <= 4; m *= 2)
-          n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 256, 1, 1, -f, 0,
-                      NULL);
+          n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 256, 1, 1, 4, -f,
+                      0, NULL);
     }
 
     for (int i = 0; i < n; i++)

@@ -378,7 +378,7 @@ def write_csv(path: str, columns: Sequence[str], rows: Sequence[dict]) -> None:
     if not os.path.isdir(folder):
         raise CollectError(f"{path}: folder {folder} does not exist")
     with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator="\n")
         w.writerow(columns)
         for r in rows:
             w.writerow([cell(r.get(c)) for c in columns])

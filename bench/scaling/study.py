@@ -461,7 +461,8 @@ def batch_script(args: argparse.Namespace, binary: str, out_dir: str, ranks: int
         lines.append(f"#SBATCH --partition={partition}")
     if args.account:
         lines.append(f"#SBATCH --account={args.account}")
-    lines += ["", "set -u"] + list(args.setup) + [
+    # The user's setup lines (module loads) come before `set -u`: Lmod reads unset variables.
+    lines += [""] + list(args.setup) + ["set -u",
         "# GPU-aware Cray MPICH: device buffers go straight to MPI.",
         "export MPICH_GPU_SUPPORT_ENABLED=1",
         f"cd {shlex.quote(out_dir)}",

@@ -12,8 +12,9 @@
  *   ZMARCH    reordered loads with z-marching: each thread owns m rows (y) x vec points (x) of
  *             a column of planes and marches along z through one chunk, keeping the planes
  *             z-1, z, z+1 (and a prefetched z+2) in registers; per plane it loads, in ascending
- *             address order, the y-1 row, the x-1/x+1 neighbours, the y+m row, then the next
- *             plane. Chunks alternate direction so that neighbouring chunks touch their shared
+ *             address order, the y-1 row, the x-1/x+1 neighbours, the y+m row; the planes
+ *             ahead come through a register queue `depth` planes deep, so that each thread
+ *             keeps depth*m*vec loads in flight to DRAM. Chunks alternate direction so that neighbouring chunks touch their shared
  *             planes at the same time (L2 hits). One resident wave of blocks by default.
  * All schedules evaluate every point with fd_stencil_point[_f] (pointwise.h), so results are
  * bitwise identical across schedules, tile factors, block shapes and region splits.
@@ -41,6 +42,8 @@ typedef struct {
                    needs an even row pitch (nx+2) and 16-byte aligned arrays, else 1. 0 = auto */
   int strips;   /* PLANE: number of y-strips of the grid re-indexing; 0 = rule */
   int zchunks;  /* ZMARCH: chunks along z; 0 = rule (fill one resident wave) */
+  int depth;    /* ZMARCH: planes loaded ahead into registers (1, 2 or 4; 2 and 4 for m <= 4);
+                   0 = rule */
   int prefetch; /* planes ahead each thread prefetches into L2 (its own columns of plane
                    k + prefetch, PTX prefetch.global.L2; no-op on AMD); 0 = rule, -1 = off */
 } gpu_stencil_cfg;

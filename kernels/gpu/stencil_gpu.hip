@@ -157,7 +157,7 @@ template <> __device__ __forceinline__ void load_row<2>(const real_t *p, real_t 
   r[1] = t.y;
 }
 
-template <int M, int V, bool HAS_F>
+template <int M, int V, int D, bool HAS_F>
 __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_zmarch(const st_args a)
 {
   unsigned b = blockIdx.x;
@@ -178,59 +178,70 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_zmarch(const st_args a)
   for (int v = 0; v < V; v++) xok[v] = i0 + v >= a.lo[0] && i0 + v <= a.hi[0];
   const long long sx = a.sx, dz = up ? a.sxy : -a.sxy;
   const real_t *u = a.u;
-  long long p = i0 + sx * j0 + a.sxy * (up ? kc0 : kc1); /* (i0, j0, current plane) */
+  /* (i0, j0) of the first plane of the march; plane offset o (0..nk) is at p0 + o*dz, and
+   * offset -1 is the plane before it. Offsets 0..nk-1 are computed, -1 and nk only read. */
+  const long long p0 = i0 + sx * j0 + a.sxy * (up ? kc0 : kc1);
 
-  real_t prv[M][V], cur[M][V], nxt[M][V];
+  /* window: planes o-1 (prv), o (cur), o+1 (nxt); queue q[d] = plane o+2+d, loaded D steps
+   * before it is needed (the bytes in flight per thread are D*M*V*sizeof(real_t)) */
+  real_t prv[M][V], cur[M][V], nxt[M][V], q[D][M][V];
 #pragma unroll
   for (int n = 0; n < M; n++) {
 #pragma unroll
-    for (int v = 0; v < V; v++) prv[n][v] = cur[n][v] = nxt[n][v] = (real_t)0;
+    for (int v = 0; v < V; v++) {
+      prv[n][v] = cur[n][v] = nxt[n][v] = (real_t)0;
+#pragma unroll
+      for (int d = 0; d < D; d++) q[d][n][v] = (real_t)0;
+    }
     if (n < nrows) {
-      load_row<V>(u + p - dz + n * sx, prv[n]);
-      load_row<V>(u + p + n * sx, cur[n]);
-      load_row<V>(u + p + dz + n * sx, nxt[n]);
+      load_row<V>(u + p0 - dz + n * sx, prv[n]);
+      load_row<V>(u + p0 + n * sx, cur[n]);
+      load_row<V>(u + p0 + dz + n * sx, nxt[n]);
+#pragma unroll
+      for (int d = 0; d < D; d++)
+        if (2 + d <= nk) load_row<V>(u + p0 + (2 + d) * dz + n * sx, q[d][n]);
     }
   }
 
+  long long p = p0;
   for (int s = 0; s < nk; s++) {
-    /* plane k+pf*dir into L2 (while inside the chunk's planes) */
+    /* plane offset s+2+D: the newest element of the queue, first so it is longest in flight */
+    real_t fresh[M][V];
+    const bool more = s + 2 + D <= nk;
+#pragma unroll
+    for (int n = 0; n < M; n++) {
+#pragma unroll
+      for (int v = 0; v < V; v++) fresh[n][v] = (real_t)0;
+      if (n < nrows && more) load_row<V>(u + p + (2 + D) * dz + n * sx, fresh[n]);
+    }
+    /* plane offset s+pf into L2 */
     if (a.pf > 0 && s + a.pf <= nk) {
 #pragma unroll
       for (int n = 0; n < M; n++)
         if (n < nrows) gpu_prefetch_l2(u + p + a.pf * dz + n * sx);
     }
-    /* plane k: y-1 row, x neighbours, y+nrows row */
-    real_t ylo[V], yhi[V], xlo[M], xhi[M];
+    /* the current plane: y-1 row, per row its x neighbours, y+nrows row (cache hits; the x
+     * neighbours are loaded row by row so that m = 16 stays within the registers) */
+    real_t ylo[V], yhi[V];
     load_row<V>(u + p - sx, ylo);
-#pragma unroll
-    for (int n = 0; n < M; n++) {
-      xlo[n] = (n < nrows && xok[0]) ? gpu_ldg(u + p + n * sx - 1) : (real_t)0;
-      xhi[n] = (n < nrows && xok[V - 1]) ? gpu_ldg(u + p + n * sx + V) : (real_t)0;
-    }
     load_row<V>(u + p + nrows * sx, yhi);
-    /* plane k+2dir, needed as nxt by the next step */
-    real_t pf[M][V];
-#pragma unroll
-    for (int n = 0; n < M; n++) {
-#pragma unroll
-      for (int v = 0; v < V; v++) pf[n][v] = (real_t)0;
-      if (n < nrows && s + 1 < nk) load_row<V>(u + p + 2 * dz + n * sx, pf[n]);
-    }
 
 #pragma unroll
     for (int n = 0; n < M; n++) {
       if (n < nrows) {
+        const real_t xlo = xok[0] ? gpu_ldg(u + p + n * sx - 1) : (real_t)0;
+        const real_t xhi = xok[V - 1] ? gpu_ldg(u + p + n * sx + V) : (real_t)0;
 #pragma unroll
         for (int v = 0; v < V; v++) {
           if (!xok[v]) continue;
-          const real_t xl = v > 0 ? cur[n][v > 0 ? v - 1 : 0] : xlo[n];
-          const real_t xh = v + 1 < V ? cur[n][v + 1 < V ? v + 1 : V - 1] : xhi[n];
+          const real_t xl = v > 0 ? cur[n][v > 0 ? v - 1 : 0] : xlo;
+          const real_t xh = v + 1 < V ? cur[n][v + 1 < V ? v + 1 : V - 1] : xhi;
           const real_t yl = n > 0 ? cur[n > 0 ? n - 1 : 0][v] : ylo[v];
           const real_t yh = n + 1 < nrows ? cur[n + 1 < M ? n + 1 : M - 1][v] : yhi[v];
           const real_t zl = up ? prv[n][v] : nxt[n][v];
           const real_t zh = up ? nxt[n][v] : prv[n][v];
-          const long long q = p + n * sx + v;
-          gpu_store_nt(a.out + q, stencil_at<HAS_F>(a, q, cur[n][v], xl, xh, yl, yh, zl, zh));
+          const long long r = p + n * sx + v;
+          gpu_store_nt(a.out + r, stencil_at<HAS_F>(a, r, cur[n][v], xl, xh, yl, yh, zl, zh));
         }
       }
     }
@@ -241,7 +252,10 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_zmarch(const st_args a)
       for (int v = 0; v < V; v++) {
         prv[n][v] = cur[n][v];
         cur[n][v] = nxt[n][v];
-        nxt[n][v] = pf[n][v];
+        nxt[n][v] = q[0][n][v];
+#pragma unroll
+        for (int d = 0; d + 1 < D; d++) q[d][n][v] = q[d + 1][n][v];
+        q[D - 1][n][v] = fresh[n][v];
       }
     }
     p += dz;
@@ -347,13 +361,21 @@ int plane_strips(const fd_grid *g, int nty)
  * launcher can ask for exists (vec = 2 only up to m = 4: larger tiles spill registers). */
 template <bool F> struct kernels {
   typedef void (*kfn)(st_args);
-  static kfn zmarch(int m, int vec)
+  /* depth 1 for every m; depths 2 and 4 up to m = 4 (registers) */
+  static kfn zmarch(int m, int vec, int depth)
   {
-    static const kfn v1[5] = {k_zmarch<1, 1, F>, k_zmarch<2, 1, F>, k_zmarch<4, 1, F>,
-                              k_zmarch<8, 1, F>, k_zmarch<16, 1, F>};
-    static const kfn v2[3] = {k_zmarch<1, 2, F>, k_zmarch<2, 2, F>, k_zmarch<4, 2, F>};
+    static const kfn v1[5] = {k_zmarch<1, 1, 1, F>, k_zmarch<2, 1, 1, F>, k_zmarch<4, 1, 1, F>,
+                              k_zmarch<8, 1, 1, F>, k_zmarch<16, 1, 1, F>};
+    static const kfn v[2][2][3] = {
+        {{k_zmarch<1, 1, 2, F>, k_zmarch<2, 1, 2, F>, k_zmarch<4, 1, 2, F>},
+         {k_zmarch<1, 1, 4, F>, k_zmarch<2, 1, 4, F>, k_zmarch<4, 1, 4, F>}},
+        {{k_zmarch<1, 2, 2, F>, k_zmarch<2, 2, 2, F>, k_zmarch<4, 2, 2, F>},
+         {k_zmarch<1, 2, 4, F>, k_zmarch<2, 2, 4, F>, k_zmarch<4, 2, 4, F>}}};
+    static const kfn v2d1[3] = {k_zmarch<1, 2, 1, F>, k_zmarch<2, 2, 1, F>, k_zmarch<4, 2, 1, F>};
     const int t = tile_index(m);
-    return vec == 2 && t < 3 ? v2[t] : v1[t];
+    if (t >= 3) return v1[t];
+    if (depth <= 1) return vec == 2 ? v2d1[t] : v1[t];
+    return v[vec == 2][depth >= 4][t];
   }
   static kfn plane(int m)
   {
@@ -365,9 +387,9 @@ template <bool F> struct kernels {
 
 typedef void (*kfn)(st_args);
 
-kfn zmarch_fn(bool f, int m, int vec)
+kfn zmarch_fn(bool f, int m, int vec, int depth)
 {
-  return f ? kernels<true>::zmarch(m, vec) : kernels<false>::zmarch(m, vec);
+  return f ? kernels<true>::zmarch(m, vec, depth) : kernels<false>::zmarch(m, vec, depth);
 }
 kfn plane_fn(bool f, int m) { return f ? kernels<true>::plane(m) : kernels<false>::plane(m); }
 
@@ -387,8 +409,11 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
     const bool aligned = ((uintptr_t)u % (2 * sizeof(real_t))) == 0;
     if (cfg->vec == 0) cfg->vec = 2;
     if (cfg->vec != 1 && !(cfg->vec == 2 && even_pitch && aligned && m <= 4)) cfg->vec = 1;
+    if (cfg->depth <= 0) cfg->depth = m <= 4 ? 4 : 1;
+    cfg->depth = m > 4 ? 1 : cfg->depth >= 4 ? 4 : cfg->depth >= 2 ? 2 : 1;
   } else {
     cfg->vec = 1;
+    cfg->depth = 0;
   }
   if (cfg->block[0] <= 0 || cfg->block[1] <= 0) default_block(cfg->schedule, m, cfg->vec, cfg->block);
   const int bx = cfg->block[0], by = cfg->block[1];
@@ -396,14 +421,10 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
     return gpu_failf_private(BE_ERROR, "stencil: block %dx%d exceeds %d threads", bx, by,
                              GPU_MAX_BLOCK);
 
-  /* prefetch rule: 4 planes ahead while 4 planes take at most a quarter of L2, fewer for
-   * larger planes (1024x1024 doubles: 1 plane = 8.4 MB), off when not even one fits. */
-  if (cfg->prefetch == 0) {
-    const double plane = (double)(g->n[0] + 2) * (g->n[1] + 2) * sizeof(real_t);
-    const double share = gpu_props_private.l2_bytes / 4.0;
-    int pf = (int)(share / plane);
-    cfg->prefetch = pf > 4 ? 4 : pf < 1 ? -1 : pf;
-  }
+  /* prefetch rule: off. Measured on an H100 (bench/results): every distance from 1 to 8
+   * planes made the per-plane and baseline kernels 3-25% slower (the prefetches add L2 requests
+   * and evict planes still in use); kept for the sweep. */
+  if (cfg->prefetch == 0) cfg->prefetch = -1;
   a->pf = cfg->prefetch > 0 ? cfg->prefetch : 0;
   a->kpf_max = g->n[2] + 1;
   a->lo[0] = lo[0], a->lo[1] = lo[1], a->lo[2] = lo[2];
@@ -435,7 +456,7 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
       /* the rule: one resident wave. capacity = resident blocks of this kernel on the whole
        * device; as many chunks as fit beside the tiles, none shorter than 4 planes. */
       int per_sm = 1;
-      int rc = blocks_per_sm(zmarch_fn(has_f, m, v), bx * by, &per_sm);
+      int rc = blocks_per_sm(zmarch_fn(has_f, m, v, cfg->depth), bx * by, &per_sm);
       if (rc) return rc;
       const long long capacity = (long long)per_sm * gpu_props_private.sm_count;
       const long long tiles = (long long)a->ntx * a->nty;
@@ -488,8 +509,9 @@ int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, f
     const long long blocks = (long long)a.ntx * a.nty * cfg->zchunks;
     if (blocks > 0x7fffffffLL)
       return gpu_failf_private(BE_ERROR, "k_zmarch: %lld blocks exceed the grid", blocks);
-    zmarch_fn(has_f, m, cfg->vec)<<<(unsigned)blocks, block, 0, st>>>(a);
-    snprintf(name, sizeof name, "k_zmarch<m=%d,vec=%d,f=%d>", m, cfg->vec, (int)has_f);
+    zmarch_fn(has_f, m, cfg->vec, cfg->depth)<<<(unsigned)blocks, block, 0, st>>>(a);
+    snprintf(name, sizeof name, "k_zmarch<m=%d,vec=%d,depth=%d,f=%d>", m, cfg->vec, cfg->depth,
+             (int)has_f);
     break;
   }
   default:
@@ -621,8 +643,9 @@ extern "C" void gpu_stencil_cfg_describe(const gpu_stencil_cfg *cfg, fd_kernel k
              cfg->strips, cfg->prefetch > 0 ? cfg->prefetch : 0);
     break;
   case GPU_SCHED_ZMARCH:
-    snprintf(buf, len, "zmarch m=%d vec=%d block=%dx%d zchunks=%d pf=%d", m, cfg->vec,
-             cfg->block[0], cfg->block[1], cfg->zchunks, cfg->prefetch > 0 ? cfg->prefetch : 0);
+    snprintf(buf, len, "zmarch m=%d vec=%d depth=%d block=%dx%d zchunks=%d pf=%d", m, cfg->vec,
+             cfg->depth, cfg->block[0], cfg->block[1], cfg->zchunks,
+             cfg->prefetch > 0 ? cfg->prefetch : 0);
     break;
   default:
     snprintf(buf, len, "auto");

@@ -1,6 +1,7 @@
 /* test_gpu_kernels.c - GPU backend tests (ctest label gpu), plain C without cmocka (the GPU
  * nodes have no cmocka headers). Proves, on odd, tiny (n = 1, 2) and random local sizes:
- *   - every stencil variant x tile m x schedule x vector width x block shape x operator
+ *   - every stencil variant x tile m x schedule x vector width x queue depth x block shape x
+ *     z-chunking x operator
  *     (laplacian, heat, jacobi with f) matches a host reference loop built on pointwise.h to
  *     rounding (|gpu - ref| <= tol * sum of |terms| per point; tol 1e-12 double, 1e-5 float);
  *   - outputs poisoned with NaN beforehand: every point of the region is written, no point
@@ -186,6 +187,10 @@ static int build_variants(variant *v, int max, int quick)
       if (!quick) {
         ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 32, 3, vec, 3);
         ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 8, 2, vec, 1000);
+        for (int depth = 1; depth <= 2; depth++) { /* the rule's depth is 4 (m <= 4) */
+          ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 32, 3, vec, 2);
+          v[n - 1].cfg.depth = depth;
+        }
       }
     }
   }
@@ -226,8 +231,8 @@ static void test_stencil_size(const fd_grid *g, uint64_t seed, int quick)
       {"jacobi", {0, (real_t)(ix / D), (real_t)(iy / D), (real_t)(iz / D), (real_t)(-1 / D)}, df},
   };
 
-  variant vars[128];
-  const int nv = build_variants(vars, 128, quick);
+  variant vars[160];
+  const int nv = build_variants(vars, 160, quick);
   for (int o = 0; o < 3; o++) {
     host_stencil(g, &ops[o].c, u, ops[o].f ? f : NULL, ref, mag);
     for (int vi = 0; vi < nv; vi++) {

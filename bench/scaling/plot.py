@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""plot.py - plots of a scaling study from collect.py's summary CSV.
+
+    plot.py summary.csv -o DIR [--title-prefix TEXT]
+
+For every study in the summary (one study type, size, operator, backend, device, precision and
+kernel) it writes three figures, each as PNG and SVG, into DIR:
+
+    STEM-efficiency   parallel efficiency vs scale, one line per variant, ideal = 1
+    STEM-phases       time per step by phase, stacked bars per scale, one panel per variant,
+                      with the measured step time (the slowest rank's) marked
+    STEM-bandwidth    effective bandwidth per GCD vs scale (avg over ranks; bar down to the
+                      slowest rank), one line per variant
+
+STEM is e.g. `weak-512x512x512-laplacian-hip-double-reordered-amd-instinct-mi250x`. Titles say what ran
+where: study type, operator, size, device, backend, precision, kernel and date.
+"""
+
+import argparse
+import csv
+import os
+import re
+import sys
+from typing import Dict, List, Optional, Sequence, Tuple
+
+REQUIRED = ["study", "size", "op", "variant", "ranks", "repeats", "step_ms", "efficiency",
+            "pack_ms", "exchange_ms", "unpack_ms", "interior_ms", "boundary_ms",
+            "bw_per_gcd_GBs", "bw_per_gcd_min_GBs", "device", "backend", "precision", "kernel",
+            "date"]
+FLOATS = ["step_ms", "efficiency", "pack_ms", "exchange_ms", "unpack_ms", "interior_ms",
+          "boundary_ms", "bw_per_gcd_GBs", "bw_per_gcd_min_GBs"]
+PHASES = [("pack", "pack (halo stream)"), ("exchange", "exchange (MPI)"),
+          ("unpack", "unpack (halo stream)"), ("interior", "interior update"),
+          ("boundary", "boundary shell")]
+PHASE_COLORS = ["#9ecae1", "#fd8d3c", "#6baed6", "#31a354", "#a1d99b"]
+GROUP_KEYS = ("study", "size", "op", "backend", "device", "precision", "kernel")
+
+
+class PlotError(Exception):
+    """Bad input: printed, exit 1."""
+
+
+def load_summary(path: str) -> List[dict]:
+    """Rows of collect.py's summary CSV, numbers converted (empty cells -> None)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+            if missing:
+                raise PlotError(f"{path}: not a collect.py summary (columns missing: "
+                                f"{', '.join(missing)})")
+            rows = list(reader)
+    except OSError as err:
+        raise PlotError(f"{path}: cannot read: {err.strerror}") from None
+    if not rows:
+        raise PlotError(f"{path}: no rows")
+    for i, r in enumerate(rows, 2):
+        try:
+            r["ranks"] = int(r["ranks"])
+            for c in FLOATS:
+                r[c] = float(r[c]) if r[c] != "" else None
+        except ValueError as err:
+            raise PlotError(f"{path}, line {i}: {err}") from None
+    return rows
+
+
+def slug(text: str) -> str:
+    """'AMD Instinct MI250X' -> 'amd-instinct-mi250x' (safe in file names)."""
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-") or "unknown"
+
+
+def unit(backend: str) -> str:
+    """What one rank drives: a GCD (HIP, MI250X), a GPU (CUDA) or a CPU rank (host)."""
+    return {"hip": "GCD", "cuda": "GPU"}.get(backend, "rank")
+
+
+def scale_label(backend: str) -> str:
+    """x-axis label: what the scale counts."""
+    u = unit(backend)
+    return "MPI ranks" if u == "rank" else f"{u}s (one MPI rank each)"
+
+
+def titles(key: Tuple[str, ...], rows: Sequence[dict], prefix: str) -> Tuple[str, str]:
+    """The two title lines of every figure of a study: what ran, and where and when."""
+    study, size, op, backend, device, precision, kernel = key
+    u = unit(backend)
+    where = f"per {u}" if study == "weak" else "global"
+    dates = sorted({r["date"] for r in rows if r["date"]})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}" if dates else "date unknown"
+    first = f"{prefix}fdmini {study} scaling, {op}, {size} {where}"
+    second = f"{device} ({backend}, {precision}, {kernel} kernel), {when}"
+    return first, second
+
+
+def variants_of(rows: Sequence[dict]) -> List[str]:
+    """Variant names in a stable order: overlap first, then no-overlap, then the rest."""
+    names = sorted({r["variant"] for r in rows})
+    return sorted(names, key=lambda v: (v.startswith("no-"), v))
+
+
+def series(rows: Sequence[dict], variant: str, column: str) -> Tuple[List[int], List[float]]:
+    """(ranks, values) of one variant, sorted by ranks, rows with no value left out."""
+    pts = sorted((r["ranks"], r[column]) for r in rows
+                 if r["variant"] == variant and r[column] is not None)
+    return [p[0] for p in pts], [p[1] for p in pts]
+
+
+def setup_scale_axis(ax, ranks: Sequence[int], label: str) -> None:
+    """Log2 x axis with a tick at every measured scale."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(ranks))
+    ax.set_xticklabels([str(r) for r in ranks])
+    ax.minorticks_off()
+    ax.set_xlabel(label)
+    if len(ranks) == 1:
+        ax.set_xlim(ranks[0] / 2, ranks[0] * 2)
+
+
+def save(fig, out_dir: str, stem: str, title: str) -> List[str]:
+    """Save fig as STEM.png and STEM.svg (text kept as text, title in the metadata)."""
+    paths = []
+    for ext in ("png", "svg"):
+        path = os.path.join(out_dir, f"{stem}.{ext}")
+        meta = {"Title": title} if ext == "svg" else {"Title": title, "Software": "fdmini plot.py"}
+        if ext == "svg":
+            meta["Date"] = None  # reproducible files
+        fig.savefig(path, dpi=120, metadata=meta)
+        paths.append(path)
+    return paths
+
+
+def plot_efficiency(plt, key, rows, prefix, out_dir, stem) -> List[str]:
+    """Efficiency vs scale, one line per variant."""
+    study, u = key[0], unit(key[3])
+    t1, t2 = titles(key, rows, prefix)
+    ranks = sorted({r["ranks"] for r in rows})
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    ax.axhline(1.0, color="0.5", linestyle="--", linewidth=1, label="ideal")
+    top = 1.0
+    for v in variants_of(rows):
+        x, y = series(rows, v, "efficiency")
+        if x:
+            ax.plot(x, y, marker="o", linewidth=2, label=v)
+            top = max(top, max(y))
+    setup_scale_axis(ax, ranks, scale_label(key[3]))
+    formula = "$T_1 / T_N$" if study == "weak" else "$T_1 / (N\\,T_N)$"
+    ax.set_ylabel(f"{study}-scaling efficiency  {formula}")
+    ax.set_ylim(0, top * 1.12)
+    ax.grid(True, alpha=0.3)
+    ax.legend(title="variant", loc="best")
+    ax.set_title("efficiency vs 1 " + u + " (T = step time of the slowest rank, median of repeats)",
+                 fontsize=9)
+    fig.suptitle(f"{t1}\n{t2}", fontsize=11)
+    fig.tight_layout()
+    paths = save(fig, out_dir, f"{stem}-efficiency", t1)
+    plt.close(fig)
+    return paths
+
+
+def plot_phases(plt, key, rows, prefix, out_dir, stem) -> List[str]:
+    """Stacked per-phase times per scale, one panel per variant, step time marked."""
+    u = unit(key[3])
+    t1, t2 = titles(key, rows, prefix)
+    variants = variants_of(rows)
+    fig, axes = plt.subplots(1, len(variants), figsize=(max(7.5, 4.5 * len(variants)), 5.2),
+                             sharey=True, squeeze=False)
+    for ax, v in zip(axes[0], variants):
+        vrows = sorted((r for r in rows if r["variant"] == v), key=lambda r: r["ranks"])
+        xs = list(range(len(vrows)))
+        bottom = [0.0] * len(vrows)
+        for (name, label), color in zip(PHASES, PHASE_COLORS):
+            vals = [r[f"{name}_ms"] or 0.0 for r in vrows]
+            ax.bar(xs, vals, bottom=bottom, color=color, edgecolor="white", linewidth=0.5,
+                   label=label, width=0.65)
+            bottom = [b + h for b, h in zip(bottom, vals)]
+        steps = [r["step_ms"] for r in vrows]
+        ax.plot(xs, [s if s is not None else float("nan") for s in steps], linestyle="none",
+                marker="_", markersize=28, markeredgewidth=2.5, color="black",
+                label="step (wall, slowest rank)")
+        ax.set_xticks(xs)
+        ax.set_xticklabels([str(r["ranks"]) for r in vrows])
+        ax.set_xlabel(scale_label(key[3]))
+        ax.set_title(f"variant: {v}", fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("time per step [ms] (phase: avg over ranks)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
+    fig.suptitle(f"{t1}\n{t2}", fontsize=11)
+    fig.text(0.5, 0.115, "with overlap the exchange runs during the interior update, so the stack "
+             "can exceed the step time", ha="center", fontsize=8, color="0.35")
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
+    paths = save(fig, out_dir, f"{stem}-phases", t1)
+    plt.close(fig)
+    return paths
+
+
+def plot_bandwidth(plt, key, rows, prefix, out_dir, stem) -> List[str]:
+    """Effective bandwidth per GCD vs scale, bars down to the slowest rank."""
+    u = unit(key[3])
+    t1, t2 = titles(key, rows, prefix)
+    ranks = sorted({r["ranks"] for r in rows})
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    top = 0.0
+    for v in variants_of(rows):
+        vrows = sorted((r for r in rows if r["variant"] == v and r["bw_per_gcd_GBs"] is not None),
+                       key=lambda r: r["ranks"])
+        if not vrows:
+            continue
+        x = [r["ranks"] for r in vrows]
+        y = [r["bw_per_gcd_GBs"] for r in vrows]
+        low = [max(0.0, r["bw_per_gcd_GBs"] - (r["bw_per_gcd_min_GBs"] or r["bw_per_gcd_GBs"]))
+               for r in vrows]
+        ax.errorbar(x, y, yerr=[low, [0.0] * len(y)], marker="o", linewidth=2, capsize=4,
+                    label=v)
+        top = max(top, max(y))
+    setup_scale_axis(ax, ranks, scale_label(key[3]))
+    ax.set_ylabel(f"effective bandwidth per {u} [GB/s]")
+    ax.set_ylim(0, top * 1.15 if top > 0 else 1)
+    ax.grid(True, alpha=0.3)
+    ax.legend(title="variant", loc="best")
+    ax.set_title("avg over ranks, error bar down to the slowest rank; bytes = one read + one "
+                 "write per point", fontsize=9)
+    fig.suptitle(f"{t1}\n{t2}", fontsize=11)
+    fig.tight_layout()
+    paths = save(fig, out_dir, f"{stem}-bandwidth", t1)
+    plt.close(fig)
+    return paths
+
+
+def import_pyplot():
+    """matplotlib.pyplot with the Agg backend and SVG text kept as text."""
+    try:
+        import matplotlib  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        raise PlotError(f"matplotlib is not installed for {sys.executable} (Debian/Ubuntu: "
+                        "apt-get install python3-matplotlib; or pip install matplotlib)") from None
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.fonttype"] = "none"  # titles stay searchable text in the SVG
+    matplotlib.rcParams["svg.hashsalt"] = "fdmini"  # stable ids: same data, same file
+    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    return plt
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point."""
+    parser = argparse.ArgumentParser(
+        prog="plot.py", description="Plots (PNG and SVG) of a scaling study from collect.py's "
+        "summary CSV.", epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("summary", help="summary CSV written by collect.py -s")
+    parser.add_argument("-o", "--out", required=True, metavar="DIR",
+                        help="folder for the figures (created)")
+    parser.add_argument("--title-prefix", default="", metavar="TEXT",
+                        help="text put before every title, e.g. 'LUMI-G: '")
+    args = parser.parse_args(argv)
+    try:
+        rows = load_summary(args.summary)
+        plt = import_pyplot()
+        os.makedirs(args.out, exist_ok=True)
+        groups: Dict[Tuple[str, ...], List[dict]] = {}
+        for r in rows:
+            groups.setdefault(tuple(r[k] for k in GROUP_KEYS), []).append(r)
+        written = []
+        for key, grows in sorted(groups.items()):
+            study, size, op, backend, device, precision, kernel = key
+            stem = "-".join([study, size, op, backend, precision, kernel, slug(device)])
+            for fn in (plot_efficiency, plot_phases, plot_bandwidth):
+                written += fn(plt, key, grows, args.title_prefix, args.out, stem)
+        for p in written:
+            print(f"plot: wrote {p}")
+        print(f"plot: {len(written)} files for {len(groups)} stud{'y' if len(groups) == 1 else 'ies'}")
+    except PlotError as err:
+        print(f"plot.py: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
