@@ -37,28 +37,47 @@ die() {
 }
 note() { echo "slurm-local: $*"; }
 
-# pid_alive FILE: true when FILE names a running process.
+# proc_running PID: true when PID is a live process. A zombie does not count: in containers
+# whose init does not reap, a stopped daemon can linger as one, and kill -0 still succeeds.
+proc_running() {
+  local state
+  kill -0 "$1" 2>/dev/null || return 1
+  [[ -r /proc/$1/stat ]] || return 0
+  state=$(sed -n 's/^.*) \(.\).*$/\1/p' "/proc/$1/stat" 2>/dev/null || true)
+  [[ $state != Z ]]
+}
+
+# pid_of FILE: the number in FILE, or nothing.
+pid_of() {
+  [[ -r $1 ]] && tr -dc '0-9' <"$1"
+  return 0
+}
+
+# pid_alive FILE NAME: true when FILE names a running process called NAME (a stale pid file
+# whose number now belongs to another program does not count).
 pid_alive() {
-  local pid
-  [[ -r $1 ]] || return 1
-  pid=$(tr -dc '0-9' <"$1")
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null
+  local pid comm
+  pid=$(pid_of "$1")
+  [[ -n $pid ]] && proc_running "$pid" || return 1
+  [[ -r /proc/$pid/comm ]] || return 0
+  comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
+  [[ $comm == "$2" ]]
 }
 
 # stop_pidfile NAME FILE: TERM the process in FILE, wait up to 15 s, then KILL it.
 stop_pidfile() {
   local name=$1 file=$2 pid i
-  if ! pid_alive "$file"; then
+  if ! pid_alive "$file" "$name"; then
     rm -f "$file"
     return 0
   fi
-  pid=$(tr -dc '0-9' <"$file")
+  pid=$(pid_of "$file")
   kill -TERM "$pid" 2>/dev/null || true
   for ((i = 0; i < 150; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
+    proc_running "$pid" || break
     sleep 0.1
   done
-  if kill -0 "$pid" 2>/dev/null; then
+  if proc_running "$pid"; then
     note "$name (pid $pid) ignored SIGTERM; sending SIGKILL"
     kill -KILL "$pid" 2>/dev/null || true
   fi
@@ -133,7 +152,7 @@ CONF
 }
 
 start_munge() {
-  if pid_alive "$MUNGE_PID"; then
+  if pid_alive "$MUNGE_PID" munged; then
     return 0
   fi
   mkdir -p /run/munge /var/lib/munge /var/log/munge /etc/munge
@@ -165,7 +184,7 @@ node_state() {
 }
 
 wait_for_node() {
-  local deadline=$((SECONDS + TIMEOUT)) state='' resumed=''
+  local t0=$SECONDS deadline=$((SECONDS + TIMEOUT)) state='' resumed='' d
   while true; do
     state=$(node_state)
     case $state in
@@ -180,6 +199,16 @@ wait_for_node() {
         ;;
     esac
     ((SECONDS < deadline)) || break
+    # A daemon that dies at start-up (bad config, port taken, ...) will not come back: say so now.
+    if ((SECONDS - t0 >= 3)); then
+      for d in slurmctld:$CTLD_PID slurmd:$SLURMD_PID; do
+        if ! pid_alive "${d#*:}" "${d%%:*}"; then
+          echo "slurm-local: error: ${d%%:*} exited during start-up" >&2
+          show_logs
+          exit 1
+        fi
+      done
+    fi
     sleep 1
   done
   echo "slurm-local: error: node $NODE not usable after ${TIMEOUT}s (last sinfo state: '${state:-none}'${resumed})" >&2
@@ -195,7 +224,7 @@ cmd_start() {
   mkdir -p "$CONF_DIR" /var/spool/slurmctld /var/spool/slurmd "$LOG_DIR"
   local changed=0
   if write_conf; then changed=1; fi
-  if ((changed)) && { pid_alive "$CTLD_PID" || pid_alive "$SLURMD_PID"; }; then
+  if ((changed)) && { pid_alive "$CTLD_PID" slurmctld || pid_alive "$SLURMD_PID" slurmd; }; then
     note "$CONF changed: restarting the Slurm daemons"
     stop_pidfile slurmd "$SLURMD_PID"
     stop_pidfile slurmctld "$CTLD_PID"
@@ -203,11 +232,11 @@ cmd_start() {
   start_munge
   munge -n 2>/dev/null | unmunge >/dev/null 2>&1 ||
     { show_logs; die "munge does not work (munge -n | unmunge failed)"; }
-  if ! pid_alive "$CTLD_PID"; then
+  if ! pid_alive "$CTLD_PID" slurmctld; then
     slurmctld || { show_logs; die "slurmctld did not start"; }
     note "started slurmctld"
   fi
-  if ! pid_alive "$SLURMD_PID"; then
+  if ! pid_alive "$SLURMD_PID" slurmd; then
     slurmd || { show_logs; die "slurmd did not start"; }
     note "started slurmd"
   fi
@@ -225,8 +254,8 @@ cmd_status() {
   local d f
   for d in munged:$MUNGE_PID slurmctld:$CTLD_PID slurmd:$SLURMD_PID; do
     f=${d#*:}
-    if pid_alive "$f"; then
-      echo "${d%%:*}: running (pid $(tr -dc '0-9' <"$f"))"
+    if pid_alive "$f" "${d%%:*}"; then
+      echo "${d%%:*}: running (pid $(pid_of "$f"))"
     else
       echo "${d%%:*}: not running"
     fi
