@@ -217,6 +217,7 @@ def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict
         raise CollectError(f"{path}: weak scaling needs equal blocks on every rank, but they range "
                            f"from {dims(rec['local_min'])} to {dims(rec['local_max'])}")
     ph = rec["phases_ms"]
+    alone = bool(rec.get("baseline"))
     row = {
         "study": study, "size": size, "variant": variant, "repeat": repeat, "record": path,
         "git_commit": rec["git_commit"], "date": rec["date"], "version": rec.get("version"),
@@ -232,9 +233,10 @@ def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict
         "points_per_s": number(rec.get("points_per_s")),
         "halo_bytes_per_step_max": rec.get("halo_bytes_per_step_max"),
         "halo_GBs_avg": number(sub(rec, "halo_GBs", "avg")),
-        "alone_step_ms_avg": number(sub(rec, "alone_step_ms", "avg")) if rec.get("baseline") else None,
-        "efficiency_vs_alone_avg": number(sub(rec, "efficiency", "avg")) if rec.get("baseline") else None,
-        "hidden_share_avg": number(sub(rec, "hidden_share", "avg")) if rec.get("baseline") else None,
+        # Only runs with fdmini --baseline have these (each block alone, no exchange).
+        "alone_step_ms_avg": number(sub(rec, "alone_step_ms", "avg")) if alone else None,
+        "efficiency_vs_alone_avg": number(sub(rec, "efficiency", "avg")) if alone else None,
+        "hidden_share_avg": number(sub(rec, "hidden_share", "avg")) if alone else None,
         "verification": verification_state(rec),
     }
     for p in PHASES:
@@ -263,7 +265,8 @@ def collect_rows(paths: Sequence[str], default_study: Optional[str],
             errors.append(f"{path}: verification FAILED ({detail}); --allow-failed keeps it")
             continue
         if state == "unchecked":
-            print(f"collect: warning: {path}: run without verification (--no-check)", file=sys.stderr)
+            print(f"collect: warning: {path}: run without verification (--no-check)",
+                  file=sys.stderr)
         try:
             rows.append(run_row(path, rec, manifest, entry, default_study))
         except CollectError as err:

@@ -12,8 +12,8 @@ kernel) it writes three figures, each as PNG and SVG, into DIR:
     STEM-bandwidth    effective bandwidth per GCD vs scale (avg over ranks; bar down to the
                       slowest rank), one line per variant
 
-STEM is e.g. `weak-512x512x512-laplacian-hip-double-reordered-amd-instinct-mi250x`. Titles say what ran
-where: study type, operator, size, device, backend, precision, kernel and date.
+STEM is e.g. `weak-512x512x512-laplacian-hip-double-reordered-amd-instinct-mi250x`. Titles say
+what ran where: study type, operator, size, device, backend, precision, kernel and date.
 """
 
 import argparse
@@ -86,7 +86,10 @@ def titles(key: Tuple[str, ...], rows: Sequence[dict], prefix: str) -> Tuple[str
     u = unit(backend)
     where = f"per {u}" if study == "weak" else "global"
     dates = sorted({r["date"] for r in rows if r["date"]})
-    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}" if dates else "date unknown"
+    if not dates:
+        when = "date unknown"
+    else:
+        when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     first = f"{prefix}fdmini {study} scaling, {op}, {size} {where}"
     second = f"{device} ({backend}, {precision}, {kernel} kernel), {when}"
     return first, second
@@ -159,7 +162,6 @@ def plot_efficiency(plt, key, rows, prefix, out_dir, stem) -> List[str]:
 
 def plot_phases(plt, key, rows, prefix, out_dir, stem) -> List[str]:
     """Stacked per-phase times per scale, one panel per variant, step time marked."""
-    u = unit(key[3])
     t1, t2 = titles(key, rows, prefix)
     variants = variants_of(rows)
     fig, axes = plt.subplots(1, len(variants), figsize=(max(7.5, 4.5 * len(variants)), 5.2),
@@ -268,7 +270,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 written += fn(plt, key, grows, args.title_prefix, args.out, stem)
         for p in written:
             print(f"plot: wrote {p}")
-        print(f"plot: {len(written)} files for {len(groups)} stud{'y' if len(groups) == 1 else 'ies'}")
+        studies = "1 study" if len(groups) == 1 else f"{len(groups)} studies"
+        print(f"plot: {len(written)} files for {studies}")
     except PlotError as err:
         print(f"plot.py: error: {err}", file=sys.stderr)
         return 1

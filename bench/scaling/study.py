@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 if sys.version_info < (3, 8):
-    sys.exit("study.py: error: needs Python 3.8 or newer (on LUMI/Frontier: module load cray-python)")
+    sys.exit("study.py: error: needs Python 3.8 or newer "
+             "(on LUMI/Frontier: module load cray-python)")
 
 MANIFEST = "study.json"
 MANIFEST_SCHEMA = "fdmini-study/1"
@@ -168,7 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=parser.epilog)
     run.add_argument("--machine", required=True, choices=["lumi-g", "frontier", "local"],
-                     help="where: local runs here; lumi-g/frontier write one sbatch script per scale")
+                     help="where: local runs here; lumi-g/frontier write one sbatch script "
+                     "per scale")
     run.add_argument("--study", required=True, choices=["weak", "strong"],
                      help="weak: --size is every GCD's block; strong: --size is the global grid")
     run.add_argument("--size", required=True, type=parse_size, metavar="NX,NY,NZ",
@@ -177,8 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
     scales.add_argument("--scales", type=parse_counts, metavar="N,N,...",
                         help="rank (GPU/GCD) counts, e.g. 1,2,4,8; 1 (the baseline) is always run")
     scales.add_argument("--nodes", type=parse_counts, metavar="N,N,...",
-                        help=f"lumi-g/frontier only: node counts, {GCDS_PER_NODE} GCDs (ranks) each")
-    run.add_argument("--repeats", type=positive_int, default=3, help="runs of each scale (default 3)")
+                        help=f"lumi-g/frontier only: node counts, {GCDS_PER_NODE} GCDs "
+                        "(ranks) each")
+    run.add_argument("--repeats", type=positive_int, default=3,
+                     help="runs of each scale (default 3)")
     run.add_argument("--op", default="laplacian", choices=["laplacian", "heat", "jacobi"],
                      help="operator (default laplacian)")
     run.add_argument("--variants", type=parse_choices(["overlap", "no-overlap"]),
@@ -198,16 +202,19 @@ def build_parser() -> argparse.ArgumentParser:
                      help="pass fdmini --baseline (each block alone first: efficiency vs alone "
                      "and hidden share in the records; about doubles the time)")
     run.add_argument("--fdmini-args", default="", metavar="'ARGS'",
-                     help="more fdmini options, one shell-quoted string (write --fdmini-args='...')")
+                     help="more fdmini options, one shell-quoted string "
+                     "(write --fdmini-args='...')")
     run.add_argument("--out", metavar="DIR",
-                     help="output folder (default scaling-STUDY-MACHINE-DATE); must not hold a study")
+                     help="output folder (default scaling-STUDY-MACHINE-DATE); must not hold "
+                     "a study")
     run.add_argument("--binary", metavar="PATH",
                      help="fdmini binary (default: build/fdmini for local, build-lumi/fdmini, "
                      "build-frontier/fdmini)")
     run.add_argument("--launcher", choices=["mpirun", "srun"], default="mpirun",
                      help="local only: mpirun -n N --oversubscribe (default) or srun -n N")
     run.add_argument("--launcher-args", default="", metavar="'ARGS'",
-                     help="more launcher options, one shell-quoted string (write --launcher-args='...')")
+                     help="more launcher options, one shell-quoted string "
+                     "(write --launcher-args='...')")
     run.add_argument("--timeout", type=positive_int, default=900,
                      help="local only: seconds a run may take before it is killed (default 900)")
     run.add_argument("--account", help="lumi-g/frontier: #SBATCH --account (project)")
@@ -222,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="lumi-g/frontier: each job depends on the previous (afterany), so "
                      "scales run one after another instead of side by side")
     run.add_argument("--dry-run", action="store_true",
-                     help="print the commands (local) or write the sbatch scripts without submitting")
+                     help="print the commands (local) or write the sbatch scripts without "
+                     "submitting")
     return parser
 
 
@@ -451,7 +459,8 @@ def batch_script(args: argparse.Namespace, binary: str, out_dir: str, ranks: int
         f"#SBATCH --nodes={nodes}",
     ]
     if args.machine == "lumi-g":
-        lines += [f"#SBATCH --ntasks-per-node={per_node}", f"#SBATCH --gpus-per-node={GCDS_PER_NODE}"]
+        lines += [f"#SBATCH --ntasks-per-node={per_node}",
+                  f"#SBATCH --gpus-per-node={GCDS_PER_NODE}"]
     else:
         lines += [f"#SBATCH --ntasks={ranks}"]
     lines += [f"#SBATCH --time={args.time}",
@@ -472,8 +481,8 @@ def batch_script(args: argparse.Namespace, binary: str, out_dir: str, ranks: int
     for run in runs:
         cmd = shlex.join(srun_argv(args, binary, out_dir, run))
         log = shlex.quote(os.path.join(out_dir, run.log))
-        lines += [f"echo {shlex.quote('+ ' + cmd)}",
-                  f"{cmd} >{log} 2>&1 || {{ echo \"exit $? (see {run.log})\"; failed=$((failed + 1)); }}"]
+        on_fail = f'{{ echo "exit $? (see {run.log})"; failed=$((failed + 1)); }}'
+        lines += [f"echo {shlex.quote('+ ' + cmd)}", f"{cmd} >{log} 2>&1 || {on_fail}"]
     lines += ["", f'echo "{name}: $failed of {len(runs)} runs failed"', '[ "$failed" -eq 0 ]', ""]
     return "\n".join(lines)
 
@@ -606,7 +615,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     binary = os.path.abspath(args.binary or DEFAULT_BINARY[args.machine])
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         if args.machine == "local" and not args.dry_run:
-            raise StudyError(f"fdmini binary '{binary}' not found or not executable (--binary PATH)")
+            raise StudyError(f"fdmini binary '{binary}' not found or not executable "
+                             "(--binary PATH)")
         print(f"study: warning: fdmini binary '{binary}' does not exist here; the jobs need it",
               file=sys.stderr)
     variants = make_variants(args.variants, args.mpi_gpu)
@@ -639,7 +649,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     else:
         run_batch(args, binary, out_dir, runs, manifest)
         what = "written (not submitted: --dry-run)" if args.dry_run else "submitted"
-        print(f"study: {len(manifest['jobs'])} job script(s) {what}; records will land in {out_dir}")
+        print(f"study: {len(manifest['jobs'])} job script(s) {what}; records will land in "
+              f"{out_dir}")
     return 0
 
 

@@ -1,0 +1,334 @@
+#!/usr/bin/env bash
+# test_study_end_to_end.sh - the scaling-study tools as a user runs them, end to end, with the
+# host build: a tiny weak study (12^3 per rank, overlap and no-overlap) and a tiny strong study
+# (32^3 global) over 1, 2, 4 and 8 ranks, 2 repeats each (bench/scaling/study.py), then
+# bench/scaling/collect.py and bench/scaling/plot.py. It checks what they wrote, not only that
+# they wrote it: the CSV's rows and columns, the efficiencies (finite, exactly 1 on one rank,
+# equal to T1/TN and T1/(N*TN) of the summary's own step times), the PNGs (signature, size,
+# count) and the SVGs (the title text). It also checks that collect.py rejects a record of
+# another schema and one that failed verification, and that study.py writes the LUMI-G and
+# Frontier batch scripts with their launch conventions (--dry-run).
+#
+# Usage: tests/bench/test_study_end_to_end.sh FDMINI_BINARY
+# Runs under srun when `scontrol ping` answers (CI's single-node Slurm), else mpirun.
+# Knobs: PYTHON (an interpreter with matplotlib; default: the first of python3, /usr/bin/python3
+#        that has it), BENCH_TEST_KEEP=1 keeps the work folder, BENCH_TEST_TIMEOUT (seconds per
+#        study, default 300).
+# Exit: 0 all checks passed, 1 otherwise. Last line: "bench test: N passed, M failed".
+set -uo pipefail
+
+bin=${1:-}
+if [[ -z $bin ]]; then
+  echo "usage: $0 FDMINI_BINARY" >&2
+  exit 2
+fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+scaling=$(cd "$here/../../bench/scaling" && pwd)
+tmo=${BENCH_TEST_TIMEOUT:-300}
+
+passed=0
+failed=0
+pass() {
+  echo "PASS: $1"
+  passed=$((passed + 1))
+}
+fail() {
+  echo "FAIL: $1"
+  failed=$((failed + 1))
+}
+finish() {
+  echo "bench test: $passed passed, $failed failed"
+  ((failed == 0))
+  exit
+}
+# show_tail FILE: the end of a command's output, indented, after a failure.
+show_tail() {
+  tail -n 20 "$1" | sed 's/^/    | /'
+}
+
+if [[ ! -x $bin ]]; then
+  fail "'$bin' is not an executable file"
+  finish
+fi
+
+# An interpreter with matplotlib (plot.py needs it; study.py and collect.py need only stdlib).
+py=''
+for cand in ${PYTHON:-} python3 /usr/bin/python3; do
+  if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import matplotlib' 2>/dev/null; then
+    py=$cand
+    break
+  fi
+done
+if [[ -z $py ]]; then
+  fail "no python3 with matplotlib found (apt-get install python3-matplotlib, or set PYTHON)"
+  finish
+fi
+
+launch=(--launcher mpirun)
+if command -v scontrol >/dev/null 2>&1 && scontrol ping >/dev/null 2>&1 && command -v srun >/dev/null 2>&1; then
+  # --immediate: give up rather than queue for ever when the node is busy.
+  launch=(--launcher srun --launcher-args=--immediate=60)
+fi
+echo "bench test: python $py, launcher ${launch[1]}"
+
+work=$(mktemp -d)
+if [[ ${BENCH_TEST_KEEP:-0} == 1 ]]; then
+  echo "bench test: keeping $work"
+else
+  trap 'rm -rf "$work"' EXIT
+fi
+# Up to 8 ranks share the machine's cores: one thread each.
+export OMP_NUM_THREADS=1
+
+# 1. The two studies (study.py run), each one command.
+t0=$SECONDS
+if timeout "$tmo" "$py" "$scaling/study.py" run --machine local "${launch[@]}" --binary "$bin" \
+  --study weak --size 12,12,12 --scales 1,2,4,8 --repeats 2 --variants overlap,no-overlap \
+  --iters 5 --warmup 1 --out "$work/weak" >"$work/weak.out" 2>&1; then
+  pass "weak study ran (16 runs, $((SECONDS - t0)) s)"
+else
+  fail "weak study (exit $?)"
+  show_tail "$work/weak.out"
+fi
+t0=$SECONDS
+if timeout "$tmo" "$py" "$scaling/study.py" run --machine local "${launch[@]}" --binary "$bin" \
+  --study strong --size 32,32,32 --scales 1,2,4,8 --repeats 2 \
+  --iters 5 --warmup 1 --out "$work/strong" >"$work/strong.out" 2>&1; then
+  pass "strong study ran (8 runs, $((SECONDS - t0)) s)"
+else
+  fail "strong study (exit $?)"
+  show_tail "$work/strong.out"
+fi
+
+# 2. One command for the tables, one for the plots.
+if "$py" "$scaling/collect.py" "$work/weak" "$work/strong" -o "$work/results.csv" \
+  -s "$work/summary.csv" >"$work/collect.out" 2>&1; then
+  pass "collect.py wrote results.csv and summary.csv"
+else
+  fail "collect.py (exit $?)"
+  show_tail "$work/collect.out"
+fi
+if "$py" "$scaling/plot.py" "$work/summary.csv" -o "$work/plots" --title-prefix "CI: " \
+  >"$work/plot.out" 2>&1; then
+  pass "plot.py wrote the figures"
+else
+  fail "plot.py (exit $?)"
+  show_tail "$work/plot.out"
+fi
+
+# 3. Contents. Each check prints PASS:/FAIL: lines; they are counted below.
+"$py" - "$work" <<'PY' >"$work/checks.out" 2>&1
+import csv, glob, json, math, os, struct, sys
+
+work = sys.argv[1]
+ok = lambda name: print(f"PASS: {name}")
+bad = lambda name, why: print(f"FAIL: {name}: {why}")
+
+def check(name, fn):
+    try:
+        why = fn()
+    except Exception as err:  # a check that crashes is a failed check
+        why = f"{type(err).__name__}: {err}"
+    ok(name) if not why else bad(name, why)
+
+def read(path):
+    with open(path, newline="") as f:
+        r = csv.DictReader(f)
+        return r.fieldnames or [], list(r)
+
+# results.csv: 16 weak + 8 strong runs.
+RUN_COLS = ["study", "variant", "git_commit", "date", "device", "backend", "precision", "op",
+            "kernel", "tile", "ranks", "procs", "global", "local_min", "local_max", "mpi_gpu",
+            "overlap", "step_ms_avg", "step_ms_max", "pack_ms_avg", "exchange_ms_avg",
+            "unpack_ms_avg", "interior_ms_avg", "boundary_ms_avg", "bw_per_rank_GBs_avg",
+            "bw_total_GBs", "halo_GBs_avg", "hidden_share_avg", "efficiency_vs_alone_avg",
+            "verification"]
+
+def results_shape():
+    cols, rows = read(os.path.join(work, "results.csv"))
+    missing = [c for c in RUN_COLS if c not in cols]
+    if missing:
+        return f"columns missing: {missing}"
+    if len(rows) != 24:
+        return f"{len(rows)} rows, expected 24 (16 weak + 8 strong)"
+    n = {s: sum(r["study"] == s for r in rows) for s in ("weak", "strong")}
+    if n != {"weak": 16, "strong": 8}:
+        return f"rows per study {n}, expected weak 16, strong 8"
+
+def results_values():
+    _, rows = read(os.path.join(work, "results.csv"))
+    for r in rows:
+        where = f"row {r['record']}"
+        px, py_, pz = (int(v) for v in r["procs"].split("x"))
+        if px * py_ * pz != int(r["ranks"]):
+            return f"{where}: procs {r['procs']} is not {r['ranks']} ranks"
+        if r["verification"] != "passed":
+            return f"{where}: verification {r['verification']}"
+        if r["backend"] != "host" or r["op"] != "laplacian":
+            return f"{where}: backend {r['backend']}, op {r['op']}"
+        if r["study"] == "weak" and r["local_max"] != "12x12x12":
+            return f"{where}: weak local block {r['local_max']}"
+        if r["study"] == "strong" and r["global"] != "32x32x32":
+            return f"{where}: strong global grid {r['global']}"
+        step = float(r["step_ms_max"])
+        if not (math.isfinite(step) and step > 0):
+            return f"{where}: step {step}"
+    got = sorted({(r["study"], r["variant"], int(r["ranks"])) for r in rows})
+    want = sorted([("weak", v, n) for v in ("overlap", "no-overlap") for n in (1, 2, 4, 8)]
+                  + [("strong", "overlap", n) for n in (1, 2, 4, 8)])
+    if got != want:
+        return f"(study, variant, ranks) {got}, expected {want}"
+
+def summary_values():
+    cols, rows = read(os.path.join(work, "summary.csv"))
+    for c in ("study", "variant", "ranks", "repeats", "step_ms", "efficiency", "pack_ms",
+              "exchange_ms", "unpack_ms", "interior_ms", "boundary_ms", "bw_per_gcd_GBs"):
+        if c not in cols:
+            return f"column {c} missing"
+    if len(rows) != 12:
+        return f"{len(rows)} rows, expected 12 (weak 2 variants x 4 scales, strong 4 scales)"
+    base = {(r["study"], r["variant"]): float(r["step_ms"]) for r in rows if r["ranks"] == "1"}
+    for r in rows:
+        n, e, t = int(r["ranks"]), float(r["efficiency"]), float(r["step_ms"])
+        where = f"{r['study']} {r['variant']} N={n}"
+        if r["repeats"] != "2":
+            return f"{where}: {r['repeats']} repeats, expected 2"
+        if not (math.isfinite(e) and e > 0):
+            return f"{where}: efficiency {e} not finite and positive"
+        if n == 1 and e != 1.0:
+            return f"{where}: efficiency {e!r}, expected exactly 1"
+        t1 = base[(r["study"], r["variant"])]
+        want = t1 / t if r["study"] == "weak" else t1 / (n * t)
+        if abs(e - want) > 1e-12 * want:
+            return f"{where}: efficiency {e!r}, but T1/{'TN' if r['study'] == 'weak' else '(N TN)'} = {want!r}"
+
+def png_files():
+    pngs = sorted(glob.glob(os.path.join(work, "plots", "*.png")))
+    if len(pngs) != 6:
+        return f"{len(pngs)} PNGs, expected 6 (3 figures x 2 studies): {pngs}"
+    kinds = sorted(os.path.basename(p).rsplit("-", 1)[1] for p in pngs)
+    if kinds != sorted(["efficiency.png", "phases.png", "bandwidth.png"] * 2):
+        return f"figure kinds {kinds}"
+    for p in pngs:
+        data = open(p, "rb").read()
+        if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+            return f"{p} is not a PNG"
+        w, h = struct.unpack(">II", data[16:24])
+        if len(data) < 15000 or w < 600 or h < 400:
+            return f"{p}: {len(data)} bytes, {w}x{h} pixels (too small to hold a plot)"
+        if not data.rstrip(b"\0").endswith(b"IEND\xaeB`\x82"):
+            return f"{p} is truncated (no IEND)"
+
+def svg_titles():
+    svgs = sorted(glob.glob(os.path.join(work, "plots", "*.svg")))
+    if len(svgs) != 6:
+        return f"{len(svgs)} SVGs, expected 6"
+    _, rows = read(os.path.join(work, "results.csv"))
+    device = rows[0]["device"]
+    for p in svgs:
+        text = open(p, encoding="utf-8").read()
+        study = "weak" if os.path.basename(p).startswith("weak-") else "strong"
+        title = ("CI: fdmini weak scaling, laplacian, 12x12x12 per rank" if study == "weak"
+                 else "CI: fdmini strong scaling, laplacian, 32x32x32 global")
+        for want in (title, f"{device} (host, double", "MPI ranks"):
+            if want not in text:
+                return f"{p} lacks the text {want!r}"
+        if "<svg" not in text or not text.rstrip().endswith("</svg>"):
+            return f"{p} is not a complete SVG"
+
+check("results.csv: 24 rows, 16 weak + 8 strong, expected columns", results_shape)
+check("results.csv: values (procs, verification, sizes, step times, scales)", results_values)
+check("summary.csv: 12 rows, finite efficiencies, exactly 1 on one rank, T1/TN and T1/(N TN)",
+      summary_values)
+check("plots: 6 valid PNGs of plot size (efficiency, phases, bandwidth x 2 studies)", png_files)
+check("plots: 6 SVGs with their title text", svg_titles)
+PY
+cat "$work/checks.out"
+passed=$((passed + $(grep -c '^PASS: ' "$work/checks.out")))
+failed=$((failed + $(grep -c '^FAIL: ' "$work/checks.out")))
+if ! grep -q '^PASS: \|^FAIL: ' "$work/checks.out"; then
+  fail "content checks did not run"
+fi
+
+# 4. collect.py refuses bad records: another schema, and a failed verification.
+rec=$(find "$work/weak" -name '*-n0002-r1.json' -print -quit)
+mkdir -p "$work/bad-schema" "$work/bad-verify"
+"$py" - "$rec" "$work" <<'PY'
+import json, sys
+rec, work = sys.argv[1], sys.argv[2]
+d = json.load(open(rec))
+d["schema"] = "fdmini-run/0"
+json.dump(d, open(f"{work}/bad-schema/run.json", "w"))
+d = json.load(open(rec))
+d["verification"]["passed"] = False
+d["verification"]["detail"] = "injected by the test"
+json.dump(d, open(f"{work}/bad-verify/run.json", "w"))
+PY
+if "$py" "$scaling/collect.py" "$work/bad-schema" --study weak -o "$work/x.csv" >"$work/x.out" 2>&1; then
+  fail "collect.py accepted a record of schema fdmini-run/0"
+elif grep -q "schema is 'fdmini-run/0', expected 'fdmini-run/1'" "$work/x.out"; then
+  pass "collect.py rejects another schema with a clear error"
+else
+  fail "collect.py's error for another schema is unclear"
+  show_tail "$work/x.out"
+fi
+if "$py" "$scaling/collect.py" "$work/bad-verify" --study weak -o "$work/x.csv" >"$work/x.out" 2>&1; then
+  fail "collect.py accepted a record whose verification failed"
+elif grep -q "verification FAILED (injected by the test)" "$work/x.out"; then
+  pass "collect.py rejects a failed verification with a clear error"
+else
+  fail "collect.py's error for a failed verification is unclear"
+  show_tail "$work/x.out"
+fi
+if "$py" "$scaling/collect.py" "$work/bad-verify" --study weak --allow-failed -o "$work/x.csv" \
+  >"$work/x.out" 2>&1 && grep -q ',failed$' "$work/x.csv"; then
+  pass "collect.py --allow-failed keeps it, marked failed"
+else
+  fail "collect.py --allow-failed"
+  show_tail "$work/x.out"
+fi
+
+# 5. Batch scripts for LUMI-G and Frontier (written, not submitted).
+for machine in lumi-g frontier; do
+  out=$work/batch-$machine
+  if ! "$py" "$scaling/study.py" run --machine "$machine" --study weak --size 512,512,512 \
+    --nodes 1,2 --repeats 2 --binary "$bin" --account project_0 --dry-run --out "$out" \
+    >"$work/$machine.out" 2>&1; then
+    fail "study.py --machine $machine --dry-run (exit $?)"
+    show_tail "$work/$machine.out"
+    continue
+  fi
+  scripts=("$out"/*.sbatch)
+  why=''
+  # 1 GCD (baseline), 8 GCDs (1 node), 16 GCDs (2 nodes).
+  [[ ${#scripts[@]} -eq 3 ]] || why="${#scripts[@]} scripts, expected 3"
+  s16=$out/job-weak-n0016.sbatch
+  if [[ -z $why ]]; then
+    if [[ $machine == lumi-g ]]; then
+      want=('#SBATCH --nodes=2' '#SBATCH --ntasks-per-node=8' '#SBATCH --gpus-per-node=8'
+        'export MPICH_GPU_SUPPORT_ENABLED=1' '--cpu-bind=map_cpu:49,57,17,25,1,9,33,41'
+        "$out/select_gpu" '--ntasks=16' '--local 512,512,512' '#SBATCH --account=project_0')
+      # shellcheck disable=SC2016  # the literal text of the wrapper, not an expansion
+      grep -q 'ROCR_VISIBLE_DEVICES=$SLURM_LOCALID' "$out/select_gpu" 2>/dev/null ||
+        why="select_gpu does not set ROCR_VISIBLE_DEVICES=\$SLURM_LOCALID"
+    else
+      want=('#SBATCH --nodes=2' 'export MPICH_GPU_SUPPORT_ENABLED=1' '-c7 --gpus-per-task=1 --gpu-bind=closest'
+        '--ntasks=16' '--local 512,512,512' '#SBATCH --account=project_0')
+    fi
+    for w in "${want[@]}"; do
+      grep -qF -- "$w" "$s16" || why="$s16 lacks '$w'"
+    done
+    runs=$(grep -c '^srun ' "$s16")
+    [[ $runs -eq 2 ]] || why="$s16 has $runs srun lines, expected 2 (repeats)"
+    bash -n "$s16" || why="$s16 is not valid bash"
+    "$py" -c 'import json,sys; m=json.load(open(sys.argv[1])); assert len(m["runs"]) == 6 and len(m["jobs"]) == 3' \
+      "$out/study.json" 2>/dev/null || why="study.json does not list 6 runs in 3 jobs"
+  fi
+  if [[ -z $why ]]; then
+    pass "study.py --machine $machine writes 3 sbatch scripts with the site's launch conventions"
+  else
+    fail "study.py --machine $machine: $why"
+  fi
+done
+
+finish
