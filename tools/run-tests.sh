@@ -87,6 +87,9 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+# Make an interrupt or a kill from outside still stop the daemons.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 configure_build() {
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFDMINI_BACKEND=host -DFDMINI_WERROR=ON \
