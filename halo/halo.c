@@ -3,7 +3,7 @@
  * One exchange, in numbered steps (begin: 1-2, end: 3-7):
  *   1. prepost MPI_Irecv for every active face into recv (device or pinned host buffer)
  *   2. halo stream: wait for the field, pack all active faces into send_d (one launch)
- *   3. host: wait for the pack; staged: copy send_d -> send_h on the halo stream and wait
+ *   3. host: wait for the pack; staged: copy the span of active faces send_d -> send_h, wait
  *   4. MPI_Isend of every active face
  *   5. MPI_Waitall
  *   6. staged: copy recv_h -> recv_d on the halo stream; unpack into the ghosts (one launch)
@@ -91,6 +91,15 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->faces.active[f] = nbr[f] != MPI_PROC_NULL;
     if (h->faces.active[f]) h->bytes_sent += h->faces.count[f] * sizeof(real_t);
   }
+  /* staging copies only the span from the first to the last active face */
+  size_t lo = h->faces.total, hi = 0;
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->faces.active[f]) {
+      lo = h->faces.offset[f] < lo ? h->faces.offset[f] : lo;
+      hi = h->faces.offset[f] + h->faces.count[f] > hi ? h->faces.offset[f] + h->faces.count[f] : hi;
+    }
+  h->stage_lo = hi > lo ? lo : 0;
+  h->stage_n = hi > lo ? hi - lo : 0;
   size_t bytes = h->faces.total * sizeof(real_t);
   FD_BE(be_malloc((void **)&h->send_d, bytes));
   FD_BE(be_malloc((void **)&h->recv_d, bytes));
@@ -162,7 +171,7 @@ static int accumulate(fd_halo *h, int s, int with_unpack_of)
 int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
 {
   const int s = (int)(h->exchanges % 2);
-  const size_t bytes = h->faces.total * sizeof(real_t);
+  const size_t lo = h->stage_lo, bytes = h->stage_n * sizeof(real_t);
   real_t *send = h->staged ? h->send_h : h->send_d;
   be_range_push("halo_exchange");
   /* 3. wait for the pack (and stage it) */
@@ -170,8 +179,8 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
   FD_CALL(accumulate(h, s, h->timing_pending ? 1 - s : -1));
   h->timing_pending = 0;
   double t0 = fd_now();
-  if (h->staged) {
-    FD_BE(be_memcpy_async(h->send_h, h->send_d, bytes, BE_COPY_D2H, h->stream));
+  if (h->staged && bytes) {
+    FD_BE(be_memcpy_async(h->send_h + lo, h->send_d + lo, bytes, BE_COPY_D2H, h->stream));
     FD_BE(be_stream_sync(h->stream));
   }
   /* 4. send */
@@ -184,7 +193,7 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
   FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
   h->nreq = 0;
   /* 6. unstage and unpack */
-  if (h->staged) FD_BE(be_memcpy_async(h->recv_d, h->recv_h, bytes, BE_COPY_H2D, h->stream));
+  if (h->staged && bytes) FD_BE(be_memcpy_async(h->recv_d + lo, h->recv_h + lo, bytes, BE_COPY_H2D, h->stream));
   h->exchange_ms += (fd_now() - t0) * 1e3;
   be_range_pop();
   be_range_push("halo_unpack");

@@ -33,6 +33,7 @@ typedef struct {
   double pack_ms, unpack_ms, exchange_ms; /* accumulated since halo_reset_timers */
   long long timed;        /* exchanges accumulated in those sums */
   size_t bytes_sent;      /* bytes one exchange sends (all active faces) */
+  size_t stage_lo, stage_n; /* staged mode: the span of the buffers holding active faces */
 } fd_halo;
 
 /* Whether device pointers may go to this MPI for this backend: compile-time and run-time

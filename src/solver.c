@@ -46,8 +46,14 @@ int fd_resolve_grid(const fd_options *o, int ranks, const be_info *dev, long lon
                           o->procs[0], o->procs[1], o->procs[2], prod, ranks);
     memcpy(P, o->procs, sizeof o->procs);
   } else {
-    P[0] = P[1] = P[2] = 0;
-    MPI_Dims_create(ranks, 3, P);
+    /* MPI_Dims_create's factors come largest first; give the largest to z, then y: z and y
+     * faces are whole planes and rows in memory (x fastest), cheap to pack, while an x face
+     * is a gather with stride nx+2 */
+    int dims[3] = {0, 0, 0};
+    MPI_Dims_create(ranks, 3, dims);
+    P[0] = dims[2];
+    P[1] = dims[1];
+    P[2] = dims[0];
   }
   if (o->have_global) {
     memcpy(N, o->global, 3 * sizeof N[0]);
