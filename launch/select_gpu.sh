@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# select_gpu.sh - GPU-selection wrapper: gives each task of a node its own GPU (GCD on MI250X) by
+# exporting ROCR_VISIBLE_DEVICES=<node-local task id>, then runs the command in its place. This is
+# the LUMI-G recipe ("GPU Binding" in the LUMI user guide): with
+# `srun --cpu-bind=map_cpu:49,57,17,25,1,9,33,41` task i then runs on a core of the CCD closest
+# to GCD i. fdmini sees one device and uses it (device = local rank mod visible count = 0).
+#
+# Usage: srun [...] launch/select_gpu.sh COMMAND [ARGS...]
+#
+# The node-local id is SLURM_LOCALID (srun), else OMPI_COMM_WORLD_LOCAL_RANK (Open MPI),
+# MPI_LOCALRANKID (MPICH hydra) or PMI_LOCAL_RANK. Knobs:
+#   FDMINI_GPU_MAP          comma list: local id i gets GPU map[i] (default: GPU i), e.g.
+#                           "4,5,2,3,6,7,0,1" to pair LUMI's in-order CCDs with their closest GCD
+#   FDMINI_GPU_VISIBLE_VAR  variable to set (default ROCR_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES
+#                           on NVIDIA)
+set -euo pipefail
+
+if (($# == 0)); then
+  echo "usage: $0 COMMAND [ARGS...]" >&2
+  exit 2
+fi
+
+local_id=${SLURM_LOCALID:-${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${PMI_LOCAL_RANK:-}}}}
+if [[ ! $local_id =~ ^[0-9]+$ ]]; then
+  echo "select_gpu.sh: no node-local task id (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK," \
+    "MPI_LOCALRANKID or PMI_LOCAL_RANK): run it under srun or mpirun" >&2
+  exit 2
+fi
+
+gpu=$local_id
+if [[ -n ${FDMINI_GPU_MAP:-} ]]; then
+  IFS=, read -ra map <<<"$FDMINI_GPU_MAP"
+  if ((local_id >= ${#map[@]})); then
+    echo "select_gpu.sh: FDMINI_GPU_MAP='$FDMINI_GPU_MAP' has ${#map[@]} entries," \
+      "but this task's local id is $local_id" >&2
+    exit 2
+  fi
+  gpu=${map[local_id]}
+fi
+
+var=${FDMINI_GPU_VISIBLE_VAR:-ROCR_VISIBLE_DEVICES}
+if [[ ! $var =~ ^[A-Z_]+_VISIBLE_DEVICES$ ]]; then
+  echo "select_gpu.sh: FDMINI_GPU_VISIBLE_VAR='$var' is not a *_VISIBLE_DEVICES variable" >&2
+  exit 2
+fi
+export "$var=$gpu"
+exec "$@"

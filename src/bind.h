@@ -1,0 +1,107 @@
+/* bind.h - the rank / CPU / GPU binding report: where each rank runs (host, CPUs, NUMA nodes),
+ * which GPU it drives (index, PCI bus id) and where that GPU sits (its NUMA node and local CPUs,
+ * found with hwloc from the PCI bus id), plus the warnings that matter on LUMI-G and Frontier:
+ * CPUs far from the rank's GPU, ranks sharing a GPU, visible GPUs left idle.
+ *
+ * Integration (main.c, after fd_device_init has filled `dev`):
+ *
+ *     fd_binding *binding = NULL;   // rank 0: one record per rank; NULL elsewhere
+ *     int nbinding = 0;
+ *     rc = bind_report(world, &dev, o.bind_report, stdout, &binding, &nbinding);  // Collective
+ *     // rc != FD_OK: fd_error_message() says which hwloc call failed on which rank; every rank
+ *     // returns the same code (agreed), so it can end the job like any FD_ERR_RUNTIME.
+ *     ...
+ *     // in report_json, rank 0, inside the top-level object:
+ *     bind_json(&j, binding, nbinding);  // "binding": [...], "binding_warnings": [...]
+ *     ...
+ *     bind_free(binding);
+ *
+ * Warnings are printed by rank 0 whatever `print` says; the table only when `print` is set.
+ *
+ * Topology: the real machine's, with I/O devices (PCI). For tests and what-if checks it may come
+ * from an hwloc XML file: FDMINI_HWLOC_XML=file (binding queries still read this process's real
+ * binding), or hwloc's own HWLOC_XMLFILE (then also set HWLOC_THISSYSTEM=1). Unit tests call
+ * bind_collect_with_topology() with a loaded topology and an explicit CPU set.
+ */
+#ifndef FDMINI_BIND_H
+#define FDMINI_BIND_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <hwloc.h>
+#include <mpi.h>
+
+#include "backend.h"
+#include "json.h"
+
+/* One rank's binding. Plain chars only (gathered as bytes). Lists are hwloc "list" strings of
+ * OS indexes, e.g. "0-6,48" ("..." at the end when one did not fit). */
+typedef struct {
+  char host[64];       /* MPI_Get_processor_name */
+  int rank;            /* in the communicator of bind_collect */
+  int local_rank;      /* rank among those of the same node (MPI_COMM_TYPE_SHARED), -1 unknown */
+  char cpus[160];      /* CPUs (PUs) this process is bound to */
+  char cpu_numa[32];   /* NUMA nodes of those CPUs */
+  int gpu;             /* device index among the visible ones; -1 without a GPU (host backend) */
+  int gpu_count;       /* devices visible to this rank (be_info.device_count); 0 without GPU */
+  char gpu_pci[32];    /* "0000:c1:00.0" (lower case, 4-digit domain); "" without GPU */
+  char gpu_numa[32];   /* NUMA nodes of the GPU's nearest non-I/O ancestor; "" unknown */
+  char gpu_cpus[160];  /* CPUs of that ancestor (the GPU's local CPUs); "" unknown */
+  int gpu_found;       /* 1 when the GPU's PCI device was found in the topology */
+  int cpus_local;      /* 1: every CPU of the rank is local to its GPU; 0: not; -1: unknown */
+} fd_binding;
+
+/* Bytes of warning text bind_analyse may need for n records (every line fits). */
+#define BIND_WARNINGS_BYTES(n) ((size_t)(3 * (size_t)(n) + 4) * 400)
+
+/* Fills *mine for this process: host, rank in comm, the CPU binding (hwloc_get_cpubind), the GPU
+ * of `dev` and its locality. Loads the topology with I/O devices (or FDMINI_HWLOC_XML).
+ * local_rank is left at -1 (bind_gather fills it). Not Collective. */
+int bind_collect(MPI_Comm comm, const be_info *dev, fd_binding *mine);
+
+/* The same from a loaded topology (loaded with I/O devices kept, e.g. by bind_topology_load)
+ * and an explicit CPU set, for tests and what-if checks: no MPI, no system query. host may be
+ * NULL ("localhost"). Not Collective. */
+int bind_collect_with_topology(hwloc_topology_t topo, hwloc_const_cpuset_t cpus,
+                               const be_info *dev, const char *host, int rank, fd_binding *mine);
+
+/* Loads a topology with important I/O devices (PCI GPUs, NICs) kept: from the XML file `xml`
+ * when not NULL, else from FDMINI_HWLOC_XML when set, else from this machine. On success the
+ * caller owns *topo (hwloc_topology_destroy). Not Collective. */
+int bind_topology_load(hwloc_topology_t *topo, const char *xml);
+
+/* Fills local_rank (MPI_Comm_split_type, shared memory) and gathers every rank's record on
+ * rank 0 of comm: there *all is a malloc'ed array of comm-size records in rank order; on the
+ * other ranks *all = NULL. Collective. */
+int bind_gather(MPI_Comm comm, const fd_binding *mine, fd_binding **all);
+
+/* Analyses n records (any order, any number of hosts) and writes one warning per line into
+ * warnings (NUL-terminated, lines that do not fit are left out; BIND_WARNINGS_BYTES(n) is always
+ * enough); *nwarn = number of warnings found (written or not). Warns when
+ *   - a rank's CPUs are not all local to its GPU (cpus_local == 0),
+ *   - a rank's GPU was not found in the topology (locality unknown),
+ *   - ranks of one host drive the same GPU (same host and PCI bus id),
+ *   - a host has more visible GPUs (gpu_count) than distinct GPUs in use.
+ * Pure: no I/O, no MPI. Not Collective. */
+int bind_analyse(const fd_binding *all, int n, char *warnings, size_t len, int *nwarn);
+
+/* Prints the table of n records, one line per rank. Not Collective. */
+void bind_print_table(FILE *out, const fd_binding *all, int n);
+
+/* Writes "binding": [{host, rank, local_rank, cpus, cpu_numa, gpu, gpu_pci, gpu_numa, gpu_cpus,
+ * cpus_local}...] and "binding_warnings": ["...", ...] as members of the open JSON object j.
+ * cpus_local is omitted when unknown. Writes nothing when all is NULL. Not Collective. */
+void bind_json(fd_json *j, const fd_binding *all, int n);
+
+/* bind_collect + bind_gather, then on rank 0: the table on `out` when print is set, and the
+ * warnings on `out` always ("binding warning: ..."). A failure on any rank (hwloc) is agreed, so
+ * every rank returns the same code. On rank 0 *all / *n hold the records (bind_free them);
+ * elsewhere NULL / 0. Collective. */
+int bind_report(MPI_Comm comm, const be_info *dev, int print, FILE *out, fd_binding **all,
+                int *n);
+
+/* Frees what bind_gather / bind_report returned; NULL is fine. Not Collective. */
+void bind_free(fd_binding *all);
+
+#endif

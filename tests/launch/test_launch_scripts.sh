@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# test_launch_scripts.sh - tests the launch/ scripts with the host build: shellcheck on every one,
+# the GPU-selection wrapper, local.sh under mpirun, and lumi-g.sbatch / frontier.sbatch submitted
+# to a live Slurm (e.g. launch/slurm-local.sh's) with the GPU flags switched off, each of which
+# must exit 0, print PASS and, when the binary has --bind-report, the binding table.
+#
+# Usage: tests/launch/test_launch_scripts.sh FDMINI_BINARY
+# Exit:  0 all passed, 1 a case failed, 77 no slurmctld answering and nothing else failed
+#        (ctest SKIP_RETURN_CODE).
+# Knobs: LAUNCH_TEST_TIMEOUT (seconds per job, default 180), LAUNCH_TEST_REQUIRE=1 turns the skip
+#        into a failure (for a CI that starts the Slurm itself).
+set -euo pipefail
+
+BIN=${1:-}
+TMO=${LAUNCH_TEST_TIMEOUT:-180}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+launch=$root/launch
+
+if [[ -z $BIN ]]; then
+  echo "usage: $0 FDMINI_BINARY" >&2
+  exit 2
+fi
+if [[ ! -x $BIN ]]; then
+  echo "launch test: '$BIN' is not an executable file" >&2
+  exit 1
+fi
+BIN=$(readlink -f "$BIN")
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+passed=0
+failed=0
+pass() {
+  echo "PASS: $1"
+  passed=$((passed + 1))
+}
+# fail NAME WHY [OUTPUT_FILE]
+fail() {
+  echo "FAIL: $1: $2"
+  if [[ -n ${3:-} && -r $3 ]]; then
+    echo "----- output -----"
+    cat "$3"
+    echo "------------------"
+  fi
+  failed=$((failed + 1))
+}
+summary() { echo "launch test: $passed passed, $failed failed"; }
+
+# ---- shellcheck on every launch script (and this one) ----
+scripts=("$launch"/*.sh "$launch"/*.sbatch "$root/tests/launch/test_launch_scripts.sh")
+if command -v shellcheck >/dev/null 2>&1; then
+  if shellcheck "${scripts[@]}" >"$work/shellcheck" 2>&1; then
+    pass "shellcheck ${#scripts[@]} scripts"
+  else
+    fail "shellcheck" "findings" "$work/shellcheck"
+  fi
+else
+  fail "shellcheck" "shellcheck not installed (apt-get install shellcheck)"
+fi
+
+# ---- select_gpu.sh: local id -> ROCR_VISIBLE_DEVICES, optional map, refusal without id ----
+# shellcheck disable=SC2016 # expanded by the bash that select_gpu.sh runs
+show='echo "${ROCR_VISIBLE_DEVICES:-unset} ${CUDA_VISIBLE_DEVICES:-unset}"'
+out=$(env -u OMPI_COMM_WORLD_LOCAL_RANK -u MPI_LOCALRANKID -u PMI_LOCAL_RANK \
+  SLURM_LOCALID=3 "$launch/select_gpu.sh" bash -c "$show" 2>&1) || true
+if [[ $out == "3 unset" ]]; then
+  pass "select_gpu.sh: SLURM_LOCALID=3 -> ROCR_VISIBLE_DEVICES=3"
+else
+  fail "select_gpu.sh SLURM_LOCALID=3" "got '$out'"
+fi
+out=$(env -u OMPI_COMM_WORLD_LOCAL_RANK SLURM_LOCALID=0 FDMINI_GPU_MAP=4,5,2,3,6,7,0,1 \
+  FDMINI_GPU_VISIBLE_VAR=CUDA_VISIBLE_DEVICES "$launch/select_gpu.sh" bash -c "$show" 2>&1) ||
+  true
+if [[ $out == "unset 4" ]]; then
+  pass "select_gpu.sh: FDMINI_GPU_MAP and CUDA_VISIBLE_DEVICES"
+else
+  fail "select_gpu.sh FDMINI_GPU_MAP" "got '$out'"
+fi
+rc=0
+env -u SLURM_LOCALID -u OMPI_COMM_WORLD_LOCAL_RANK -u MPI_LOCALRANKID -u PMI_LOCAL_RANK \
+  "$launch/select_gpu.sh" true >"$work/nolocal" 2>&1 || rc=$?
+if ((rc == 2)) && grep -q 'no node-local task id' "$work/nolocal"; then
+  pass "select_gpu.sh: refuses to run without a node-local id"
+else
+  fail "select_gpu.sh without local id" "exit $rc" "$work/nolocal"
+fi
+
+# does the binary have --bind-report yet? (the table is checked only then)
+bind_report=0
+if "$BIN" --help 2>&1 | grep -q -- '--bind-report'; then bind_report=1; fi
+# check_job NAME OUT RC SCRIPT_NAME: exit 0, verification PASS, the script's PASS, the table
+check_job() {
+  local name=$1 out=$2 rc=$3 script=$4
+  if ((rc == 124 || rc == 137)); then
+    fail "$name" "timed out after ${TMO}s" "$out"
+  elif ((rc != 0)); then
+    fail "$name" "exit status $rc, expected 0" "$out"
+  elif ! grep -q 'verification: PASS' "$out"; then
+    fail "$name" "no 'verification: PASS' from fdmini" "$out"
+  elif ! grep -q "^$script: PASS" "$out"; then
+    fail "$name" "no '$script: PASS' line" "$out"
+  elif ((bind_report)) && ! grep -q '^binding: 8 ranks on 1 host' "$out"; then
+    fail "$name" "no binding table ('binding: 8 ranks on 1 host')" "$out"
+  else
+    pass "$name$( ((bind_report)) || echo ' (binding table not checked: no --bind-report yet)')"
+  fi
+}
+
+# ---- local.sh under mpirun: 2 ranks, host build ----
+rc=0
+FDMINI_BINARY=$BIN FDMINI_NP=2 OMP_NUM_THREADS=1 timeout -k 10 "$TMO" "$launch/local.sh" \
+  --global 16,16,16 --iters 3 >"$work/local.out" 2>&1 || rc=$?
+if ((rc == 0)) && grep -q 'verification: PASS' "$work/local.out"; then
+  pass "local.sh: 2 ranks under mpirun"
+else
+  fail "local.sh: 2 ranks under mpirun" "exit $rc" "$work/local.out"
+fi
+
+# ---- the batch scripts under Slurm ----
+skip_or_fail() {
+  if [[ ${LAUNCH_TEST_REQUIRE:-0} == 1 ]]; then
+    fail "slurm" "$1 (LAUNCH_TEST_REQUIRE=1)"
+    summary
+    exit 1
+  fi
+  echo "launch test: SKIP the Slurm cases: $1"
+  echo "launch test: start a Slurm with 'sudo launch/slurm-local.sh start'"
+  summary
+  ((failed == 0)) || exit 1
+  exit 77
+}
+for t in sbatch salloc scontrol scancel timeout; do
+  command -v "$t" >/dev/null 2>&1 || skip_or_fail "'$t' not found (install slurm-wlm)"
+done
+if ! ping_out=$(scontrol ping 2>&1); then
+  skip_or_fail "no slurmctld answering ('scontrol ping' failed: ${ping_out//$'\n'/ })"
+fi
+echo "launch test: $ping_out"
+
+# What CI's one-node Slurm without GPUs needs: no GPU request, no CPU map, small grid.
+export FDMINI_BINARY=$BIN FDMINI_PARTITION='' FDMINI_GPU_FLAGS='' FDMINI_CPU_BIND=none \
+  FDMINI_LOCAL=16,16,16 FDMINI_ARGS='--iters 5' FDMINI_TIME=00:05:00 FDMINI_BIND_REPORT=$bind_report
+export OMP_NUM_THREADS=1
+
+# submit NAME SCRIPT [ENV=VALUE...]: the script submits itself with sbatch --wait; on timeout the
+# job is cancelled.
+submit() {
+  local name=$1 script=$2 out=$work/$2.out
+  shift 2
+  rc=0
+  env "$@" timeout -k 10 "$TMO" "$launch/$script" --wait --parsable --output="$out" \
+    >"$work/$script.sbatch" 2>&1 || rc=$?
+  if ((rc == 124 || rc == 137)); then
+    local id
+    id=$(grep -Eo '^[0-9]+' "$work/$script.sbatch" | head -n 1 || true)
+    [[ -n $id ]] && scancel "$id" 2>/dev/null
+  fi
+  cat "$work/$script.sbatch" >>"$out"
+  check_job "$name" "$out" "$rc" "$script"
+}
+
+submit "lumi-g.sbatch submitted with sbatch --wait (8 ranks, no GPU wrapper)" lumi-g.sbatch \
+  FDMINI_SELECT_GPU=0
+submit "frontier.sbatch submitted with sbatch --wait (8 ranks, -c 1)" frontier.sbatch \
+  FDMINI_CPUS_PER_TASK=1
+
+# inside an allocation: the script runs its srun step at once, through select_gpu.sh
+rc=0
+timeout -k 10 "$TMO" salloc --immediate=60 --ntasks=8 --time=00:05:00 \
+  bash "$launch/lumi-g.sbatch" >"$work/salloc.out" 2>&1 || rc=$?
+check_job "lumi-g.sbatch inside salloc --ntasks=8 (ranks through select_gpu.sh)" \
+  "$work/salloc.out" "$rc" lumi-g.sbatch
+
+# a failing run must fail the job: exit status non-zero and the script's FAIL line
+name="lumi-g.sbatch with a bad fdmini option fails the job"
+out=$work/bad.out
+rc=0
+FDMINI_SELECT_GPU=0 FDMINI_ARGS='--procs 3,1,1' timeout -k 10 "$TMO" "$launch/lumi-g.sbatch" \
+  --wait --output="$out" >/dev/null 2>&1 || rc=$?
+if ((rc == 0 || rc == 124 || rc == 137)); then
+  fail "$name" "exit status $rc, expected a failure" "$out"
+elif ! grep -q '^lumi-g.sbatch: FAIL (srun exit status' "$out"; then
+  fail "$name" "no 'lumi-g.sbatch: FAIL' line" "$out"
+else
+  pass "$name (exit $rc)"
+fi
+
+summary
+((failed == 0))
