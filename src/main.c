@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include "fd_error.h"
+#include "bind.h"
 #include "options.h"
 #include "report.h"
 #include "solver.h"
@@ -61,11 +62,15 @@ int main(int argc, char **argv)
   if (rc == FD_OK && shared && rank == 0)
     printf("fdmini: notice: more ranks than devices on a node; ranks share devices (%d visible)\n",
            dev.device_count);
+  fd_binding *binding = NULL; /* rank 0: one record per rank */
+  int nbinding = 0;
+  if (rc == FD_OK) rc = bind_report(world, &dev, o.bind_report, stdout, &binding, &nbinding);
   if (rc == FD_OK) rc = fd_run(&o, world, &dev, &r);
 
   if (rc == FD_ERR_USAGE) {
     if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
     if (json) fclose(json);
+    bind_free(binding);
     return finish(rc);
   }
   if (rc == FD_ERR_RUNTIME) {
@@ -78,9 +83,10 @@ int main(int argc, char **argv)
     report_print(stdout, &o, &dev, &r);
     fflush(stdout);
     if (json) {
-      report_json(json, &o, &dev, &r);
+      report_json(json, &o, &dev, &r, binding, nbinding);
       fclose(json);
     }
   }
+  bind_free(binding);
   return finish(rc);
 }

@@ -47,6 +47,8 @@ void fd_options_usage(FILE *out)
     "  --json FILE         write the run's record as one JSON object (schema: README)\n"
     "  --dump FILE         write the final field (raw, global order, x fastest)\n"
     "  --progress SECONDS  progress line every SECONDS of wall time (0 = off, default 10)\n"
+    "  --bind-report       print each rank's host, CPUs, NUMA node(s), GPU and the GPU's\n"
+    "                      NUMA locality (always in the JSON; warnings always printed)\n"
     "  --no-check          skip verification\n"
     "  --help              this text\n"
     "\n"
@@ -126,7 +128,7 @@ static int parse_name(const char *opt, const char *s, const char *const *names, 
 enum {
   OPT_GLOBAL = 256, OPT_LOCAL, OPT_PROCS, OPT_OP, OPT_ITERS, OPT_WARMUP, OPT_KERNEL, OPT_TILE,
   OPT_JSON, OPT_DUMP, OPT_NO_CHECK, OPT_HELP, OPT_NO_OVERLAP, OPT_MPI_GPU, OPT_PROGRESS,
-  OPT_INJECT, OPT_BASELINE,
+  OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT,
 };
 
 /* Largest grid extent accepted: local extents must fit an int with room for ghosts. */
@@ -145,6 +147,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"progress", required_argument, 0, OPT_PROGRESS},
     {"test-inject-fault", no_argument, 0, OPT_INJECT},
     {"baseline", no_argument, 0, OPT_BASELINE},
+    {"bind-report", no_argument, 0, OPT_BIND_REPORT},
     {0, 0, 0, 0},
   };
   static const char *const kernel_names[] = {"baseline", "reordered"};
@@ -226,6 +229,9 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       break;
     case OPT_BASELINE:
       o->baseline = 1;
+      break;
+    case OPT_BIND_REPORT:
+      o->bind_report = 1;
       break;
     case 'h':
     case OPT_HELP:

@@ -31,6 +31,7 @@ typedef struct {
   char json[FD_PATH_MAX]; /* --json FILE, "" = none */
   char dump[FD_PATH_MAX]; /* --dump FILE: final field, raw real_t, global order, x fastest */
   int baseline;         /* --baseline: first time each rank's block alone (no exchange) */
+  int bind_report;      /* --bind-report: print the rank/CPU/GPU binding table */
   int inject_fault;     /* --test-inject-fault: corrupt one point before verification */
 } fd_options;
 

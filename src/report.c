@@ -69,7 +69,8 @@ static void stat(fd_json *j, const char *key, const fd_stat *s)
   json_end(j);
 }
 
-void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r)
+void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
+                 const fd_binding *binding, int nbinding)
 {
   fd_json j;
   char when[32];
@@ -126,6 +127,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   }
   json_str(&j, "detail", r->verify.detail);
   json_end(&j);
+  bind_json(&j, binding, nbinding);
   json_close(&j);
   (void)o;
 }

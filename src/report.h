@@ -5,10 +5,13 @@
 #include <stdio.h>
 
 #include "backend.h"
+#include "bind.h"
 #include "options.h"
 #include "solver.h"
 
 void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r);
-void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r);
+/* The JSON record; binding (rank 0's gathered records, may be NULL) goes in "binding". */
+void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
+                 const fd_binding *binding, int nbinding);
 
 #endif

@@ -92,6 +92,21 @@ PY
   fi
 done
 
+# The binding report: rank 0 prints one table row per rank, then the warnings line.
+name="srun -n $NTASKS fdmini --bind-report"
+run_srun --bind-report --op heat
+if ((rc != 0)); then
+  fail "$name" "exit code $rc, expected 0"
+elif ! grep -q "^binding: $NTASKS ranks on 1 host" "$work/out"; then
+  fail "$name" "no 'binding: $NTASKS ranks on 1 host' table"
+elif (($(grep -c -E '^ +[0-9]+ +[^ ]+ +[0-9]+ ' "$work/out") != NTASKS)); then
+  fail "$name" "the table does not have $NTASKS rank rows"
+elif ! grep -q '^binding: ' "$work/out" || ! grep -q 'verification: PASS' "$work/out"; then
+  fail "$name" "no warnings line or no PASS"
+else
+  pass "$name"
+fi
+
 # Bad input under a real launcher: a process grid that does not match the rank count must end
 # every rank with a non-zero status and a message naming --procs, and must not hang.
 name="srun -n $NTASKS fdmini --procs 3,1,1 (bad input)"
