@@ -253,9 +253,12 @@ int main(int argc, char **argv)
         n = add_cfg(list, n, MAXC, FD_KERNEL_BASELINE, 1, GPU_SCHED_BASELINE, bshape[b][0],
                     bshape[b][1], 0, 0, 0, 0, NULL);
       for (int m = 1; m <= 16; m *= 2)
-        for (int b = 0; b < nbr; b++)
-          n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, bshape[b][0],
-                      bshape[b][1], 0, 0, 0, 0, NULL);
+        for (int vec = 1; vec <= 2; vec++) {
+          if (vec == 2 && m > 8) continue;
+          for (int b = 0; b < nbr; b++)
+            n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, bshape[b][0],
+                        bshape[b][1], vec, 0, 0, 0, NULL);
+        }
       for (int m = 1; m <= 16; m *= 2)
         for (int vec = 1; vec <= 2; vec++)
           for (int depth = 1; depth <= 4; depth *= 2) {

@@ -75,67 +75,6 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_baseline(const st_args a)
  * strip are still in L2 when read again (kernel 7's fix for planes that outgrow L2).
  * Loads in ascending address order: z-1 rows, y-1 row, the x rows (x-1, x, x+1), y+M row,
  * z+1 rows; the centre values double as the y neighbours of the adjacent rows. */
-template <int M, bool HAS_F>
-__global__ void __launch_bounds__(GPU_MAX_BLOCK) k_plane(const st_args a)
-{
-  unsigned b = blockIdx.x;
-  const int tx = (int)(b % (unsigned)a.ntx);
-  b /= (unsigned)a.ntx;
-  const int tyl = (int)(b % (unsigned)a.tps);
-  b /= (unsigned)a.tps;
-  const int kk = (int)(b % (unsigned)a.nzb);
-  const int ty = (int)(b / (unsigned)a.nzb) * a.tps + tyl;
-  if (ty >= a.nty) return;
-  const int i = a.lo[0] + tx * (int)blockDim.x + (int)threadIdx.x;
-  const int j0 = a.lo[1] + M * (ty * (int)blockDim.y + (int)threadIdx.y);
-  if (i > a.hi[0] || j0 > a.hi[1]) return;
-  const int nrows = min(M, a.hi[1] - j0 + 1);
-  const long long sx = a.sx, sxy = a.sxy;
-  const long long p0 = i + sx * j0 + sxy * (a.lo[2] + kk);
-  const real_t *u = a.u + p0;
-  /* the rows of plane k+pf, needed by blocks a few planes later: into L2 now */
-  if (a.pf > 0 && a.lo[2] + kk + a.pf <= a.kpf_max) {
-#pragma unroll
-    for (int n = 0; n < M; n++)
-      if (n < nrows) gpu_prefetch_l2(u + a.pf * sxy + n * sx);
-  }
-
-  real_t zm[M], xm[M], c[M], xp[M], zp[M];
-#pragma unroll
-  for (int n = 0; n < M; n++) zm[n] = n < nrows ? gpu_ldg(u - sxy + n * sx) : (real_t)0;
-  const real_t ym = gpu_ldg(u - sx);
-#pragma unroll
-  for (int n = 0; n < M; n++) {
-    xm[n] = n < nrows ? gpu_ldg(u + n * sx - 1) : (real_t)0;
-    c[n] = n < nrows ? gpu_ldg(u + n * sx) : (real_t)0;
-    xp[n] = n < nrows ? gpu_ldg(u + n * sx + 1) : (real_t)0;
-  }
-  const real_t yp = gpu_ldg(u + nrows * sx);
-#pragma unroll
-  for (int n = 0; n < M; n++) zp[n] = n < nrows ? gpu_ldg(u + sxy + n * sx) : (real_t)0;
-
-#pragma unroll
-  for (int n = 0; n < M; n++) {
-    if (n < nrows) {
-      const real_t yl = n > 0 ? c[n > 0 ? n - 1 : 0] : ym;
-      const real_t yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1] : yp;
-      const long long p = p0 + n * sx;
-      gpu_store_nt(a.out + p, stencil_at<HAS_F>(a, p, c[n], xm[n], xp[n], yl, yh, zm[n], zp[n]));
-    }
-  }
-}
-
-/* ---- reordered, z-marching ------------------------------------------------------------------
- * A tile is (bx*V) x (by*M) points of every plane of one z-chunk; thread (tx, ty) owns the
- * V x M points i0..i0+V-1, j0..j0+M-1 with i0 = xbase + V*(tile_x*bx + tx),
- * j0 = lo1 + M*(tile_y*by + ty), and marches through the chunk's planes. 1D grid, block
- * b -> (tile_x, tile_y, chunk), chunk slowest; even chunks march up, odd chunks down, so two
- * chunks sharing a boundary plane read it at the same time (start or end) and it comes from L2.
- * Registers hold the centre values of planes k-dir (prv), k (cur), k+dir (nxt) and the
- * prefetched k+2dir (pf); per plane the thread loads, ascending, the y-1 row, the x-1 / x+V
- * neighbours of its rows, the y+M row (all of plane k, cache hits), then plane k+2dir.
- * With V = 2 the centre loads are 16-byte vectors (double2): needs an even sx so that every
- * row starts on an even element and xbase even. */
 template <typename T> struct vec2_of;
 template <> struct vec2_of<double> {
   typedef double2 type;
@@ -157,6 +96,82 @@ template <> __device__ __forceinline__ void load_row<2>(const real_t *p, real_t 
   r[1] = t.y;
 }
 
+template <int M, int V, bool HAS_F>
+__global__ void __launch_bounds__(GPU_MAX_BLOCK) k_plane(const st_args a)
+{
+  unsigned b = blockIdx.x;
+  const int tx = (int)(b % (unsigned)a.ntx);
+  b /= (unsigned)a.ntx;
+  const int tyl = (int)(b % (unsigned)a.tps);
+  b /= (unsigned)a.tps;
+  const int kk = (int)(b % (unsigned)a.nzb);
+  const int ty = (int)(b / (unsigned)a.nzb) * a.tps + tyl;
+  if (ty >= a.nty) return;
+  const int i0 = a.xbase + V * (tx * (int)blockDim.x + (int)threadIdx.x);
+  const int j0 = a.lo[1] + M * (ty * (int)blockDim.y + (int)threadIdx.y);
+  if (i0 > a.hi[0] || j0 > a.hi[1]) return;
+  const int nrows = min(M, a.hi[1] - j0 + 1);
+  bool xok[V];
+#pragma unroll
+  for (int v = 0; v < V; v++) xok[v] = i0 + v >= a.lo[0] && i0 + v <= a.hi[0];
+  const long long sx = a.sx, sxy = a.sxy;
+  const long long p0 = i0 + sx * j0 + sxy * (a.lo[2] + kk);
+  const real_t *u = a.u + p0;
+  /* the rows of plane k+pf, needed by blocks a few planes later: into L2 now */
+  if (a.pf > 0 && a.lo[2] + kk + a.pf <= a.kpf_max) {
+#pragma unroll
+    for (int n = 0; n < M; n++)
+      if (n < nrows) gpu_prefetch_l2(u + a.pf * sxy + n * sx);
+  }
+
+  real_t zm[M][V], c[M][V], zp[M][V], xm[M], xp[M], ym[V], yp[V];
+#pragma unroll
+  for (int n = 0; n < M; n++)
+#pragma unroll
+    for (int v = 0; v < V; v++) zm[n][v] = c[n][v] = zp[n][v] = (real_t)0;
+#pragma unroll
+  for (int n = 0; n < M; n++)
+    if (n < nrows) load_row<V>(u - sxy + n * sx, zm[n]);
+  load_row<V>(u - sx, ym);
+#pragma unroll
+  for (int n = 0; n < M; n++) {
+    xm[n] = (n < nrows && xok[0]) ? gpu_ldg(u + n * sx - 1) : (real_t)0;
+    if (n < nrows) load_row<V>(u + n * sx, c[n]);
+    xp[n] = (n < nrows && xok[V - 1]) ? gpu_ldg(u + n * sx + V) : (real_t)0;
+  }
+  load_row<V>(u + nrows * sx, yp);
+#pragma unroll
+  for (int n = 0; n < M; n++)
+    if (n < nrows) load_row<V>(u + sxy + n * sx, zp[n]);
+
+#pragma unroll
+  for (int n = 0; n < M; n++) {
+    if (n < nrows) {
+#pragma unroll
+      for (int v = 0; v < V; v++) {
+        if (!xok[v]) continue;
+        const real_t xl = v > 0 ? c[n][v > 0 ? v - 1 : 0] : xm[n];
+        const real_t xh = v + 1 < V ? c[n][v + 1 < V ? v + 1 : V - 1] : xp[n];
+        const real_t yl = n > 0 ? c[n > 0 ? n - 1 : 0][v] : ym[v];
+        const real_t yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1][v] : yp[v];
+        const long long p = p0 + n * sx + v;
+        gpu_store_nt(a.out + p, stencil_at<HAS_F>(a, p, c[n][v], xl, xh, yl, yh, zm[n][v], zp[n][v]));
+      }
+    }
+  }
+}
+
+/* ---- reordered, z-marching ------------------------------------------------------------------
+ * A tile is (bx*V) x (by*M) points of every plane of one z-chunk; thread (tx, ty) owns the
+ * V x M points i0..i0+V-1, j0..j0+M-1 with i0 = xbase + V*(tile_x*bx + tx),
+ * j0 = lo1 + M*(tile_y*by + ty), and marches through the chunk's planes. 1D grid, block
+ * b -> (tile_x, tile_y, chunk), chunk slowest; even chunks march up, odd chunks down, so two
+ * chunks sharing a boundary plane read it at the same time (start or end) and it comes from L2.
+ * Registers hold the centre values of planes k-dir (prv), k (cur), k+dir (nxt) and the
+ * prefetched k+2dir (pf); per plane the thread loads, ascending, the y-1 row, the x-1 / x+V
+ * neighbours of its rows, the y+M row (all of plane k, cache hits), then plane k+2dir.
+ * With V = 2 the centre loads are 16-byte vectors (double2): needs an even sx so that every
+ * row starts on an even element and xbase even. */
 template <int M, int V, int D, bool HAS_F>
 __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_zmarch(const st_args a)
 {
@@ -377,11 +392,14 @@ template <bool F> struct kernels {
     if (depth <= 1) return vec == 2 ? v2d1[t] : v1[t];
     return v[vec == 2][depth >= 4][t];
   }
-  static kfn plane(int m)
+  static kfn plane(int m, int vec)
   {
-    static const kfn p[5] = {k_plane<1, F>, k_plane<2, F>, k_plane<4, F>, k_plane<8, F>,
-                             k_plane<16, F>};
-    return p[tile_index(m)];
+    static const kfn p[5] = {k_plane<1, 1, F>, k_plane<2, 1, F>, k_plane<4, 1, F>,
+                             k_plane<8, 1, F>, k_plane<16, 1, F>};
+    static const kfn p2[4] = {k_plane<1, 2, F>, k_plane<2, 2, F>, k_plane<4, 2, F>,
+                              k_plane<8, 2, F>};
+    const int t = tile_index(m);
+    return vec == 2 && t < 4 ? p2[t] : p[t];
   }
 };
 
@@ -391,7 +409,10 @@ kfn zmarch_fn(bool f, int m, int vec, int depth)
 {
   return f ? kernels<true>::zmarch(m, vec, depth) : kernels<false>::zmarch(m, vec, depth);
 }
-kfn plane_fn(bool f, int m) { return f ? kernels<true>::plane(m) : kernels<false>::plane(m); }
+kfn plane_fn(bool f, int m, int vec)
+{
+  return f ? kernels<true>::plane(m, vec) : kernels<false>::plane(m, vec);
+}
 
 /* Resolves every zero field of cfg for kernel k over box extents ex, ey, ez and fills the
  * tiling fields of a. */
@@ -404,9 +425,13 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
   else if (cfg->schedule == GPU_SCHED_AUTO || cfg->schedule == GPU_SCHED_BASELINE)
     cfg->schedule = GPU_SCHED_PLANE; /* the rule: per-plane reordered kernel (bench/results) */
 
-  if (cfg->schedule == GPU_SCHED_ZMARCH) {
-    const bool even_pitch = (g->n[0] + 2) % 2 == 0;
-    const bool aligned = ((uintptr_t)u % (2 * sizeof(real_t))) == 0;
+  const bool even_pitch = (g->n[0] + 2) % 2 == 0;
+  const bool aligned = ((uintptr_t)u % (2 * sizeof(real_t))) == 0;
+  if (cfg->schedule == GPU_SCHED_PLANE) {
+    if (cfg->vec == 0) cfg->vec = 1;
+    if (cfg->vec != 1 && !(cfg->vec == 2 && even_pitch && aligned && m <= 8)) cfg->vec = 1;
+    cfg->depth = 0;
+  } else if (cfg->schedule == GPU_SCHED_ZMARCH) {
     if (cfg->vec == 0) cfg->vec = 2;
     if (cfg->vec != 1 && !(cfg->vec == 2 && even_pitch && aligned && m <= 4)) cfg->vec = 1;
     if (cfg->depth <= 0) cfg->depth = m <= 4 ? 4 : 1;
@@ -438,7 +463,8 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
     cfg->zchunks = 0;
     break;
   case GPU_SCHED_PLANE: {
-    a->ntx = ceil_div(ex, bx);
+    a->xbase = cfg->vec == 2 ? (lo[0] & ~1) : lo[0];
+    a->ntx = ceil_div(hi[0] - a->xbase + 1, (long long)bx * cfg->vec);
     a->nty = ceil_div(ey, (long long)by * m);
     if (cfg->strips <= 0) cfg->strips = plane_strips(g, a->nty);
     if (cfg->strips > a->nty) cfg->strips = a->nty;
@@ -501,8 +527,8 @@ int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, f
     const long long blocks = (long long)a.ntx * a.tps * a.nzb * cfg->strips;
     if (blocks > 0x7fffffffLL)
       return gpu_failf_private(BE_ERROR, "k_plane: %lld blocks exceed the grid", blocks);
-    plane_fn(has_f, m)<<<(unsigned)blocks, block, 0, st>>>(a);
-    snprintf(name, sizeof name, "k_plane<m=%d,f=%d>", m, (int)has_f);
+    plane_fn(has_f, m, cfg->vec)<<<(unsigned)blocks, block, 0, st>>>(a);
+    snprintf(name, sizeof name, "k_plane<m=%d,vec=%d,f=%d>", m, cfg->vec, (int)has_f);
     break;
   }
   case GPU_SCHED_ZMARCH: {
@@ -639,8 +665,8 @@ extern "C" void gpu_stencil_cfg_describe(const gpu_stencil_cfg *cfg, fd_kernel k
              cfg->prefetch > 0 ? cfg->prefetch : 0);
     break;
   case GPU_SCHED_PLANE:
-    snprintf(buf, len, "plane m=%d block=%dx%d strips=%d pf=%d", m, cfg->block[0], cfg->block[1],
-             cfg->strips, cfg->prefetch > 0 ? cfg->prefetch : 0);
+    snprintf(buf, len, "plane m=%d vec=%d block=%dx%d strips=%d pf=%d", m, cfg->vec,
+             cfg->block[0], cfg->block[1], cfg->strips, cfg->prefetch > 0 ? cfg->prefetch : 0);
     break;
   case GPU_SCHED_ZMARCH:
     snprintf(buf, len, "zmarch m=%d vec=%d depth=%d block=%dx%d zchunks=%d pf=%d", m, cfg->vec,

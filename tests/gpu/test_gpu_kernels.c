@@ -181,7 +181,12 @@ static int build_variants(variant *v, int max, int quick)
     ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_AUTO, 0, 0, 0, 0); /* be_stencil's default config */
     ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 0, 0, 0, 0);
     if (!quick) ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 32, 3, 0, 0);
-    if (!quick) ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 8, 4, 0, 2); /* 2 strips */
+    if (!quick) {
+      ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 8, 4, 0, 0);
+      v[n - 1].cfg.strips = 2; /* the y-split re-indexing */
+    }
+    ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 0, 0, 2, 0); /* 16-byte loads where possible */
+    if (!quick) ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 16, 3, 2, 0);
     for (int vec = 1; vec <= 2; vec++) {
       ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 0, 0, vec, 0);
       if (!quick) {
