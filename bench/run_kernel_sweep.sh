@@ -4,7 +4,8 @@
 # 512^3 and 1024x1024x512, and appends the tables to <RESULTS>/<device>-kernel-sweep.md and .csv.
 #
 # Usage: bench/run_kernel_sweep.sh [--quick]
-# Env:   FDMINI_BACKEND  cuda (default) or hip
+# Env:   FDMINI_COMMIT    commit to record where the tree has no .git (the device copies)
+#        FDMINI_BACKEND  cuda (default) or hip
 #        RESULTS         output folder (default bench/results)
 #        SIZES           default "512x512x512 1024x1024x512"
 #        REPS            timed repetitions per configuration, median reported (default 20)
@@ -33,7 +34,7 @@ csv="$RESULTS/$slug-kernel-sweep.csv"
   echo "# Kernel sweep on $slug"
   echo
   echo "Produced by \`bench/run_kernel_sweep.sh $*\` on $(date -u '+%Y-%m-%d %H:%M UTC'),"
-  echo "commit $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown), backend $BACKEND."
+  echo "commit ${FDMINI_COMMIT:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}, backend $BACKEND."
   echo "Effective GB/s counts one read of every point the stencil reads (interior + ghost faces)"
   echo "and one write of every interior point (the AMD lab notes' figure of merit); % of memcpy"
   echo "divides it by the device-to-device memcpy bandwidth (read + write) measured in the same run."

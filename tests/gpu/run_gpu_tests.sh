@@ -5,7 +5,8 @@
 # and, on CUDA, the same on a small run under compute-sanitizer memcheck. Logs everything.
 #
 # Usage: tests/gpu/run_gpu_tests.sh [BUILD_DIR]          (default build-gpu-tests)
-# Env:   FDMINI_BACKEND   cuda (default) or hip
+# Env:   FDMINI_COMMIT    commit to record where the tree has no .git (the device copies)
+#        FDMINI_BACKEND   cuda (default) or hip
 #        FDMINI_PRECISION double (default) or float
 #        LOG              log file (default BUILD_DIR/gpu-tests.log)
 #        CMAKE_ARGS       extra configure arguments (e.g. -DCMAKE_CUDA_ARCHITECTURES=90)
@@ -19,7 +20,7 @@ mkdir -p "$BUILD"
 LOG=${LOG:-$BUILD/gpu-tests.log}
 
 run() {
-  echo "# fdmini GPU tests: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+  echo "# fdmini GPU tests: $(date -u '+%Y-%m-%d %H:%M UTC'), commit ${FDMINI_COMMIT:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}"
   echo "# backend $BACKEND, precision $PRECISION, host $(hostname)"
   if command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=name,pci.bus_id,driver_version,memory.total --format=csv,noheader
