@@ -70,10 +70,10 @@ static double time_stencil(const fd_grid *g, const fd_coeffs *c, const real_t *u
 {
   float *t = malloc(sizeof *t * (size_t)reps);
   for (int r = 0; r < warm; r++)
-    CHECK(gpu_stencil_launch(g, FD_REGION_ALL, c, u, NULL, out, sc->k, &sc->cfg, s, used));
+    CHECK(gpu_stencil_launch(g, FD_REGION_ALL, 0, c, u, NULL, out, sc->k, &sc->cfg, s, used));
   for (int r = 0; r < reps; r++) {
     CHECK(be_event_record(e0, s));
-    CHECK(gpu_stencil_launch(g, FD_REGION_ALL, c, u, NULL, out, sc->k, &sc->cfg, s, used));
+    CHECK(gpu_stencil_launch(g, FD_REGION_ALL, 0, c, u, NULL, out, sc->k, &sc->cfg, s, used));
     CHECK(be_event_record(e1, s));
     CHECK(be_event_sync(e1));
     CHECK(be_event_elapsed_ms(&t[r], e0, e1));
@@ -228,7 +228,7 @@ int main(int argc, char **argv)
 
     /* reference output: baseline */
     fd_kernel kb = {FD_KERNEL_BASELINE, 1};
-    CHECK(gpu_stencil_launch(&g, FD_REGION_ALL, &c, u, NULL, ref, kb, NULL, s, NULL));
+    CHECK(gpu_stencil_launch(&g, FD_REGION_ALL, 0, &c, u, NULL, ref, kb, NULL, s, NULL));
 
     fd_kernel kdef;
     CHECK(be_kernel_default(&g, &kdef));
@@ -291,7 +291,7 @@ int main(int argc, char **argv)
         gpu_stencil_cfg probe = list[i].cfg;
         probe.zchunks = 0;
         fd_kernel kk = list[i].k;
-        CHECK(gpu_stencil_launch(&g, FD_REGION_ALL, &c, u, NULL, out, kk, &probe, s, &r));
+        CHECK(gpu_stencil_launch(&g, FD_REGION_ALL, 0, &c, u, NULL, out, kk, &probe, s, &r));
         list[i].cfg.zchunks = -list[i].cfg.zchunks * r.zchunks;
       }
     result *res = calloc((size_t)n, sizeof *res);

@@ -116,9 +116,24 @@ typedef struct {
   real_t cc, cx, cy, cz, cf;
 } fd_coeffs;
 
-/* Which points to update. INTERIOR: 2..n-1 in every dimension (the stencil touches no ghost);
- * SHELL: the one-point layer of the interior that touches a ghost; ALL = INTERIOR + SHELL. */
+/* Which points to update, given `deferred`: a mask of faces (bit f for face f = 2*d + side,
+ * faces.h) whose ghosts arrive by exchange. INTERIOR: the points of 1..n whose stencil reads
+ * no ghost of a deferred face (i.e. not in the one-point layer next to one); SHELL: the points
+ * in such a layer; ALL = INTERIOR + SHELL = 1..n (the mask is ignored). With FD_FACES_ALL the
+ * interior is 2..n-1 in every dimension; with 0 it is everything and the shell is empty. */
 typedef enum { FD_REGION_ALL = 0, FD_REGION_INTERIOR = 1, FD_REGION_SHELL = 2 } fd_region;
+#define FD_FACES_ALL 0x3fu
+
+/* The interior box lo..hi (inclusive, per dimension) of `deferred` on grid g: lo = 2 where
+ * the low face is deferred, else 1; hi = n-1 where the high face is, else n. Empty when
+ * hi < lo in some dimension. */
+static inline void fd_interior_box(const fd_grid *g, unsigned deferred, int lo[3], int hi[3])
+{
+  for (int d = 0; d < 3; d++) {
+    lo[d] = 1 + (int)((deferred >> (2 * d)) & 1u);
+    hi[d] = g->n[d] - (int)((deferred >> (2 * d + 1)) & 1u);
+  }
+}
 
 /* Stencil variants (see README "Kernels"). The tile factor m applies to REORDERED. */
 typedef enum { FD_KERNEL_BASELINE = 0, FD_KERNEL_REORDERED = 1, FD_KERNEL_COUNT } fd_kernel_id;
@@ -136,10 +151,10 @@ const char *fd_kernel_name(fd_kernel_id id);
  * README "Kernels"). Synchronous. */
 int be_kernel_default(const fd_grid *g, fd_kernel *k);
 
-/* out over `region` of the stencil of u (and f). u and out must differ; points of out outside
- * the region are untouched. Asynchronous on s. */
-int be_stencil(const fd_grid *g, fd_region region, const fd_coeffs *c, const real_t *u,
-               const real_t *f, real_t *out, fd_kernel k, be_stream s);
+/* out over `region` (of `deferred`, see fd_region) of the stencil of u (and f). u and out must
+ * differ; points of out outside the region are untouched. Asynchronous on s. */
+int be_stencil(const fd_grid *g, fd_region region, unsigned deferred, const fd_coeffs *c,
+               const real_t *u, const real_t *f, real_t *out, fd_kernel k, be_stream s);
 
 /* ---- halo faces ---------------------------------------------------------------------- */
 

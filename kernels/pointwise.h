@@ -18,9 +18,10 @@
 
 /* The stencil of backend.h, in this operand order and no other:
  *   cc*uc + cx*(xm + xp) + cy*(ym + yp) + cz*(zm + zp) [+ cf*fc]
- * Compilers may contract the products into FMAs; for a given compiler and flags the
- * contraction is the same for every call site, which keeps multi-rank runs bitwise equal
- * to single-rank ones. */
+ * FMA contraction is off for the device code (-fmad=false, -ffp-contract=off): nvcc contracted
+ * this expression differently in different kernels, which broke bitwise equality between
+ * variants, tiles and region splits, and so between multi-rank and single-rank runs. The host
+ * build targets baseline x86-64 (no FMA instructions), so it rounds every product too. */
 FD_HD real_t fd_stencil_point(real_t cc, real_t cx, real_t cy, real_t cz, real_t uc, real_t xm,
                               real_t xp, real_t ym, real_t yp, real_t zm, real_t zp)
 {

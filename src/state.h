@@ -28,6 +28,9 @@ typedef struct {
   fd_halo halo;
   long long steps;   /* steps done (warm-up included) */
   int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values */
+  unsigned deferred; /* faces whose ghosts arrive by exchange (bit f, faces.h): the interior
+                        update leaves their one-point layers to the shell update; none when
+                        alone, so a block alone is one interior update */
 } fd_state;
 
 /* A blocking halo exchange of u (ghosts current when it returns to the compute stream). */

@@ -35,7 +35,7 @@ int verify_residual(fd_state *s, double *rms)
 {
   double mx;
   FD_CALL(state_exchange(s, s->u));
-  FD_BE(be_stencil(&s->grid, FD_REGION_ALL, &s->prob.lap, s->u, NULL, s->v, s->kernel, s->compute));
+  FD_BE(be_stencil(&s->grid, FD_REGION_ALL, 0, &s->prob.lap, s->u, NULL, s->v, s->kernel, s->compute));
   FD_CALL(global_norms(s, s->v, s->f, NULL, &mx, rms));
   return FD_OK;
 }

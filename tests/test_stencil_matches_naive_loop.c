@@ -1,5 +1,6 @@
 /* test_stencil_matches_naive_loop.c - the backend's stencil on tiny and odd grids against a
- * naive triple loop, for every operator's coefficients, kernel variant, tile factor and region;
+ * naive triple loop, for every operator's coefficients, kernel variant, tile factor, region and
+ * several masks of deferred faces (interior/shell split);
  * outputs poisoned first, so every point of the region is written and no other point is.
  * Also field initialisation and norms against direct evaluation. */
 #include <math.h>
@@ -22,11 +23,17 @@ static size_t at(const int n[3], int i, int j, int k)
   return (size_t)i + (n[0] + 2) * ((size_t)j + (n[1] + 2) * (size_t)k);
 }
 
-static int in_region(const int n[3], fd_region r, int i, int j, int k)
+/* Independent of fd_interior_box: a point is in the shell when it sits in the one-point layer
+ * next to a deferred face (its stencil reads that face's ghost). */
+static int in_region(const int n[3], fd_region r, unsigned deferred, int i, int j, int k)
 {
   int inside = i >= 1 && i <= n[0] && j >= 1 && j <= n[1] && k >= 1 && k <= n[2];
-  int interior = i >= 2 && i <= n[0] - 1 && j >= 2 && j <= n[1] - 1 && k >= 2 && k <= n[2] - 1;
-  return r == FD_REGION_ALL ? inside : (r == FD_REGION_INTERIOR ? interior : inside && !interior);
+  int ijk[3] = {i, j, k}, shell = 0;
+  for (int d = 0; d < 3; d++) {
+    if ((deferred >> (2 * d)) & 1u && ijk[d] == 1) shell = 1;
+    if ((deferred >> (2 * d + 1)) & 1u && ijk[d] == n[d]) shell = 1;
+  }
+  return r == FD_REGION_ALL ? inside : (r == FD_REGION_INTERIOR ? inside && !shell : inside && shell);
 }
 
 static void naive(const int n[3], const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out)
@@ -54,6 +61,8 @@ static void test_every_variant_tile_region_and_operator(void **state)
     {0.0, 1.0 / 6, 1.0 / 6, 1.0 / 6, -1.0 / 6}, /* jacobi */
   };
   const int tiles[] = {1, 2, 4, 8, 16};
+  /* deferred faces: all six, none, one axis, alternating sides, a random-looking mix */
+  const unsigned masks[] = {FD_FACES_ALL, 0u, 0x0cu, 0x15u, 0x2au, 0x31u};
   const double tol = sizeof(real_t) == 8 ? 1e-14 : 1e-5;
   for (size_t sz = 0; sz < sizeof sizes / sizeof sizes[0]; sz++) {
     const int *n = sizes[sz];
@@ -78,29 +87,31 @@ static void test_every_variant_tile_region_and_operator(void **state)
           fd_kernel kern = {(fd_kernel_id)kid, tiles[t]};
           /* ALL in one call */
           be_fill(&g, &nan_field, all, s);
-          assert_int_equal(be_stencil(&g, FD_REGION_ALL, &sets[op], u, fp, all, kern, s), BE_OK);
-          /* INTERIOR and SHELL separately, each checked for what it leaves alone */
-          for (int r = FD_REGION_INTERIOR; r <= FD_REGION_SHELL; r++) {
-            be_fill(&g, &nan_field, out, s);
-            assert_int_equal(be_stencil(&g, (fd_region)r, &sets[op], u, fp, out, kern, s), BE_OK);
-            for (int k = 0; k <= n[2] + 1; k++)
-              for (int j = 0; j <= n[1] + 1; j++)
-                for (int i = 0; i <= n[0] + 1; i++) {
-                  real_t v = out[at(n, i, j, k)];
-                  if (in_region(n, (fd_region)r, i, j, k)) {
-                    if (!(v == all[at(n, i, j, k)]))
-                      fail_msg("size %zu op %d kernel %d tile %d region %d: (%d,%d,%d) differs from ALL",
-                               sz, op, kid, tiles[t], r, i, j, k);
-                  } else if (!isnan(v)) {
-                    fail_msg("region %d wrote outside itself at (%d,%d,%d)", r, i, j, k);
+          assert_int_equal(be_stencil(&g, FD_REGION_ALL, 0x3f, &sets[op], u, fp, all, kern, s), BE_OK);
+          /* INTERIOR and SHELL separately for each mask, each checked for what it leaves
+           * alone; together they must give ALL */
+          for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++)
+            for (int r = FD_REGION_INTERIOR; r <= FD_REGION_SHELL; r++) {
+              be_fill(&g, &nan_field, out, s);
+              assert_int_equal(be_stencil(&g, (fd_region)r, masks[mi], &sets[op], u, fp, out, kern, s), BE_OK);
+              for (int k = 0; k <= n[2] + 1; k++)
+                for (int j = 0; j <= n[1] + 1; j++)
+                  for (int i = 0; i <= n[0] + 1; i++) {
+                    real_t v = out[at(n, i, j, k)];
+                    if (in_region(n, (fd_region)r, masks[mi], i, j, k)) {
+                      if (!(v == all[at(n, i, j, k)]))
+                        fail_msg("size %zu op %d kernel %d tile %d region %d mask 0x%x: (%d,%d,%d) differs from ALL",
+                                 sz, op, kid, tiles[t], r, masks[mi], i, j, k);
+                    } else if (!isnan(v)) {
+                      fail_msg("region %d mask 0x%x wrote outside itself at (%d,%d,%d)", r, masks[mi], i, j, k);
+                    }
                   }
-                }
-          }
+            }
           for (int k = 0; k <= n[2] + 1; k++)
             for (int j = 0; j <= n[1] + 1; j++)
               for (int i = 0; i <= n[0] + 1; i++) {
                 size_t p = at(n, i, j, k);
-                if (in_region(n, FD_REGION_ALL, i, j, k)) {
+                if (in_region(n, FD_REGION_ALL, 0, i, j, k)) {
                   double scale = fabs((double)ref[p]) + 1.0;
                   if (!(fabs((double)all[p] - (double)ref[p]) <= tol * scale))
                     fail_msg("size %zu op %d kernel %d tile %d: (%d,%d,%d) = %.17g, naive %.17g",

@@ -22,6 +22,7 @@ cmake --build build -j "$(nproc)" --target fdmini
 cp build-cuda-aware/fdmini .device/bin/fdmini-aware
 cp build-cuda-sys/fdmini .device/bin/fdmini-sys
 cp build/fdmini .device/bin/fdmini-host
+cp build-cuda-aware/tests-gpu/test_gpu_kernels .device/bin/test_gpu_kernels
 "$nvcc" -O2 -std=c++17 -arch=sm_90 -x cu -Ikernels/gpu bench/multigpu/peer_bandwidth.hip \
   -o .device/bin/peer_bandwidth
 ls -la .device/bin

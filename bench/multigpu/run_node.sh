@@ -9,6 +9,7 @@
 #   .device/bin/fdmini-sys     cuda backend, the distribution's Open MPI (not CUDA-aware)
 #   .device/bin/fdmini-host    host backend (reference)
 #   .device/bin/peer_bandwidth cudaMemcpyPeer bandwidth between two GPUs
+#   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
 # Usage: bench/multigpu/run_node.sh tests|bench|all   (writes under $OUT)
 set -uo pipefail
 what=${1:-all}
@@ -39,6 +40,10 @@ fd() {
 run_tests() {
   log "== multi-GPU tests on $ngpu x $device ($(date -u +%FT%TZ))"
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
+  # the single-GPU kernel tests (tests/gpu) and their memcheck run
+  if "$bin/test_gpu_kernels" > "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels: $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels: $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
+  if compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then
+    ok "test_gpu_kernels --quick under compute-sanitizer memcheck: 0 errors"; else bad "test_gpu_kernels memcheck"; fi
   local size=130,97,65 op
   for op in laplacian heat jacobi; do
     if fd 1 --op "$op" --global $size --iters 12 --warmup 1 --dump "$work/ref-$op.raw" &&
@@ -90,47 +95,27 @@ PY
   log "multi-GPU tests: $pass passed, $fail failed"
 }
 
-# bench_one TAG NP ARGS...: one fdmini record into $OUT/bench/TAG.json
-bench_one() {
-  local tag=$1 np=$2
-  shift 2
-  if fd "$np" --baseline --json "$work/bench/$tag.json" "$@"; then
-    printf '%-44s %s\n' "$tag" "$(grep -E 'efficiency|hidden' "$work/last.log" | tr -s ' ' | tr '\n' ' ')" | tee -a "$OUT/bench.log"
-  else
-    echo "$tag FAILED" | tee -a "$OUT/bench.log"
-    tail -5 "$work/last.log" >> "$OUT/bench.log"
-  fi
-}
-
+# The scaling studies of issue 4 through bench/scaling/study.py (one JSON record per run):
+# weak 512^3 and 256^3 per GPU, strong 1024^3, over 1, 2 and 4 GPUs, overlap on and off,
+# GPU-aware and staged, each with --baseline (efficiency vs alone, hidden share).
 run_bench() {
-  mkdir -p "$work/bench"
   echo "== benchmarks on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/bench.log"
   "$bin/peer_bandwidth" 2>&1 | tee -a "$OUT/bench.log"
-  local rep n mode ov s
-  for rep in 1 2; do
-    for n in 1 2 4; do
-      [ "$n" -gt "$ngpu" ] && continue
-      for s in 512 256; do
-        for mode in aware staged; do
-          for ov in overlap no-overlap; do
-            [ "$s" -eq 256 ] && [ "$mode" = staged ] && [ "$ov" = no-overlap ] && continue
-            local extra=()
-            [ "$ov" = no-overlap ] && extra=(--no-overlap)
-            bench_one "weak${s}-n${n}-${mode}-${ov}-r${rep}" "$n" --local $s,$s,$s --iters 100 --warmup 10 --mpi-gpu $mode "${extra[@]}"
-          done
-        done
-      done
-      for mode in aware staged; do
-        for ov in overlap no-overlap; do
-          [ "$mode" = staged ] && [ "$ov" = no-overlap ] && continue
-          local extra=()
-          [ "$ov" = no-overlap ] && extra=(--no-overlap)
-          bench_one "strong1024-n${n}-${mode}-${ov}-r${rep}" "$n" --global 1024,1024,1024 --iters 50 --warmup 5 --mpi-gpu $mode "${extra[@]}"
-        done
-      done
-    done
-  done
-  tar -C "$work" -czf "$OUT/bench-json.tar.gz" bench
+  local scales=1,2,4 res=$work/studies
+  [ "$ngpu" -lt 4 ] && scales=1,2
+  mkdir -p "$res"
+  local common=(--machine local --scales "$scales" --repeats 2 --baseline --binary "$bin/fdmini-aware"
+    --timeout 120 --launcher-args='--bind-to none')
+  PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run "${common[@]}" --study weak \
+    --size 512,512,512 --variants overlap,no-overlap --mpi-gpu aware,staged --out "$res/weak512" 2>&1 |
+    grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
+  PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run "${common[@]}" --study weak \
+    --size 256,256,256 --variants overlap,no-overlap --mpi-gpu aware --out "$res/weak256" 2>&1 |
+    grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
+  PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run "${common[@]}" --study strong \
+    --size 1024,1024,1024 --iters 50 --variants overlap,no-overlap --mpi-gpu aware,staged \
+    --out "$res/strong1024" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
+  tar -C "$res" -czf "$OUT/studies.tar.gz" .
 }
 
 case $what in

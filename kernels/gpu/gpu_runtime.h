@@ -63,6 +63,9 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipEventRecord cudaEventRecord
 #define hipEventSynchronize cudaEventSynchronize
 #define hipEventElapsedTime cudaEventElapsedTime
+#define hipDeviceCanAccessPeer cudaDeviceCanAccessPeer
+#define hipDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
+#define hipMemcpyPeerAsync cudaMemcpyPeerAsync
 
 /* Pinned host memory: hipHostMalloc(p, n, flags) and cudaMallocHost(p, n) differ in arity. */
 #define gpuHostAlloc(ptr, bytes) cudaMallocHost((ptr), (bytes))

@@ -57,9 +57,9 @@ int gpu_stencil_cfg_default(const fd_grid *g, fd_kernel k, gpu_stencil_cfg *cfg)
 /* be_stencil with an explicit configuration (zero fields take the rule's value); *used (may be
  * NULL) receives the resolved configuration. k.id BASELINE forces the baseline schedule; for
  * k.id REORDERED cfg->schedule picks PLANE or ZMARCH. Asynchronous on s. */
-int gpu_stencil_launch(const fd_grid *g, fd_region region, const fd_coeffs *c, const real_t *u,
-                       const real_t *f, real_t *out, fd_kernel k, const gpu_stencil_cfg *cfg,
-                       be_stream s, gpu_stencil_cfg *used);
+int gpu_stencil_launch(const fd_grid *g, fd_region region, unsigned deferred, const fd_coeffs *c,
+                       const real_t *u, const real_t *f, real_t *out, fd_kernel k,
+                       const gpu_stencil_cfg *cfg, be_stream s, gpu_stencil_cfg *used);
 
 /* One line describing a resolved configuration, e.g. "zmarch m=4 vec=2 block=64x4 zchunks=2". */
 void gpu_stencil_cfg_describe(const gpu_stencil_cfg *cfg, fd_kernel k, char *buf, size_t len);

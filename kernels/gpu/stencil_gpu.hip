@@ -8,8 +8,9 @@
  *
  * Field layout (backend.h): (nx+2) x (ny+2) x (nz+2) points, x fastest; point (i,j,k) at
  * p = i + sx*j + sxy*k with sx = nx+2, sxy = (nx+2)(ny+2). The neighbours of p are p-+1 (x),
- * p-+sx (y), p-+sxy (z). A box is lo..hi (inclusive) per dimension: ALL = 1..n,
- * INTERIOR = 2..n-1; SHELL = ALL minus INTERIOR, up to six disjoint slabs.
+ * p-+sx (y), p-+sxy (z). A box is lo..hi (inclusive) per dimension: ALL = 1..n, INTERIOR =
+ * fd_interior_box of the deferred faces (2..n-1 when all six are); SHELL = ALL minus
+ * INTERIOR, up to six disjoint slabs.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -279,8 +280,9 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_zmarch(const st_args a)
 
 /* ---- boundary shell: one launch over up to six disjoint slabs --------------------------------
  * Slab b holds points start[b] .. start[b+1]-1 of the flattened launch, x fastest inside the
- * slab. z faces (k = 1, nz) are whole planes, y faces (j = 1, ny) span k = 2..nz-1, x faces
- * (i = 1, nx) span j = 2..ny-1, k = 2..nz-1. */
+ * slab. The shell is 1..n minus the interior box lo..hi: z slabs (k < lo_z, k > hi_z) are whole
+ * planes, y slabs (j < lo_y, j > hi_y) span k = lo_z..hi_z, x slabs span j = lo_y..hi_y and
+ * k = lo_z..hi_z. */
 struct shell_slabs {
   int nb;
   int lo[6][3], hi[6][3];
@@ -547,9 +549,11 @@ int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, f
   return BE_OK;
 }
 
-int launch_shell(const fd_grid *g, st_args &a, hipStream_t st)
+int launch_shell(const fd_grid *g, unsigned deferred, st_args &a, hipStream_t st)
 {
   const int nx = g->n[0], ny = g->n[1], nz = g->n[2];
+  int lo[3], hi[3];
+  fd_interior_box(g, deferred, lo, hi);
   shell_slabs sl;
   memset(&sl, 0, sizeof sl);
   auto add = [&](int i0, int i1, int j0, int j1, int k0, int k1) {
@@ -560,12 +564,16 @@ int launch_shell(const fd_grid *g, st_args &a, hipStream_t st)
     sl.lo[b][2] = k0, sl.hi[b][2] = k1;
     sl.start[b + 1] = sl.start[b] + (long long)(i1 - i0 + 1) * (j1 - j0 + 1) * (k1 - k0 + 1);
   };
-  add(1, nx, 1, ny, 1, 1);
-  if (nz > 1) add(1, nx, 1, ny, nz, nz);
-  add(1, nx, 1, 1, 2, nz - 1);
-  if (ny > 1) add(1, nx, ny, ny, 2, nz - 1);
-  add(1, 1, 2, ny - 1, 2, nz - 1);
-  if (nx > 1) add(nx, nx, 2, ny - 1, 2, nz - 1);
+  /* below the box and above it (starting no lower than lo, so n = 1 is never counted twice),
+   * then the middle ranges of the slower dimensions */
+  const int zh = hi[2] + 1 > lo[2] ? hi[2] + 1 : lo[2], yh = hi[1] + 1 > lo[1] ? hi[1] + 1 : lo[1];
+  const int xh = hi[0] + 1 > lo[0] ? hi[0] + 1 : lo[0];
+  add(1, nx, 1, ny, 1, lo[2] - 1);
+  add(1, nx, 1, ny, zh, nz);
+  add(1, nx, 1, lo[1] - 1, lo[2], hi[2]);
+  add(1, nx, yh, ny, lo[2], hi[2]);
+  add(1, lo[0] - 1, lo[1], hi[1], lo[2], hi[2]);
+  add(xh, nx, lo[1], hi[1], lo[2], hi[2]);
   const long long total = sl.start[sl.nb];
   if (total == 0) return BE_OK;
   const long long blocks = (total + GPU_MAX_BLOCK - 1) / GPU_MAX_BLOCK;
@@ -588,7 +596,8 @@ int check_kernel(fd_kernel k)
 
 /* ---- API -------------------------------------------------------------------------------------- */
 
-extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, const fd_coeffs *c,
+extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, unsigned deferred,
+                                  const fd_coeffs *c,
                                   const real_t *u, const real_t *f, real_t *out, fd_kernel k,
                                   const gpu_stencil_cfg *cfg_in, be_stream s,
                                   gpu_stencil_cfg *used)
@@ -615,15 +624,14 @@ extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, const fd_c
   }
 
   if (region == FD_REGION_SHELL) {
-    rc = launch_shell(g, a, st);
+    rc = launch_shell(g, deferred, a, st);
     if (used) *used = cfg;
     return rc;
   }
   if (region != FD_REGION_ALL && region != FD_REGION_INTERIOR)
     return gpu_failf_private(BE_ERROR, "be_stencil: unknown region %d", (int)region);
-  const int e = region == FD_REGION_ALL ? 1 : 2;
-  const int lo[3] = {e, e, e};
-  const int hi[3] = {g->n[0] + 1 - e, g->n[1] + 1 - e, g->n[2] + 1 - e};
+  int lo[3], hi[3];
+  fd_interior_box(g, region == FD_REGION_ALL ? 0u : deferred, lo, hi);
   if (hi[0] < lo[0] || hi[1] < lo[1] || hi[2] < lo[2]) { /* empty interior */
     if (used) *used = cfg;
     return BE_OK;
@@ -633,10 +641,11 @@ extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, const fd_c
   return rc;
 }
 
-extern "C" int be_stencil(const fd_grid *g, fd_region region, const fd_coeffs *c, const real_t *u,
-                          const real_t *f, real_t *out, fd_kernel k, be_stream s)
+extern "C" int be_stencil(const fd_grid *g, fd_region region, unsigned deferred,
+                          const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
+                          fd_kernel k, be_stream s)
 {
-  return gpu_stencil_launch(g, region, c, u, f, out, k, NULL, s, NULL);
+  return gpu_stencil_launch(g, region, deferred, c, u, f, out, k, NULL, s, NULL);
 }
 
 extern "C" int gpu_stencil_cfg_default(const fd_grid *g, fd_kernel k, gpu_stencil_cfg *cfg)

@@ -210,27 +210,33 @@ static inline void row(const fd_coeffs *c, const real_t *u, const real_t *f, rea
   }
 }
 
-int be_stencil(const fd_grid *g, fd_region region, const fd_coeffs *c, const real_t *u,
-               const real_t *f, real_t *out, fd_kernel kern, be_stream s)
+int be_stencil(const fd_grid *g, fd_region region, unsigned deferred, const fd_coeffs *c,
+               const real_t *u, const real_t *f, real_t *out, fd_kernel kern, be_stream s)
 {
   (void)s;
   if (kern.id < 0 || kern.id >= FD_KERNEL_COUNT) return fail("be_stencil: unknown kernel %d", kern.id);
+  if (region < FD_REGION_ALL || region > FD_REGION_SHELL) return fail("be_stencil: unknown region %d", region);
   const int nx = g->n[0], ny = g->n[1], nz = g->n[2];
   const size_t sx = (size_t)nx + 2, sy = (size_t)ny + 2;
-  if (region == FD_REGION_INTERIOR) {
+  int lo[3], hi[3];
+  fd_interior_box(g, region == FD_REGION_ALL ? 0u : deferred, lo, hi);
+  if (region != FD_REGION_SHELL) {
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int k = 2; k <= nz - 1; k++)
-      for (int j = 2; j <= ny - 1; j++) row(c, u, f, out, sx, sy, 2, nx - 1, 1, j, k);
+    for (int k = lo[2]; k <= hi[2]; k++)
+      for (int j = lo[1]; j <= hi[1]; j++) row(c, u, f, out, sx, sy, lo[0], hi[0], 1, j, k);
     return BE_OK;
   }
-  const int shell_only = (region == FD_REGION_SHELL);
+  /* the shell: every point of 1..n outside the interior box; a row inside the box's (j, k)
+   * range keeps only its points left of lo[0] and right of hi[0] */
 #pragma omp parallel for collapse(2) schedule(static)
   for (int k = 1; k <= nz; k++)
     for (int j = 1; j <= ny; j++) {
-      int edge_row = (j == 1 || j == ny || k == 1 || k == nz);
-      if (!shell_only || edge_row) row(c, u, f, out, sx, sy, 1, nx, 1, j, k);
-      else if (nx > 1) row(c, u, f, out, sx, sy, 1, nx, nx - 1, j, k); /* i = 1 and i = nx */
-      else row(c, u, f, out, sx, sy, 1, 1, 1, j, k);
+      if (k < lo[2] || k > hi[2] || j < lo[1] || j > hi[1] || hi[0] < lo[0]) {
+        row(c, u, f, out, sx, sy, 1, nx, 1, j, k);
+      } else {
+        row(c, u, f, out, sx, sy, 1, lo[0] - 1, 1, j, k);
+        row(c, u, f, out, sx, sy, hi[0] + 1, nx, 1, j, k);
+      }
     }
   return BE_OK;
 }

@@ -117,13 +117,18 @@ static int in_box(int i, int j, int k, const int lo[3], const int hi[3])
 }
 
 /* Checks out (host copy) over the whole array: points in the region match ref, others are
- * still NaN. region: ALL, INTERIOR or SHELL. Returns the number of bad points. */
-static long check_region(const fd_grid *g, fd_region region, const real_t *out, const real_t *ref,
-                         const double *mag, const char *what)
+ * still NaN. region: ALL, INTERIOR or SHELL of the deferred faces `deferred` (the interior
+ * leaves the one-point layer next to each deferred face). Returns the number of bad points. */
+static long check_region(const fd_grid *g, fd_region region, unsigned deferred, const real_t *out,
+                         const real_t *ref, const double *mag, const char *what)
 {
   const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
   const int all_lo[3] = {1, 1, 1}, all_hi[3] = {g->n[0], g->n[1], g->n[2]};
-  const int in_lo[3] = {2, 2, 2}, in_hi[3] = {g->n[0] - 1, g->n[1] - 1, g->n[2] - 1};
+  int in_lo[3], in_hi[3];
+  for (int d = 0; d < 3; d++) {
+    in_lo[d] = (deferred >> (2 * d)) & 1u ? 2 : 1;
+    in_hi[d] = (deferred >> (2 * d + 1)) & 1u ? g->n[d] - 1 : g->n[d];
+  }
   long bad_val = 0, unwritten = 0, stray = 0;
   double worst = 0;
   for (int k = 0; k <= g->n[2] + 1; k++)
@@ -245,13 +250,17 @@ static void test_stencil_size(const fd_grid *g, uint64_t seed, int quick)
       char desc[96], what[256];
       /* ALL */
       to_dev(dout, nan_buf, np);
-      REQUIRE(gpu_stencil_launch(g, FD_REGION_ALL, &ops[o].c, du, ops[o].f, dout, vars[vi].k,
-                                 &vars[vi].cfg, S, &used));
+      /* the interior/shell split of every variant, for a mask of deferred faces that rotates
+       * through all six, one axis, alternate sides and none */
+      static const unsigned masks[] = {FD_FACES_ALL, 0x0cu, 0x2au, 0x31u, 0x00u};
+      const unsigned mask = masks[vi % (int)(sizeof masks / sizeof masks[0])];
+      REQUIRE(gpu_stencil_launch(g, FD_REGION_ALL, FD_FACES_ALL, &ops[o].c, du, ops[o].f, dout,
+                                 vars[vi].k, &vars[vi].cfg, S, &used));
       REQUIRE(be_stream_sync(S));
       gpu_stencil_cfg_describe(&used, vars[vi].k, desc, sizeof desc);
       to_host(out, dout, np);
       snprintf(what, sizeof what, "%dx%dx%d %s %s ALL", g->n[0], g->n[1], g->n[2], ops[o].name, desc);
-      check_region(g, FD_REGION_ALL, out, ref, mag, what);
+      check_region(g, FD_REGION_ALL, 0, out, ref, mag, what);
       if (vi == 0) {
         memcpy(first, out, bytes);
       } else {
@@ -261,19 +270,21 @@ static void test_stencil_size(const fd_grid *g, uint64_t seed, int quick)
       }
       /* INTERIOR then SHELL into a poisoned field: the union is ALL, bitwise */
       to_dev(dshell, nan_buf, np);
-      REQUIRE(gpu_stencil_launch(g, FD_REGION_INTERIOR, &ops[o].c, du, ops[o].f, dshell,
+      REQUIRE(gpu_stencil_launch(g, FD_REGION_INTERIOR, mask, &ops[o].c, du, ops[o].f, dshell,
                                  vars[vi].k, &vars[vi].cfg, S, NULL));
       to_host(out, dshell, np);
-      snprintf(what, sizeof what, "%dx%dx%d %s %s INTERIOR", g->n[0], g->n[1], g->n[2], ops[o].name, desc);
-      check_region(g, FD_REGION_INTERIOR, out, ref, mag, what);
-      if (vi < 2) { /* the shell alone, into a fresh poisoned field */
+      snprintf(what, sizeof what, "%dx%dx%d %s %s INTERIOR of 0x%02x", g->n[0], g->n[1], g->n[2],
+               ops[o].name, desc, mask);
+      check_region(g, FD_REGION_INTERIOR, mask, out, ref, mag, what);
+      if (vi < 5) { /* the shell alone, into a fresh poisoned field, for every mask */
         to_dev(dout, nan_buf, np);
-        REQUIRE(be_stencil(g, FD_REGION_SHELL, &ops[o].c, du, ops[o].f, dout, vars[vi].k, S));
+        REQUIRE(be_stencil(g, FD_REGION_SHELL, mask, &ops[o].c, du, ops[o].f, dout, vars[vi].k, S));
         to_host(out, dout, np);
-        snprintf(what, sizeof what, "%dx%dx%d %s SHELL", g->n[0], g->n[1], g->n[2], ops[o].name);
-        check_region(g, FD_REGION_SHELL, out, ref, mag, what);
+        snprintf(what, sizeof what, "%dx%dx%d %s SHELL of 0x%02x", g->n[0], g->n[1], g->n[2],
+                 ops[o].name, mask);
+        check_region(g, FD_REGION_SHELL, mask, out, ref, mag, what);
       }
-      REQUIRE(gpu_stencil_launch(g, FD_REGION_SHELL, &ops[o].c, du, ops[o].f, dshell,
+      REQUIRE(gpu_stencil_launch(g, FD_REGION_SHELL, mask, &ops[o].c, du, ops[o].f, dshell,
                                  vars[vi].k, &vars[vi].cfg, S, NULL));
       to_host(out, dshell, np);
       size_t diff = 0;
@@ -314,7 +325,7 @@ static void test_quadratic_laplacian(const fd_grid *g)
   REQUIRE(be_fill(g, &q, du, S));
   fd_kernel k;
   REQUIRE(be_kernel_default(g, &k));
-  REQUIRE(be_stencil(g, FD_REGION_ALL, &c, du, NULL, dout, k, S));
+  REQUIRE(be_stencil(g, FD_REGION_ALL, 0, &c, du, NULL, dout, k, S));
   fd_norms nm;
   REQUIRE(be_norms(g, dout, NULL, &three, &nm, S));
   double tol = sizeof(real_t) == 8 ? 1e-6 : 2.0;
@@ -511,18 +522,18 @@ static void test_streams_events_errors(int quick)
   /* errors: bad tile, u == out, bad device index */
   fd_coeffs c = {1, 1, 1, 1, 0};
   fd_kernel bad = {FD_KERNEL_REORDERED, 3};
-  int rc = be_stencil(&g, FD_REGION_ALL, &c, du, NULL, dv, bad, lo);
+  int rc = be_stencil(&g, FD_REGION_ALL, 0, &c, du, NULL, dv, bad, lo);
   check(rc != BE_OK && strstr(be_error_message(), "tile") != NULL, "bad tile: rc %d, message '%s'",
         rc, be_error_message());
   fd_kernel ok = {FD_KERNEL_REORDERED, 2};
-  rc = be_stencil(&g, FD_REGION_ALL, &c, du, NULL, du, ok, lo);
+  rc = be_stencil(&g, FD_REGION_ALL, 0, &c, du, NULL, du, ok, lo);
   check(rc != BE_OK && strlen(be_error_message()) > 0, "u == out: rc %d", rc);
   gpu_stencil_cfg big;
   memset(&big, 0, sizeof big);
   big.schedule = GPU_SCHED_ZMARCH;
   big.block[0] = 1024;
   big.block[1] = 1;
-  rc = gpu_stencil_launch(&g, FD_REGION_ALL, &c, du, NULL, dv, ok, &big, lo, NULL);
+  rc = gpu_stencil_launch(&g, FD_REGION_ALL, 0, &c, du, NULL, dv, ok, &big, lo, NULL);
   check(rc != BE_OK && strlen(be_error_message()) > 0, "oversized block: rc %d, '%s'", rc,
         be_error_message());
   if (!quick) { /* (compute-sanitizer would count the failed allocation as an error) */
