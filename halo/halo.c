@@ -10,6 +10,14 @@
  *   7. record "unpacked"; the consumer stream waits for it
  * Message tags: a face is sent with the tag of the sender's face index f; the receiver's
  * matching face is f^1 (x-low of the receiver meets x-high of its neighbour).
+ *
+ * Receive buffers alternate by exchange parity. Step 7 returns before the unpack (and, staged,
+ * the copy to the device) has run, and a neighbour may already send the next step's faces:
+ * receiving them into the same buffer could overwrite ghosts not yet unpacked (seen with two
+ * ranks time-sharing one GPU). Exchange k+1 receives into the buffer of exchange k-1, whose
+ * unpack ran before the pack of exchange k on the same stream, which step 3 of exchange k
+ * waited for. Send buffers need no second copy: MPI_Waitall completes the sends before the
+ * next pack.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -102,10 +110,10 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
   h->stage_n = hi > lo ? hi - lo : 0;
   size_t bytes = h->faces.total * sizeof(real_t);
   FD_BE(be_malloc((void **)&h->send_d, bytes));
-  FD_BE(be_malloc((void **)&h->recv_d, bytes));
+  for (int s = 0; s < 2; s++) FD_BE(be_malloc((void **)&h->recv_d[s], bytes));
   if (staged) {
     FD_BE(be_host_alloc((void **)&h->send_h, bytes));
-    FD_BE(be_host_alloc((void **)&h->recv_h, bytes));
+    for (int s = 0; s < 2; s++) FD_BE(be_host_alloc((void **)&h->recv_h[s], bytes));
   }
   for (int s = 0; s < 2; s++) {
     FD_BE(be_event_create(&h->pack_start[s]));
@@ -119,9 +127,9 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
 int halo_destroy(fd_halo *h)
 {
   FD_BE(be_free(h->send_d));
-  FD_BE(be_free(h->recv_d));
+  for (int s = 0; s < 2; s++) FD_BE(be_free(h->recv_d[s]));
   FD_BE(be_host_free(h->send_h));
-  FD_BE(be_host_free(h->recv_h));
+  for (int s = 0; s < 2; s++) FD_BE(be_host_free(h->recv_h[s]));
   for (int s = 0; s < 2; s++) {
     if (h->pack_start[s]) FD_BE(be_event_destroy(h->pack_start[s]));
     if (h->pack_end[s]) FD_BE(be_event_destroy(h->pack_end[s]));
@@ -135,7 +143,7 @@ int halo_destroy(fd_halo *h)
 int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
 {
   const int s = (int)(h->exchanges % 2);
-  real_t *recv = h->staged ? h->recv_h : h->recv_d;
+  real_t *recv = h->staged ? h->recv_h[s] : h->recv_d[s];
   be_range_push("halo_begin");
   /* 1. prepost receives */
   h->nreq = 0;
@@ -193,12 +201,13 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
   FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
   h->nreq = 0;
   /* 6. unstage and unpack */
-  if (h->staged && bytes) FD_BE(be_memcpy_async(h->recv_d + lo, h->recv_h + lo, bytes, BE_COPY_H2D, h->stream));
+  if (h->staged && bytes)
+    FD_BE(be_memcpy_async(h->recv_d[s] + lo, h->recv_h[s] + lo, bytes, BE_COPY_H2D, h->stream));
   h->exchange_ms += (fd_now() - t0) * 1e3;
   be_range_pop();
   be_range_push("halo_unpack");
   FD_BE(be_event_record(h->unpack_start[s], h->stream));
-  FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d, u, h->stream));
+  FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
   FD_BE(be_event_record(h->unpack_end[s], h->stream));
   /* 7. the consumer waits for the ghosts */
   FD_BE(be_stream_wait_event(consumer, h->unpack_end[s]));

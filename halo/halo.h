@@ -22,8 +22,9 @@ typedef struct {
   fd_grid grid;
   fd_faces faces;         /* geometry and buffer layout (faces.h) */
   int staged;             /* 1: messages go through the pinned host buffers */
-  real_t *send_d, *recv_d; /* device pack buffers, faces.total elements each */
-  real_t *send_h, *recv_h; /* pinned host buffers (staged mode only) */
+  real_t *send_d;         /* device pack buffer, faces.total elements */
+  real_t *recv_d[2];      /* device receive buffers, by exchange parity (see halo.c) */
+  real_t *send_h, *recv_h[2]; /* pinned host buffers (staged mode only), the same way */
   MPI_Request req[2 * FD_FACES];
   int nreq;
   be_stream stream;       /* the halo stream (high priority), owned by the caller */

@@ -80,6 +80,7 @@ static int accumulate_previous(fd_state *s)
   if (!s->timing_pending) return FD_OK;
   int p = (int)((s->steps - 1) % 2);
   float a, b;
+  FD_BE(be_event_sync(s->t_ev[p][1]));
   FD_BE(be_event_sync(s->t_ev[p][3]));
   FD_BE(be_event_elapsed_ms(&a, s->t_ev[p][0], s->t_ev[p][1]));
   FD_BE(be_event_elapsed_ms(&b, s->t_ev[p][2], s->t_ev[p][3]));
@@ -89,30 +90,32 @@ static int accumulate_previous(fd_state *s)
   return FD_OK;
 }
 
-/* The stencil over one region on the compute stream, between timing events. */
-static int update(fd_state *s, fd_region region, int slot)
+/* The stencil over one region on stream st, between timing events. */
+static int update(fd_state *s, fd_region region, int slot, be_stream st)
 {
   const int e = region == FD_REGION_INTERIOR ? 0 : 2;
-  FD_BE(be_event_record(s->t_ev[slot][e], s->compute));
+  FD_BE(be_event_record(s->t_ev[slot][e], st));
   be_range_push(region == FD_REGION_INTERIOR ? "interior" : "boundary");
-  FD_BE(be_stencil(&s->grid, region, s->deferred, &s->prob.coeffs, s->u, s->f, s->v, s->kernel,
-                   s->compute));
+  FD_BE(be_stencil(&s->grid, region, s->deferred, &s->prob.coeffs, s->u, s->f, s->v, s->kernel, st));
   be_range_pop();
-  FD_BE(be_event_record(s->t_ev[slot][e + 1], s->compute));
+  FD_BE(be_event_record(s->t_ev[slot][e + 1], st));
   return FD_OK;
 }
 
 /* One step: the schedule of fdmini, in one place.
  *
- *   halo stream:    wait(ready) -> pack 6 faces -------------------> unpack ghosts -> signal
- *   host:                    sync pack -> MPI_Isend (Irecv preposted) -> MPI_Waitall
- *   compute stream: interior update -------------------------------> wait(unpack) -> shell
+ *   halo stream:    wait(ready) -> pack 6 faces ----------> unpack ghosts -> shell update -> signal
+ *   host:                 sync pack -> MPI_Isend (Irecv preposted) -> MPI_Waitall
+ *   compute stream: interior update ------------------------------------------------> wait(signal)
  *
  * The interior reads no ghost that an exchange fills, so it runs while the faces travel; the
- * shell (the one-point layers next to faces with a neighbour) runs once those ghosts are in.
- * Faces at the global edge hold fixed Dirichlet ghosts: their layers belong to the interior. --no-overlap runs pack, exchange, unpack, interior, shell one after
- * another; the --baseline run ("alone") updates interior and shell with no exchange at all.
- * Output v; heat and jacobi then swap u and v. */
+ * shell (the one-point layers next to faces with a neighbour) runs once those ghosts are in,
+ * on the halo stream, so it too overlaps the interior update instead of following it: the two
+ * write disjoint points. The compute stream waits for the shell before the next step, whose
+ * output buffer is the shell's input. Faces at the global edge hold fixed Dirichlet ghosts:
+ * their layers belong to the interior. --no-overlap runs pack, exchange, unpack, interior and
+ * shell one after another on the compute stream; the --baseline run ("alone") is the interior
+ * update of the whole block, with no exchange. Output v; heat and jacobi then swap u and v. */
 static int solver_step(fd_state *s)
 {
   const int slot = (int)(s->steps % 2);
@@ -123,11 +126,13 @@ static int solver_step(fd_state *s)
     FD_BE(be_event_record(s->ready, s->compute));
     FD_CALL(halo_exchange_begin(&s->halo, s->u, s->ready));
   }
-  if (!exchange || overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot));
-  if (exchange) FD_CALL(halo_exchange_end(&s->halo, s->u, s->compute));
+  const be_stream shell_stream = exchange && overlap ? s->halo_stream : s->compute;
+  if (!exchange || overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot, s->compute));
+  if (exchange) FD_CALL(halo_exchange_end(&s->halo, s->u, shell_stream));
   FD_CALL(accumulate_previous(s));
-  if (exchange && !overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot));
-  FD_CALL(update(s, FD_REGION_SHELL, slot));
+  if (exchange && !overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot, s->compute));
+  FD_CALL(update(s, FD_REGION_SHELL, slot, shell_stream));
+  if (shell_stream != s->compute) FD_BE(be_stream_wait_event(s->compute, s->t_ev[slot][3]));
   s->timing_pending = 1;
   if (s->prob.swaps) {
     real_t *t = s->u;

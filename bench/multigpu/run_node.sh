@@ -89,6 +89,7 @@ PY
       timeout 300 "$AWARE_RUN" -n 2 --bind-to none compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$bin/fdmini-aware" --progress 0 --op jacobi --global 40,33,21 --iters 3 --warmup 1 --mpi-gpu $mode > "$work/last.log" 2>&1
       rc=$?
+      cp "$work/last.log" "$OUT/sanitizer-$mode.log"
       if [ $rc -eq 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$work/last.log"; then ok "compute-sanitizer memcheck, 2 ranks, $mode: 0 errors"; else bad "compute-sanitizer $mode (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
     done
   fi
