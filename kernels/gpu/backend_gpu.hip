@@ -239,40 +239,30 @@ extern "C" void be_range_pop(void) { gpu_range_pop(); }
 
 /* ---- halo faces ------------------------------------------------------------------------ */
 
-/* One launch for all active faces. Block (bx, by, z): z picks the z-th active face (list[z]),
- * by the row q of the face (its second in-plane dimension b), bx a run of 256 points p along
- * the first in-plane dimension a, so neighbouring threads touch neighbouring addresses when a
- * is x (y and z faces: whole rows) and no division is needed. Face f = 2d + side has in-plane
- * dims a < b (faces.h); element (p, q) sits at ijk[d] = layer, ijk[a] = p+1, ijk[b] = q+1,
- * array index i + sx*j + sxy*k (sx = nx+2, sxy = (nx+2)(ny+2)), and at p + n[a]*q in the face's
- * part of buf. pack = 1 copies the send layer (1 or n[d]) into buf, pack = 0 copies buf into
- * the ghost layer (0 or n[d]+1). Rows past 65535 (gridDim.y) are covered by a loop. */
-struct face_list {
-  int count;
-  int face[FD_FACES];
-};
-
+/* One launch for all six faces: grid.y = face (0..5), grid.x covers the largest face.
+ * Face f = 2d + side has in-plane dims a < b (faces.h); element e of the face is
+ * (p, q) = (e % n[a], e / n[a]) and sits at point ijk[d] = layer, ijk[a] = p+1, ijk[b] = q+1,
+ * array index i + sx*j + sxy*k with sx = nx+2, sxy = (nx+2)(ny+2). pack = 1 copies the send
+ * layer (1 or n[d]) into buf, pack = 0 copies buf into the ghost layer (0 or n[d]+1). */
 __global__ void __launch_bounds__(256)
-    k_faces(const fd_faces fc, const face_list fl, real_t *__restrict__ u,
-            real_t *__restrict__ buf, int pack)
+    k_faces(const fd_faces fc, real_t *__restrict__ u, real_t *__restrict__ buf, int pack)
 {
-  const int face = fl.face[blockIdx.z];
-  const int d = face >> 1, high = face & 1;
+  const int face = blockIdx.y;
+  if (!fc.active[face]) return;
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= (long long)fc.count[face]) return;
+  const int d = face / 2, high = face % 2;
   const int a = (d == 0) ? 1 : 0, b = (d == 2) ? 1 : 2;
-  const int na = fc.n[a], nb = fc.n[b];
-  const int p = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  if (p >= na) return;
+  const long long na = fc.n[a];
+  int ijk[3];
+  ijk[d] = pack ? (high ? fc.n[d] : 1) : (high ? fc.n[d] + 1 : 0);
+  ijk[a] = (int)(e % na) + 1;
+  ijk[b] = (int)(e / na) + 1;
   const long long sx = fc.n[0] + 2, sxy = sx * (fc.n[1] + 2);
-  const long long stride[3] = {1, sx, sxy};
-  const int layer = pack ? (high ? fc.n[d] : 1) : (high ? fc.n[d] + 1 : 0);
-  const long long base = layer * stride[d] + (long long)(p + 1) * stride[a];
-  real_t *fb = buf + fc.offset[face] + p;
-  for (int q = (int)blockIdx.y; q < nb; q += (int)gridDim.y) {
-    const long long g = base + (long long)(q + 1) * stride[b];
-    const long long o = (long long)na * q;
-    if (pack) fb[o] = u[g];
-    else u[g] = fb[o];
-  }
+  const long long g = ijk[0] + sx * ijk[1] + sxy * ijk[2];
+  const long long off = (long long)fc.offset[face] + e;
+  if (pack) buf[off] = u[g];
+  else u[g] = buf[off];
 }
 
 static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *buf, int pack,
@@ -283,20 +273,12 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
       return gpu_failf_private(BE_ERROR, "%s: faces built for %dx%dx%d, grid is %dx%dx%d",
                                pack ? "be_pack_faces" : "be_unpack_faces", f->n[0], f->n[1],
                                f->n[2], g->n[0], g->n[1], g->n[2]);
-  face_list fl;
-  int max_a = 0, max_b = 0;
-  fl.count = 0;
-  for (int face = 0; face < FD_FACES; face++) {
-    if (!f->active[face] || f->count[face] == 0) continue;
-    fl.face[fl.count++] = face;
-    const int a = face < 2 ? 1 : 0, b = face < 4 ? 2 : 1;
-    max_a = f->n[a] > max_a ? f->n[a] : max_a;
-    max_b = f->n[b] > max_b ? f->n[b] : max_b;
-  }
-  if (fl.count == 0) return BE_OK;
-  dim3 grid((unsigned)((max_a + 255) / 256), (unsigned)(max_b < 65535 ? max_b : 65535),
-            (unsigned)fl.count);
-  k_faces<<<grid, 256, 0, gpu_stream(s)>>>(*f, fl, u, buf, pack);
+  size_t most = 0;
+  for (int face = 0; face < FD_FACES; face++)
+    if (f->active[face] && f->count[face] > most) most = f->count[face];
+  if (most == 0) return BE_OK;
+  dim3 grid((unsigned)((most + 255) / 256), FD_FACES);
+  k_faces<<<grid, 256, 0, gpu_stream(s)>>>(*f, u, buf, pack);
   GPU_LAUNCHED(pack ? "k_faces(pack)" : "k_faces(unpack)");
   return BE_OK;
 }

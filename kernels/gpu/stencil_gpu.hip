@@ -297,13 +297,11 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_shell(const st_args a, const 
   int b = 0;
   for (int q = 1; q < sl.nb; q++)
     if (t >= sl.start[q]) b = q;
-  /* 32-bit index math inside a slab (launch_shell checks every slab has fewer than 2^32
-   * points): 64-bit division is emulated and was a large share of this small kernel */
-  unsigned r = (unsigned)(t - sl.start[b]);
-  const unsigned ex = (unsigned)(sl.hi[b][0] - sl.lo[b][0] + 1), ey = (unsigned)(sl.hi[b][1] - sl.lo[b][1] + 1);
-  const long long i = sl.lo[b][0] + (long long)(r % ex);
+  long long r = t - sl.start[b];
+  const long long ex = sl.hi[b][0] - sl.lo[b][0] + 1, ey = sl.hi[b][1] - sl.lo[b][1] + 1;
+  const long long i = sl.lo[b][0] + r % ex;
   r /= ex;
-  const long long j = sl.lo[b][1] + (long long)(r % ey), k = sl.lo[b][2] + (long long)(r / ey);
+  const long long j = sl.lo[b][1] + r % ey, k = sl.lo[b][2] + r / ey;
   const long long p = i + a.sx * j + a.sxy * k;
   const real_t *u = a.u;
   a.out[p] = stencil_at<HAS_F>(a, p, gpu_ldg(u + p), gpu_ldg(u + p - 1), gpu_ldg(u + p + 1),
@@ -566,7 +564,6 @@ int launch_shell(const fd_grid *g, unsigned deferred, st_args &a, hipStream_t st
     sl.lo[b][2] = k0, sl.hi[b][2] = k1;
     sl.start[b + 1] = sl.start[b] + (long long)(i1 - i0 + 1) * (j1 - j0 + 1) * (k1 - k0 + 1);
   };
-  static_assert(sizeof(unsigned) == 4, "k_shell indexes a slab with 32-bit unsigned math");
   /* below the box and above it (starting no lower than lo, so n = 1 is never counted twice),
    * then the middle ranges of the slower dimensions */
   const int zh = hi[2] + 1 > lo[2] ? hi[2] + 1 : lo[2], yh = hi[1] + 1 > lo[1] ? hi[1] + 1 : lo[1];
@@ -579,10 +576,6 @@ int launch_shell(const fd_grid *g, unsigned deferred, st_args &a, hipStream_t st
   add(xh, nx, lo[1], hi[1], lo[2], hi[2]);
   const long long total = sl.start[sl.nb];
   if (total == 0) return BE_OK;
-  for (int b = 0; b < sl.nb; b++)
-    if (sl.start[b + 1] - sl.start[b] >= (1LL << 32))
-      return gpu_failf_private(BE_ERROR, "be_stencil: a shell slab of %lld points exceeds 2^32",
-                               sl.start[b + 1] - sl.start[b]);
   const long long blocks = (total + GPU_MAX_BLOCK - 1) / GPU_MAX_BLOCK;
   if (a.f) k_shell<true><<<(unsigned)blocks, GPU_MAX_BLOCK, 0, st>>>(a, sl);
   else k_shell<false><<<(unsigned)blocks, GPU_MAX_BLOCK, 0, st>>>(a, sl);
