@@ -29,6 +29,7 @@ REQUIRED = ["study", "size", "op", "variant", "ranks", "repeats", "step_ms", "ef
             "date"]
 FLOATS = ["step_ms", "efficiency", "pack_ms", "exchange_ms", "unpack_ms", "interior_ms",
           "boundary_ms", "bw_per_gcd_GBs", "bw_per_gcd_min_GBs"]
+OPTIONAL_FLOATS = ["hidden_share", "efficiency_vs_alone"]  # present with fdmini --baseline
 PHASES = [("pack", "pack (halo stream)"), ("exchange", "exchange (MPI)"),
           ("unpack", "unpack (halo stream)"), ("interior", "interior update"),
           ("boundary", "boundary shell")]
@@ -59,6 +60,8 @@ def load_summary(path: str) -> List[dict]:
             r["ranks"] = int(r["ranks"])
             for c in FLOATS:
                 r[c] = float(r[c]) if r[c] != "" else None
+            for c in OPTIONAL_FLOATS:
+                r[c] = float(r[c]) if r.get(c) not in (None, "") else None
         except ValueError as err:
             raise PlotError(f"{path}, line {i}: {err}") from None
     return rows
@@ -156,6 +159,38 @@ def plot_efficiency(plt, key, rows, prefix, out_dir, stem) -> List[str]:
     fig.suptitle(f"{t1}\n{t2}", fontsize=11)
     fig.tight_layout()
     paths = save(fig, out_dir, f"{stem}-efficiency", t1)
+    plt.close(fig)
+    return paths
+
+
+def plot_hidden(plt, key, rows, prefix, out_dir, stem) -> List[str]:
+    """Share of the exchange hidden behind the interior update vs scale, for the overlapped
+    variants of a study run with fdmini --baseline (nothing when the records have none)."""
+    t1, t2 = titles(key, rows, prefix)
+    lines = []
+    for v in variants_of(rows):
+        if v.startswith("no-overlap"):
+            continue
+        x, y = series(rows, v, "hidden_share")
+        pts = [(a, b) for a, b in zip(x, y) if a > 1]
+        if pts:
+            lines.append((v, [p[0] for p in pts], [p[1] for p in pts]))
+    if not lines:
+        return []
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    ax.axhline(1.0, color="0.5", linestyle="--", linewidth=1, label="fully hidden")
+    for v, x, y in lines:
+        ax.plot(x, y, marker="o", linewidth=2, label=v)
+    setup_scale_axis(ax, sorted({p for _, x, _ in lines for p in x}), scale_label(key[3]))
+    ax.set_ylabel("exchange hidden  $1 - (T_{step} - T_{alone}) / (T_{pack} + T_{exch} + T_{unpack})$")
+    ax.set_ylim(0, 1.12)
+    ax.grid(True, alpha=0.3)
+    ax.legend(title="variant", loc="best")
+    ax.set_title("share of the halo exchange hidden (fdmini --baseline, median of repeats)",
+                 fontsize=9)
+    fig.suptitle(f"{t1}\n{t2}", fontsize=11)
+    fig.tight_layout()
+    paths = save(fig, out_dir, f"{stem}-hidden", t1)
     plt.close(fig)
     return paths
 
@@ -266,7 +301,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for key, grows in sorted(groups.items()):
             study, size, op, backend, device, precision, kernel = key
             stem = "-".join([study, size, op, backend, precision, kernel, slug(device)])
-            for fn in (plot_efficiency, plot_phases, plot_bandwidth):
+            for fn in (plot_efficiency, plot_phases, plot_bandwidth, plot_hidden):
                 written += fn(plt, key, grows, args.title_prefix, args.out, stem)
         for p in written:
             print(f"plot: wrote {p}")
