@@ -11,6 +11,8 @@
 #        REPS            timed repetitions per configuration, median reported (default 20)
 #        CMAKE_ARGS      extra configure arguments
 set -euo pipefail
+# CMAKE_ARGS holds several configure arguments: split on blanks on purpose
+read -r -a cmake_args <<<"${CMAKE_ARGS:-}"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BACKEND=${FDMINI_BACKEND:-cuda}
 RESULTS=${RESULTS:-$ROOT/bench/results}
@@ -23,7 +25,7 @@ for s in $SIZES; do size_args+=(--size "$s"); done
 for p in double float; do
   b="$ROOT/build-bench-$p"
   cmake -S "$ROOT" -B "$b" -DFDMINI_BACKEND="$BACKEND" -DFDMINI_PRECISION="$p" \
-    -DFDMINI_TESTS=OFF -DFDMINI_GPU_TESTS=OFF ${CMAKE_ARGS:-} >/dev/null
+    -DFDMINI_TESTS=OFF -DFDMINI_GPU_TESTS=OFF "${cmake_args[@]}" >/dev/null
   cmake --build "$b" -j "$(nproc)" --target kernel_sweep >/dev/null
 done
 

@@ -12,6 +12,8 @@
 #        CMAKE_ARGS       extra configure arguments (e.g. -DCMAKE_CUDA_ARCHITECTURES=90)
 # Exit status: 0 when everything built and passed.
 set -uo pipefail
+# CMAKE_ARGS holds several configure arguments: split on blanks on purpose
+read -r -a cmake_args <<<"${CMAKE_ARGS:-}"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build-gpu-tests}
 BACKEND=${FDMINI_BACKEND:-cuda}
@@ -29,7 +31,7 @@ run() {
   fi
   echo "## configure + build"
   cmake -S "$ROOT" -B "$BUILD" -DFDMINI_BACKEND="$BACKEND" -DFDMINI_PRECISION="$PRECISION" \
-    -DFDMINI_TESTS=OFF -DFDMINI_GPU_TESTS=ON -DFDMINI_WERROR=ON ${CMAKE_ARGS:-} || return 1
+    -DFDMINI_TESTS=OFF -DFDMINI_GPU_TESTS=ON -DFDMINI_WERROR=ON "${cmake_args[@]}" || return 1
   cmake --build "$BUILD" -j "$(nproc)" --target test_gpu_kernels || return 1
   echo "## ctest -L gpu"
   ctest --test-dir "$BUILD" -L gpu --output-on-failure -V
