@@ -156,6 +156,19 @@ int be_kernel_default(const fd_grid *g, fd_kernel *k);
 int be_stencil(const fd_grid *g, fd_region region, unsigned deferred, const fd_coeffs *c,
                const real_t *u, const real_t *f, real_t *out, fd_kernel k, be_stream s);
 
+/* be_stencil restricted to the planes k0..k1 (local z indices, inclusive; clamped to 1..n[2]):
+ * the points of `region` with k0 <= k <= k1. Operators whose coefficients change with depth
+ * (the two-layer wave) call it once per layer; every point is still evaluated by the one
+ * expression, so the split changes no bit. be_stencil(...) is be_stencil_zrange(..., 1, n[2],
+ * ...). Asynchronous on s. */
+int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int k0, int k1,
+                      const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
+                      fd_kernel k, be_stream s);
+
+/* u[i + (nx+2)*(j + (ny+2)*k)] += value at one local point (0 <= i <= nx+1, ...): a point
+ * source. One tiny launch. Asynchronous on s. */
+int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u, be_stream s);
+
 /* ---- halo faces ---------------------------------------------------------------------- */
 
 /* Packs the send layers of the active faces of u into buf (layout: faces.h). One launch.

@@ -1,9 +1,14 @@
 /* main.c - fdmini: parse options, bind a device, run, report. Exit status 0 (verified or
- * --no-check), 1 (verification failed), 2 (bad input), 3 (runtime failure, via MPI_Abort).
+ * --no-check), 1 (verification failed), 2 (bad input), 3 (runtime failure, via MPI_Abort),
+ * 4 (a snapshot could not be written: agreed, reported once).
  * Every error after MPI_Init ends on every rank: agreed errors collectively, rank-local ones
  * through MPI_Abort. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -20,6 +25,27 @@ static int open_output(MPI_Comm comm, int rank, const char *opt, const char *pat
   *fp = NULL;
   if (path[0] && rank == 0 && !(*fp = fopen(path, "w")))
     err = fd_set_error(FD_ERR_USAGE, "%s: cannot write '%s'", opt, path);
+  return fd_agree(comm, err);
+}
+
+/* --snapshot-dir: rank 0 creates the directory if missing and proves it writable with a probe
+ * file, before the run, so that a bad directory fails at once on every rank. Collective. */
+static int check_snapshot_dir(MPI_Comm comm, int rank, const char *dir)
+{
+  int err = FD_OK;
+  if (dir[0] && rank == 0) {
+    char probe[FD_PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/.fdmini-write-probe-%ld", dir, (long)getpid());
+    FILE *fp = NULL;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+      err = fd_set_error(FD_ERR_USAGE, "--snapshot-dir: cannot create '%s': %s", dir, strerror(errno));
+    else if (!(fp = fopen(probe, "w")))
+      err = fd_set_error(FD_ERR_USAGE, "--snapshot-dir: cannot write into '%s': %s", dir, strerror(errno));
+    if (fp) {
+      fclose(fp);
+      remove(probe);
+    }
+  }
   return fd_agree(comm, err);
 }
 
@@ -49,6 +75,7 @@ int main(int argc, char **argv)
   if (rc == FD_OK) rc = open_output(world, rank, "--json", o.json, &json);
   if (rc == FD_OK) rc = open_output(world, rank, "--dump", o.dump, &dump_probe);
   if (dump_probe) fclose(dump_probe);
+  if (rc == FD_OK) rc = check_snapshot_dir(world, rank, o.snapshot_dir);
   if (rc != FD_OK) {
     if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
     MPI_Finalize();
@@ -67,7 +94,7 @@ int main(int argc, char **argv)
   if (rc == FD_OK) rc = bind_report(world, &dev, o.bind_report, stdout, &binding, &nbinding);
   if (rc == FD_OK) rc = fd_run(&o, world, &dev, &r);
 
-  if (rc == FD_ERR_USAGE) {
+  if (rc == FD_ERR_USAGE || rc == FD_ERR_IO) { /* agreed on every rank */
     if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
     if (json) fclose(json);
     bind_free(binding);

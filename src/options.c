@@ -13,7 +13,7 @@
 #include "fd_error.h"
 #include "options.h"
 
-static const char *const op_names[FD_OP_COUNT] = {"laplacian", "heat", "jacobi"};
+static const char *const op_names[FD_OP_COUNT] = {"laplacian", "heat", "jacobi", "wave"};
 static const char *const mpi_gpu_names[] = {"auto", "aware", "staged"};
 
 const char *fd_op_name(fd_op op) { return (op >= 0 && op < FD_OP_COUNT) ? op_names[op] : "?"; }
@@ -30,9 +30,14 @@ void fd_options_usage(FILE *out)
     "                      default: --local 512,512,512 on GPUs, --global 128,128,128 on host\n"
     "  --procs PX,PY,PZ    process grid (default: MPI_Dims_create's factors, largest to z,\n"
     "                      then y: their faces are contiguous in memory)\n"
-    "  --op NAME           laplacian | heat | jacobi (default laplacian)\n"
+    "  --op NAME           laplacian | heat | jacobi | wave (default laplacian)\n"
     "  --iters N           timed steps (default 100)\n"
     "  --warmup N          untimed steps first (default 10 on GPUs, 2 on host)\n"
+    "Wave (--op wave: 3D acoustic wave, unit cube, Ricker point source)\n"
+    "  --velocity V[,V2]   uniform velocity V, or V below the mid-depth plane in z and V2\n"
+    "                      above it (default 1)\n"
+    "  --ricker-freq F     peak frequency of the Ricker wavelet (default 10)\n"
+    "  --source I,J,K      global grid indices of the source, 1..N (default the centre)\n"
     "Kernels\n"
     "  --kernel NAME       baseline | reordered (default: reordered)\n"
     "  --tile M            tile factor of the reordered kernel: 1, 2, 4, 8 or 16\n"
@@ -46,6 +51,11 @@ void fd_options_usage(FILE *out)
     "Output\n"
     "  --json FILE         write the run's record as one JSON object (schema: README)\n"
     "  --dump FILE         write the final field (raw, global order, x fastest)\n"
+    "  --snapshot-every N  every N-th step, write the field to DIR/snap_STEP.raw (raw,\n"
+    "                      global order, x fastest) in the background, described by\n"
+    "                      DIR/snapshots.xmf (XDMF 3: ParaView, VisIt)\n"
+    "  --snapshot-dir DIR  directory of the snapshots (created if missing; both options\n"
+    "                      go together)\n"
     "  --progress SECONDS  progress line every SECONDS of wall time (0 = off, default 10)\n"
     "  --bind-report       print each rank's host, CPUs, NUMA node(s), GPU and the GPU's\n"
     "                      NUMA locality (always in the JSON; warnings always printed)\n"
@@ -53,7 +63,7 @@ void fd_options_usage(FILE *out)
     "  --help              this text\n"
     "\n"
     "Exit status: 0 verified (or --no-check), 1 verification failed, 2 bad input,\n"
-    "3 runtime failure (MPI or device).\n");
+    "3 runtime failure (MPI or device), 4 a snapshot could not be written.\n");
 }
 
 /* Strict integer in [lo, hi]. */
@@ -128,8 +138,31 @@ static int parse_name(const char *opt, const char *s, const char *const *names, 
 enum {
   OPT_GLOBAL = 256, OPT_LOCAL, OPT_PROCS, OPT_OP, OPT_ITERS, OPT_WARMUP, OPT_KERNEL, OPT_TILE,
   OPT_JSON, OPT_DUMP, OPT_NO_CHECK, OPT_HELP, OPT_NO_OVERLAP, OPT_MPI_GPU, OPT_PROGRESS,
-  OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT,
+  OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT, OPT_VELOCITY, OPT_RICKER, OPT_SOURCE,
+  OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP,
 };
+
+/* "V" or "V1,V2": positive finite numbers. */
+static int parse_velocity(const char *s, fd_options *o)
+{
+  char buf[128];
+  if (strlen(s) >= sizeof buf) return fd_set_error(FD_ERR_USAGE, "--velocity: value too long");
+  strcpy(buf, s);
+  char *comma = strchr(buf, ',');
+  o->nvel = comma ? 2 : 1;
+  if (comma) *comma = '\0';
+  const char *part[2] = {buf, comma ? comma + 1 : NULL};
+  for (int q = 0; q < o->nvel; q++) {
+    char *end;
+    errno = 0;
+    double v = strtod(part[q], &end);
+    if (part[q][0] == '\0' || *end != '\0' || errno == ERANGE || !(v > 0) || v > 1e300)
+      return fd_set_error(FD_ERR_USAGE, "--velocity: '%s' should be V or V1,V2 with positive numbers, e.g. 1.5,3", s);
+    o->velocity[q] = v;
+  }
+  if (o->nvel == 1) o->velocity[1] = o->velocity[0];
+  return FD_OK;
+}
 
 /* Largest grid extent accepted: local extents must fit an int with room for ghosts. */
 #define FD_MAX_EXTENT 1000000000LL
@@ -148,6 +181,12 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"test-inject-fault", no_argument, 0, OPT_INJECT},
     {"baseline", no_argument, 0, OPT_BASELINE},
     {"bind-report", no_argument, 0, OPT_BIND_REPORT},
+    {"velocity", required_argument, 0, OPT_VELOCITY},
+    {"ricker-freq", required_argument, 0, OPT_RICKER},
+    {"source", required_argument, 0, OPT_SOURCE},
+    {"snapshot-every", required_argument, 0, OPT_SNAP_EVERY},
+    {"snapshot-dir", required_argument, 0, OPT_SNAP_DIR},
+    {"test-fail-snapshot-write", required_argument, 0, OPT_FAIL_SNAP},
     {0, 0, 0, 0},
   };
   static const char *const kernel_names[] = {"baseline", "reordered"};
@@ -160,6 +199,9 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
   o->check = 1;
   o->overlap = 1;
   o->progress = -1;
+  o->nvel = 1;
+  o->velocity[0] = o->velocity[1] = 1.0;
+  o->ricker_hz = 10.0;
 
   opterr = 0; /* our messages, from rank 0 only */
   optind = 0; /* full re-initialisation (GNU), so parsing can run more than once */
@@ -233,6 +275,33 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     case OPT_BIND_REPORT:
       o->bind_report = 1;
       break;
+    case OPT_VELOCITY:
+      FD_CALL(parse_velocity(optarg, o));
+      break;
+    case OPT_RICKER: {
+      char *end;
+      errno = 0;
+      double f = strtod(optarg, &end);
+      if (optarg[0] == '\0' || *end != '\0' || errno == ERANGE || !(f > 0) || f > 1e300)
+        return fd_set_error(FD_ERR_USAGE, "--ricker-freq: '%s' should be a positive number, e.g. 10", optarg);
+      o->ricker_hz = f;
+      break;
+    }
+    case OPT_SOURCE:
+      FD_CALL(parse_triple("--source", optarg, 1, FD_MAX_EXTENT, o->source));
+      o->have_source = 1;
+      break;
+    case OPT_SNAP_EVERY:
+      FD_CALL(parse_int("--snapshot-every", optarg, 1, INT_MAX, &o->snapshot_every));
+      break;
+    case OPT_SNAP_DIR:
+      if (optarg[0] == '\0') return fd_set_error(FD_ERR_USAGE, "--snapshot-dir: expected a directory name");
+      if (strlen(optarg) >= FD_PATH_MAX - 64) return fd_set_error(FD_ERR_USAGE, "--snapshot-dir: name too long");
+      strcpy(o->snapshot_dir, optarg);
+      break;
+    case OPT_FAIL_SNAP:
+      FD_CALL(parse_int("--test-fail-snapshot-write", optarg, 1, INT_MAX, &o->fail_snapshot));
+      break;
     case 'h':
     case OPT_HELP:
       o->help = 1;
@@ -256,6 +325,10 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     return fd_set_error(FD_ERR_USAGE, "unexpected argument '%s' (options start with --; see --help)", argv[optind]);
   if (o->have_global && o->have_local)
     return fd_set_error(FD_ERR_USAGE, "--global and --local exclude each other: give one (strong or weak scaling)");
+  if (!o->snapshot_every != !o->snapshot_dir[0])
+    return fd_set_error(FD_ERR_USAGE, "--snapshot-every N and --snapshot-dir DIR go together: give both");
+  if (o->op != FD_OP_WAVE && (o->nvel == 2 || o->have_source))
+    return fd_set_error(FD_ERR_USAGE, "--velocity V1,V2 and --source apply to --op wave");
   if (o->tile && o->kernel == FD_KERNEL_BASELINE)
     return fd_set_error(FD_ERR_USAGE, "--tile applies to the reordered kernel, not to --kernel baseline");
   return FD_OK;

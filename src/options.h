@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_COUNT } fd_op;
+typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
 typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
 
 #define FD_PATH_MAX 4096
@@ -33,6 +33,16 @@ typedef struct {
   int baseline;         /* --baseline: first time each rank's block alone (no exchange) */
   int bind_report;      /* --bind-report: print the rank/CPU/GPU binding table */
   int inject_fault;     /* --test-inject-fault: corrupt one point before verification */
+  /* --op wave */
+  int nvel;             /* --velocity V (1) or V1,V2 (2: V1 below the mid-depth plane in z) */
+  double velocity[2];   /* default 1.0 (unit cube) */
+  double ricker_hz;     /* --ricker-freq F: peak frequency of the source (default 10) */
+  int have_source;      /* --source I,J,K: global interior indices (default the centre) */
+  long long source[3];
+  /* snapshots */
+  int snapshot_every;   /* --snapshot-every N: the field after every N-th step, 0 = off */
+  char snapshot_dir[FD_PATH_MAX]; /* --snapshot-dir DIR */
+  int fail_snapshot;    /* --test-fail-snapshot-write K: the K-th snapshot's write fails (1-based) */
 } fd_options;
 
 /* Fills *o from argv. Returns 0 on success; FD_ERR_USAGE with fd_error_message() set to one

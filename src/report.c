@@ -11,6 +11,18 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           dev->backend, FDMINI_REAL_NAME, dev->name);
   fprintf(out, "  operator    %s%s\n", fd_op_name(r->op),
           r->op == FD_OP_HEAT ? " (explicit step, dt = h^2/12 on a cube)" : "");
+  if (r->op == FD_OP_WAVE) {
+    const fd_problem *p = &r->prob;
+    if (p->vel[0] == p->vel[1])
+      fprintf(out, "  medium      uniform, V = %g\n", p->vel[0]);
+    else
+      fprintf(out, "  medium      two layers: V = %g for global z index <= %lld, V = %g above\n",
+              p->vel[0], p->iface, p->vel[1]);
+    fprintf(out, "  time step   dt = %.6g (C = %g of the CFL limit h / (Vmax sqrt 3)), t = %.4g at the end\n",
+            p->dt, p->courant, p->dt * (r->warmup + r->iters));
+    fprintf(out, "  source      Ricker, peak %g, delay %.4g, at global index %lld,%lld,%lld\n",
+            p->ricker_hz, p->t0, p->src[0], p->src[1], p->src[2]);
+  }
   fprintf(out, "  ranks       %d as %d x %d x %d\n", r->ranks, r->procs[0], r->procs[1], r->procs[2]);
   fprintf(out, "  global      %lld x %lld x %lld\n", r->global[0], r->global[1], r->global[2]);
   fprintf(out, "  local       %d x %d x %d (smallest) .. %d x %d x %d (largest)\n", r->local_min[0],
@@ -27,10 +39,15 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   fprintf(out, "\n  effective bandwidth  %.2f / %.2f / %.2f GB/s per rank (min/avg/max), %.2f GB/s total\n",
           r->bw_rank.min, r->bw_rank.avg, r->bw_rank.max, r->bw_total);
   fprintf(out, "                       (%d bytes per point and step: one read and one write%s)\n",
-          r->bytes_per_point, r->op == FD_OP_JACOBI ? ", plus the right-hand side" : "");
+          r->bytes_per_point, r->op == FD_OP_JACOBI ? ", plus the right-hand side"
+                                               : (r->op == FD_OP_WAVE ? ", plus the previous level" : ""));
   fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg\n",
           r->halo_bytes_max, r->halo_gbs.avg);
+  if (r->snapshot_every)
+    fprintf(out, "  snapshots            every %d steps: %lld written, %.4g MB each; host %.4f / %.4f / %.4f ms per step in snapshot work\n",
+            r->snapshot_every, r->snapshots, r->snapshot_bytes / 1e6, r->snapshot_host_ms.min,
+            r->snapshot_host_ms.avg, r->snapshot_host_ms.max);
   if (r->baseline) {
     fprintf(out, "  alone (--baseline)   %.4f / %.4f / %.4f ms per step (each rank's block, no exchange)\n",
             r->alone_ms.min, r->alone_ms.avg, r->alone_ms.max);
@@ -106,6 +123,26 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_num(&j, "points_per_s", r->points_per_s);
   json_int(&j, "halo_bytes_per_step_max", (long long)r->halo_bytes_max);
   stat(&j, "halo_GBs", &r->halo_gbs);
+  if (r->op == FD_OP_WAVE) {
+    json_object(&j, "wave");
+    json_num(&j, "dt", r->prob.dt);
+    json_num(&j, "courant", r->prob.courant);
+    json_num(&j, "velocity_layer1", r->prob.vel[0]);
+    json_num(&j, "velocity_layer2", r->prob.vel[1]);
+    json_int(&j, "interface_k", r->prob.iface);
+    json_num(&j, "ricker_peak", r->prob.ricker_hz);
+    triple_ll(&j, "source", r->prob.src);
+    json_end(&j);
+  }
+  if (r->snapshot_every) {
+    json_object(&j, "snapshots");
+    json_int(&j, "every", r->snapshot_every);
+    json_int(&j, "written", r->snapshots);
+    json_num(&j, "bytes_each", r->snapshot_bytes);
+    stat(&j, "host_ms_per_step", &r->snapshot_host_ms);
+    json_str(&j, "dir", o->snapshot_dir);
+    json_end(&j);
+  }
   json_bool(&j, "baseline", r->baseline);
   if (r->baseline) {
     stat(&j, "alone_step_ms", &r->alone_ms);

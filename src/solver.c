@@ -90,16 +90,48 @@ static int accumulate_previous(fd_state *s)
   return FD_OK;
 }
 
-/* The stencil over one region on stream st, between timing events. */
-static int update(fd_state *s, fd_region region, int slot, be_stream st)
+/* The stencil over one region on stream st, between timing events: into out, from u (and f:
+ * jacobi's right-hand side, or the wave's previous level um). The two-layer wave takes two
+ * z-ranges with their coefficients: planes 1..layer_k1 and layer_k1+1..nz. */
+static int update(fd_state *s, fd_region region, int slot, be_stream st, real_t *out)
 {
   const int e = region == FD_REGION_INTERIOR ? 0 : 2;
+  const real_t *f = s->prob.levels == 2 ? s->um : s->f;
   FD_BE(be_event_record(s->t_ev[slot][e], st));
   be_range_push(region == FD_REGION_INTERIOR ? "interior" : "boundary");
-  FD_BE(be_stencil(&s->grid, region, s->deferred, &s->prob.coeffs, s->u, s->f, s->v, s->kernel, st));
+  if (s->layer_k1 >= 1)
+    FD_BE(be_stencil_zrange(&s->grid, region, s->deferred, 1, s->layer_k1, &s->prob.coeffs, s->u,
+                            f, out, s->kernel, st));
+  if (s->layer_k1 < s->grid.n[2])
+    FD_BE(be_stencil_zrange(&s->grid, region, s->deferred, s->layer_k1 + 1, s->grid.n[2],
+                            &s->prob.coeffs2, s->u, f, out, s->kernel, st));
   be_range_pop();
   FD_BE(be_event_record(s->t_ev[slot][e + 1], st));
   return FD_OK;
+}
+
+/* The buffer a step writes: one of the pool that is neither an input (u, um) nor held by a
+ * snapshot (snapshot.h). The pool has a spare for that, so one is always free; were none, the
+ * compute stream would wait for a snapshot's copy instead (never the host). */
+static int pick_output(fd_state *s, real_t **out)
+{
+  for (int pass = 0; pass < 2; pass++)
+    for (int b = 0; b < s->npool; b++) {
+      real_t *c = s->pool[b];
+      if (c == s->u || c == s->um) continue;
+      if (!snapshot_holds(s, c)) {
+        *out = c;
+        return FD_OK;
+      }
+      if (pass == 1) {
+        FD_CALL(snapshot_release(s, c));
+        if (!snapshot_holds(s, c)) {
+          *out = c;
+          return FD_OK;
+        }
+      }
+    }
+  return fd_set_error(FD_ERR_RUNTIME, "rank %d: no free field buffer for the step", s->dec.rank);
 }
 
 /* One step: the schedule of fdmini, in one place.
@@ -115,11 +147,20 @@ static int update(fd_state *s, fd_region region, int slot, be_stream st)
  * output buffer is the shell's input. Faces at the global edge hold fixed Dirichlet ghosts:
  * their layers belong to the interior. --no-overlap runs pack, exchange, unpack, interior and
  * shell one after another on the compute stream; the --baseline run ("alone") is the interior
- * update of the whole block, with no exchange. Output v; heat and jacobi then swap u and v. */
+ * update of the whole block, with no exchange.
+ *
+ * Buffers rotate (pick_output): the step writes a free pool buffer `out`; then heat and
+ * jacobi take it as the next u, the wave shifts its levels (um <- u <- out), laplacian keeps u.
+ * The wave's point source is added on the compute stream once the whole step is in, by the
+ * owning rank only: the same rounding on every decomposition. Last, snapshots move along
+ * (snapshot.h): the compute stream records when the buffer a snapshot holds is final, the IO
+ * stream copies it to pinned memory, MPI-IO writes it in the background. */
 static int solver_step(fd_state *s)
 {
   const int slot = (int)(s->steps % 2);
   const int exchange = !s->alone, overlap = s->opt->overlap;
+  real_t *out = NULL;
+  FD_CALL(pick_output(s, &out));
   s->deferred = 0;
   for (int f = 0; exchange && f < FD_FACES; f++) s->deferred |= (unsigned)s->halo.faces.active[f] << f;
   if (exchange) {
@@ -127,21 +168,36 @@ static int solver_step(fd_state *s)
     FD_CALL(halo_exchange_begin(&s->halo, s->u, s->ready));
   }
   const be_stream shell_stream = exchange && overlap ? s->halo_stream : s->compute;
-  if (!exchange || overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot, s->compute));
+  if (!exchange || overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot, s->compute, out));
   if (exchange) FD_CALL(halo_exchange_end(&s->halo, s->u, shell_stream));
   FD_CALL(accumulate_previous(s));
-  if (exchange && !overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot, s->compute));
-  FD_CALL(update(s, FD_REGION_SHELL, slot, shell_stream));
+  if (exchange && !overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot, s->compute, out));
+  FD_CALL(update(s, FD_REGION_SHELL, slot, shell_stream, out));
   if (shell_stream != s->compute) FD_BE(be_stream_wait_event(s->compute, s->t_ev[slot][3]));
   s->timing_pending = 1;
-  if (s->prob.swaps) {
-    real_t *t = s->u;
-    s->u = s->v;
-    s->v = t;
+  if (s->src_owned) {
+    /* U2[src] += dt^2 s(t_n) / (hx hy hz), t_n = n dt: the level being computed is n+1 */
+    const fd_problem *p = &s->prob;
+    real_t val = (real_t)(p->src_scale * problem_ricker(p, (double)s->steps * p->dt));
+    FD_BE(be_add_point(&s->grid, s->src_local[0], s->src_local[1], s->src_local[2], val, out, s->compute));
+  }
+  if (s->prob.levels == 2) {
+    real_t *old = s->um;
+    s->um = s->u;
+    s->u = out;
+    s->v = old;
+  } else if (s->prob.swaps) {
+    s->v = s->u;
+    s->u = out;
+  } else {
+    s->v = out;
   }
   s->steps++;
+  FD_CALL(snapshot_after_step(s, out));
   return FD_OK;
 }
+
+real_t *state_result(fd_state *s) { return s->prob.swaps ? s->u : s->v; }
 
 int state_exchange(fd_state *s, real_t *u)
 {
@@ -164,7 +220,18 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   s->dec.cart = MPI_COMM_NULL;
   FD_CALL(decomp_create(comm, N, P, &s->dec));
   for (int d = 0; d < 3; d++) s->grid.n[d] = s->dec.n[d];
-  problem_setup(o->op, N, s->dec.start, &s->prob);
+  problem_setup(o, N, s->dec.start, &s->prob);
+  if (o->op == FD_OP_WAVE) {
+    /* the source's owner and local index; layer 1 = global planes <= iface */
+    s->src_owned = 1;
+    for (int d = 0; d < 3; d++) {
+      long long l = s->prob.src[d] - s->dec.start[d];
+      s->src_local[d] = (int)l;
+      if (l < 1 || l > s->grid.n[d]) s->src_owned = 0;
+    }
+  }
+  long long k1 = s->prob.iface - s->dec.start[2];
+  s->layer_k1 = (int)(k1 < 0 ? 0 : (k1 > s->grid.n[2] ? s->grid.n[2] : k1));
 
   FD_BE(be_kernel_default(&s->grid, &s->kernel));
   if (o->kernel >= 0) s->kernel.id = (fd_kernel_id)o->kernel;
@@ -174,13 +241,17 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   int staged;
   FD_CALL(halo_choose_mode(s->dec.cart, o->mpi_gpu, dev, &staged));
 
-  /* allocation can fail on some ranks only (uneven splits, memory): agree before going on */
+  /* allocation can fail on some ranks only (uneven splits, memory): agree before going on.
+   * The pool: the time levels the stencil reads, one output, one spare a snapshot may hold */
   size_t bytes = fd_grid_points_with_ghosts(&s->grid) * sizeof(real_t);
+  s->npool = s->prob.levels + 1 + (o->snapshot_every > 0);
   int err = FD_OK;
-  if (be_malloc((void **)&s->u, bytes) != BE_OK || be_malloc((void **)&s->v, bytes) != BE_OK ||
-      (s->prob.has_rhs && be_malloc((void **)&s->f, bytes) != BE_OK))
+  for (int b = 0; b < s->npool && err == FD_OK; b++)
+    if (be_malloc((void **)&s->pool[b], bytes) != BE_OK) err = BE_ERROR;
+  if (err == FD_OK && s->prob.has_rhs && be_malloc((void **)&s->f, bytes) != BE_OK) err = BE_ERROR;
+  if (err != FD_OK)
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the fields (%d x %zu bytes): %s",
-                       s->dec.rank, s->prob.has_rhs ? 3 : 2, bytes, be_error_message());
+                       s->dec.rank, s->npool + s->prob.has_rhs, bytes, be_error_message());
   FD_CALL(fd_agree(s->dec.cart, err));
 
   FD_BE(be_stream_create(&s->compute, BE_PRIORITY_NORMAL));
@@ -189,15 +260,15 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   for (int k = 0; k < 2; k++)
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, staged, s->halo_stream));
-
+  FD_CALL(snapshot_create(s));
   return FD_OK;
 }
 
 static int state_destroy(fd_state *s)
 {
+  FD_CALL(snapshot_destroy(s));
   FD_CALL(halo_destroy(&s->halo));
-  FD_BE(be_free(s->u));
-  FD_BE(be_free(s->v));
+  for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
   if (s->ready) FD_BE(be_event_destroy(s->ready));
   for (int k = 0; k < 2; k++)
@@ -240,11 +311,14 @@ static int run_steps(fd_state *s, int n, int timed)
   return FD_OK;
 }
 
-/* (Re)initialises the fields: both buffers carry the boundary values in their ghosts. */
+/* (Re)initialises the fields: every pool buffer carries the boundary values in its ghosts;
+ * the wave starts at rest (U0 = U1 = 0). */
 static int state_fill(fd_state *s)
 {
-  FD_BE(be_fill(&s->grid, &s->prob.u0, s->u, s->compute));
-  FD_BE(be_fill(&s->grid, &s->prob.u0, s->v, s->compute));
+  for (int b = 0; b < s->npool; b++) FD_BE(be_fill(&s->grid, &s->prob.u0, s->pool[b], s->compute));
+  s->u = s->pool[0];
+  s->v = s->pool[1];
+  s->um = s->prob.levels == 2 ? s->pool[2] : NULL;
   if (s->f) FD_BE(be_fill(&s->grid, &s->prob.f, s->f, s->compute));
   FD_BE(be_stream_sync(s->compute));
   s->steps = 0;
@@ -257,14 +331,17 @@ static int state_fill(fd_state *s)
 static int timed_loop(fd_state *s, int warmup, int iters, double *step_ms)
 {
   FD_CALL(run_steps(s, warmup, 0));
+  FD_CALL(snapshot_drain(s));
   FD_BE(be_stream_sync(s->compute));
   FD_CALL(accumulate_previous(s));
   FD_CALL(halo_flush_timers(&s->halo));
   s->ms_interior = s->ms_shell = 0.0;
+  s->snap.wait_ms = 0.0;
   halo_reset_timers(&s->halo);
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
   FD_CALL(run_steps(s, iters, 1));
+  FD_CALL(snapshot_drain(s)); /* the snapshots' cost is the run's: timed until on disk */
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
   FD_CALL(accumulate_previous(s));
@@ -283,6 +360,11 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   long long N[3];
   int P[3];
   FD_CALL(fd_agree(comm, fd_resolve_grid(o, ranks, dev, N, P)));
+  if (o->op == FD_OP_WAVE && o->have_source)
+    for (int d = 0; d < 3; d++)
+      if (o->source[d] > N[d])
+        return fd_set_error(FD_ERR_USAGE, "--source %lld,%lld,%lld lies outside the %lld x %lld x %lld grid (indices 1..N)",
+                            o->source[0], o->source[1], o->source[2], N[0], N[1], N[2]);
 
   fd_state st, *s = &st;
   FD_CALL(state_create(s, o, comm, dev, N, P));
@@ -297,6 +379,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   r->overlap = o->overlap;
   r->bytes_per_point = s->prob.bytes_per_point;
   r->dt = s->prob.dt;
+  r->prob = s->prob;
   for (int d = 0; d < 3; d++) {
     r->procs[d] = P[d];
     r->global[d] = N[d];
@@ -335,6 +418,11 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   unsigned long long hb = s->halo.bytes_sent, hb_max;
   FD_MPI(MPI_Allreduce(&hb, &hb_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
   r->halo_bytes_max = (size_t)hb_max;
+  r->snapshot_every = o->snapshot_every;
+  r->snapshots = s->snap.written;
+  FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
+  r->snapshot_bytes = (double)N[0] * N[1] * N[2] * sizeof(real_t);
+  reduce_stat(comm, ranks, s->snap.wait_ms / it, &r->snapshot_host_ms);
   double hgbs = ph[PH_EXCHANGE] > 0 ? (double)hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
   reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
   if (o->baseline) {
@@ -348,7 +436,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   }
 
   /* ---- verification and output ---- */
-  real_t *result = s->prob.swaps ? s->u : s->v;
+  real_t *result = state_result(s);
   if (o->inject_fault && rank == ranks - 1) {
     /* test-only: corrupt the centre point of the last rank's block */
     size_t sx = (size_t)s->grid.n[0] + 2, sy = (size_t)s->grid.n[1] + 2;

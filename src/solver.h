@@ -59,6 +59,12 @@ typedef struct {
   fd_stat hidden;          /* share of the exchange hidden: 1 - (T_step - T_alone) / T_comm,
                               T_comm = pack + exchange + unpack; clamped to [0, 1] */
   fd_verify verify;
+  fd_problem prob;         /* the operator as set up (rank 0's view: dt, velocities, source) */
+  /* snapshots */
+  int snapshot_every;      /* 0: none */
+  long long snapshots;     /* written in the timed loop and the warm-up */
+  double snapshot_bytes;   /* bytes of one snapshot file */
+  fd_stat snapshot_host_ms; /* host time per timed step in snapshot work (open, waits, MPI-IO) */
 } fd_result;
 
 /* Runs the job described by o on comm (device already bound: dev). Collective. Returns FD_OK

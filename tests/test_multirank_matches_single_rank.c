@@ -1,7 +1,10 @@
 /* test_multirank_matches_single_rank.c - run under mpiexec -n P (P = 1, 2, 3, 4, 6, 8): the
  * same global problem on all P ranks, for several process grids and odd sizes, gives a final
- * field bitwise identical to rank 0 running it alone, for every operator. Also checks that
- * the neighbours of the Cartesian decomposition agree with each other. */
+ * field bitwise identical to rank 0 running it alone, for every operator (the wave in a
+ * uniform and a two-layer medium). Also checks that the neighbours of the Cartesian
+ * decomposition agree with each other, and that snapshots (--snapshot-every) read back equal
+ * the field bitwise: the last one byte for byte the --dump of the same step, every one byte
+ * for byte the single-rank run's, with snapshots.xmf listing each. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -36,6 +40,9 @@ static char *slurp(const char *path, long *len)
   return buf;
 }
 
+/* wave variant of the next runs: 1 = uniform, 2 = two layers (V = 1 below, 2.5 above) */
+static int wave_layers = 1;
+
 static void base_options(fd_options *o, fd_op op, const long long N[3], const char *dump)
 {
   char *argv[] = {"test", NULL};
@@ -47,6 +54,11 @@ static void base_options(fd_options *o, fd_op op, const long long N[3], const ch
   o->warmup = 1;
   o->progress = 0;
   snprintf(o->dump, sizeof o->dump, "%s", dump);
+  if (op == FD_OP_WAVE && wave_layers == 2) {
+    o->nvel = 2;
+    o->velocity[0] = 1.0;
+    o->velocity[1] = 2.5;
+  }
 }
 
 /* Runs op on grid N with process grid P on all ranks and alone on rank 0; 1 when the two
@@ -112,16 +124,101 @@ static void test_multirank_matches_single_rank(void **state)
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
     for (int g = 0; g < ngrids; g++) {
       if (decomp_check(sizes[s], grids[g]) != FD_OK) continue; /* e.g. 17 over 8 in z */
-      for (int op = 0; op < FD_OP_COUNT; op++) {
-        if (!same_as_single_rank((fd_op)op, sizes[s], grids[g]))
-          fail_msg("%s %lldx%lldx%lld on %dx%dx%d differs from the single-rank run",
-                   fd_op_name((fd_op)op), sizes[s][0], sizes[s][1], sizes[s][2], grids[g][0],
-                   grids[g][1], grids[g][2]);
+      for (int op = 0; op <= FD_OP_COUNT; op++) { /* FD_OP_COUNT: the two-layer wave */
+        wave_layers = op == FD_OP_COUNT ? 2 : 1;
+        fd_op o = op == FD_OP_COUNT ? FD_OP_WAVE : (fd_op)op;
+        if (!same_as_single_rank(o, sizes[s], grids[g]))
+          fail_msg("%s%s %lldx%lldx%lld on %dx%dx%d differs from the single-rank run",
+                   fd_op_name(o), wave_layers == 2 ? " (two layers)" : "", sizes[s][0],
+                   sizes[s][1], sizes[s][2], grids[g][0], grids[g][1], grids[g][2]);
         cases++;
       }
+      wave_layers = 1;
     }
-  if (rank == 0) print_message("%d ranks: %d cases (%d process grids x sizes x 3 operators) bitwise equal\n", size, cases, ngrids);
-  assert_true(cases >= 3 * ngrids);
+  if (rank == 0) print_message("%d ranks: %d cases (%d process grids x sizes x 5 operators) bitwise equal\n", size, cases, ngrids);
+  assert_true(cases >= 5 * ngrids);
+}
+
+/* Snapshots every step of a wave run on all ranks (--dump at the end) and alone on rank 0:
+ * every snapshot file of the distributed run equals the single-rank run's byte for byte, the
+ * last equals the dump of the same step, no .tmp is left, and snapshots.xmf names each. */
+static void test_snapshots_read_back_equal_the_field(void **state)
+{
+  (void)state;
+  const long long N[3] = {21, 19, 17};
+  char sdir[2][280], dump[2][290];
+  fd_options o;
+  fd_result r;
+  for (int run = 0; run < 2; run++) { /* 0: alone on rank 0; 1: every rank */
+    snprintf(sdir[run], sizeof sdir[run], "%s/snap%d", dir, run);
+    snprintf(dump[run], sizeof dump[run], "%s/snapdump%d.raw", dir, run);
+    if (rank == 0) mkdir(sdir[run], 0777);
+    if (run == 0 && rank != 0) continue;
+    base_options(&o, FD_OP_WAVE, N, dump[run]);
+    o.snapshot_every = 1;
+    snprintf(o.snapshot_dir, sizeof o.snapshot_dir, "%s", sdir[run]);
+    int rc = fd_run(&o, run == 0 ? MPI_COMM_SELF : MPI_COMM_WORLD, &dev, &r);
+    if (rc != FD_OK) fail_msg("%s snapshot run: rc %d (%s)", run ? "distributed" : "single-rank", rc, fd_error_message());
+    if (r.snapshots != 5) fail_msg("%lld snapshots written, expected 5", r.snapshots);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  int ok = 1;
+  if (rank == 0) {
+    const long expect = (long)(N[0] * N[1] * N[2]) * (long)sizeof(real_t);
+    char path[2][640];
+    for (int st = 1; st <= 5; st++) {
+      long len[2] = {0, 0};
+      char *data[2];
+      for (int run = 0; run < 2; run++) {
+        snprintf(path[run], sizeof path[run], "%s/snap_%06d.raw", sdir[run], st);
+        data[run] = slurp(path[run], &len[run]);
+      }
+      int same = data[0] && data[1] && len[0] == expect && len[1] == expect && memcmp(data[0], data[1], (size_t)expect) == 0;
+      if (!same) print_message("snapshot of step %d differs from the single-rank run's (sizes %ld, %ld)\n", st, len[0], len[1]);
+      ok &= same;
+      if (st == 5) {
+        long ld = 0;
+        char *d = slurp(dump[1], &ld);
+        int eq = d && data[1] && ld == expect && memcmp(d, data[1], (size_t)expect) == 0;
+        if (!eq) print_message("last snapshot differs from the dump of the same step\n");
+        ok &= eq;
+        free(d);
+      }
+      for (int run = 0; run < 2; run++) {
+        free(data[run]);
+        char tmp[sizeof path[0] + 8];
+        memcpy(tmp, path[run], sizeof path[run]);
+        strcat(tmp, ".tmp");
+        if (access(tmp, F_OK) == 0) {
+          print_message("%s left behind\n", tmp);
+          ok = 0;
+        }
+      }
+    }
+    long lx = 0;
+    snprintf(path[0], sizeof path[0], "%s/snapshots.xmf", sdir[1]);
+    char *x = slurp(path[0], &lx);
+    int listed = 0;
+    for (char *p = x; p && (p = strstr(p, ">snap_")); p++) listed++;
+    if (!x || listed != 5 || !strstr(x, "Dimensions=\"17 19 21\"")) {
+      print_message("snapshots.xmf lists %d snapshots (expected 5) or has the wrong dimensions\n", listed);
+      ok = 0;
+    }
+    free(x);
+    /* clean up */
+    for (int run = 0; run < 2; run++) {
+      for (int st = 1; st <= 5; st++) {
+        snprintf(path[0], sizeof path[0], "%s/snap_%06d.raw", sdir[run], st);
+        unlink(path[0]);
+      }
+      snprintf(path[0], sizeof path[0], "%s/snapshots.xmf", sdir[run]);
+      unlink(path[0]);
+      rmdir(sdir[run]);
+      unlink(dump[run]);
+    }
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  assert_true(ok);
 }
 
 /* Every rank's neighbour across a face names it back across the opposite face, and blocks
@@ -178,6 +275,7 @@ int main(int argc, char **argv)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_neighbours_are_mutual),
     cmocka_unit_test(test_multirank_matches_single_rank),
+    cmocka_unit_test(test_snapshots_read_back_equal_the_field),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   if (rank == 0) {

@@ -71,6 +71,15 @@ static void test_every_option_accepted(void **state)
   assert_int_equal(o.mpi_gpu, FD_MPI_GPU_STAGED);
   assert_string_equal(o.dump, "f.raw");
   assert_int_equal(o.progress, 0);
+  const char *args3[] = {"--op", "wave", "--velocity", "1.5,3", "--ricker-freq", "12.5", "--source",
+                         "3,4,5", "--snapshot-every", "10", "--snapshot-dir", "snaps", NULL};
+  assert_int_equal(parse(&o, args3), FD_OK);
+  assert_int_equal(o.op, FD_OP_WAVE);
+  assert_int_equal(o.nvel, 2);
+  assert_true(o.velocity[0] == 1.5 && o.velocity[1] == 3.0 && o.ricker_hz == 12.5);
+  assert_true(o.have_source && o.source[0] == 3 && o.source[2] == 5);
+  assert_int_equal(o.snapshot_every, 10);
+  assert_string_equal(o.snapshot_dir, "snaps");
   const char *help[] = {"--help", NULL};
   assert_int_equal(parse(&o, help), FD_OK);
   assert_true(o.help);
@@ -96,7 +105,16 @@ static const bad_case bad_cases[] = {
   {{"--global", "64,64,64", "--local", "8,8,8"}, "--global and --local exclude each other"},
   {{"--procs", "2,x,1"}, "--procs: '2,x,1' should be three comma-separated integers"},
   {{"--procs", "0,1,1"}, "--procs: 0 is out of range"},
-  {{"--op", "wave"}, "--op: unknown value 'wave', expected laplacian, heat or jacobi"},
+  {{"--op", "sound"}, "--op: unknown value 'sound', expected laplacian, heat, jacobi or wave"},
+  {{"--op", "wave", "--velocity", "0"}, "--velocity: '0' should be V or V1,V2"},
+  {{"--op", "wave", "--velocity", "1,2,3"}, "--velocity: '1,2,3' should be V or V1,V2"},
+  {{"--op", "wave", "--ricker-freq", "-1"}, "--ricker-freq: '-1' should be a positive number"},
+  {{"--op", "heat", "--velocity", "1,2"}, "--velocity V1,V2 and --source apply to --op wave"},
+  {{"--source", "1,2"}, "--source: '1,2' should be three comma-separated integers"},
+  {{"--snapshot-every", "4"}, "--snapshot-every N and --snapshot-dir DIR go together"},
+  {{"--snapshot-dir", "d"}, "--snapshot-every N and --snapshot-dir DIR go together"},
+  {{"--snapshot-every", "x", "--snapshot-dir", "d"}, "--snapshot-every: 'x' is not an integer"},
+  {{"--snapshot-dir", ""}, "--snapshot-dir: expected a directory name"},
   {{"--iters", "0"}, "--iters: 0 is out of range"},
   {{"--iters", "10x"}, "--iters: '10x' is not an integer"},
   {{"--iters", "99999999999999999999"}, "--iters: 99999999999999999999 is out of range"},

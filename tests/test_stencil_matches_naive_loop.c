@@ -2,7 +2,9 @@
  * naive triple loop, for every operator's coefficients, kernel variant, tile factor, region and
  * several masks of deferred faces (interior/shell split);
  * outputs poisoned first, so every point of the region is written and no other point is.
- * Also field initialisation and norms against direct evaluation. */
+ * Also field initialisation and norms against direct evaluation, the z-range restriction
+ * (be_stencil_zrange: per-range coefficients compose to the same bits, nothing outside the
+ * planes is written) and the point source (be_add_point). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,6 +132,74 @@ static void test_every_variant_tile_region_and_operator(void **state)
   }
 }
 
+/* Two z-ranges with the same coefficients give be_stencil's field bit for bit, for every region
+ * and split plane; a range writes only its planes; different coefficients per range give each
+ * plane its own set (the two-layer wave); be_add_point adds at exactly one point. */
+static void test_zrange_and_point_source(void **state)
+{
+  (void)state;
+  const int n[3] = {7, 6, 9};
+  const fd_grid g = {{n[0], n[1], n[2]}};
+  const size_t all = fd_grid_points_with_ghosts(&g);
+  real_t *u, *f, *ref, *out, *lay;
+  assert_int_equal(be_malloc((void **)&u, all * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&f, all * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&ref, all * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&out, all * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&lay, all * sizeof(real_t)), BE_OK);
+  fd_field fl = {.kind = FD_FIELD_RANDOM, .scale = 1.0, .seed = 7, .h = {1, 1, 1}, .L = {1, 1, 1}};
+  assert_int_equal(be_fill(&g, &fl, u, s), BE_OK);
+  fl.seed = 8;
+  assert_int_equal(be_fill(&g, &fl, f, s), BE_OK);
+  const fd_coeffs c1 = {1.7, 0.11, 0.13, 0.17, -1.0}, c2 = {1.1, 0.31, 0.37, 0.41, -1.0};
+  const fd_kernel kern = {FD_KERNEL_REORDERED, 1};
+  for (int region = FD_REGION_ALL; region <= FD_REGION_SHELL; region++)
+    for (int split = 0; split <= n[2]; split++) {
+      fd_field poison = {.kind = FD_FIELD_CONST, .scale = NAN};
+      assert_int_equal(be_fill(&g, &poison, ref, s), BE_OK);
+      assert_int_equal(be_fill(&g, &poison, out, s), BE_OK);
+      assert_int_equal(be_fill(&g, &poison, lay, s), BE_OK);
+      assert_int_equal(be_stencil(&g, (fd_region)region, FD_FACES_ALL, &c1, u, f, ref, kern, s), BE_OK);
+      assert_int_equal(be_stencil_zrange(&g, (fd_region)region, FD_FACES_ALL, 1, split, &c1, u, f, out, kern, s), BE_OK);
+      for (size_t p = 0; p < all; p++) { /* planes above split untouched */
+        int k = (int)(p / ((size_t)(n[0] + 2) * (n[1] + 2)));
+        if (k > split) assert_true(isnan(out[p]));
+      }
+      assert_int_equal(be_stencil_zrange(&g, (fd_region)region, FD_FACES_ALL, split + 1, n[2] + 5, &c1, u, f, out, kern, s), BE_OK);
+      assert_memory_equal(ref, out, all * sizeof(real_t));
+      /* two layers: each plane matches the one-range stencil with its own coefficients */
+      assert_int_equal(be_stencil_zrange(&g, (fd_region)region, FD_FACES_ALL, 1, split, &c1, u, f, lay, kern, s), BE_OK);
+      assert_int_equal(be_stencil_zrange(&g, (fd_region)region, FD_FACES_ALL, split + 1, n[2], &c2, u, f, lay, kern, s), BE_OK);
+      assert_int_equal(be_fill(&g, &poison, out, s), BE_OK);
+      assert_int_equal(be_stencil(&g, (fd_region)region, FD_FACES_ALL, &c2, u, f, out, kern, s), BE_OK);
+      for (int k = split + 1; k <= n[2]; k++)
+        for (int j = 0; j <= n[1] + 1; j++)
+          for (int i = 0; i <= n[0] + 1; i++)
+            assert_memory_equal(&lay[at(n, i, j, k)], &out[at(n, i, j, k)], sizeof(real_t));
+      for (int k = 1; k <= split; k++)
+        for (int j = 0; j <= n[1] + 1; j++)
+          for (int i = 0; i <= n[0] + 1; i++)
+            assert_memory_equal(&lay[at(n, i, j, k)], &ref[at(n, i, j, k)], sizeof(real_t));
+    }
+  /* the point source */
+  assert_int_equal(be_memcpy_async(out, u, all * sizeof(real_t), BE_COPY_D2D, s), BE_OK);
+  assert_int_equal(be_add_point(&g, 3, 2, 5, (real_t)0.25, out, s), BE_OK);
+  assert_int_equal(be_stream_sync(s), BE_OK);
+  for (int k = 0; k <= n[2] + 1; k++)
+    for (int j = 0; j <= n[1] + 1; j++)
+      for (int i = 0; i <= n[0] + 1; i++) {
+        size_t p = at(n, i, j, k);
+        real_t want = (i == 3 && j == 2 && k == 5) ? u[p] + (real_t)0.25 : u[p];
+        assert_memory_equal(&want, &out[p], sizeof(real_t));
+      }
+  assert_int_not_equal(be_add_point(&g, 9, 0, 0, 1, out, s), BE_OK);
+  be_free(u);
+  be_free(f);
+  be_free(ref);
+  be_free(out);
+  be_free(lay);
+}
+
 static void test_fill_and_norms_match_direct_evaluation(void **state)
 {
   (void)state;
@@ -181,6 +251,7 @@ int main(int argc, char **argv)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_variant_tile_region_and_operator),
     cmocka_unit_test(test_fill_and_norms_match_direct_evaluation),
+    cmocka_unit_test(test_zrange_and_point_source),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   be_stream_destroy(s);

@@ -295,6 +295,23 @@ extern "C" int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t
   return faces_launch(g, f, u, (real_t *)buf, 0, s);
 }
 
+/* ---- point source ----------------------------------------------------------------------- */
+
+/* One thread: u[p] += value, p = i + sx*(j + sy*k). */
+__global__ void k_add_point(real_t *__restrict__ u, long long p, real_t value) { u[p] += value; }
+
+extern "C" int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u,
+                            be_stream s)
+{
+  if (i < 0 || j < 0 || k < 0 || i > g->n[0] + 1 || j > g->n[1] + 1 || k > g->n[2] + 1)
+    return gpu_failf_private(BE_ERROR, "be_add_point: point (%d,%d,%d) outside the %dx%dx%d grid",
+                             i, j, k, g->n[0], g->n[1], g->n[2]);
+  const long long sx = g->n[0] + 2, sy = g->n[1] + 2;
+  k_add_point<<<1, 1, 0, gpu_stream(s)>>>(u, i + sx * (j + sy * (long long)k), value);
+  GPU_LAUNCHED("k_add_point");
+  return BE_OK;
+}
+
 /* ---- fields ---------------------------------------------------------------------------- */
 
 /* Every point of the (nx+2)(ny+2)(nz+2) array, ghosts included; linear index t = i + sx*(j +

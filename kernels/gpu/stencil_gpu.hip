@@ -549,7 +549,9 @@ int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, f
   return BE_OK;
 }
 
-int launch_shell(const fd_grid *g, unsigned deferred, st_args &a, hipStream_t st)
+/* The shell of `deferred` restricted to the planes kz0..kz1 (already clamped to 1..nz). */
+int launch_shell(const fd_grid *g, unsigned deferred, int kz0, int kz1, st_args &a,
+                 hipStream_t st)
 {
   const int nx = g->n[0], ny = g->n[1], nz = g->n[2];
   int lo[3], hi[3];
@@ -557,6 +559,8 @@ int launch_shell(const fd_grid *g, unsigned deferred, st_args &a, hipStream_t st
   shell_slabs sl;
   memset(&sl, 0, sizeof sl);
   auto add = [&](int i0, int i1, int j0, int j1, int k0, int k1) {
+    if (k0 < kz0) k0 = kz0;
+    if (k1 > kz1) k1 = kz1;
     if (i1 < i0 || j1 < j0 || k1 < k0) return;
     const int b = sl.nb++;
     sl.lo[b][0] = i0, sl.hi[b][0] = i1;
@@ -596,11 +600,11 @@ int check_kernel(fd_kernel k)
 
 /* ---- API -------------------------------------------------------------------------------------- */
 
-extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, unsigned deferred,
-                                  const fd_coeffs *c,
-                                  const real_t *u, const real_t *f, real_t *out, fd_kernel k,
-                                  const gpu_stencil_cfg *cfg_in, be_stream s,
-                                  gpu_stencil_cfg *used)
+/* gpu_stencil_launch over the planes k0..k1 only (be_stencil_zrange). */
+static int stencil_launch_zrange(const fd_grid *g, fd_region region, unsigned deferred, int k0,
+                                 int k1, const fd_coeffs *c, const real_t *u, const real_t *f,
+                                 real_t *out, fd_kernel k, const gpu_stencil_cfg *cfg_in,
+                                 be_stream s, gpu_stencil_cfg *used)
 {
   int rc = check_kernel(k);
   if (rc) return rc;
@@ -623,8 +627,9 @@ extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, unsigned d
     return BE_OK;
   }
 
+  const int kz0 = k0 > 1 ? k0 : 1, kz1 = k1 < g->n[2] ? k1 : g->n[2];
   if (region == FD_REGION_SHELL) {
-    rc = launch_shell(g, deferred, a, st);
+    rc = launch_shell(g, deferred, kz0, kz1, a, st);
     if (used) *used = cfg;
     return rc;
   }
@@ -632,6 +637,8 @@ extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, unsigned d
     return gpu_failf_private(BE_ERROR, "be_stencil: unknown region %d", (int)region);
   int lo[3], hi[3];
   fd_interior_box(g, region == FD_REGION_ALL ? 0u : deferred, lo, hi);
+  if (lo[2] < kz0) lo[2] = kz0;
+  if (hi[2] > kz1) hi[2] = kz1;
   if (hi[0] < lo[0] || hi[1] < lo[1] || hi[2] < lo[2]) { /* empty interior */
     if (used) *used = cfg;
     return BE_OK;
@@ -641,11 +648,28 @@ extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, unsigned d
   return rc;
 }
 
+extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, unsigned deferred,
+                                  const fd_coeffs *c,
+                                  const real_t *u, const real_t *f, real_t *out, fd_kernel k,
+                                  const gpu_stencil_cfg *cfg_in, be_stream s,
+                                  gpu_stencil_cfg *used)
+{
+  return stencil_launch_zrange(g, region, deferred, 1, g->n[2], c, u, f, out, k, cfg_in, s,
+                               used);
+}
+
 extern "C" int be_stencil(const fd_grid *g, fd_region region, unsigned deferred,
                           const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
                           fd_kernel k, be_stream s)
 {
-  return gpu_stencil_launch(g, region, deferred, c, u, f, out, k, NULL, s, NULL);
+  return stencil_launch_zrange(g, region, deferred, 1, g->n[2], c, u, f, out, k, NULL, s, NULL);
+}
+
+extern "C" int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int k0,
+                                 int k1, const fd_coeffs *c, const real_t *u, const real_t *f,
+                                 real_t *out, fd_kernel k, be_stream s)
+{
+  return stencil_launch_zrange(g, region, deferred, k0, k1, c, u, f, out, k, NULL, s, NULL);
 }
 
 extern "C" int gpu_stencil_cfg_default(const fd_grid *g, fd_kernel k, gpu_stencil_cfg *cfg)

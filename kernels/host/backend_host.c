@@ -213,6 +213,13 @@ static inline void row(const fd_coeffs *c, const real_t *u, const real_t *f, rea
 int be_stencil(const fd_grid *g, fd_region region, unsigned deferred, const fd_coeffs *c,
                const real_t *u, const real_t *f, real_t *out, fd_kernel kern, be_stream s)
 {
+  return be_stencil_zrange(g, region, deferred, 1, g->n[2], c, u, f, out, kern, s);
+}
+
+int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int k0, int k1,
+                      const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
+                      fd_kernel kern, be_stream s)
+{
   (void)s;
   if (kern.id < 0 || kern.id >= FD_KERNEL_COUNT) return fail("be_stencil: unknown kernel %d", kern.id);
   if (region < FD_REGION_ALL || region > FD_REGION_SHELL) return fail("be_stencil: unknown region %d", region);
@@ -220,7 +227,10 @@ int be_stencil(const fd_grid *g, fd_region region, unsigned deferred, const fd_c
   const size_t sx = (size_t)nx + 2, sy = (size_t)ny + 2;
   int lo[3], hi[3];
   fd_interior_box(g, region == FD_REGION_ALL ? 0u : deferred, lo, hi);
+  const int kz0 = k0 > 1 ? k0 : 1, kz1 = k1 < nz ? k1 : nz; /* the planes asked for */
   if (region != FD_REGION_SHELL) {
+    if (lo[2] < kz0) lo[2] = kz0;
+    if (hi[2] > kz1) hi[2] = kz1;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = lo[2]; k <= hi[2]; k++)
       for (int j = lo[1]; j <= hi[1]; j++) row(c, u, f, out, sx, sy, lo[0], hi[0], 1, j, k);
@@ -229,7 +239,7 @@ int be_stencil(const fd_grid *g, fd_region region, unsigned deferred, const fd_c
   /* the shell: every point of 1..n outside the interior box; a row inside the box's (j, k)
    * range keeps only its points left of lo[0] and right of hi[0] */
 #pragma omp parallel for collapse(2) schedule(static)
-  for (int k = 1; k <= nz; k++)
+  for (int k = kz0; k <= kz1; k++)
     for (int j = 1; j <= ny; j++) {
       if (k < lo[2] || k > hi[2] || j < lo[1] || j > hi[1] || hi[0] < lo[0]) {
         row(c, u, f, out, sx, sy, 1, nx, 1, j, k);
@@ -238,6 +248,17 @@ int be_stencil(const fd_grid *g, fd_region region, unsigned deferred, const fd_c
         row(c, u, f, out, sx, sy, hi[0] + 1, nx, 1, j, k);
       }
     }
+  return BE_OK;
+}
+
+int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u, be_stream s)
+{
+  (void)s;
+  if (i < 0 || j < 0 || k < 0 || i > g->n[0] + 1 || j > g->n[1] + 1 || k > g->n[2] + 1)
+    return fail("be_add_point: point (%d,%d,%d) outside the %dx%dx%d grid", i, j, k, g->n[0],
+                g->n[1], g->n[2]);
+  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
+  u[IDX(i, j, k)] += value;
   return BE_OK;
 }
 

@@ -60,7 +60,18 @@ expect_error 2 "--global: 'a,b,c' should be three comma-separated integers" --gl
 expect_error 2 "--global and --local exclude each other" --global 64,64,64 --local 8,8,8
 expect_error 2 "--procs 3,1,1 has 3 ranks but the job has 2" --procs 3,1,1
 expect_error 2 "--procs: 0 is out of range" --procs 0,1,1
-expect_error 2 "--op: unknown value 'wave', expected laplacian, heat or jacobi" --op wave
+expect_error 2 "--op: unknown value 'sound', expected laplacian, heat, jacobi or wave" --op sound
+expect_error 2 "--velocity: '1,-2' should be V or V1,V2" --op wave --velocity 1,-2
+expect_error 2 "--ricker-freq: 'x' should be a positive number" --op wave --ricker-freq x
+expect_error 2 "--velocity V1,V2 and --source apply to --op wave" --op heat --source 1,1,1
+expect_error 2 "--source 40,1,1 lies outside the 31 x 31 x 31 grid" --op wave --global 31,31,31 --source 40,1,1
+expect_error 2 "--snapshot-every N and --snapshot-dir DIR go together" --snapshot-every 5
+expect_error 2 "--snapshot-every: 0 is out of range" --snapshot-every 0 --snapshot-dir "$work"
+expect_error 2 "--snapshot-dir: cannot create '/nonexistent-dir/snaps'" --snapshot-every 5 --snapshot-dir /nonexistent-dir/snaps
+chmod 555 "$work" 2>/dev/null
+if [ "$(id -u)" -ne 0 ]; then expect_error 2 "--snapshot-dir: cannot write into" --snapshot-every 5 --snapshot-dir "$work"; fi
+chmod 755 "$work"
+expect_error 2 "--snapshot-dir: cannot write into '/proc'" --snapshot-every 5 --snapshot-dir /proc
 expect_error 2 "--iters: 0 is out of range" --iters 0
 expect_error 2 "--iters: '10x' is not an integer" --iters 10x
 expect_error 2 "option '--iters' needs a value" --iters
@@ -92,6 +103,49 @@ NP=8 expect_run 0 "ranks       8 as 2 x 2 x 2" --op laplacian
 NP=8 expect_run 0 "verification: PASS" --op laplacian
 NP=8 expect_run 0 "verification: PASS" --op heat
 NP=8 expect_run 0 "verification: PASS" --op jacobi --local 9,10,11
+expect_run 0 "max \|u - mirror\(u\)\| in x, y, z = 0 \(tolerance 0" --op wave --global 37,23,19
+expect_run 1 "verification: FAIL" --op wave --global 37,23,19 --test-inject-fault
+expect_run 0 "in x, y \(two layers\) = 0" --op wave --global 31,33,29 --velocity 1,2.5 --iters 60
+expect_run 0 "symmetry not checked \(source not at the centre" --op wave --global 31,31,31 --source 5,6,7
+NP=8 expect_run 0 "verification: PASS" --op wave --global 41,41,41 --iters 80
+
+echo "== snapshots: background MPI-IO, XDMF, failed writes"
+rm -rf "$work/snaps"
+NP=4 expect_run 0 "snapshots            every 7 steps: 4 written" --op wave --global 33,31,29 --iters 28 --warmup 2 \
+  --snapshot-every 7 --snapshot-dir "$work/snaps" --dump "$work/last.raw"
+if python3 - "$work/snaps" "$work/last.raw" <<'PY'; then ok "XDMF parses; dimensions, precision, endianness and file names right; files complete"; else bad "XDMF / snapshot files"; fi
+import os, sys, xml.etree.ElementTree as ET
+d, last = sys.argv[1], sys.argv[2]
+root = ET.parse(os.path.join(d, "snapshots.xmf")).getroot()
+assert root.tag == "Xdmf" and root.get("Version") == "3.0"
+grids = root.findall("./Domain/Grid/Grid")
+assert [g.get("Name") for g in grids] == ["step_000007", "step_000014", "step_000021", "step_000028"], grids
+size = os.path.getsize(last) // (33 * 31 * 29)
+times = []
+for g in grids:
+    assert g.find("Topology").get("TopologyType") == "3DCoRectMesh"
+    assert g.find("Topology").get("Dimensions") == "29 31 33"
+    item = g.find("./Attribute/DataItem")
+    assert item.get("Format") == "Binary" and item.get("Dimensions") == "29 31 33"
+    assert item.get("Precision") == str(size) and item.get("Endian") == ("Little" if sys.byteorder == "little" else "Big")
+    f = os.path.join(d, item.text.strip())
+    assert os.path.getsize(f) == 33 * 31 * 29 * size, f
+    times.append(float(g.find("Time").get("Value")))
+assert times == sorted(times) and times[0] > 0
+assert not [n for n in os.listdir(d) if n.endswith(".tmp")]
+# a wave has been recorded (bitwise equality with the field: test_multirank_matches_single_rank)
+assert open(os.path.join(d, "snap_000028.raw"), "rb").read() != b"\0" * (33 * 31 * 29 * size)
+PY
+rm -rf "$work/snaps"
+run 2 --op heat --global 31,31,31 --iters 40 --snapshot-every 10 --snapshot-dir "$work/snaps" --test-fail-snapshot-write 2
+n=$(printf '%s\n' "$out" | grep -c -F -- "fdmini: error:")
+if [ "$rc" -eq 4 ] && [ "$n" -eq 1 ] && printf '%s\n' "$out" | grep -q "snapshot 2 (step 20): writing '.*snap_000020.raw' failed" &&
+  [ -f "$work/snaps/snap_000010.raw" ] && [ ! -e "$work/snaps/snap_000020.raw" ] && [ -z "$(ls "$work/snaps" | grep tmp)" ] &&
+  [ "$(grep -c '<Grid Name="step_' "$work/snaps/snapshots.xmf")" -eq 1 ]; then
+  ok "failed snapshot write: exit 4, one error line, no complete-looking file, XDMF lists only the written one"
+else
+  bad "failed snapshot write (rc $rc, $n error lines, files: $(ls "$work/snaps" | tr '\n' ' '))"
+fi
 
 echo "== JSON record and dump"
 run 2 --op heat --global 20,22,24 --baseline --json "$work/run.json" --dump "$work/u.raw"
