@@ -11,6 +11,8 @@
  *   - the quadratic field's discrete Laplacian is 3;
  *   - pack/unpack of all faces (and of a subset) round-trips exactly and touches nothing else;
  *   - be_fill matches fd_field_value, be_norms matches a host loop and is deterministic;
+ *   - be_stencil_zrange over two z-ranges equals be_stencil bitwise; be_add_point adds at one
+ *     point only;
  *   - streams (high priority), events and error reporting work.
  * Ends with "N passed, M failed"; exit status 1 on any failure.
  *
@@ -561,6 +563,58 @@ static int rnd(int lo, int hi) /* uniform in lo..hi */
   return lo + (int)(rng_state % (uint64_t)(hi - lo + 1));
 }
 
+/* be_stencil_zrange: two z-ranges (split at every plane) compose to be_stencil's field bit for
+ * bit for every region and both kernels (and write nothing else: the outputs are poisoned
+ * alike); be_add_point adds at exactly one point. */
+static void test_zrange_point(const fd_grid *g)
+{
+  const size_t all = fd_grid_points_with_ghosts(g);
+  real_t *du, *df, *dref, *dout, *href = malloc(all * sizeof(real_t)), *hout = malloc(all * sizeof(real_t));
+  REQUIRE(be_malloc((void **)&du, all * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&df, all * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&dref, all * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&dout, all * sizeof(real_t)));
+  fd_field fu = random_field(77, 1.0), ff = random_field(78, 1.0), poison = random_field(0, 0.0);
+  poison.kind = FD_FIELD_CONST;
+  poison.scale = NAN;
+  REQUIRE(be_fill(g, &fu, du, S));
+  REQUIRE(be_fill(g, &ff, df, S));
+  const fd_coeffs c = {1.7, 0.11, 0.13, 0.17, -1.0};
+  long bad = 0;
+  for (int kid = 0; kid < 2; kid++)
+    for (int region = FD_REGION_ALL; region <= FD_REGION_SHELL; region++)
+      for (int split = 0; split <= g->n[2]; split += (g->n[2] > 8 ? 3 : 1)) {
+        const fd_kernel k = {kid ? FD_KERNEL_REORDERED : FD_KERNEL_BASELINE, kid ? 4 : 1};
+        REQUIRE(be_fill(g, &poison, dref, S));
+        REQUIRE(be_fill(g, &poison, dout, S));
+        REQUIRE(be_stencil(g, (fd_region)region, FD_FACES_ALL, &c, du, df, dref, k, S));
+        REQUIRE(be_stencil_zrange(g, (fd_region)region, FD_FACES_ALL, 1, split, &c, du, df, dout, k, S));
+        REQUIRE(be_stencil_zrange(g, (fd_region)region, FD_FACES_ALL, split + 1, g->n[2], &c, du, df, dout, k, S));
+        to_host(href, dref, all);
+        to_host(hout, dout, all);
+        if (memcmp(href, hout, all * sizeof(real_t)) != 0) bad++;
+      }
+  check(bad == 0, "be_stencil_zrange %dx%dx%d: %ld splits differ from be_stencil", g->n[0], g->n[1], g->n[2], bad);
+  REQUIRE(be_add_point(g, 1, g->n[1], g->n[2] + 1, (real_t)0.5, dout, S));
+  real_t *h2 = malloc(all * sizeof(real_t));
+  to_host(h2, dout, all);
+  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2, p = IDX(1, g->n[1], g->n[2] + 1);
+  long diff = 0;
+  for (size_t q = 0; q < all; q++) {
+    real_t want = q == p ? hout[q] + (real_t)0.5 : hout[q];
+    diff += memcmp(&want, &h2[q], sizeof want) != 0;
+  }
+  check(diff == 0, "be_add_point: %ld points differ", diff);
+  check(be_add_point(g, -1, 0, 0, 1, dout, S) != BE_OK, "be_add_point accepted a point outside the grid");
+  free(h2);
+  free(href);
+  free(hout);
+  REQUIRE(be_free(du));
+  REQUIRE(be_free(df));
+  REQUIRE(be_free(dref));
+  REQUIRE(be_free(dout));
+}
+
 int main(int argc, char **argv)
 {
   int quick = 0;
@@ -623,6 +677,11 @@ int main(int argc, char **argv)
       fd_grid big = {{130, 70, 65}};
       test_fill_norms(&big);
     }
+  }
+  {
+    fd_grid g1 = {{37, 23, 19}}, g2 = {{5, 3, 2}};
+    test_zrange_point(&g1);
+    test_zrange_point(&g2);
   }
   test_streams_events_errors(quick);
 
