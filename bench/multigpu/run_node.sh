@@ -45,7 +45,7 @@ run_tests() {
   if compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then
     ok "test_gpu_kernels --quick under compute-sanitizer memcheck: 0 errors"; else bad "test_gpu_kernels memcheck"; fi
   local size=130,97,65 op
-  for op in laplacian heat jacobi; do
+  for op in laplacian heat jacobi wave; do
     if fd 1 --op "$op" --global $size --iters 12 --warmup 1 --dump "$work/ref-$op.raw" &&
       grep -q "verification: PASS" "$work/last.log"; then ok "1 GPU $op PASS"; else bad "1 GPU $op"; cat "$work/last.log" >> "$OUT/tests.log"; fi
     timeout 300 mpirun -n 1 "$bin/fdmini-host" --progress 0 --op "$op" --global $size --iters 12 --warmup 1 \
