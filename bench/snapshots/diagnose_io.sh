@@ -24,12 +24,12 @@ for d in "$work" /dev/shm/fdio; do
 done
 fd() { local np=$1 name=$2; shift 2; timeout 120 "$R" -n "$np" --bind-to none "$bin/fdmini-aware" --progress 0 "$@" > "$logs/$name.log" 2>&1; }
 row() { say "$(printf '%-26s' "$1") $(grep -E '^  step |snapshots  ' "$logs/$1.log" | tr -s ' ' | tr '\n' ' ')"; }
-H="--op heat --global 256,256,256 --warmup 10 --iters 100 --no-check"
-fd 1 none $H; row none
-fd 1 tmp-ompio $H --snapshot-every 10 --snapshot-dir "$work/s"; row tmp-ompio; rm -rf "$work/s"
-fd 1 shm-ompio $H --snapshot-every 10 --snapshot-dir /dev/shm/fdio/s; row shm-ompio; rm -rf /dev/shm/fdio/s
-OMPI_MCA_io=romio321 fd 1 tmp-romio $H --snapshot-every 10 --snapshot-dir "$work/s"; row tmp-romio; rm -rf "$work/s"
-OMPI_MCA_io=romio321 fd 1 shm-romio $H --snapshot-every 10 --snapshot-dir /dev/shm/fdio/s; row shm-romio; rm -rf /dev/shm/fdio/s
+H=(--op heat --global "256,256,256" --warmup 10 --iters 100 --no-check)
+fd 1 none "${H[@]}"; row none
+fd 1 tmp-ompio "${H[@]}" --snapshot-every 10 --snapshot-dir "$work/s"; row tmp-ompio; rm -rf "$work/s"
+fd 1 shm-ompio "${H[@]}" --snapshot-every 10 --snapshot-dir /dev/shm/fdio/s; row shm-ompio; rm -rf /dev/shm/fdio/s
+OMPI_MCA_io=romio321 fd 1 tmp-romio "${H[@]}" --snapshot-every 10 --snapshot-dir "$work/s"; row tmp-romio; rm -rf "$work/s"
+OMPI_MCA_io=romio321 fd 1 shm-romio "${H[@]}" --snapshot-every 10 --snapshot-dir /dev/shm/fdio/s; row shm-romio; rm -rf /dev/shm/fdio/s
 t0=$(date +%s.%N); fd 1 dump512 --op heat --global 512,512,512 --warmup 0 --iters 1 --no-check --dump "$work/d.raw"; t1=$(date +%s.%N)
 say "blocking --dump of 512^3 (1.07 GB) incl. start-up: $(python3 -c "print(round($t1 - $t0, 2))") s"; rm -f "$work/d.raw"
 fd 2 layers --op wave --velocity 1,2 --global 255,255,255 --warmup 0 --iters 400 --snapshot-every 100 --snapshot-dir "$work/layers"

@@ -37,17 +37,17 @@ timeout 120 "$bin/test_gpu_kernels" > "$OUT/gpu-kernel-tests.log" 2>&1
 say "test_gpu_kernels: rc $? ($(tail -1 "$OUT/gpu-kernel-tests.log"))"
 
 # ---- 2. wave on the GPU: bitwise across ranks, snapshot == dump, GPU vs host
-W="--op wave --global 65,65,65 --warmup 2 --iters 60"
-fd 1 "$OUT/wave-1gpu.log" $W --dump "$work/w1.raw" --snapshot-every 31 --snapshot-dir "$work/w1"
+W=(--op wave --global "65,65,65" --warmup 2 --iters 60)
+fd 1 "$OUT/wave-1gpu.log" "${W[@]}" --dump "$work/w1.raw" --snapshot-every 31 --snapshot-dir "$work/w1"
 say "wave 1 rank:  rc $? $(grep 'verification' "$OUT/wave-1gpu.log")"
-fd 2 "$OUT/wave-2ranks.log" $W --dump "$work/w2.raw" --snapshot-every 31 --snapshot-dir "$work/w2"
+fd 2 "$OUT/wave-2ranks.log" "${W[@]}" --dump "$work/w2.raw" --snapshot-every 31 --snapshot-dir "$work/w2"
 say "wave 2 ranks: rc $? $(grep 'verification' "$OUT/wave-2ranks.log")"
-timeout 120 mpirun -n 1 "$bin/fdmini-host" --progress 0 $W --dump "$work/wh.raw" > "$OUT/wave-host.log" 2>&1
+timeout 120 mpirun -n 1 "$bin/fdmini-host" --progress 0 "${W[@]}" --dump "$work/wh.raw" > "$OUT/wave-host.log" 2>&1
 say "wave host:    rc $? $(grep 'verification' "$OUT/wave-host.log")"
-cmp -s "$work/w1.raw" "$work/w2.raw" && say "ok   wave: 2 ranks on the GPU == 1 rank, bitwise" || say "FAIL wave: 2 ranks differ from 1"
-cmp -s "$work/w1/snap_000062.raw" "$work/w1.raw" && say "ok   last snapshot == dump of the same step (1 rank)" || say "FAIL snapshot vs dump (1 rank)"
-cmp -s "$work/w2/snap_000062.raw" "$work/w2.raw" && say "ok   last snapshot == dump of the same step (2 ranks)" || say "FAIL snapshot vs dump (2 ranks)"
-cmp -s "$work/w1/snap_000031.raw" "$work/w2/snap_000031.raw" && say "ok   snapshot of step 31: 2 ranks == 1 rank, bitwise" || say "FAIL snapshot 31 differs"
+if cmp -s "$work/w1.raw" "$work/w2.raw"; then say "ok   wave: 2 ranks on the GPU == 1 rank, bitwise"; else say "FAIL wave: 2 ranks differ from 1"; fi
+if cmp -s "$work/w1/snap_000062.raw" "$work/w1.raw"; then say "ok   last snapshot == dump of the same step (1 rank)"; else say "FAIL snapshot vs dump (1 rank)"; fi
+if cmp -s "$work/w2/snap_000062.raw" "$work/w2.raw"; then say "ok   last snapshot == dump of the same step (2 ranks)"; else say "FAIL snapshot vs dump (2 ranks)"; fi
+if cmp -s "$work/w1/snap_000031.raw" "$work/w2/snap_000031.raw"; then say "ok   snapshot of step 31: 2 ranks == 1 rank, bitwise"; else say "FAIL snapshot 31 differs"; fi
 python3 - "$work/w1.raw" "$work/wh.raw" <<'PY' 2>&1 | tee -a "$log"
 import sys, struct
 a, b = (open(p, "rb").read() for p in sys.argv[1:3])
@@ -81,9 +81,9 @@ PY
 }
 for n in 256 512; do
   it=$([ $n = 256 ] && echo 200 || echo 100)
-  bench "n$n-none-a" $n $it
-  bench "n$n-every10" $n $it --snapshot-every 10 --snapshot-dir "$work/s"
-  bench "n$n-none-b" $n $it
+  bench "n$n-none-a" "$n" "$it"
+  bench "n$n-every10" "$n" "$it" --snapshot-every 10 --snapshot-dir "$work/s"
+  bench "n$n-none-b" "$n" "$it"
 done
 bench "n512-every100" 512 300 --snapshot-every 100 --snapshot-dir "$work/s"
 bench "n512-none-c" 512 300

@@ -140,11 +140,11 @@ rm -rf "$work/snaps"
 run 2 --op heat --global 31,31,31 --iters 40 --snapshot-every 10 --snapshot-dir "$work/snaps" --test-fail-snapshot-write 2
 n=$(printf '%s\n' "$out" | grep -c -F -- "fdmini: error:")
 if [ "$rc" -eq 4 ] && [ "$n" -eq 1 ] && printf '%s\n' "$out" | grep -q "snapshot 2 (step 20): writing '.*snap_000020.raw' failed" &&
-  [ -f "$work/snaps/snap_000010.raw" ] && [ ! -e "$work/snaps/snap_000020.raw" ] && [ -z "$(ls "$work/snaps" | grep tmp)" ] &&
+  [ -f "$work/snaps/snap_000010.raw" ] && [ ! -e "$work/snaps/snap_000020.raw" ] && [ -z "$(find "$work/snaps" -name '*tmp*')" ] &&
   [ "$(grep -c '<Grid Name="step_' "$work/snaps/snapshots.xmf")" -eq 1 ]; then
   ok "failed snapshot write: exit 4, one error line, no complete-looking file, XDMF lists only the written one"
 else
-  bad "failed snapshot write (rc $rc, $n error lines, files: $(ls "$work/snaps" | tr '\n' ' '))"
+  bad "failed snapshot write (rc $rc, $n error lines, files: $(find "$work/snaps" -mindepth 1 -printf '%f '))"
 fi
 
 echo "== JSON record and dump"
