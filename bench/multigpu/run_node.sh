@@ -15,7 +15,7 @@ set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/fdmini-out}
 mkdir -p "$OUT"
-bin=$PWD/.device/bin
+bin=$PWD/.device/bin${FDMINI_PREP_TAG:+-$FDMINI_PREP_TAG}
 work=$(mktemp -d)
 tar -xJf .device/fdmini-ompi-cuda.tar.xz -C / || { echo "cannot unpack the CUDA-aware MPI"; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_common_cuda_warning=0
