@@ -48,6 +48,9 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     fprintf(out, "  snapshots            every %d steps: %lld written, %.4g MB each; host %.4f / %.4f / %.4f ms per step in snapshot work\n",
             r->snapshot_every, r->snapshots, r->snapshot_bytes / 1e6, r->snapshot_host_ms.min,
             r->snapshot_host_ms.avg, r->snapshot_host_ms.max);
+  if (r->snapshot_every)
+    fprintf(out, "                       copies %.4f + writer thread %.4f ms per step, solver stalled %.4f: %.1f %% hidden (max, max, max, min over ranks)\n",
+            r->snapshot_copy_ms.max, r->snapshot_writer_ms.max, r->snapshot_stall_ms.max, 100 * r->snapshot_hidden.min);
   if (r->baseline) {
     fprintf(out, "  alone (--baseline)   %.4f / %.4f / %.4f ms per step (each rank's block, no exchange)\n",
             r->alone_ms.min, r->alone_ms.avg, r->alone_ms.max);
@@ -140,6 +143,10 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
     json_int(&j, "written", r->snapshots);
     json_num(&j, "bytes_each", r->snapshot_bytes);
     stat(&j, "host_ms_per_step", &r->snapshot_host_ms);
+    stat(&j, "stall_ms_per_step", &r->snapshot_stall_ms);
+    stat(&j, "copy_ms_per_step", &r->snapshot_copy_ms);
+    stat(&j, "writer_ms_per_step", &r->snapshot_writer_ms);
+    stat(&j, "hidden_share", &r->snapshot_hidden);
     json_str(&j, "dir", o->snapshot_dir);
     json_end(&j);
   }

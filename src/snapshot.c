@@ -1,39 +1,180 @@
 /* snapshot.c - snapshots off the device and onto disk in the background (snapshot.h): pinned
- * copies on the IO stream ordered by events, collective non-blocking MPI-IO into
- * DIR/snap_STEP.raw (interior, global order, x fastest: the layout of --dump), and the XDMF 3
- * file DIR/snapshots.xmf listing every complete snapshot. */
+ * copies on the IO stream ordered by events, a writer thread that writes each rank's interior
+ * rows with pwritev() at their offsets in DIR/snap_STEP.raw (interior, global order, x
+ * fastest: the layout of --dump), and the XDMF 3 file DIR/snapshots.xmf listing every
+ * complete snapshot. Every MPI call is made on the solver's thread. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* pwritev (Linux, the BSDs, macOS) */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fd_error.h"
 #include "state.h"
 
-/* Opens the slot's .tmp file and sets the view: this block of the global grid. The test
- * switch --test-fail-snapshot-write K opens the K-th read-only, so that its write fails in
- * MPI (a real failed write, through the real error path). Collective. */
+/* rows per pwritev call (Linux and the BSDs accept 1024) */
+enum { SNAP_IOV = 512 };
+
+static double mono_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* ---- the writer thread (POSIX I/O only: no MPI, no GPU runtime) ---- */
+
+/* pwritev until every byte of iov[0..cnt) is at off; 0 or an errno. Consumes iov. */
+static int pwritev_all(int fd, struct iovec *iov, int cnt, off_t off)
+{
+  while (cnt > 0) {
+    ssize_t w = pwritev(fd, iov, cnt, off);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno ? errno : EIO;
+    }
+    if (w == 0) return EIO;
+    off += w;
+    while (cnt > 0 && (size_t)w >= iov->iov_len) {
+      w -= (ssize_t)iov->iov_len;
+      iov++;
+      cnt--;
+    }
+    if (cnt > 0) {
+      iov->iov_base = (char *)iov->iov_base + w;
+      iov->iov_len -= (size_t)w;
+    }
+  }
+  return 0;
+}
+
+/* Writes the interior of the slot's host copy into its file: row (j, k) of the block, nx
+ * values, goes to global row (start_y + j, start_z + k) at x offset start_x. Rows that follow
+ * each other in the file (nx = Nx; whole planes when also ny = Ny) go out in one call.
+ * Returns 0 or an errno. */
+static int write_block(const fd_snapshots *sn, const fd_snap_slot *sl)
+{
+  const size_t es = sizeof(real_t), row = (size_t)sn->n[0] * es;
+  const size_t sx = (size_t)sn->n[0] + 2, sy = (size_t)sn->n[1] + 2;
+  struct iovec iov[SNAP_IOV];
+  int cnt = 0;
+  off_t first = 0, next = 0;
+  for (int k = 0; k < sn->n[2]; k++)
+    for (int j = 0; j < sn->n[1]; j++) {
+      off_t off = (off_t)((((sn->start[2] + k) * sn->N[1] + sn->start[1] + j) * sn->N[0] + sn->start[0]) * (long long)es);
+      if (cnt == SNAP_IOV || (cnt > 0 && off != next)) {
+        int e = pwritev_all(sl->fd, iov, cnt, first);
+        if (e) return e;
+        cnt = 0;
+      }
+      if (cnt == 0) first = off;
+      iov[cnt].iov_base = sl->host + ((size_t)(k + 1) * sy + (size_t)(j + 1)) * sx + 1;
+      iov[cnt].iov_len = row;
+      cnt++;
+      next = off + (off_t)row;
+    }
+  return cnt > 0 ? pwritev_all(sl->fd, iov, cnt, first) : 0;
+}
+
+/* The writer: takes queued snapshots in index order (their copies are done), writes, closes
+ * the file and reports the snapshot completed (with its errno); after a failure elsewhere
+ * (cancel) it only closes. Leaves when stopped and the queue is empty. */
+static void *writer_main(void *arg)
+{
+  fd_snapshots *sn = arg;
+  long long taken = 0;
+  for (;;) {
+    pthread_mutex_lock(&sn->lock);
+    while (!sn->stop && sn->queued == taken) pthread_cond_wait(&sn->job, &sn->lock);
+    if (sn->queued == taken) {
+      pthread_mutex_unlock(&sn->lock);
+      return NULL;
+    }
+    long long k = ++taken;
+    int cancel = sn->cancel;
+    pthread_mutex_unlock(&sn->lock);
+
+    fd_snap_slot *sl = &sn->slot[(k - 1) % FD_SNAP_SLOTS];
+    double t0 = mono_ms();
+    int werr = cancel ? 0 : write_block(sn, sl);
+    if (close(sl->fd) != 0 && !werr) werr = errno ? errno : EIO;
+    sl->fd = -1;
+    double t1 = mono_ms();
+
+    pthread_mutex_lock(&sn->lock);
+    sl->werr = werr;
+    sn->writer_ms += t1 - t0;
+    sn->completed = k;
+    pthread_cond_broadcast(&sn->finished);
+    pthread_mutex_unlock(&sn->lock);
+  }
+}
+
+/* ---- the solver's thread ---- */
+
+/* COPYING -> QUEUED: waits for the copy (normally long done: it had a whole interval), which
+ * frees the device buffer, and hands the slot (index sn->queued + 1) to the writer. Not
+ * Collective. */
+static int slot_queue(fd_state *s, fd_snap_slot *sl)
+{
+  fd_snapshots *sn = &s->snap;
+  double t0 = mono_ms();
+  FD_BE(be_event_sync(sl->done));
+  sn->stall_ms += mono_ms() - t0;
+  float ms = 0.0f;
+  FD_BE(be_event_elapsed_ms(&ms, sl->begin, sl->done));
+  sn->copy_ms += ms;
+  sl->dev = NULL;
+  pthread_mutex_lock(&sn->lock);
+  sl->werr = 0;
+  sn->queued = sl->index;
+  pthread_cond_signal(&sn->job);
+  pthread_mutex_unlock(&sn->lock);
+  sl->stage = SNAP_QUEUED;
+  return FD_OK;
+}
+
+/* The number of snapshots this rank's writer has completed; with until > 0, first waits (a
+ * stall) until it has completed snapshot `until`. */
+static long long completed(fd_snapshots *sn, long long until)
+{
+  double t0 = mono_ms();
+  pthread_mutex_lock(&sn->lock);
+  while (sn->completed < until) pthread_cond_wait(&sn->finished, &sn->lock);
+  long long c = sn->completed;
+  pthread_mutex_unlock(&sn->lock);
+  if (until > 0) sn->stall_ms += mono_ms() - t0;
+  return c;
+}
+
+/* Creates (rank 0: truncates) and opens the slot's .tmp on every rank, agreed before anyone
+ * writes. The test switch --test-fail-snapshot-write K opens the K-th read-only, so that its
+ * writes fail (EBADF: a real failed write, through the real error path). Collective. */
 static int slot_open(fd_state *s, fd_snap_slot *sl)
 {
   const fd_options *o = s->opt;
   snprintf(sl->path, sizeof sl->path, "%s/snap_%06lld.raw", o->snapshot_dir, sl->step);
   snprintf(sl->tmp, sizeof sl->tmp, "%s/snap_%06lld.raw.tmp", o->snapshot_dir, sl->step);
-  int rc = MPI_File_open(s->dec.cart, sl->tmp, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &sl->fh);
-  if (rc == MPI_SUCCESS && o->fail_snapshot == sl->index) {
-    rc = MPI_File_close(&sl->fh);
-    if (rc == MPI_SUCCESS) rc = MPI_File_open(s->dec.cart, sl->tmp, MPI_MODE_RDONLY, MPI_INFO_NULL, &sl->fh);
+  int flags = O_CREAT | O_CLOEXEC;
+  if (o->fail_snapshot == sl->index) flags |= O_RDONLY;
+  else flags |= O_WRONLY | (s->dec.rank == 0 ? O_TRUNC : 0);
+  sl->fd = open(sl->tmp, flags, 0666);
+  int err = sl->fd >= 0 ? FD_OK
+                        : fd_set_error(FD_ERR_IO, "snapshot %lld (step %lld): rank %d cannot open '%s': %s",
+                                       sl->index, sl->step, s->dec.rank, sl->tmp, strerror(errno));
+  err = fd_agree(s->dec.cart, err);
+  if (err != FD_OK) {
+    if (sl->fd >= 0) close(sl->fd);
+    sl->fd = -1;
+    if (s->dec.rank == 0) remove(sl->tmp);
   }
-  int err = rc == MPI_SUCCESS ? FD_OK
-                              : fd_set_error(FD_ERR_IO, "snapshot %lld (step %lld): cannot open '%s'",
-                                             sl->index, sl->step, sl->tmp);
-  FD_CALL(fd_agree(s->dec.cart, err));
-  sl->open = 1;
-  FD_MPI(MPI_File_set_errhandler(sl->fh, MPI_ERRORS_RETURN));
-  if (o->fail_snapshot != sl->index) FD_MPI(MPI_File_set_size(sl->fh, 0));
-  FD_MPI(MPI_File_set_view(sl->fh, 0, FD_MPI_REAL, s->snap.filetype, "native", MPI_INFO_NULL));
-  sl->req = MPI_REQUEST_NULL;
-  sl->err = MPI_SUCCESS;
-  return FD_OK;
+  return err;
 }
 
 /* HELD -> COPYING: the IO stream copies the buffer once the compute stream has passed the
@@ -43,21 +184,10 @@ static int slot_copy(fd_state *s, fd_snap_slot *sl)
   const size_t bytes = fd_grid_points_with_ghosts(&s->grid) * sizeof(real_t);
   FD_BE(be_event_record(s->snap.taken, s->compute));
   FD_BE(be_stream_wait_event(s->snap.io, s->snap.taken));
+  FD_BE(be_event_record(sl->begin, s->snap.io));
   FD_BE(be_memcpy_async(sl->host, sl->dev, bytes, BE_COPY_D2H, s->snap.io));
   FD_BE(be_event_record(sl->done, s->snap.io));
   sl->stage = SNAP_COPYING;
-  return FD_OK;
-}
-
-/* COPYING -> WRITING: waits for the copy (the buffer is free again) and posts the collective
- * non-blocking write. Collective. */
-static int slot_post(fd_state *s, fd_snap_slot *sl)
-{
-  FD_BE(be_event_sync(sl->done));
-  sl->dev = NULL;
-  sl->err = MPI_File_iwrite_all(sl->fh, sl->host, 1, s->snap.memtype, &sl->req);
-  if (sl->err != MPI_SUCCESS) sl->req = MPI_REQUEST_NULL;
-  sl->stage = SNAP_WRITING;
   return FD_OK;
 }
 
@@ -109,34 +239,28 @@ static int write_xdmf(fd_state *s)
   return FD_OK;
 }
 
-/* WRITING -> IDLE: completes the write, agrees on it, closes, renames and lists the file; on
- * failure (any rank) removes the .tmp and returns FD_ERR_IO on every rank. Collective. */
-static int slot_finish(fd_state *s, fd_snap_slot *sl)
+/* Snapshot sn->finalized + 1, completed by the writer on every rank -> IDLE: agrees that every
+ * part was written; rank 0 renames and lists the file, or on failure (any rank) removes the
+ * .tmp; FD_ERR_IO on every rank then. Collective. */
+static int finalize_next(fd_state *s)
 {
   fd_snapshots *sn = &s->snap;
-  if (sl->req != MPI_REQUEST_NULL) {
-    int rc = MPI_Wait(&sl->req, MPI_STATUS_IGNORE);
-    if (sl->err == MPI_SUCCESS) sl->err = rc;
-  }
+  fd_snap_slot *sl = &sn->slot[sn->finalized % FD_SNAP_SLOTS];
+  pthread_mutex_lock(&sn->lock);
+  const int werr = sl->werr;
+  pthread_mutex_unlock(&sn->lock);
   int err = FD_OK;
-  if (sl->err != MPI_SUCCESS) {
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(sl->err, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", sl->err);
+  if (werr)
     err = fd_set_error(FD_ERR_IO, "snapshot %lld (step %lld): writing '%s' failed on rank %d: %s; "
-                       "the incomplete file was removed", sl->index, sl->step, sl->path, s->dec.rank, text);
-  }
+                       "the incomplete file was removed", sl->index, sl->step, sl->path, s->dec.rank, strerror(werr));
   err = fd_agree(s->dec.cart, err);
-  int rc = MPI_File_close(&sl->fh);
-  sl->open = 0;
   sl->stage = SNAP_IDLE;
-  if (err == FD_OK && rc != MPI_SUCCESS)
-    err = fd_set_error(FD_ERR_IO, "snapshot %lld: closing '%s' failed", sl->index, sl->tmp);
-  err = fd_agree(s->dec.cart, err);
+  sl->dev = NULL;
+  sn->finalized++;
   if (s->dec.rank == 0) {
     if (err != FD_OK) remove(sl->tmp);
     else if (rename(sl->tmp, sl->path) != 0)
-      err = fd_set_error(FD_ERR_IO, "snapshot %lld: cannot rename '%s'", sl->index, sl->tmp);
+      err = fd_set_error(FD_ERR_IO, "snapshot %lld: cannot rename '%s': %s", sl->index, sl->tmp, strerror(errno));
     if (err == FD_OK) {
       sn->steps[sn->written] = sl->step;
       sn->written++;
@@ -146,17 +270,57 @@ static int slot_finish(fd_state *s, fd_snap_slot *sl)
   return fd_agree(s->dec.cart, err);
 }
 
-/* After a failure: completes or abandons every slot without presenting anything; removes the
- * .tmp files. Collective. */
+/* Finalizes every snapshot that all ranks' writers have completed, without waiting for any
+ * (one MPI_Allreduce). Collective. */
+static int finalize_completed(fd_state *s)
+{
+  fd_snapshots *sn = &s->snap;
+  long long mine = completed(sn, 0), all = 0;
+  FD_MPI(MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_MIN, s->dec.cart));
+  while (sn->finalized < all) FD_CALL(finalize_next(s));
+  return FD_OK;
+}
+
+/* Waits for the writer to finish snapshot `upto` and finalizes up to it. Collective. */
+static int finalize_upto(fd_state *s, long long upto)
+{
+  fd_snapshots *sn = &s->snap;
+  while (sn->finalized < upto) {
+    completed(sn, sn->finalized + 1);
+    FD_CALL(finalize_next(s));
+  }
+  return FD_OK;
+}
+
+/* Stops the writer once its queue is empty and joins it. */
+static void writer_stop(fd_snapshots *sn)
+{
+  if (!sn->running) return;
+  pthread_mutex_lock(&sn->lock);
+  sn->stop = 1;
+  pthread_cond_signal(&sn->job);
+  pthread_mutex_unlock(&sn->lock);
+  pthread_join(sn->thread, NULL);
+  sn->running = 0;
+}
+
+/* After a failure: the writer skips what is queued (closing the files), copies in flight
+ * finish, every .tmp is removed (rank 0) and nothing is presented. */
 static void snapshot_abandon(fd_state *s)
 {
-  for (int q = 0; q < 2; q++) {
-    fd_snap_slot *sl = &s->snap.slot[q];
+  fd_snapshots *sn = &s->snap;
+  if (sn->running) {
+    pthread_mutex_lock(&sn->lock);
+    sn->cancel = 1;
+    pthread_mutex_unlock(&sn->lock);
+    writer_stop(sn);
+  }
+  for (int q = 0; q < FD_SNAP_SLOTS; q++) {
+    fd_snap_slot *sl = &sn->slot[q];
     if (sl->stage == SNAP_COPYING) be_event_sync(sl->done);
-    if (sl->req != MPI_REQUEST_NULL) MPI_Wait(&sl->req, MPI_STATUS_IGNORE);
-    if (sl->open) MPI_File_close(&sl->fh);
-    if (sl->open && s->dec.rank == 0) remove(sl->tmp);
-    sl->open = 0;
+    if (sl->fd >= 0) close(sl->fd);
+    if (sl->stage != SNAP_IDLE && s->dec.rank == 0) remove(sl->tmp);
+    sl->fd = -1;
     sl->dev = NULL;
     sl->stage = SNAP_IDLE;
   }
@@ -176,17 +340,26 @@ int snapshot_create(fd_state *s)
 {
   fd_snapshots *sn = &s->snap;
   memset(sn, 0, sizeof *sn);
-  sn->filetype = sn->memtype = MPI_DATATYPE_NULL;
-  for (int q = 0; q < 2; q++) sn->slot[q].req = MPI_REQUEST_NULL;
+  for (int q = 0; q < FD_SNAP_SLOTS; q++) sn->slot[q].fd = -1;
   sn->every = s->opt->snapshot_every;
   if (!sn->every) return FD_OK;
+  int provided = MPI_THREAD_SINGLE;
+  FD_MPI(MPI_Query_thread(&provided));
+  if (provided < MPI_THREAD_FUNNELED)
+    return fd_set_error(FD_ERR_USAGE, "--snapshot-every: the snapshot writer thread needs MPI_THREAD_FUNNELED, "
+                        "but MPI was initialised with a lower thread level (%d)", provided);
   sn->time_per_step = s->prob.dt > 0 ? s->prob.dt : 1.0;
+  for (int d = 0; d < 3; d++) {
+    sn->n[d] = s->grid.n[d];
+    sn->start[d] = s->dec.start[d];
+    sn->N[d] = s->dec.N[d];
+  }
   const size_t bytes = fd_grid_points_with_ghosts(&s->grid) * sizeof(real_t);
   int err = FD_OK;
-  for (int q = 0; q < 2 && err == FD_OK; q++)
+  for (int q = 0; q < FD_SNAP_SLOTS && err == FD_OK; q++)
     if (be_host_alloc((void **)&sn->slot[q].host, bytes) != BE_OK)
-      err = fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot allocate 2 x %zu bytes of pinned memory: %s",
-                         s->dec.rank, bytes, be_error_message());
+      err = fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot allocate %d x %zu bytes of pinned memory: %s",
+                         s->dec.rank, (int)FD_SNAP_SLOTS, bytes, be_error_message());
   if (err == FD_OK && s->dec.rank == 0) {
     /* at most one snapshot per step */
     long long most = 1 + (long long)(s->opt->iters > 0 ? s->opt->iters : 100) +
@@ -197,37 +370,38 @@ int snapshot_create(fd_state *s)
   FD_CALL(fd_agree(s->dec.cart, err));
   FD_BE(be_stream_create(&sn->io, BE_PRIORITY_NORMAL));
   FD_BE(be_event_create(&sn->taken));
-  for (int q = 0; q < 2; q++) FD_BE(be_event_create(&sn->slot[q].done));
-
-  /* file: this block of the global interior; memory: the interior of the ghosted block
-   * (MPI subarrays in C order: z first) - the types of dump.c */
-  int gsizes[3], lsizes[3], gstarts[3], msizes[3], mstarts[3];
-  for (int d = 0; d < 3; d++) {
-    int r = 2 - d;
-    gsizes[r] = (int)s->dec.N[d];
-    lsizes[r] = s->grid.n[d];
-    gstarts[r] = (int)s->dec.start[d];
-    msizes[r] = s->grid.n[d] + 2;
-    mstarts[r] = 1;
+  for (int q = 0; q < FD_SNAP_SLOTS; q++) {
+    FD_BE(be_event_create(&sn->slot[q].begin));
+    FD_BE(be_event_create(&sn->slot[q].done));
   }
-  FD_MPI(MPI_Type_create_subarray(3, gsizes, lsizes, gstarts, MPI_ORDER_C, FD_MPI_REAL, &sn->filetype));
-  FD_MPI(MPI_Type_commit(&sn->filetype));
-  FD_MPI(MPI_Type_create_subarray(3, msizes, lsizes, mstarts, MPI_ORDER_C, FD_MPI_REAL, &sn->memtype));
-  FD_MPI(MPI_Type_commit(&sn->memtype));
-  return FD_OK;
+  if (pthread_mutex_init(&sn->lock, NULL) != 0 || pthread_cond_init(&sn->job, NULL) != 0 ||
+      pthread_cond_init(&sn->finished, NULL) != 0)
+    return fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot initialise the writer's lock", s->dec.rank);
+  sn->sync_ready = 1;
+  int rc = pthread_create(&sn->thread, NULL, writer_main, sn);
+  if (rc != 0)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot start the writer thread: %s", s->dec.rank, strerror(rc));
+  sn->running = rc == 0;
+  return fd_agree(s->dec.cart, err);
 }
 
 int snapshot_destroy(fd_state *s)
 {
   fd_snapshots *sn = &s->snap;
-  for (int q = 0; q < 2; q++) {
+  if (sn->running) snapshot_abandon(s); /* after snapshot_drain nothing is in flight: it only
+                                         * stops the writer */
+  if (sn->sync_ready) {
+    pthread_mutex_destroy(&sn->lock);
+    pthread_cond_destroy(&sn->job);
+    pthread_cond_destroy(&sn->finished);
+  }
+  for (int q = 0; q < FD_SNAP_SLOTS; q++) {
     FD_BE(be_host_free(sn->slot[q].host));
+    if (sn->slot[q].begin) FD_BE(be_event_destroy(sn->slot[q].begin));
     if (sn->slot[q].done) FD_BE(be_event_destroy(sn->slot[q].done));
   }
   if (sn->taken) FD_BE(be_event_destroy(sn->taken));
   if (sn->io) FD_BE(be_stream_destroy(sn->io));
-  if (sn->filetype != MPI_DATATYPE_NULL) FD_MPI(MPI_Type_free(&sn->filetype));
-  if (sn->memtype != MPI_DATATYPE_NULL) FD_MPI(MPI_Type_free(&sn->memtype));
   free(sn->steps);
   memset(sn, 0, sizeof *sn);
   return FD_OK;
@@ -235,14 +409,14 @@ int snapshot_destroy(fd_state *s)
 
 int snapshot_holds(const fd_state *s, const real_t *buf)
 {
-  for (int q = 0; q < 2; q++)
+  for (int q = 0; q < FD_SNAP_SLOTS; q++)
     if (s->snap.slot[q].dev == buf && buf) return 1;
   return 0;
 }
 
 int snapshot_release(fd_state *s, const real_t *buf)
 {
-  for (int q = 0; q < 2; q++) {
+  for (int q = 0; q < FD_SNAP_SLOTS; q++) {
     fd_snap_slot *sl = &s->snap.slot[q];
     if (sl->dev != buf || sl->stage != SNAP_COPYING) continue;
     FD_BE(be_stream_wait_event(s->compute, sl->done));
@@ -258,28 +432,20 @@ int snapshot_after_step(fd_state *s, const real_t *out)
   double t0 = fd_now();
   /* 1. a snapshot held since the previous step: its ghosts were exchanged in this step, which
    *    has been enqueued in full; copy it now */
-  for (int q = 0; q < 2; q++)
+  for (int q = 0; q < FD_SNAP_SLOTS; q++)
     if (sn->slot[q].stage == SNAP_HELD && sn->slot[q].step < s->steps) SNAP_CALL(slot_copy(s, &sn->slot[q]));
-  /* 2. MPI progress for the writes in flight */
-  for (int q = 0; q < 2; q++) {
-    fd_snap_slot *sl = &sn->slot[q];
-    if (sl->stage == SNAP_WRITING && sl->req != MPI_REQUEST_NULL) {
-      int flag = 0;
-      int rc = MPI_Test(&sl->req, &flag, MPI_STATUS_IGNORE);
-      if (rc != MPI_SUCCESS) {
-        sl->err = rc;
-        sl->req = MPI_REQUEST_NULL;
-      }
-    }
-  }
   if (s->steps % sn->every == 0) {
-    fd_snap_slot *sl = &sn->slot[sn->begun % 2], *prev = &sn->slot[(sn->begun + 1) % 2];
-    /* 3. the previous snapshot's copy has had a whole interval: write it */
-    if (prev->stage == SNAP_COPYING) SNAP_CALL(slot_post(s, prev));
-    /* 4. this slot's last snapshot (two ago) must be on disk before its host buffer is reused */
-    if (sl->stage == SNAP_COPYING) SNAP_CALL(slot_post(s, sl));
-    if (sl->stage == SNAP_WRITING) SNAP_CALL(slot_finish(s, sl));
-    /* 5. take this one */
+    /* 2. the previous snapshot's copy has had a whole interval: to the writer with it */
+    for (long long k = sn->finalized + 1; k <= sn->begun; k++) {
+      fd_snap_slot *sl = &sn->slot[(k - 1) % FD_SNAP_SLOTS];
+      if (sl->stage == SNAP_COPYING) SNAP_CALL(slot_queue(s, sl));
+    }
+    /* 3. present what every writer has finished; then the slot of this snapshot must be free:
+     *    when the writer is FD_SNAP_SLOTS snapshots behind, the solver waits here */
+    SNAP_CALL(finalize_completed(s));
+    SNAP_CALL(finalize_upto(s, sn->begun + 1 - FD_SNAP_SLOTS));
+    /* 4. take this one */
+    fd_snap_slot *sl = &sn->slot[sn->begun % FD_SNAP_SLOTS];
     sl->index = ++sn->begun;
     sl->step = s->steps;
     SNAP_CALL(slot_open(s, sl));
@@ -295,19 +461,35 @@ int snapshot_drain(fd_state *s)
   fd_snapshots *sn = &s->snap;
   if (!sn->every) return FD_OK;
   double t0 = fd_now();
-  /* oldest first: the slot of the snapshot begun first */
-  for (int n = 0; n < 2; n++) {
-    fd_snap_slot *sl = &sn->slot[(sn->begun + n) % 2];
+  for (long long k = sn->finalized + 1; k <= sn->begun; k++) {
+    fd_snap_slot *sl = &sn->slot[(k - 1) % FD_SNAP_SLOTS];
     if (sl->stage == SNAP_HELD) SNAP_CALL(slot_copy(s, sl));
+    if (sl->stage == SNAP_COPYING) SNAP_CALL(slot_queue(s, sl));
   }
-  for (int n = 0; n < 2; n++) {
-    fd_snap_slot *sl = &sn->slot[(sn->begun + n) % 2];
-    if (sl->stage == SNAP_COPYING) SNAP_CALL(slot_post(s, sl));
-  }
-  for (int n = 0; n < 2; n++) {
-    fd_snap_slot *sl = &sn->slot[(sn->begun + n) % 2];
-    if (sl->stage == SNAP_WRITING) SNAP_CALL(slot_finish(s, sl));
-  }
+  SNAP_CALL(finalize_upto(s, sn->begun));
   sn->wait_ms += (fd_now() - t0) * 1e3;
   return FD_OK;
+}
+
+void snapshot_reset_timers(fd_state *s)
+{
+  fd_snapshots *sn = &s->snap;
+  sn->wait_ms = sn->stall_ms = sn->copy_ms = 0.0;
+  if (!sn->sync_ready) return;
+  pthread_mutex_lock(&sn->lock);
+  sn->writer_ms = 0.0;
+  pthread_mutex_unlock(&sn->lock);
+}
+
+void snapshot_timers(fd_state *s, double *host_ms, double *stall_ms, double *copy_ms, double *writer_ms)
+{
+  fd_snapshots *sn = &s->snap;
+  *host_ms = sn->wait_ms;
+  *stall_ms = sn->stall_ms;
+  *copy_ms = sn->copy_ms;
+  *writer_ms = 0.0;
+  if (!sn->sync_ready) return;
+  pthread_mutex_lock(&sn->lock);
+  *writer_ms = sn->writer_ms;
+  pthread_mutex_unlock(&sn->lock);
 }

@@ -1,58 +1,89 @@
 /* snapshot.h - the field every N steps, off the device without stalling the solver and onto
- * disk with MPI-IO in the background: one raw file per snapshot in global order plus an XDMF
- * description (snapshots.xmf) that ParaView and VisIt open without plug-ins. Internal to src/.
+ * disk by a writer thread: one raw file per snapshot in global order plus an XDMF description
+ * (snapshots.xmf) that ParaView and VisIt open without plug-ins. Internal to src/.
  *
- * A snapshot passes through these stages (one slot each; two slots alternate, so a snapshot
- * may be copied while the previous one is written):
+ * Two threads share the work. The solver's (main) thread makes every MPI, stream and event
+ * call; the writer thread (one per rank, pthreads) only writes, with POSIX pwritev() at offsets
+ * computed from the rank's block of the global grid, and closes the file: it makes no MPI call
+ * (MPI_THREAD_FUNNELED is all MPI must provide; checked in snapshot_create) and no GPU runtime
+ * call (which would bind it to a device of its own).
+ *
+ * A snapshot passes through these stages. FD_SNAP_SLOTS slots rotate; each owns a pinned
+ * host buffer, so at most that many snapshots are in flight (bounded: when the writer falls
+ * behind, taking a new snapshot waits for the oldest, and that wait is the reported stall).
  *   HELD     the step's output buffer is reserved: the solver's buffer pool (solver.c) gives
  *            it to no kernel as an output. Its ghosts are still exchanged once (it is the next
- *            step's input), so the copy waits for the end of that step.
+ *            step's input), so the copy waits for the end of that step. The file
+ *            DIR/snap_STEP.raw.tmp is open on every rank (rank 0 created or truncated it before
+ *            an agreement, so nobody writes before that).
  *   COPYING  the IO stream waited for `taken` (recorded on the compute stream at the end of
- *            the next step) and copies the buffer, ghosts included, to pinned host memory;
- *            `done` is recorded behind the copy. From here no kernel writes the buffer.
- *   WRITING  the host saw `done` (at the next snapshot, or at the end) and posted
- *            MPI_File_iwrite_all of the interior to DIR/snap_STEP.raw.tmp (opened when the
- *            snapshot was taken); MPI_Test on every step lets MPI progress it.
- *   IDLE     MPI_Wait returned (two snapshots later, or at the end), every rank agreed that
- *            its part was written, the file was closed and renamed to DIR/snap_STEP.raw, and
- *            rank 0 rewrote DIR/snapshots.xmf (via a .tmp and rename) to list it. A failed
- *            write removes the .tmp: no file is presented as complete that is not.
- */
+ *            the next step) and copies the buffer, ghosts included, to pinned memory between
+ *            the events `begin` and `done`, while the solver steps on.
+ *   QUEUED   at the next snapshot step (or the end) the main thread waits for `done` - the
+ *            copy has had a whole interval - and so frees the device buffer, and hands the
+ *            slot to the writer, which writes the interior rows, closes the file and counts the
+ *            snapshot completed with its errno (0: written).
+ *   IDLE     (collective, at snapshot steps and at the end) the ranks agree on how many
+ *            snapshots all of them completed (MPI_Allreduce, MIN); for each such one, in
+ *            order, they agree that every part was written, rank 0 renames the .tmp to
+ *            DIR/snap_STEP.raw and rewrites DIR/snapshots.xmf (via a .tmp and rename). A failed
+ *            write (any rank) removes the .tmp and ends the run with FD_ERR_IO on every rank:
+ *            no file is presented as complete that is not.
+ * Shared between the threads, under `lock`: the queue counters, each slot's errno, writer_ms;
+ * the slot's host buffer and file descriptor pass to the writer with the queue and back with
+ * `completed`. */
 #ifndef FDMINI_SNAPSHOT_H
 #define FDMINI_SNAPSHOT_H
+
+#include <pthread.h>
 
 #include <mpi.h>
 
 #include "backend.h"
 #include "options.h"
 
-enum { SNAP_IDLE = 0, SNAP_HELD, SNAP_COPYING, SNAP_WRITING };
+enum { FD_SNAP_SLOTS = 3 };
+enum { SNAP_IDLE = 0, SNAP_HELD, SNAP_COPYING, SNAP_QUEUED };
 
 typedef struct {
-  int stage;
-  long long index;  /* 1-based count of the snapshot */
-  long long step;   /* the field after this many steps */
+  int stage;         /* main thread */
+  long long index;   /* 1-based count of the snapshot */
+  long long step;    /* the field after this many steps */
   const real_t *dev; /* the held device buffer (HELD, COPYING), else NULL */
-  real_t *host;     /* pinned copy of the whole field, ghosts included. Dimensions:
-                       (nx+2) x (ny+2) x (nz+2), x fastest */
-  be_event done;    /* recorded on the IO stream behind the copy */
-  MPI_File fh;
-  MPI_Request req;
-  int open;         /* fh is open */
-  int err;          /* MPI error code of posting or completing the write (local) */
+  real_t *host;      /* pinned copy of the whole field, ghosts included. Dimensions:
+                        (nx+2) x (ny+2) x (nz+2), x fastest */
+  be_event begin, done; /* recorded on the IO stream before and behind the copy */
+  int fd;            /* the open .tmp (-1: none); the writer's while QUEUED, it closes it */
+  int werr;          /* under lock once completed: errno of the failed write, 0 if written */
   char path[FD_PATH_MAX + 32], tmp[FD_PATH_MAX + 48];
 } fd_snap_slot;
 
 typedef struct {
-  int every;        /* 0: off */
-  be_stream io;     /* the IO stream: device-to-host copies only */
-  be_event taken;   /* recorded on the compute stream when a held buffer is final */
-  fd_snap_slot slot[2];
-  MPI_Datatype filetype, memtype; /* this block in the global file; the interior in memory */
-  long long begun, written;
-  long long *steps; /* rank 0: the steps of the written snapshots (XDMF), `written` of them */
+  int every;         /* 0: off */
+  be_stream io;      /* the IO stream: device-to-host copies only */
+  be_event taken;    /* recorded on the compute stream when a held buffer is final */
+  fd_snap_slot slot[FD_SNAP_SLOTS];
+  long long begun;      /* main: snapshots taken; slot of index k: (k - 1) % FD_SNAP_SLOTS */
+  long long finalized;  /* main: agreed complete (renamed and listed, or failed) */
+  long long written;    /* rank 0: the steps of the written snapshots (XDMF), `written` of them */
+  long long *steps;
   double time_per_step; /* XDMF time of step s = s * time_per_step (dt, or 1 per step) */
-  double wait_ms;   /* host time spent in snapshot work (open, copy waits, MPI-IO) */
+  double wait_ms;       /* main: host time in snapshot work (opens, waits, agreements) */
+  double stall_ms;      /* main: of it, waiting for copies and for the writer (a free slot) */
+  double copy_ms;       /* main: device-to-host copy time (IO stream events) */
+  /* the block in the global file: interior extents, global offsets, global extents */
+  int n[3];
+  long long start[3], N[3];
+  /* the writer thread */
+  pthread_t thread;
+  int running;          /* main: the thread was started and not yet joined */
+  pthread_mutex_t lock;
+  pthread_cond_t job, finished;
+  int sync_ready;       /* lock and conditions initialised */
+  long long queued;     /* under lock: snapshots handed to the writer (in index order) */
+  long long completed;  /* under lock: snapshots the writer finished (in index order) */
+  int stop, cancel;     /* under lock: leave when the queue is empty; skip queued writes */
+  double writer_ms;     /* under lock: writer busy time (write and close) */
 } fd_snapshots;
 
 #endif

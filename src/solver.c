@@ -336,7 +336,7 @@ static int timed_loop(fd_state *s, int warmup, int iters, double *step_ms)
   FD_CALL(accumulate_previous(s));
   FD_CALL(halo_flush_timers(&s->halo));
   s->ms_interior = s->ms_shell = 0.0;
-  s->snap.wait_ms = 0.0;
+  snapshot_reset_timers(s);
   halo_reset_timers(&s->halo);
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
@@ -422,7 +422,15 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   r->snapshots = s->snap.written;
   FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
   r->snapshot_bytes = (double)N[0] * N[1] * N[2] * sizeof(real_t);
-  reduce_stat(comm, ranks, s->snap.wait_ms / it, &r->snapshot_host_ms);
+  double snap_host, snap_stall, snap_copy, snap_writer;
+  snapshot_timers(s, &snap_host, &snap_stall, &snap_copy, &snap_writer);
+  reduce_stat(comm, ranks, snap_host / it, &r->snapshot_host_ms);
+  reduce_stat(comm, ranks, snap_stall / it, &r->snapshot_stall_ms);
+  reduce_stat(comm, ranks, snap_copy / it, &r->snapshot_copy_ms);
+  reduce_stat(comm, ranks, snap_writer / it, &r->snapshot_writer_ms);
+  double snap_work = snap_copy + snap_writer;
+  double snap_hidden = snap_work > 0 ? 1.0 - snap_stall / snap_work : 1.0;
+  reduce_stat(comm, ranks, snap_hidden < 0 ? 0 : snap_hidden, &r->snapshot_hidden);
   double hgbs = ph[PH_EXCHANGE] > 0 ? (double)hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
   reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
   if (o->baseline) {

@@ -64,7 +64,12 @@ typedef struct {
   int snapshot_every;      /* 0: none */
   long long snapshots;     /* written in the timed loop and the warm-up */
   double snapshot_bytes;   /* bytes of one snapshot file */
-  fd_stat snapshot_host_ms; /* host time per timed step in snapshot work (open, waits, MPI-IO) */
+  fd_stat snapshot_host_ms; /* host time per timed step in snapshot work (opens, waits, agreements) */
+  fd_stat snapshot_stall_ms; /* of it, waiting for copies or the writer thread (a free slot) */
+  fd_stat snapshot_copy_ms; /* device-to-host copy time per timed step (IO stream events) */
+  fd_stat snapshot_writer_ms; /* writer thread busy time per timed step (writes, closes) */
+  fd_stat snapshot_hidden;  /* 1 - stall / (copy + writer time): the share of the snapshot
+                               work the solver did not wait for */
 } fd_result;
 
 /* Runs the job described by o on comm (device already bound: dev). Collective. Returns FD_OK

@@ -73,5 +73,10 @@ int snapshot_holds(const fd_state *s, const real_t *buf);
 int snapshot_release(fd_state *s, const real_t *buf);
 /* Completes every snapshot begun: the files are complete and listed when it returns. */
 int snapshot_drain(fd_state *s);
+/* Zeroes the snapshot timers. Not Collective. */
+void snapshot_reset_timers(fd_state *s);
+/* Since the reset: host time in snapshot work, of it waiting for copies or the writer thread
+ * (the stall), the device-to-host copy time and the writer's busy time. Not Collective. */
+void snapshot_timers(fd_state *s, double *host_ms, double *stall_ms, double *copy_ms, double *writer_ms);
 
 #endif

@@ -256,7 +256,8 @@ static void test_neighbours_are_mutual(void **state)
 
 int main(int argc, char **argv)
 {
-  MPI_Init(&argc, &argv);
+  int provided = MPI_THREAD_SINGLE; /* snapshots: a writer thread without MPI calls */
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""table.py - the snapshot overhead table of bench/snapshots/overhead.sh: for each grid size
+and snapshot interval, the step rate with snapshots against the rate without (the runs
+without snapshots before and after, same job), the output bandwidth the interval needs, the
+device-to-host and file-write bandwidths measured on the node in the same job
+(io_bandwidth), the best ratio those bandwidths allow, and where the snapshot time went
+(copies + writer thread per step, the solver's stall, the hidden share).
+
+Usage: table.py JSON_DIR IO_FILE      (JSON_DIR: nN-none-a.json, nN-none-b.json, nN-iI.json;
+                                       IO_FILE: the "io bytes=... d2h_gbs=... write_gbs=..."
+                                       lines of io_bandwidth for the snapshot directory)
+Definitions (bench/snapshots/README.md):
+  needed GB/s = bytes per snapshot / (interval x step time without snapshots)
+  bound       = min(1, interval x step time x min(D2H, write) / bytes): the best ratio a
+                pipeline that hides everything could reach with those bandwidths
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    jdir, iofile = sys.argv[1], sys.argv[2]
+    io = {}
+    for line in open(iofile):
+        m = re.match(r"io bytes=(\d+) d2h_gbs=([\d.]+) write_gbs=([\d.]+)", line)
+        if m:
+            io[int(m.group(1))] = (float(m.group(2)), float(m.group(3)))
+    runs = {}
+    device = "?"
+    for p in glob.glob(os.path.join(jdir, "n*-*.json")):
+        m = re.match(r"n(\d+)-(none-[ab]|i(\d+))\.json$", os.path.basename(p))
+        r = load(p)
+        if not m or not r:
+            continue
+        device = r.get("device", device)
+        runs[(int(m.group(1)), m.group(2))] = r
+    sizes = sorted({n for n, _ in runs})
+    print(f"# snapshot overhead on one {device} ({os.path.basename(jdir.rstrip('/'))}): heat, double")
+    print("| grid | MB per snapshot | every | steps/s without | steps/s with | ratio | needed GB/s "
+          "| D2H GB/s | write GB/s | bound | copy + write ms/step | stalled ms/step | hidden | >= 95 % |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for n in sizes:
+        base = [runs[(n, k)]["phases_ms"]["step"]["max"] for k in ("none-a", "none-b") if (n, k) in runs]
+        if not base:
+            continue
+        t0 = sum(base) / len(base)  # ms per step without snapshots
+        drift = (max(base) - min(base)) / t0 if len(base) == 2 else float("nan")
+        ivals = sorted(int(k[1:]) for (m, k) in runs if m == n and k.startswith("i"))
+        for i in ivals:
+            r = runs[(n, f"i{i}")]
+            s = r.get("snapshots", {})
+            b = s.get("bytes_each", n**3 * 8.0)
+            t = r["phases_ms"]["step"]["max"]
+            d2h, wr = io.get(int(b), (float("nan"), float("nan")))
+            need = b / (i * t0 * 1e-3) / 1e9
+            bound = min(1.0, i * t0 * 1e-3 * min(d2h, wr) * 1e9 / b)
+            work = s.get("copy_ms_per_step", {}).get("max", 0) + s.get("writer_ms_per_step", {}).get("max", 0)
+            stall = s.get("stall_ms_per_step", {}).get("max", float("nan"))
+            hidden = s.get("hidden_share", {}).get("min", float("nan"))
+            ratio = t0 / t
+            print(f"| {n}^3 | {b / 1e6:.0f} | {i} | {1e3 / t0:.0f} | {1e3 / t:.1f} | {100 * ratio:.1f} % "
+                  f"| {need:.1f} | {d2h:.1f} | {wr:.2f} | {100 * bound:.0f} % | {work:.3f} | {stall:.3f} "
+                  f"| {100 * hidden:.0f} % | {'yes' if ratio >= 0.95 else 'no'} |")
+        print(f"<!-- {n}^3: {len(ivals)} intervals; the two runs without snapshots differ by {100 * drift:.2f} % -->")
+
+
+if __name__ == "__main__":
+    main()
