@@ -7,12 +7,14 @@
  * so the project keeps exactly the subset it uses here. Adding a runtime call to the backend
  * means adding its one-line mapping below.
  *
- * Beyond the runtime, four project-level helpers hide the remaining vendor differences:
+ * Beyond the runtime, five project-level helpers hide the remaining vendor differences:
  *   gpu_store_nt(p, v)   non-temporal (streaming) store: __stcs on NVIDIA (st.global.cs,
  *                        evict-first in L2), __builtin_nontemporal_store on AMD (slc/nt bits)
  *   gpu_ldg(p)           read-only load: __ldg on NVIDIA (LDG.CONSTANT), a plain load on AMD
  *   gpu_prefetch_l2(p)   hint: bring the line holding p into L2 without a register (PTX
  *                        prefetch.global.L2, never faults); a no-op on AMD
+ *   gpu_shfl_up1/down1(v) the value v of the lane below / above in the warp (wavefront):
+ *                        __shfl_up_sync/__shfl_down_sync on NVIDIA, __shfl_up/__shfl_down on AMD
  *   gpu_range_push/pop   profiler ranges: NVTX (header-only nvtx3) under CUDA, roctx under HIP
  *                        when CMake found it (FDMINI_HAVE_ROCTX), otherwise no-ops. CMake, not
  *                        this header, decides: FDMINI_HAVE_NVTX / FDMINI_HAVE_ROCTX.
@@ -66,6 +68,21 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipDeviceCanAccessPeer cudaDeviceCanAccessPeer
 #define hipDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
 #define hipMemcpyPeerAsync cudaMemcpyPeerAsync
+#define hipMemcpyDefault cudaMemcpyDefault
+#define hipMemcpy2DAsync cudaMemcpy2DAsync
+#define hipDeviceGetByPCIBusId cudaDeviceGetByPCIBusId
+#define hipEventCreateWithFlags cudaEventCreateWithFlags
+#define hipEventDisableTiming cudaEventDisableTiming
+#define hipEventInterprocess cudaEventInterprocess
+/* inter-process memory and events (the node-local halo transport) */
+typedef cudaIpcMemHandle_t hipIpcMemHandle_t;
+typedef cudaIpcEventHandle_t hipIpcEventHandle_t;
+#define hipIpcGetMemHandle cudaIpcGetMemHandle
+#define hipIpcOpenMemHandle cudaIpcOpenMemHandle
+#define hipIpcCloseMemHandle cudaIpcCloseMemHandle
+#define hipIpcMemLazyEnablePeerAccess cudaIpcMemLazyEnablePeerAccess
+#define hipIpcGetEventHandle cudaIpcGetEventHandle
+#define hipIpcOpenEventHandle cudaIpcOpenEventHandle
 
 /* Pinned host memory: hipHostMalloc(p, n, flags) and cudaMallocHost(p, n) differ in arity. */
 #define gpuHostAlloc(ptr, bytes) cudaMallocHost((ptr), (bytes))
@@ -76,6 +93,15 @@ template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return 
 __device__ __forceinline__ void gpu_prefetch_l2(const void *p)
 {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+/* the value of lane - 1 / lane + 1 of the warp (all lanes must take part) */
+template <typename T> __device__ __forceinline__ T gpu_shfl_up1(T v)
+{
+  return __shfl_up_sync(0xffffffffu, v, 1);
+}
+template <typename T> __device__ __forceinline__ T gpu_shfl_down1(T v)
+{
+  return __shfl_down_sync(0xffffffffu, v, 1);
 }
 
 #ifdef FDMINI_HAVE_NVTX
@@ -100,6 +126,8 @@ template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v)
   __builtin_nontemporal_store(v, p);
 }
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return *p; }
+template <typename T> __device__ __forceinline__ T gpu_shfl_up1(T v) { return __shfl_up(v, 1); }
+template <typename T> __device__ __forceinline__ T gpu_shfl_down1(T v) { return __shfl_down(v, 1); }
 __device__ __forceinline__ void gpu_prefetch_l2(const void *p) { (void)p; }
 
 #ifdef FDMINI_HAVE_ROCTX

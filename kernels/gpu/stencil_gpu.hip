@@ -162,6 +162,88 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_plane(const st_args a)
   }
 }
 
+/* ---- reordered, per plane, pairs: vec = 2 ------------------------------------------------------
+ * The per-plane schedule with 16-byte loads (double2; float2 in single precision): thread owns
+ * the pair x = i0, i0+1 (i0 = xbase + 2*qi, even, so a pair never straddles a row start) of the
+ * M rows j0..j0+M-1 of one plane. The grid is linear in threads, not in row-aligned blocks:
+ * t -> (qi, y-tile within strip, plane, strip), pair fastest, so a row of nq pairs is followed
+ * by the next row without padding (a row-aligned 2D block wasted up to half a block per row:
+ * 257 pairs cover 512 points plus the ghost columns). Loads in ascending address order, as the
+ * per-plane kernel: z-1 rows, y-1 row, the M centre rows, y+M row, z+1 rows; the x neighbours
+ * come from the adjacent lanes (the lane below holds x = i0-1 of the same row, the lane above
+ * x = i0+2) and are loaded only at a warp or row edge. Points of a pair outside the box (the
+ * ghost column, or x = lo-1 of the interior box) are neither computed nor stored. No thread
+ * returns early: every lane takes part in the shuffles. Needs an even row pitch, 16-byte
+ * aligned arrays and a block that is a whole number of warps (resolve() checks). */
+template <int M, bool HAS_F>
+/* min 4 blocks for m <= 2: without it nvcc gave the f-variant of m = 2 48 registers and a
+ * 16-byte spill */
+__global__ void __launch_bounds__(GPU_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(const st_args a)
+{
+  typedef vec2_of<real_t>::type v2;
+  const unsigned bs = blockDim.x * blockDim.y;
+  const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x;
+  const long long t = (long long)blockIdx.x * bs + tid;
+  const int qi = (int)(t % a.ntx); /* ntx = pairs per row */
+  long long r = t / a.ntx;
+  const int tyl = (int)(r % a.tps);
+  r /= a.tps;
+  const int kk = (int)(r % a.nzb);
+  const long long ty = (r / a.nzb) * a.tps + tyl;
+  const bool live = ty < a.nty;
+  const int i0 = a.xbase + 2 * qi;
+  const int j0 = live ? a.lo[1] + M * (int)ty : a.lo[1];
+  const int nrows = live ? min(M, a.hi[1] - j0 + 1) : 0;
+  const long long sx = a.sx, sxy = a.sxy;
+  const long long p0 = i0 + sx * j0 + sxy * (a.lo[2] + (live ? kk : 0));
+  const real_t *u = a.u + p0;
+  if (a.pf > 0 && live && a.lo[2] + kk + a.pf <= a.kpf_max) {
+#pragma unroll
+    for (int n = 0; n < M; n++)
+      if (n < nrows) gpu_prefetch_l2(u + a.pf * sxy + n * sx);
+  }
+
+  v2 zm[M], c[M], zp[M], ym, yp;
+  const v2 zero = {(real_t)0, (real_t)0};
+  ym = yp = zero;
+#pragma unroll
+  for (int n = 0; n < M; n++) zm[n] = c[n] = zp[n] = zero;
+#pragma unroll
+  for (int n = 0; n < M; n++)
+    if (n < nrows) zm[n] = gpu_ldg(reinterpret_cast<const v2 *>(u - sxy + n * sx));
+  if (live) ym = gpu_ldg(reinterpret_cast<const v2 *>(u - sx));
+#pragma unroll
+  for (int n = 0; n < M; n++)
+    if (n < nrows) c[n] = gpu_ldg(reinterpret_cast<const v2 *>(u + n * sx));
+  if (live) yp = gpu_ldg(reinterpret_cast<const v2 *>(u + nrows * sx));
+#pragma unroll
+  for (int n = 0; n < M; n++)
+    if (n < nrows) zp[n] = gpu_ldg(reinterpret_cast<const v2 *>(u + sxy + n * sx));
+
+  const int lane = (int)(tid % (unsigned)warpSize);
+  const bool from_below = lane > 0 && qi > 0;                  /* lane-1 holds pair qi-1 */
+  const bool from_above = lane + 1 < warpSize && qi + 1 < a.ntx; /* lane+1 holds pair qi+1 */
+  const bool v0 = i0 >= a.lo[0] && i0 <= a.hi[0];
+  const bool v1 = i0 + 1 >= a.lo[0] && i0 + 1 <= a.hi[0];
+#pragma unroll
+  for (int n = 0; n < M; n++) {
+    real_t xl = gpu_shfl_up1(c[n].y), xh = gpu_shfl_down1(c[n].x);
+    if (n < nrows) {
+      if (!from_below && v0) xl = gpu_ldg(u + n * sx - 1);
+      if (!from_above && v1) xh = gpu_ldg(u + n * sx + 2);
+      const v2 yl = n > 0 ? c[n > 0 ? n - 1 : 0] : ym;
+      const v2 yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1] : yp;
+      const long long p = p0 + n * sx;
+      v2 o = zero;
+      if (v0) o.x = stencil_at<HAS_F>(a, p, c[n].x, xl, c[n].y, yl.x, yh.x, zm[n].x, zp[n].x);
+      if (v1) o.y = stencil_at<HAS_F>(a, p + 1, c[n].y, c[n].x, xh, yl.y, yh.y, zm[n].y, zp[n].y);
+      if (v0 && v1) gpu_store_nt(reinterpret_cast<v2 *>(a.out + p), o);
+      else if (v0) gpu_store_nt(a.out + p, o.x);
+      else if (v1) gpu_store_nt(a.out + p + 1, o.y);
+    }
+  }
+}
+
 /* ---- reordered, z-marching ------------------------------------------------------------------
  * A tile is (bx*V) x (by*M) points of every plane of one z-chunk; thread (tx, ty) owns the
  * V x M points i0..i0+V-1, j0..j0+M-1 with i0 = xbase + V*(tile_x*bx + tx),
@@ -398,8 +480,8 @@ template <bool F> struct kernels {
   {
     static const kfn p[5] = {k_plane<1, 1, F>, k_plane<2, 1, F>, k_plane<4, 1, F>,
                              k_plane<8, 1, F>, k_plane<16, 1, F>};
-    static const kfn p2[4] = {k_plane<1, 2, F>, k_plane<2, 2, F>, k_plane<4, 2, F>,
-                              k_plane<8, 2, F>};
+    static const kfn p2[4] = {k_plane_v2<1, F>, k_plane_v2<2, F>, k_plane_v2<4, F>,
+                              k_plane_v2<8, F>};
     const int t = tile_index(m);
     return vec == 2 && t < 4 ? p2[t] : p[t];
   }
@@ -429,9 +511,14 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
 
   const bool even_pitch = (g->n[0] + 2) % 2 == 0;
   const bool aligned = ((uintptr_t)u % (2 * sizeof(real_t))) == 0;
+  if (cfg->block[0] <= 0 || cfg->block[1] <= 0) default_block(cfg->schedule, m, cfg->vec, cfg->block);
   if (cfg->schedule == GPU_SCHED_PLANE) {
-    if (cfg->vec == 0) cfg->vec = 1;
-    if (cfg->vec != 1 && !(cfg->vec == 2 && even_pitch && aligned && m <= 8)) cfg->vec = 1;
+    /* the rule: pairs (16-byte loads) wherever they can run: even row pitch, aligned arrays,
+     * m <= 8 (registers) and whole warps per block (the shuffles; 64 covers AMD wavefronts) */
+    const bool pairs_ok = even_pitch && aligned && m <= 8 &&
+                          (cfg->block[0] * cfg->block[1]) % 64 == 0;
+    if (cfg->vec == 0) cfg->vec = pairs_ok ? 2 : 1;
+    if (cfg->vec != 1 && !(cfg->vec == 2 && pairs_ok)) cfg->vec = 1;
     cfg->depth = 0;
   } else if (cfg->schedule == GPU_SCHED_ZMARCH) {
     if (cfg->vec == 0) cfg->vec = 2;
@@ -442,7 +529,6 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
     cfg->vec = 1;
     cfg->depth = 0;
   }
-  if (cfg->block[0] <= 0 || cfg->block[1] <= 0) default_block(cfg->schedule, m, cfg->vec, cfg->block);
   const int bx = cfg->block[0], by = cfg->block[1];
   if (bx * by > GPU_MAX_BLOCK || bx < 1 || by < 1)
     return gpu_failf_private(BE_ERROR, "stencil: block %dx%d exceeds %d threads", bx, by,
@@ -466,8 +552,13 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
     break;
   case GPU_SCHED_PLANE: {
     a->xbase = cfg->vec == 2 ? (lo[0] & ~1) : lo[0];
-    a->ntx = ceil_div(hi[0] - a->xbase + 1, (long long)bx * cfg->vec);
-    a->nty = ceil_div(ey, (long long)by * m);
+    if (cfg->vec == 2) { /* k_plane_v2: ntx = pairs per row, nty = tiles of m rows */
+      a->ntx = (hi[0] - a->xbase) / 2 + 1;
+      a->nty = ceil_div(ey, m);
+    } else {
+      a->ntx = ceil_div(hi[0] - a->xbase + 1, bx);
+      a->nty = ceil_div(ey, (long long)by * m);
+    }
     if (cfg->strips <= 0) cfg->strips = plane_strips(g, a->nty);
     if (cfg->strips > a->nty) cfg->strips = a->nty;
     a->tps = ceil_div(a->nty, cfg->strips);
@@ -526,7 +617,10 @@ int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, f
     break;
   }
   case GPU_SCHED_PLANE: {
-    const long long blocks = (long long)a.ntx * a.tps * a.nzb * cfg->strips;
+    const long long threads = (long long)cfg->block[0] * cfg->block[1];
+    const long long blocks = cfg->vec == 2
+                                 ? ((long long)a.ntx * a.tps * a.nzb * cfg->strips + threads - 1) / threads
+                                 : (long long)a.ntx * a.tps * a.nzb * cfg->strips;
     if (blocks > 0x7fffffffLL)
       return gpu_failf_private(BE_ERROR, "k_plane: %lld blocks exceed the grid", blocks);
     plane_fn(has_f, m, cfg->vec)<<<(unsigned)blocks, block, 0, st>>>(a);
@@ -714,15 +808,15 @@ extern "C" void gpu_stencil_cfg_describe(const gpu_stencil_cfg *cfg, fd_kernel k
 
 /* The default variant (backend.h): reordered, per-plane schedule, with the tile factor m by
  * this rule (see bench/results/README.md for the measurements behind it):
- *   m = 4 for double and float alike: the fastest reordered configuration, or within 0.3% of
- *   it, for 512^3 and 1024x1024x512 on H100 and H200 (m = 8 and 16 hold fewer resident threads
- *   for their registers, m = 1 loses the reuse of the centre rows as y neighbours).
+ *   even row pitch (nx even): pairs (vec = 2, k_plane_v2) with m = 2. On the H100 at 512^3
+ *   double this is the fastest per-plane configuration (m = 1 re-reads the y neighbours, m = 4
+ *   holds 100 registers and halves the resident threads);
+ *   odd pitch: single points (vec = 1) with m = 4, the best of that kernel on H100 and H200.
  * The schedule's own rules then pick the block (256 x 1), the y-strips and the L2 prefetch
  * distance (gpu_stencil_cfg_default). */
 extern "C" int be_kernel_default(const fd_grid *g, fd_kernel *k)
 {
-  (void)g;
   k->id = FD_KERNEL_REORDERED;
-  k->tile = 4;
+  k->tile = (g->n[0] + 2) % 2 == 0 ? 2 : 4;
   return BE_OK;
 }

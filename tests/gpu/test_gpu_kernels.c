@@ -193,7 +193,11 @@ static int build_variants(variant *v, int max, int quick)
       v[n - 1].cfg.strips = 2; /* the y-split re-indexing */
     }
     ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 0, 0, 2, 0); /* 16-byte loads where possible */
-    if (!quick) ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 16, 3, 2, 0);
+    if (!quick) ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 16, 3, 2, 0); /* 48: falls back */
+    if (!quick) { /* pairs with a 64-thread block (several rows per block) and y-strips */
+      ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 64, 1, 2, 0);
+      v[n - 1].cfg.strips = 3;
+    }
     for (int vec = 1; vec <= 2; vec++) {
       ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 0, 0, vec, 0);
       if (!quick) {
