@@ -7,9 +7,10 @@
  * so the project keeps exactly the subset it uses here. Adding a runtime call to the backend
  * means adding its one-line mapping below.
  *
- * Beyond the runtime, five project-level helpers hide the remaining vendor differences:
+ * Beyond the runtime, six project-level helpers hide the remaining vendor differences:
  *   gpu_store_nt(p, v)   non-temporal (streaming) store: __stcs on NVIDIA (st.global.cs,
  *                        evict-first in L2), __builtin_nontemporal_store on AMD (slc/nt bits)
+ *   gpu_store_nt2(p, x, y) the same for the aligned pair p[0], p[1] in one 16-byte store
  *   gpu_ldg(p)           read-only load: __ldg on NVIDIA (LDG.CONSTANT), a plain load on AMD
  *   gpu_prefetch_l2(p)   hint: bring the line holding p into L2 without a register (PTX
  *                        prefetch.global.L2, never faults); a no-op on AMD
@@ -89,6 +90,15 @@ typedef cudaIpcEventHandle_t hipIpcEventHandle_t;
 #define gpuHostFree(ptr) cudaFreeHost(ptr)
 
 template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v) { __stcs(p, v); }
+/* non-temporal 16-byte (8 for float) store of the pair x, y at p (aligned to the pair) */
+__device__ __forceinline__ void gpu_store_nt2(double *p, double x, double y)
+{
+  __stcs(reinterpret_cast<double2 *>(p), make_double2(x, y));
+}
+__device__ __forceinline__ void gpu_store_nt2(float *p, float x, float y)
+{
+  __stcs(reinterpret_cast<float2 *>(p), make_float2(x, y));
+}
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return __ldg(p); }
 __device__ __forceinline__ void gpu_prefetch_l2(const void *p)
 {
@@ -126,6 +136,12 @@ template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v)
   __builtin_nontemporal_store(v, p);
 }
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return *p; }
+template <typename T> __device__ __forceinline__ void gpu_store_nt2(T *p, T x, T y)
+{
+  typedef T pair __attribute__((ext_vector_type(2))); /* HIP's double2 is a class: use the native vector */
+  const pair v = {x, y};
+  __builtin_nontemporal_store(v, reinterpret_cast<pair *>(p));
+}
 template <typename T> __device__ __forceinline__ T gpu_shfl_up1(T v) { return __shfl_up(v, 1); }
 template <typename T> __device__ __forceinline__ T gpu_shfl_down1(T v) { return __shfl_down(v, 1); }
 __device__ __forceinline__ void gpu_prefetch_l2(const void *p) { (void)p; }

@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(cons
       v2 o = zero;
       if (v0) o.x = stencil_at<HAS_F>(a, p, c[n].x, xl, c[n].y, yl.x, yh.x, zm[n].x, zp[n].x);
       if (v1) o.y = stencil_at<HAS_F>(a, p + 1, c[n].y, c[n].x, xh, yl.y, yh.y, zm[n].y, zp[n].y);
-      if (v0 && v1) gpu_store_nt(reinterpret_cast<v2 *>(a.out + p), o);
+      if (v0 && v1) gpu_store_nt2(a.out + p, o.x, o.y);
       else if (v0) gpu_store_nt(a.out + p, o.x);
       else if (v1) gpu_store_nt(a.out + p + 1, o.y);
     }
