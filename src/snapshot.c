@@ -130,6 +130,7 @@ static int slot_queue(fd_state *s, fd_snap_slot *sl)
   float ms = 0.0f;
   FD_BE(be_event_elapsed_ms(&ms, sl->begin, sl->done));
   sn->copy_ms += ms;
+  sn->copy_last_ms = ms;
   sl->dev = NULL;
   pthread_mutex_lock(&sn->lock);
   sl->werr = 0;
@@ -187,6 +188,7 @@ static int slot_copy(fd_state *s, fd_snap_slot *sl)
   FD_BE(be_event_record(sl->begin, s->snap.io));
   FD_BE(be_memcpy_async(sl->host, sl->dev, bytes, BE_COPY_D2H, s->snap.io));
   FD_BE(be_event_record(sl->done, s->snap.io));
+  sl->t_copy = mono_ms();
   sl->stage = SNAP_COPYING;
   return FD_OK;
 }
@@ -434,12 +436,22 @@ int snapshot_after_step(fd_state *s, const real_t *out)
    *    has been enqueued in full; copy it now */
   for (int q = 0; q < FD_SNAP_SLOTS; q++)
     if (sn->slot[q].stage == SNAP_HELD && sn->slot[q].step < s->steps) SNAP_CALL(slot_copy(s, &sn->slot[q]));
-  if (s->steps % sn->every == 0) {
-    /* 2. the previous snapshot's copy has had a whole interval: to the writer with it */
-    for (long long k = sn->finalized + 1; k <= sn->begun; k++) {
-      fd_snap_slot *sl = &sn->slot[(k - 1) % FD_SNAP_SLOTS];
-      if (sl->stage == SNAP_COPYING) SNAP_CALL(slot_queue(s, sl));
-    }
+  /* 2. a copy that should be done by now goes to the writer: the last copy's duration with
+   *    a margin (it starts once the device has finished the step after the snapshot's: the
+   *    host runs at most a step or two ahead), measured since it was enqueued. At the latest
+   *    (and the first time) it goes at the next snapshot step, having had a whole interval */
+  const double now = mono_ms();
+  if (sn->t_step > 0) sn->step_wall_ms = now - sn->t_step;
+  sn->t_step = now;
+  const int snap_step = s->steps % sn->every == 0;
+  for (long long k = sn->finalized + 1; k <= sn->begun; k++) {
+    fd_snap_slot *sl = &sn->slot[(k - 1) % FD_SNAP_SLOTS];
+    if (sl->stage != SNAP_COPYING) continue;
+    if (!snap_step && !(sn->copy_last_ms > 0 && now - sl->t_copy > 1.25 * sn->copy_last_ms + 3 * sn->step_wall_ms))
+      break; /* the writer takes snapshots in order */
+    SNAP_CALL(slot_queue(s, sl));
+  }
+  if (snap_step) {
     /* 3. present what every writer has finished; then the slot of this snapshot must be free:
      *    when the writer is FD_SNAP_SLOTS snapshots behind, the solver waits here */
     SNAP_CALL(finalize_completed(s));
@@ -475,6 +487,7 @@ void snapshot_reset_timers(fd_state *s)
 {
   fd_snapshots *sn = &s->snap;
   sn->wait_ms = sn->stall_ms = sn->copy_ms = 0.0;
+  sn->t_step = 0.0;
   if (!sn->sync_ready) return;
   pthread_mutex_lock(&sn->lock);
   sn->writer_ms = 0.0;

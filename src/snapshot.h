@@ -19,10 +19,11 @@
  *   COPYING  the IO stream waited for `taken` (recorded on the compute stream at the end of
  *            the next step) and copies the buffer, ghosts included, to pinned memory between
  *            the events `begin` and `done`, while the solver steps on.
- *   QUEUED   at the next snapshot step (or the end) the main thread waits for `done` - the
- *            copy has had a whole interval - and so frees the device buffer, and hands the
- *            slot to the writer, which writes the interior rows, closes the file and counts the
- *            snapshot completed with its errno (0: written).
+ *   QUEUED   once the copy should be done - the previous copy's duration (events) with a
+ *            margin has passed since it was enqueued; at the latest at the next snapshot step
+ *            or the end - the main thread waits for `done` (so the device buffer is free) and
+ *            hands the slot to the writer, which writes the interior rows, closes the file and
+ *            counts the snapshot completed with its errno (0: written).
  *   IDLE     (collective, at snapshot steps and at the end) the ranks agree on how many
  *            snapshots all of them completed (MPI_Allreduce, MIN); for each such one, in
  *            order, they agree that every part was written, rank 0 renames the .tmp to
@@ -53,6 +54,7 @@ typedef struct {
   real_t *host;      /* pinned copy of the whole field, ghosts included. Dimensions:
                         (nx+2) x (ny+2) x (nz+2), x fastest */
   be_event begin, done; /* recorded on the IO stream before and behind the copy */
+  double t_copy;     /* when the copy was enqueued (ms, monotonic) */
   int fd;            /* the open .tmp (-1: none); the writer's while QUEUED, it closes it */
   int werr;          /* under lock once completed: errno of the failed write, 0 if written */
   char path[FD_PATH_MAX + 32], tmp[FD_PATH_MAX + 48];
@@ -71,6 +73,8 @@ typedef struct {
   double wait_ms;       /* main: host time in snapshot work (opens, waits, agreements) */
   double stall_ms;      /* main: of it, waiting for copies and for the writer (a free slot) */
   double copy_ms;       /* main: device-to-host copy time (IO stream events) */
+  double copy_last_ms;  /* main: the last copy's duration (0: none yet) */
+  double t_step, step_wall_ms; /* main: when the last step ended, and its wall time */
   /* the block in the global file: interior extents, global offsets, global extents */
   int n[3];
   long long start[3], N[3];

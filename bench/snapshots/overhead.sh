@@ -44,18 +44,18 @@ chk=$OUT/checks.log
 pass=0
 fail=0
 check() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok   $2" >> "$chk"; else fail=$((fail + 1)); echo "FAIL $2" >> "$chk"; fi; }
-W=(--op wave --global "65,65,65" --warmup 2 --iters 60 --snapshot-every 3)
+W=(--op wave --global "65,65,65" --warmup 2 --iters 61 --snapshot-every 3)
 fd 1 wave1 "${W[@]}" --dump "$work/w1.raw" --snapshot-dir "$work/w1"
 check $? "wave, 1 rank, snapshot every 3 steps: exit 0"
 fd 2 wave2 "${W[@]}" --dump "$work/w2.raw" --snapshot-dir "$work/w2"
 check $? "wave, 2 ranks sharing the GPU, snapshot every 3 steps: exit 0"
 n1=$(find "$work/w1" -name 'snap_*.raw' | wc -l)
-check "$([ "$n1" -eq 20 ] && [ "$(find "$work/w2" -name 'snap_*.raw' | wc -l)" -eq 20 ] && echo 0 || echo 1)" "20 snapshot files each (found $n1)"
+check "$([ "$n1" -eq 21 ] && [ "$(find "$work/w2" -name 'snap_*.raw' | wc -l)" -eq 21 ] && echo 0 || echo 1)" "21 snapshot files each (found $n1)"
 same=0
 for f in "$work"/w1/snap_*.raw; do cmp -s "$f" "$work/w2/$(basename "$f")" || same=1; done
 check $same "every snapshot: 2 ranks == 1 rank, byte for byte"
-check "$(cmp -s "$work/w1/snap_000062.raw" "$work/w1.raw" && cmp -s "$work/w2/snap_000062.raw" "$work/w2.raw" && echo 0 || echo 1)" "last snapshot == --dump of the same step (1 and 2 ranks)"
-check "$([ "$(grep -c '<Grid Name="step_' "$work/w2/snapshots.xmf")" -eq 20 ] && [ -z "$(find "$work/w1" "$work/w2" -name '*tmp*')" ] && echo 0 || echo 1)" "XDMF lists 20, no .tmp left"
+check "$(cmp -s "$work/w1/snap_000063.raw" "$work/w1.raw" && cmp -s "$work/w2/snap_000063.raw" "$work/w2.raw" && echo 0 || echo 1)" "last snapshot == --dump of the same step (1 and 2 ranks)"
+check "$([ "$(grep -c '<Grid Name="step_' "$work/w2/snapshots.xmf")" -eq 21 ] && [ -z "$(find "$work/w1" "$work/w2" -name '*tmp*')" ] && echo 0 || echo 1)" "XDMF lists 21, no .tmp left"
 fd 2 fail --op heat --global 31,31,31 --iters 40 --snapshot-every 10 --snapshot-dir "$work/f" --test-fail-snapshot-write 2
 rc=$?
 check "$([ $rc -eq 4 ] && [ "$(grep -c 'fdmini: error:' "$logs/fail.log")" -eq 1 ] && [ -f "$work/f/snap_000010.raw" ] &&
