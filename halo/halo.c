@@ -1,23 +1,55 @@
 /* halo.c - the halo exchange (halo.h): every MPI call of the exchange is in this file.
  *
- * One exchange, in numbered steps (begin: 1-2, end: 3-7):
- *   1. prepost MPI_Irecv for every active face into recv (device or pinned host buffer)
- *   2. halo stream: wait for the field, pack all active faces into send_d (one launch)
- *   3. host: wait for the pack; staged: copy the span of active faces send_d -> send_h, wait
- *   4. MPI_Isend of every active face
- *   5. MPI_Waitall
- *   6. staged: copy recv_h -> recv_d on the halo stream; unpack into the ghosts (one launch)
- *   7. record "unpacked"; the consumer stream waits for it
- * Message tags: a face is sent with the tag of the sender's face index f; the receiver's
- * matching face is f^1 (x-low of the receiver meets x-high of its neighbour).
+ * Each active face travels one of two ways, chosen once by halo_create (--halo-path):
+ *   MPI  the packed face goes to MPI as a device buffer (GPU-aware) or through pinned host
+ *        memory (staged);
+ *   IPC  the neighbour runs on the same node on a device this one can reach: this rank has
+ *        mapped the neighbour's send buffers and opened two of its interprocess events once,
+ *        at set-up, and copies the face device to device on its own halo stream ("pull").
  *
- * Receive buffers alternate by exchange parity. Step 7 returns before the unpack (and, staged,
- * the copy to the device) has run, and a neighbour may already send the next step's faces:
- * receiving them into the same buffer could overwrite ghosts not yet unpacked (seen with two
- * ranks time-sharing one GPU). Exchange k+1 receives into the buffer of exchange k-1, whose
- * unpack ran before the pack of exchange k on the same stream, which step 3 of exchange k
- * waited for. Send buffers need no second copy: MPI_Waitall completes the sends before the
- * next pack.
+ * One exchange k, slot s = k % 2, in numbered steps (begin: 1-3, end: 4-8):
+ *   1. prepost MPI_Irecv: MPI faces the data into recv (device or pinned host buffer); IPC
+ *      faces a zero-byte note
+ *   2. halo stream: wait for the field, and (IPC) for every IPC neighbour's event copied[s];
+ *      pack all active faces into send_d[s] (one launch, or copy-engine copies)
+ *   3. IPC: record the event packed[s] on the halo stream, then MPI_Isend the zero-byte note
+ *      to every IPC neighbour (the host does not wait for the device)
+ *   4. IPC: wait for the neighbours' notes; for each IPC face the halo stream waits for the
+ *      neighbour's packed[s] and copies its face from the neighbour's send_d[s] into
+ *      recv_d[s]; record xfer_end[s] and copied[s]
+ *   5. MPI: host waits for the pack; staged: copy the span of MPI faces send_d -> send_h
+ *   6. MPI: MPI_Isend of every MPI face, MPI_Waitall
+ *   7. staged: copy recv_h -> recv_d on the halo stream; unpack all faces (one launch)
+ *   8. record "unpacked"; the consumer stream waits for it
+ * Message tags: a face is sent with the tag of the sender's face index f (notes f + 16); the
+ * receiver's matching face is f^1 (x-low of the receiver meets x-high of its neighbour).
+ *
+ * Why the buffers are never read and written at once:
+ * - Receive buffers alternate by exchange parity. Step 8 returns before the unpack (and,
+ *   staged, the copy to the device) has run, and a neighbour may already send the next
+ *   step's faces: receiving them into the same buffer could overwrite ghosts not yet unpacked
+ *   (seen with two ranks time-sharing one GPU). Exchange k+1 receives into the buffer of
+ *   exchange k-1, whose unpack ran before the pack of exchange k on the same stream, which
+ *   step 5 of exchange k waited for. IPC copies write recv_d[s] on this rank's own halo
+ *   stream, before the unpack that reads it: stream order.
+ * - Send buffers alternate too. MPI: MPI_Waitall completes the sends before the next pack.
+ *   IPC: the neighbour's copy of exchange k reads send_d[s] after this rank's pack k has run
+ *   (its stream waits for packed[s], which step 3 recorded before the note was sent). The
+ *   next writer of send_d[s] is pack k+2, and step 2 of k+2 makes it wait on the device for
+ *   the neighbour's copied[s], recorded after that copy.
+ * - Interprocess events are re-recorded every other exchange, and a stream wait binds to the
+ *   latest record made before it is enqueued, so each wait must fall between the record it
+ *   means and the next record of that event. The notes order the hosts: the neighbour waits
+ *   for packed[s] of k (step 4 of k) after this rank's note of k, sent after the record;
+ *   this rank records packed[s] again in step 3 of k+2, after its step 4 of k+1 received the
+ *   neighbour's note of k+1, sent after the neighbour's step 4 of k. Likewise this rank
+ *   waits for the neighbour's copied[s] of k (step 2 of k+2) after the neighbour's note of
+ *   k+1 (step 4 of k+1), and before the neighbour records it again (its step 4 of k+2 waits
+ *   for this rank's note of k+2, sent after the wait). Both events are recorded once at set-up,
+ *   so the waits of exchanges 0 and 1 find them complete.
+ * - Set-up maps the neighbours' memory once; halo_destroy synchronises its stream (no copy of
+ *   this rank still reads a neighbour) and meets every rank in a barrier before any rank
+ *   frees what others have mapped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -85,8 +117,160 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
   return FD_OK;
 }
 
+/* ---- set-up: the transport of each face ---- */
+
+/* What a rank tells the neighbour on face f about itself and its face towards it. */
+typedef struct {
+  int node;                   /* lowest rank of comm on the sender's node */
+  int can_share;              /* the sender's backend can share device memory */
+  char pci[32];               /* the sender's device */
+  unsigned long long total;   /* elements of one parity of the sender's send buffer */
+  unsigned long long offset;  /* element offset of the sender's face towards the receiver */
+  unsigned long long count;   /* its elements */
+  be_ipc_handle mem, packed[2], copied[2];
+} ipc_card;
+
+enum { TAG_NOTE = 16, TAG_CARD = 32, TAG_DECIDE = 48 };
+
+/* Releases what this rank opened of its neighbours. */
+static int close_peers(fd_halo *h)
+{
+  for (int f = 0; f < FD_FACES; f++) {
+    FD_BE(be_ipc_mem_close(h->peer_block[f]));
+    h->peer_block[f] = NULL;
+    for (int s = 0; s < 2; s++) {
+      if (h->peer_packed[f][s]) FD_BE(be_event_destroy(h->peer_packed[f][s]));
+      if (h->peer_copied[f][s]) FD_BE(be_event_destroy(h->peer_copied[f][s]));
+      h->peer_packed[f][s] = h->peer_copied[f][s] = NULL;
+      h->peer_send[f][s] = NULL;
+    }
+  }
+  return FD_OK;
+}
+
+/* Opens the neighbour's buffer and events of every face with ipc[f]; on failure one line in
+ * the error message, FD_ERR_RUNTIME. */
+static int open_peers(fd_halo *h, const ipc_card card[FD_FACES], int rank)
+{
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!h->ipc[f]) continue;
+    if (be_ipc_mem_open(&card[f].mem, &h->peer_block[f]) != BE_OK)
+      return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the send buffer of rank %d: %s", rank, h->nbr[f], be_error_message());
+    for (int s = 0; s < 2; s++) {
+      h->peer_send[f][s] = (const real_t *)h->peer_block[f] + s * card[f].total + card[f].offset;
+      if (be_ipc_event_open(&card[f].packed[s], &h->peer_packed[f][s]) != BE_OK ||
+          be_ipc_event_open(&card[f].copied[s], &h->peer_copied[f][s]) != BE_OK)
+        return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot open the events of rank %d: %s", rank, h->nbr[f], be_error_message());
+    }
+  }
+  return FD_OK;
+}
+
+/* Decides ipc[f] for every active face (see halo_create). Collective over comm. */
+static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
+{
+  char why[256] = "";
+  int rank;
+  FD_MPI(MPI_Comm_rank(h->comm, &rank));
+  if (path == FD_HALO_PATH_MPI) return FD_OK; /* every rank has the same path */
+  const int can = be_ipc_supported(why, sizeof why);
+  FD_CALL(fd_agree(h->comm, path == FD_HALO_PATH_IPC && !can
+                                ? fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", why)
+                                : FD_OK));
+  /* node of each rank: the lowest rank of comm on it */
+  MPI_Comm node;
+  int node_id = rank;
+  FD_MPI(MPI_Comm_split_type(h->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  FD_MPI(MPI_Bcast(&node_id, 1, MPI_INT, 0, node));
+  FD_MPI(MPI_Comm_free(&node));
+
+  ipc_card mine[FD_FACES], theirs[FD_FACES];
+  memset(mine, 0, sizeof mine);
+  memset(theirs, 0, sizeof theirs);
+  if (can) {
+    for (int s = 0; s < 2; s++) {
+      FD_BE(be_ipc_event_create(&h->packed[s]));
+      FD_BE(be_ipc_event_create(&h->copied[s]));
+      /* recorded once, so that the first waits of the neighbours find them complete */
+      FD_BE(be_event_record(h->packed[s], h->stream));
+      FD_BE(be_event_record(h->copied[s], h->stream));
+    }
+    FD_BE(be_stream_sync(h->stream));
+  }
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!h->faces.active[f]) continue;
+    ipc_card *c = &mine[f];
+    c->node = node_id;
+    c->can_share = can;
+    snprintf(c->pci, sizeof c->pci, "%s", dev->pci_bus_id);
+    c->total = h->faces.total;
+    c->offset = h->faces.offset[f];
+    c->count = h->faces.count[f];
+    if (can) {
+      FD_BE(be_ipc_mem_handle(h->send_block, &c->mem));
+      for (int s = 0; s < 2; s++) {
+        FD_BE(be_ipc_event_handle(h->packed[s], &c->packed[s]));
+        FD_BE(be_ipc_event_handle(h->copied[s], &c->copied[s]));
+      }
+    }
+  }
+  /* exchange the cards, then each side's verdict: a face goes by IPC when both sides can */
+  MPI_Request rq[2 * FD_FACES];
+  int n = 0;
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!h->faces.active[f]) continue;
+    FD_MPI(MPI_Irecv(&theirs[f], (int)sizeof theirs[f], MPI_BYTE, h->nbr[f], TAG_CARD + (f ^ 1), h->comm, &rq[n++]));
+    FD_MPI(MPI_Isend(&mine[f], (int)sizeof mine[f], MPI_BYTE, h->nbr[f], TAG_CARD + f, h->comm, &rq[n++]));
+  }
+  FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+  int ok[FD_FACES] = {0}, peer_ok[FD_FACES] = {0};
+  char reason[FD_FACES][256];
+  for (int f = 0; f < FD_FACES; f++) {
+    reason[f][0] = '\0';
+    if (!h->faces.active[f]) continue;
+    const ipc_card *c = &theirs[f];
+    if (!can) snprintf(reason[f], sizeof reason[f], "%s", why);
+    else if (!c->can_share) snprintf(reason[f], sizeof reason[f], "its backend cannot share device memory");
+    else if (c->node != node_id) snprintf(reason[f], sizeof reason[f], "it runs on another node");
+    else if (c->count != h->faces.count[f])
+      snprintf(reason[f], sizeof reason[f], "its face has %llu points, this one %zu", c->count, h->faces.count[f]);
+    else {
+      char r2[200] = "";
+      FD_BE(be_device_can_reach(c->pci, &ok[f], r2, sizeof r2));
+      if (!ok[f]) snprintf(reason[f], sizeof reason[f], "%s", r2);
+    }
+  }
+  n = 0;
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!h->faces.active[f]) continue;
+    FD_MPI(MPI_Irecv(&peer_ok[f], 1, MPI_INT, h->nbr[f], TAG_DECIDE + (f ^ 1), h->comm, &rq[n++]));
+    FD_MPI(MPI_Isend(&ok[f], 1, MPI_INT, h->nbr[f], TAG_DECIDE + f, h->comm, &rq[n++]));
+  }
+  FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+  int err = FD_OK;
+  for (int f = 0; f < FD_FACES; f++) {
+    h->ipc[f] = h->faces.active[f] && ok[f] && peer_ok[f];
+    if (path == FD_HALO_PATH_IPC && h->faces.active[f] && !h->ipc[f] && err == FD_OK)
+      err = fd_set_error(FD_ERR_USAGE, "--halo-path ipc: rank %d cannot reach its neighbour rank %d by IPC: %s; use --halo-path auto or mpi",
+                         rank, h->nbr[f], reason[f][0] ? reason[f] : "the neighbour cannot reach this rank");
+  }
+  FD_CALL(fd_agree(h->comm, err));
+  /* map the neighbours; where that fails anywhere, ipc refuses and auto falls back to MPI */
+  int open_err = open_peers(h, theirs, rank);
+  int agreed = fd_agree(h->comm, open_err == FD_OK ? FD_OK : FD_ERR_USAGE);
+  if (agreed != FD_OK) {
+    FD_CALL(close_peers(h));
+    for (int f = 0; f < FD_FACES; f++) h->ipc[f] = 0;
+    if (path == FD_HALO_PATH_IPC)
+      return fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", fd_error_message());
+    if (rank == 0)
+      printf("fdmini: notice: IPC halo path unavailable (%s); faces go through MPI\n", fd_error_message());
+  }
+  return FD_OK;
+}
+
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
-                be_stream halo_stream)
+                fd_halo_path path, const be_info *dev, be_stream halo_stream)
 {
   memset(h, 0, sizeof *h);
   h->comm = comm;
@@ -99,17 +283,28 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->faces.active[f] = nbr[f] != MPI_PROC_NULL;
     if (h->faces.active[f]) h->bytes_sent += h->faces.count[f] * sizeof(real_t);
   }
-  /* staging copies only the span from the first to the last active face */
+  size_t bytes = h->faces.total * sizeof(real_t);
+  FD_BE(be_malloc((void **)&h->send_block, 2 * bytes));
+  for (int s = 0; s < 2; s++) h->send_d[s] = h->send_block + s * h->faces.total;
+  FD_CALL(choose_transport(h, path, dev));
+  long long counts[2] = {0, 0};
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->faces.active[f]) counts[h->ipc[f] ? 0 : 1]++;
+  h->n_ipc = (int)counts[0];
+  h->n_mpi = (int)counts[1];
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_SUM, comm));
+  h->ipc_faces_all = counts[0];
+  h->mpi_faces_all = counts[1];
+  /* staging copies only the span from the first to the last MPI face (IPC faces land in the
+   * device receive buffer by their own copies, which the span must not overwrite) */
   size_t lo = h->faces.total, hi = 0;
   for (int f = 0; f < FD_FACES; f++)
-    if (h->faces.active[f]) {
+    if (h->faces.active[f] && !h->ipc[f]) {
       lo = h->faces.offset[f] < lo ? h->faces.offset[f] : lo;
       hi = h->faces.offset[f] + h->faces.count[f] > hi ? h->faces.offset[f] + h->faces.count[f] : hi;
     }
   h->stage_lo = hi > lo ? lo : 0;
   h->stage_n = hi > lo ? hi - lo : 0;
-  size_t bytes = h->faces.total * sizeof(real_t);
-  FD_BE(be_malloc((void **)&h->send_d, bytes));
   for (int s = 0; s < 2; s++) FD_BE(be_malloc((void **)&h->recv_d[s], bytes));
   if (staged) {
     FD_BE(be_host_alloc((void **)&h->send_h, bytes));
@@ -120,59 +315,91 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     FD_BE(be_event_create(&h->pack_end[s]));
     FD_BE(be_event_create(&h->unpack_start[s]));
     FD_BE(be_event_create(&h->unpack_end[s]));
+    FD_BE(be_event_create(&h->xfer_end[s]));
   }
   return FD_OK;
+}
+
+const char *halo_path_resolved(long long ipc_faces, long long mpi_faces)
+{
+  if (ipc_faces && mpi_faces) return "mixed";
+  if (ipc_faces) return "ipc";
+  return mpi_faces ? "mpi" : "none";
 }
 
 int halo_destroy(fd_halo *h)
 {
-  FD_BE(be_free(h->send_d));
+  if (h->ipc_faces_all > 0) {
+    FD_BE(be_stream_sync(h->stream));
+    FD_CALL(close_peers(h));
+    FD_MPI(MPI_Barrier(h->comm)); /* nobody reads or waits on this rank's buffer any more */
+  }
+  FD_BE(be_free(h->send_block));
   for (int s = 0; s < 2; s++) FD_BE(be_free(h->recv_d[s]));
   FD_BE(be_host_free(h->send_h));
   for (int s = 0; s < 2; s++) FD_BE(be_host_free(h->recv_h[s]));
-  for (int s = 0; s < 2; s++) {
-    if (h->pack_start[s]) FD_BE(be_event_destroy(h->pack_start[s]));
-    if (h->pack_end[s]) FD_BE(be_event_destroy(h->pack_end[s]));
-    if (h->unpack_start[s]) FD_BE(be_event_destroy(h->unpack_start[s]));
-    if (h->unpack_end[s]) FD_BE(be_event_destroy(h->unpack_end[s]));
-  }
+  be_event *ev[] = {h->pack_start, h->pack_end, h->unpack_start, h->unpack_end, h->xfer_end, h->packed, h->copied};
+  for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
+    for (int s = 0; s < 2; s++)
+      if (ev[i][s]) FD_BE(be_event_destroy(ev[i][s]));
   memset(h, 0, sizeof *h);
   return FD_OK;
 }
 
+/* ---- the exchange ---- */
+
 int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
 {
+  static char none; /* the zero-byte notes' buffer */
   const int s = (int)(h->exchanges % 2);
   real_t *recv = h->staged ? h->recv_h[s] : h->recv_d[s];
   be_range_push("halo_begin");
   /* 1. prepost receives */
-  h->nreq = 0;
+  h->nreq = h->nnote = 0;
   for (int f = 0; f < FD_FACES; f++) {
     if (!h->faces.active[f]) continue;
-    FD_MPI(MPI_Irecv(recv + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f],
-                     f ^ 1, h->comm, &h->req[h->nreq++]));
+    if (h->ipc[f])
+      FD_MPI(MPI_Irecv(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + (f ^ 1), h->comm, &h->note[h->nnote++]));
+    else
+      FD_MPI(MPI_Irecv(recv + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f],
+                       f ^ 1, h->comm, &h->req[h->nreq++]));
   }
-  /* 2. pack once the field is ready */
+  /* 2. pack once the field is ready and the neighbours have copied out exchange k-2 */
   FD_BE(be_stream_wait_event(h->stream, field_ready));
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_copied[f][s]));
   FD_BE(be_event_record(h->pack_start[s], h->stream));
-  FD_BE(be_pack_faces(&h->grid, &h->faces, u, h->send_d, h->stream));
+  FD_BE(be_pack_faces(&h->grid, &h->faces, u, h->send_d[s], h->stream));
   FD_BE(be_event_record(h->pack_end[s], h->stream));
+  /* 3. tell the IPC neighbours that packed[s] is recorded */
+  if (h->n_ipc) {
+    FD_BE(be_event_record(h->packed[s], h->stream));
+    for (int f = 0; f < FD_FACES; f++)
+      if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
+  }
   be_range_pop();
   return FD_OK;
 }
 
-/* Adds the event timings of exchange slot s: pack of the current exchange, unpack of the
- * previous one (both complete once the current pack is). */
-static int accumulate(fd_halo *h, int s, int with_unpack_of)
+/* Adds the timings of exchange slot s once its unpack is complete. Exchange time: MPI faces
+ * the host's time from the finished pack to the arrived messages; IPC faces the device's time
+ * from this rank's finished pack to the last face copied in (the neighbour's pack, the notes
+ * and the copies); with both, the longer. */
+static int accumulate(fd_halo *h, int s)
 {
   float ms;
+  FD_BE(be_event_sync(h->unpack_end[s]));
   FD_BE(be_event_elapsed_ms(&ms, h->pack_start[s], h->pack_end[s]));
   h->pack_ms += ms;
-  if (with_unpack_of >= 0) {
-    FD_BE(be_event_elapsed_ms(&ms, h->unpack_start[with_unpack_of], h->unpack_end[with_unpack_of]));
-    h->unpack_ms += ms;
-    h->timed++;
+  FD_BE(be_event_elapsed_ms(&ms, h->unpack_start[s], h->unpack_end[s]));
+  h->unpack_ms += ms;
+  double ex = h->n_mpi ? h->host_ms[s] : 0.0;
+  if (h->n_ipc) {
+    FD_BE(be_event_elapsed_ms(&ms, h->pack_end[s], h->xfer_end[s]));
+    ex = ms > ex ? ms : ex;
   }
+  h->exchange_ms += ex;
+  h->timed++;
   return FD_OK;
 }
 
@@ -180,39 +407,53 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
 {
   const int s = (int)(h->exchanges % 2);
   const size_t lo = h->stage_lo, bytes = h->stage_n * sizeof(real_t);
-  real_t *send = h->staged ? h->send_h : h->send_d;
   be_range_push("halo_exchange");
-  /* 3. wait for the pack (and stage it) */
-  FD_BE(be_event_sync(h->pack_end[s]));
-  FD_CALL(accumulate(h, s, h->timing_pending ? 1 - s : -1));
-  h->timing_pending = 0;
-  double t0 = fd_now();
-  if (h->staged && bytes) {
-    FD_BE(be_memcpy_async(h->send_h + lo, h->send_d + lo, bytes, BE_COPY_D2H, h->stream));
-    FD_BE(be_stream_sync(h->stream));
+  /* 4. IPC: once the neighbours' packed[s] are recorded, copy their faces in on the device */
+  if (h->n_ipc) {
+    FD_MPI(MPI_Waitall(h->nnote, h->note, MPI_STATUSES_IGNORE));
+    h->nnote = 0;
+    for (int f = 0; f < FD_FACES; f++) {
+      if (!h->ipc[f]) continue;
+      FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
+      FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_send[f][s],
+                                 h->faces.count[f] * sizeof(real_t), h->stream));
+    }
+    FD_BE(be_event_record(h->xfer_end[s], h->stream));
+    FD_BE(be_event_record(h->copied[s], h->stream));
   }
-  /* 4. send */
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->faces.active[f]) continue;
-    FD_MPI(MPI_Isend(send + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f], f,
-                     h->comm, &h->req[h->nreq++]));
+  if (h->n_mpi) {
+    real_t *send = h->staged ? h->send_h : h->send_d[s];
+    /* 5. wait for the pack (and stage it) */
+    FD_BE(be_event_sync(h->pack_end[s]));
+    double t0 = fd_now();
+    if (h->staged && bytes) {
+      FD_BE(be_memcpy_async(h->send_h + lo, h->send_d[s] + lo, bytes, BE_COPY_D2H, h->stream));
+      FD_BE(be_stream_sync(h->stream));
+    }
+    /* 6. send, wait */
+    for (int f = 0; f < FD_FACES; f++) {
+      if (!h->faces.active[f] || h->ipc[f]) continue;
+      FD_MPI(MPI_Isend(send + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f], f,
+                       h->comm, &h->req[h->nreq++]));
+    }
+    FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
+    h->nreq = 0;
+    /* 7. unstage */
+    if (h->staged && bytes)
+      FD_BE(be_memcpy_async(h->recv_d[s] + lo, h->recv_h[s] + lo, bytes, BE_COPY_H2D, h->stream));
+    h->host_ms[s] = (fd_now() - t0) * 1e3;
   }
-  /* 5. wait */
-  FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
-  h->nreq = 0;
-  /* 6. unstage and unpack */
-  if (h->staged && bytes)
-    FD_BE(be_memcpy_async(h->recv_d[s] + lo, h->recv_h[s] + lo, bytes, BE_COPY_H2D, h->stream));
-  h->exchange_ms += (fd_now() - t0) * 1e3;
   be_range_pop();
   be_range_push("halo_unpack");
   FD_BE(be_event_record(h->unpack_start[s], h->stream));
   FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
   FD_BE(be_event_record(h->unpack_end[s], h->stream));
-  /* 7. the consumer waits for the ghosts */
+  /* 8. the consumer waits for the ghosts */
   FD_BE(be_stream_wait_event(consumer, h->unpack_end[s]));
   be_range_pop();
   h->exchanges++;
+  /* the previous exchange's timings: its unpack ran before this exchange's pack */
+  if (h->timing_pending) FD_CALL(accumulate(h, 1 - s));
   h->timing_pending = 1;
   return FD_OK;
 }
@@ -220,12 +461,7 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
 int halo_flush_timers(fd_halo *h)
 {
   if (!h->timing_pending) return FD_OK;
-  int s = (int)((h->exchanges - 1) % 2);
-  float ms;
-  FD_BE(be_event_sync(h->unpack_end[s]));
-  FD_BE(be_event_elapsed_ms(&ms, h->unpack_start[s], h->unpack_end[s]));
-  h->unpack_ms += ms;
-  h->timed++;
+  FD_CALL(accumulate(h, (int)((h->exchanges - 1) % 2)));
   h->timing_pending = 0;
   return FD_OK;
 }

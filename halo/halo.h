@@ -1,6 +1,7 @@
 /* halo.h - the halo exchange: six faces of a local field travel to the six neighbours, as
- * device buffers handed to a GPU-aware MPI or staged through pinned host memory. Every MPI
- * call of the exchange lives in halo.c.
+ * device-to-device copies between ranks of a node (IPC path), or as device buffers handed to
+ * a GPU-aware MPI or staged through pinned host memory. Every MPI call of the exchange lives
+ * in halo.c.
  *
  * The exchange is split so that the solver computes between its halves:
  *   halo_exchange_begin   prepost receives; halo stream waits for the field, packs   (async)
@@ -21,20 +22,34 @@ typedef struct {
   int nbr[FD_FACES];      /* neighbour rank of each face, MPI_PROC_NULL at global edges */
   fd_grid grid;
   fd_faces faces;         /* geometry and buffer layout (faces.h) */
-  int staged;             /* 1: messages go through the pinned host buffers */
-  real_t *send_d;         /* device pack buffer, faces.total elements */
+  int staged;             /* 1: MPI messages go through the pinned host buffers */
+  /* transport of each active face: ipc[f] = 1 copies it from the neighbour's send buffer
+   * mapped into this process (node-local, halo.c "IPC path"), 0 sends it through MPI */
+  int ipc[FD_FACES];
+  int n_ipc, n_mpi;       /* this rank's active faces by transport */
+  long long ipc_faces_all, mpi_faces_all; /* the same, summed over the ranks of comm */
+  real_t *send_block;     /* device, 2 x faces.total: the send buffers of both parities */
+  real_t *send_d[2];      /* device pack buffers, by exchange parity (halves of send_block) */
   real_t *recv_d[2];      /* device receive buffers, by exchange parity (see halo.c) */
   real_t *send_h, *recv_h[2]; /* pinned host buffers (staged mode only), the same way */
-  MPI_Request req[2 * FD_FACES];
+  MPI_Request req[2 * FD_FACES];  /* MPI faces: data messages of the exchange in flight */
   int nreq;
+  MPI_Request note[2 * FD_FACES]; /* IPC faces: the zero-byte "packed" notes in flight */
+  int nnote;
   be_stream stream;       /* the halo stream (high priority), owned by the caller */
-  be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2];
+  be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2], xfer_end[2];
+  /* IPC path: this rank's interprocess events and the neighbours' ones opened here */
+  be_event packed[2], copied[2];
+  be_event peer_packed[FD_FACES][2], peer_copied[FD_FACES][2];
+  void *peer_block[FD_FACES];        /* neighbour's send_block mapped here */
+  const real_t *peer_send[FD_FACES][2]; /* its face towards this rank, by parity */
   long long exchanges;    /* completed exchanges; slot = exchanges % 2 */
-  int timing_pending;     /* an exchange whose unpack timing is not yet read */
+  int timing_pending;     /* an exchange whose timings are not yet read */
+  double host_ms[2];      /* MPI faces: host time of the exchange, by slot */
   double pack_ms, unpack_ms, exchange_ms; /* accumulated since halo_reset_timers */
   long long timed;        /* exchanges accumulated in those sums */
   size_t bytes_sent;      /* bytes one exchange sends (all active faces) */
-  size_t stage_lo, stage_n; /* staged mode: the span of the buffers holding active faces */
+  size_t stage_lo, stage_n; /* staged mode: the span of the buffers holding MPI faces */
 } fd_halo;
 
 /* Whether device pointers may go to this MPI for this backend: compile-time and run-time
@@ -48,16 +63,24 @@ int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len);
 int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, int *staged);
 
 /* Allocates buffers and events for a field of extents g on the Cartesian communicator comm
- * with neighbours nbr. Not Collective. */
+ * with neighbours nbr, and picks each face's transport (path): FD_HALO_PATH_MPI every face
+ * through MPI; IPC every face by device copy, a usage error (agreed) where a neighbour is on
+ * another node or its device is out of reach; AUTO IPC where possible, MPI elsewhere.
+ * Collective over comm. */
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
-                be_stream halo_stream);
+                fd_halo_path path, const be_info *dev, be_stream halo_stream);
+/* Collective over comm when any rank uses the IPC path (a neighbour may still read this
+ * rank's buffers until all have synchronised). */
 int halo_destroy(fd_halo *h);
+/* "ipc", "mpi", "mixed" (some faces each way, over all ranks) or "none" (no neighbours). */
+const char *halo_path_resolved(long long ipc_faces, long long mpi_faces);
 
 /* Starts exchanging the ghosts of u once `field_ready` (recorded on the producing stream) has
  * happened. Not Collective, but every neighbour must call it for the same step. Asynchronous. */
 int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready);
 /* Completes the exchange begun last; `consumer` waits (on the device) for the ghosts of u.
- * Blocks the host until the messages have arrived. */
+ * Blocks the host until the MPI messages have arrived (IPC faces: until the neighbours have
+ * begun the same exchange; the copies themselves are ordered on the device). */
 int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer);
 
 /* Reads the timings of the last exchange into the sums and resets nothing. Call after the

@@ -44,6 +44,8 @@ typedef struct {
   int is_accelerator;  /* 1 when fields live in memory apart from the host's */
   int host_threads;    /* OpenMP threads of the host backend, 0 on GPUs */
   size_t memory_bytes; /* device memory, 0 when unknown */
+  char face_copy[16];  /* how halo faces move between field and buffer: "kernel", "engine"
+                          (copy engine for y/z faces; GPU env FDMINI_FACE_COPY), "host" */
 } be_info;
 
 /* Number of devices this process can see. Not Collective; synchronous. */
@@ -90,6 +92,43 @@ int be_event_elapsed_ms(float *ms, be_event start, be_event end);
 
 /* Asynchronous on s. */
 int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind, be_stream s);
+
+/* ---- device memory and events shared between processes of a node ------------------ */
+
+/* The node-local halo transport (halo/halo.c) maps each neighbour's send buffer and two of
+ * its events once, then moves faces with device-to-device copies that wait on the device for
+ * the neighbour's events: no MPI message carries face data, and no host waits for a device.
+ * GPU backends implement it with CUDA/HIP IPC (cudaIpc*Handle, hipIpc*Handle). The host
+ * backend keeps fields in host memory and has nothing to share: be_ipc_supported() says so
+ * and the other calls return BE_UNSUPPORTED. Handles are plain bytes, sent as MPI_BYTE. */
+#define BE_IPC_HANDLE_BYTES 64
+typedef struct {
+  unsigned char bytes[BE_IPC_HANDLE_BYTES];
+} be_ipc_handle;
+
+/* 1 when this backend can share device memory and events with other processes; 0 and one
+ * line in why otherwise. Synchronous. */
+int be_ipc_supported(char *why, size_t why_len);
+/* *yes = 1 when this process's device can copy from and to memory of the device with PCI bus
+ * id `pci_bus_id` (be_info.pci_bus_id of another process): the same device, or a peer the
+ * device can access. *yes = 0 and one line in why otherwise (not visible here, no peer path).
+ * Synchronous. */
+int be_device_can_reach(const char *pci_bus_id, int *yes, char *why, size_t why_len);
+/* Handle of a block from be_malloc (ptr is its start), for another process to open. */
+int be_ipc_mem_handle(void *ptr, be_ipc_handle *h);
+/* Maps another process's block here; *ptr is valid in this process until be_ipc_mem_close.
+ * The same handle must not be opened twice by one process, nor by the process that made it. */
+int be_ipc_mem_open(const be_ipc_handle *h, void **ptr);
+int be_ipc_mem_close(void *ptr);
+/* An event other processes can wait for (be_stream_wait_event); not timing-capable. */
+int be_ipc_event_create(be_event *e);
+int be_ipc_event_handle(be_event e, be_ipc_handle *h);
+/* Opens another process's event (be_ipc_event_create); be_event_destroy releases it. A wait
+ * on it waits for the latest record the owner had made when the wait was enqueued. */
+int be_ipc_event_open(const be_ipc_handle *h, be_event *e);
+/* Device-to-device copy between any two blocks this process can address (its own, or mapped
+ * by be_ipc_mem_open, on this device or a peer). Asynchronous on s. */
+int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be_stream s);
 
 /* Profiler ranges (roctx/NVTX on GPUs, no-ops on host). Not Collective. */
 void be_range_push(const char *name);

@@ -15,9 +15,11 @@
 
 static const char *const op_names[FD_OP_COUNT] = {"laplacian", "heat", "jacobi", "wave"};
 static const char *const mpi_gpu_names[] = {"auto", "aware", "staged"};
+static const char *const halo_path_names[] = {"auto", "mpi", "ipc"};
 
 const char *fd_op_name(fd_op op) { return (op >= 0 && op < FD_OP_COUNT) ? op_names[op] : "?"; }
 const char *fd_mpi_gpu_name(fd_mpi_gpu m) { return mpi_gpu_names[m]; }
+const char *fd_halo_path_name(fd_halo_path p) { return halo_path_names[p]; }
 
 void fd_options_usage(FILE *out)
 {
@@ -45,6 +47,10 @@ void fd_options_usage(FILE *out)
     "Communication\n"
     "  --mpi-gpu MODE      auto | aware | staged: hand device buffers to MPI, or stage\n"
     "                      them through pinned host memory (default auto)\n"
+    "  --halo-path PATH    auto | mpi | ipc: faces to neighbours on the same node by\n"
+    "                      device-to-device copies (GPU IPC), or every face through MPI;\n"
+    "                      auto (default) takes IPC where a neighbour's device is\n"
+    "                      reachable, MPI elsewhere; ipc where it is not: an error\n"
     "  --no-overlap        run pack, exchange, interior and boundary one after another\n"
     "  --baseline          first run every rank's block alone (no exchange, same steps):\n"
     "                      efficiency against one GPU and the share of exchange hidden\n"
@@ -139,7 +145,7 @@ enum {
   OPT_GLOBAL = 256, OPT_LOCAL, OPT_PROCS, OPT_OP, OPT_ITERS, OPT_WARMUP, OPT_KERNEL, OPT_TILE,
   OPT_JSON, OPT_DUMP, OPT_NO_CHECK, OPT_HELP, OPT_NO_OVERLAP, OPT_MPI_GPU, OPT_PROGRESS,
   OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT, OPT_VELOCITY, OPT_RICKER, OPT_SOURCE,
-  OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP,
+  OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH,
 };
 
 /* "V" or "V1,V2": positive finite numbers. */
@@ -178,6 +184,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"no-check", no_argument, 0, OPT_NO_CHECK},     {"help", no_argument, 0, OPT_HELP},
     {"no-overlap", no_argument, 0, OPT_NO_OVERLAP}, {"mpi-gpu", required_argument, 0, OPT_MPI_GPU},
     {"progress", required_argument, 0, OPT_PROGRESS},
+    {"halo-path", required_argument, 0, OPT_HALO_PATH},
     {"test-inject-fault", no_argument, 0, OPT_INJECT},
     {"baseline", no_argument, 0, OPT_BASELINE},
     {"bind-report", no_argument, 0, OPT_BIND_REPORT},
@@ -262,6 +269,10 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     case OPT_MPI_GPU:
       FD_CALL(parse_name("--mpi-gpu", optarg, mpi_gpu_names, 3, &idx));
       o->mpi_gpu = (fd_mpi_gpu)idx;
+      break;
+    case OPT_HALO_PATH:
+      FD_CALL(parse_name("--halo-path", optarg, halo_path_names, 3, &idx));
+      o->halo_path = (fd_halo_path)idx;
       break;
     case OPT_PROGRESS:
       FD_CALL(parse_int("--progress", optarg, 0, INT_MAX, &o->progress));

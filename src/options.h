@@ -8,6 +8,8 @@
 
 typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
 typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
+/* --halo-path: how faces reach a neighbour (halo/halo.h) */
+typedef enum { FD_HALO_PATH_AUTO = 0, FD_HALO_PATH_MPI, FD_HALO_PATH_IPC } fd_halo_path;
 
 #define FD_PATH_MAX 4096
 
@@ -27,6 +29,7 @@ typedef struct {
   int check;            /* verification on unless --no-check */
   int overlap;          /* 1 unless --no-overlap */
   fd_mpi_gpu mpi_gpu;   /* --mpi-gpu */
+  fd_halo_path halo_path; /* --halo-path */
   int progress;         /* --progress SECONDS between progress lines, 0 = off; -1 default */
   char json[FD_PATH_MAX]; /* --json FILE, "" = none */
   char dump[FD_PATH_MAX]; /* --dump FILE: final field, raw real_t, global order, x fastest */
@@ -51,6 +54,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o);
 
 const char *fd_op_name(fd_op op);
 const char *fd_mpi_gpu_name(fd_mpi_gpu m);
+const char *fd_halo_path_name(fd_halo_path p);
 
 /* The --help text. */
 void fd_options_usage(FILE *out);

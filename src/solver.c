@@ -259,7 +259,8 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   FD_BE(be_event_create(&s->ready));
   for (int k = 0; k < 2; k++)
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
-  FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, staged, s->halo_stream));
+  FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, staged, o->halo_path, dev,
+                          s->halo_stream));
   FD_CALL(snapshot_create(s));
   return FD_OK;
 }
@@ -376,6 +377,8 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   r->warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
   r->kernel = s->kernel;
   r->staged = s->halo.staged;
+  r->ipc_faces = s->halo.ipc_faces_all;
+  r->mpi_faces = s->halo.mpi_faces_all;
   r->overlap = o->overlap;
   r->bytes_per_point = s->prob.bytes_per_point;
   r->dt = s->prob.dt;

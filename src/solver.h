@@ -42,6 +42,7 @@ typedef struct {
   int iters, warmup;
   fd_kernel kernel;
   int staged, overlap;
+  long long ipc_faces, mpi_faces; /* active faces over all ranks by transport (halo.h) */
   int bytes_per_point;
   double dt;
   /* timings over ranks (ms per step) */

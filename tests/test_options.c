@@ -39,6 +39,8 @@ static void test_defaults(void **state)
   assert_int_equal(o.tile, 0);
   assert_true(o.check);
   assert_true(o.overlap);
+  assert_int_equal(o.mpi_gpu, FD_MPI_GPU_AUTO);
+  assert_int_equal(o.halo_path, FD_HALO_PATH_AUTO);
   assert_false(o.have_global || o.have_local || o.have_procs);
 }
 
@@ -62,13 +64,14 @@ static void test_every_option_accepted(void **state)
   assert_string_equal(o.json, "out.json");
   assert_false(o.check);
   const char *args2[] = {"--local", "8,9,10", "--op", "heat", "--no-overlap", "--mpi-gpu",
-                         "staged", "--dump", "f.raw", "--progress", "0", NULL};
+                         "staged", "--dump", "f.raw", "--progress", "0", "--halo-path", "ipc", NULL};
   assert_int_equal(parse(&o, args2), FD_OK);
   assert_true(o.have_local);
   assert_int_equal(o.local[1], 9);
   assert_int_equal(o.op, FD_OP_HEAT);
   assert_false(o.overlap);
   assert_int_equal(o.mpi_gpu, FD_MPI_GPU_STAGED);
+  assert_int_equal(o.halo_path, FD_HALO_PATH_IPC);
   assert_string_equal(o.dump, "f.raw");
   assert_int_equal(o.progress, 0);
   const char *args3[] = {"--op", "wave", "--velocity", "1.5,3", "--ricker-freq", "12.5", "--source",
@@ -125,6 +128,8 @@ static const bad_case bad_cases[] = {
   {{"--kernel", "fast"}, "--kernel: unknown value 'fast', expected baseline or reordered"},
   {{"--kernel", "baseline", "--tile", "4"}, "--tile applies to the reordered kernel"},
   {{"--mpi-gpu", "maybe"}, "--mpi-gpu: unknown value 'maybe', expected auto, aware or staged"},
+  {{"--halo-path", "nvlink"}, "--halo-path: unknown value 'nvlink', expected auto, mpi or ipc"},
+  {{"--halo-path"}, "option '--halo-path' needs a value"},
   {{"--json", ""}, "--json: expected a file name"},
   {{"--progress", "-3"}, "--progress: -3 is out of range"},
 };

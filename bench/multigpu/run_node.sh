@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # run_node.sh - issue 4 on an NVIDIA multi-GPU node, in one call: the multi-GPU tests (1, 2, 4
-# GPUs and 8 ranks on 4 GPUs; GPU-aware and staged; every operator; bitwise equal to the
-# single-GPU run; GPU equal to the host backend to rounding; --mpi-gpu aware refused by a
-# non-CUDA-aware MPI; compute-sanitizer with 2 ranks) and then the scaling benchmarks.
+# GPUs and 8 ranks on 4 GPUs, or 1, 2 GPUs and 4 and 8 ranks on 2 GPUs; GPU-aware MPI, staged
+# MPI and the node-local IPC path; every operator; bitwise equal to the single-GPU run; GPU
+# equal to the host backend to rounding; --mpi-gpu aware refused by a non-CUDA-aware MPI;
+# --halo-path ipc refused where a neighbour's GPU is out of reach; compute-sanitizer with 2
+# ranks), then the scaling benchmarks (bench) and the halo-path benchmarks (halo).
 #
 # Binaries come prebuilt (bench/multigpu/prepare.sh, on a Debian 12 machine with CUDA 13):
 #   .device/bin/fdmini-aware   cuda backend, CUDA-aware Open MPI of shared/gpu-mpi
@@ -10,9 +12,9 @@
 #   .device/bin/fdmini-host    host backend (reference)
 #   .device/bin/peer_bandwidth cudaMemcpyPeer bandwidth between two GPUs
 #   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
-# Usage: bench/multigpu/run_node.sh tests|bench|all   (writes under $OUT)
+# Usage: bench/multigpu/run_node.sh tests|bench|halo|all...   (writes under $OUT)
 set -uo pipefail
-what=${1:-all}
+[ $# -eq 0 ] && set -- all
 OUT=${OUT:-/tmp/fdmini-out}
 mkdir -p "$OUT"
 bin=$PWD/.device/bin${FDMINI_PREP_TAG:+-$FDMINI_PREP_TAG}
@@ -31,20 +33,53 @@ ok() { pass=$((pass + 1)); log "ok   $*"; }
 bad() { fail=$((fail + 1)); log "FAIL $*"; }
 
 # fd NP ARGS...: the aware binary on NP ranks; output to $work/last.log
+# FDMINI_FACE_COPY (kernel|engine), when set, reaches every rank.
 fd() {
   local np=$1
   shift
-  timeout 300 "$AWARE_RUN" -n "$np" --bind-to none "$bin/fdmini-aware" --progress 0 "$@" > "$work/last.log" 2>&1
+  local env=()
+  [ -n "${FDMINI_FACE_COPY:-}" ] && env=(-x FDMINI_FACE_COPY)
+  timeout 300 "$AWARE_RUN" -n "$np" --bind-to none "${env[@]}" "$bin/fdmini-aware" --progress 0 "$@" > "$work/last.log" 2>&1
+}
+
+# mode_args MODE: the fdmini options of a test mode (aware and staged force the MPI path)
+mode_args() {
+  case $1 in
+  aware) echo --mpi-gpu aware --halo-path mpi ;;
+  staged) echo --mpi-gpu staged --halo-path mpi ;;
+  ipc | ipc-kernel) echo --halo-path ipc ;;
+  esac
+}
+
+# case_run NP PROCS MODE OP: one multi-rank run, bitwise against the 1-GPU reference
+case_run() {
+  local np=$1 procs=$2 mode=$3 op=$4 face=engine want=mpi
+  [ "$mode" = ipc-kernel ] && face=kernel
+  case $mode in ipc*) want=ipc ;; esac
+  rm -f "$work/d.raw"
+  export FDMINI_FACE_COPY=$face
+  # shellcheck disable=SC2046
+  fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") --dump "$work/d.raw"
+  local rc=$?
+  unset FDMINI_FACE_COPY
+  if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && grep -q "halo        path $want " "$work/last.log" &&
+    grep -q "faces packed by $face" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
+    ok "$np ranks ($procs) $mode $op: PASS, path $want, faces by $face, bitwise equal to 1 GPU$(grep -q 'share devices' "$work/last.log" && echo ', ranks share GPUs (notice printed)')"
+  else
+    bad "$np ranks ($procs) $mode $op"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
 }
 
 run_tests() {
   log "== multi-GPU tests on $ngpu x $device ($(date -u +%FT%TZ))"
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
-  # the single-GPU kernel tests (tests/gpu) and their memcheck run
-  if "$bin/test_gpu_kernels" > "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels: $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels: $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
+  # the single-GPU kernel tests (tests/gpu), both ways of moving faces, and a memcheck run
+  if "$bin/test_gpu_kernels" >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels (faces by engine): $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels (faces by engine): $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
+  if FDMINI_FACE_COPY=kernel "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels --quick (faces by kernel): $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels --quick (faces by kernel): $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
   if compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then
     ok "test_gpu_kernels --quick under compute-sanitizer memcheck: 0 errors"; else bad "test_gpu_kernels memcheck"; fi
-  local size=130,97,65 op
+  local size=130,97,65 op cfg np procs mode
   for op in laplacian heat jacobi wave; do
     if fd 1 --op "$op" --global $size --iters 12 --warmup 1 --dump "$work/ref-$op.raw" &&
       grep -q "verification: PASS" "$work/last.log"; then ok "1 GPU $op PASS"; else bad "1 GPU $op"; cat "$work/last.log" >> "$OUT/tests.log"; fi
@@ -57,48 +92,52 @@ d = np.abs(g - h).max() / max(np.abs(h).max(), 1e-300)
 print(f"  gpu vs host: {g.size} points, max |diff| / max |host| = {d:.3e}")
 sys.exit(0 if g.size == h.size and d <= 1e-12 else 1)
 PY
-    local cfg np procs mode
-    for cfg in "2 2,1,1" "2 1,1,2" "4 2,2,1" "4 1,2,2" "4 4,1,1" "8 2,2,2"; do
-      np=${cfg% *}
-      procs=${cfg#* }
-      [ "$np" -gt 1 ] && [ "$ngpu" -lt 2 ] && continue
-      [ "$np" -eq 4 ] && [ "$ngpu" -lt 4 ] && continue
-      [ "$np" -eq 8 ] && [ "$ngpu" -lt 4 ] && continue
-      for mode in aware staged; do
-        rm -f "$work/d.raw"
-        if fd "$np" --op "$op" --global $size --iters 12 --warmup 1 --procs "$procs" --mpi-gpu $mode --dump "$work/d.raw" &&
-          grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
-          ok "$np ranks ($procs) $mode $op: PASS, bitwise equal to 1 GPU$(grep -q 'share devices' "$work/last.log" && echo ', ranks share GPUs (notice printed)')"
-        else
-          bad "$np ranks ($procs) $mode $op"
-          tail -20 "$work/last.log" >> "$OUT/tests.log"
-        fi
-      done
+    [ "$ngpu" -lt 2 ] && continue
+    # IPC: 2 ranks on 2 GPUs, 4 ranks on 2 (or 4) GPUs (x, y and z faces; on 2 GPUs ranks
+    # share them); heat and wave (whose inputs change every step, so stale ghosts show) also
+    # through GPU-aware and staged MPI, with faces moved by the kernel, and 8 ranks
+    local cfgs=("2 1,1,2 ipc" "4 2,2,1 ipc" "4 1,2,2 ipc")
+    case $op in
+    heat) cfgs+=("4 2,2,1 aware" "4 2,2,1 staged" "4 2,2,1 ipc-kernel" "8 2,2,2 ipc") ;;
+    wave) cfgs+=("2 1,1,2 aware" "2 1,1,2 staged" "2 2,1,1 ipc-kernel") ;;
+    esac
+    for cfg in "${cfgs[@]}"; do
+      read -r np procs mode <<< "$cfg"
+      case_run "$np" "$procs" "$mode" "$op"
     done
   done
   if [ "$ngpu" -ge 2 ]; then
-    # the distribution's MPI is not CUDA-aware: aware is refused on every rank, auto stages
+    # the distribution's MPI is not CUDA-aware: aware is refused on every rank, auto stages;
+    # the IPC path needs no GPU-aware MPI
     timeout 120 "$SYS_RUN" -n 2 --bind-to none "$bin/fdmini-sys" --global 64,64,64 --mpi-gpu aware > "$work/last.log" 2>&1
     rc=$?
     if [ $rc -eq 2 ] && grep -q "this MPI is not GPU-aware" "$work/last.log"; then ok "--mpi-gpu aware on a non-CUDA-aware MPI: exit 2 with a clear error"; else bad "aware on non-aware MPI (rc $rc)"; cat "$work/last.log" >> "$OUT/tests.log"; fi
-    timeout 120 "$SYS_RUN" -n 2 --bind-to none "$bin/fdmini-sys" --op heat --global 130,97,65 --iters 12 --warmup 1 --dump "$work/d.raw" > "$work/last.log" 2>&1
+    timeout 120 "$SYS_RUN" -n 2 --bind-to none "$bin/fdmini-sys" --op heat --global 130,97,65 --iters 12 --warmup 1 --halo-path mpi --dump "$work/d.raw" > "$work/last.log" 2>&1
     if grep -q "staged through pinned host memory" "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-heat.raw"; then
       ok "--mpi-gpu auto on a non-CUDA-aware MPI: staged, PASS, bitwise equal"; else bad "auto on non-aware MPI"; cat "$work/last.log" >> "$OUT/tests.log"; fi
-    # compute-sanitizer on 2 ranks (memcheck), both modes. With GPU-aware MPI, Open MPI's own
-    # cuMemHostRegister of its shared-memory segment fails on these nodes (the start-up warning
-    # of shared/gpu-mpi/README.md; its return code is handled inside Open MPI), and memcheck
-    # reports every failed driver call: bench/results/multigpu/sanitizer-aware-api-errors.log
-    # shows that report is the only one. API-error reports are therefore off here; every
-    # memory-access error still fails the test (fdmini checks its own calls' return codes).
-    for mode in aware staged; do
-      local api=()
-      [ "$mode" = aware ] && api=(--report-api-errors no)
-      timeout 300 "$AWARE_RUN" -n 2 --bind-to none compute-sanitizer --tool memcheck "${api[@]}" --error-exitcode 9 \
-        "$bin/fdmini-aware" --progress 0 --op jacobi --global 40,33,21 --iters 3 --warmup 1 --mpi-gpu $mode > "$work/last.log" 2>&1
-      rc=$?
-      cp "$work/last.log" "$OUT/sanitizer-$mode.log"
-      if [ $rc -eq 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$work/last.log"; then ok "compute-sanitizer memcheck, 2 ranks, $mode: 0 errors"; else bad "compute-sanitizer $mode (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
-    done
+    timeout 120 "$SYS_RUN" -n 4 --bind-to none "$bin/fdmini-sys" --op jacobi --global 130,97,65 --iters 12 --warmup 1 --procs 2,2,1 --dump "$work/d.raw" > "$work/last.log" 2>&1
+    if grep -q "halo        path ipc " "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-jacobi.raw"; then
+      ok "--halo-path auto on a non-CUDA-aware MPI: IPC path, PASS, bitwise equal"; else bad "ipc on non-aware MPI"; cat "$work/last.log" >> "$OUT/tests.log"; fi
+    # each rank sees only its own GPU: a neighbour's device is out of reach. ipc is refused on
+    # every rank (exit 2, one line), auto falls back to MPI
+    # shellcheck disable=SC2016 # expanded by the wrapper, per rank
+    printf '#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK\nexec "$@"\n' > "$work/own-gpu.sh"
+    chmod +x "$work/own-gpu.sh"
+    timeout 120 "$AWARE_RUN" -n 2 --bind-to none "$work/own-gpu.sh" "$bin/fdmini-aware" --progress 0 --global 64,64,64 --halo-path ipc > "$work/last.log" 2>&1
+    rc=$?
+    if [ $rc -eq 2 ] && [ "$(grep -c "fdmini: error:" "$work/last.log")" -eq 1 ] && grep -q "cannot reach its neighbour rank .* is not visible to this process" "$work/last.log"; then
+      ok "--halo-path ipc with the neighbour's GPU invisible: exit 2, one clear error"; else bad "ipc out of reach (rc $rc)"; cat "$work/last.log" >> "$OUT/tests.log"; fi
+    timeout 120 "$AWARE_RUN" -n 2 --bind-to none "$work/own-gpu.sh" "$bin/fdmini-aware" --progress 0 --op heat --global 130,97,65 --iters 12 --warmup 1 --dump "$work/d.raw" > "$work/last.log" 2>&1
+    if grep -q "halo        path mpi " "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-heat.raw"; then
+      ok "--halo-path auto with the neighbour's GPU invisible: MPI path, PASS, bitwise equal"; else bad "auto out of reach"; cat "$work/last.log" >> "$OUT/tests.log"; fi
+    # compute-sanitizer on 2 ranks (memcheck) on the IPC path. Staged MPI, so that Open MPI's
+    # own CUDA calls stay out of the report (bench/results/multigpu/sanitizer-aware-api-errors.log):
+    # every face goes by IPC anyway, and API errors are reported.
+    timeout 150 "$AWARE_RUN" -n 2 --bind-to none compute-sanitizer --tool memcheck --error-exitcode 9 \
+      "$bin/fdmini-aware" --progress 0 --op jacobi --global 40,33,21 --iters 3 --warmup 1 --mpi-gpu staged --halo-path ipc > "$work/last.log" 2>&1
+    rc=$?
+    cp "$work/last.log" "$OUT/sanitizer-ipc.log"
+    if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 2 ]; then ok "compute-sanitizer memcheck, 2 ranks, ipc: 0 errors"; else bad "compute-sanitizer ipc (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
   fi
   log "multi-GPU tests: $pass passed, $fail failed"
 }
@@ -126,11 +165,48 @@ run_bench() {
   tar -C "$res" -czf "$OUT/studies.tar.gz" .
 }
 
-case $what in
-tests) run_tests ;;
-bench) run_bench ;;
-all) run_tests; run_bench ;;
-*) echo "usage: $0 tests|bench|all"; exit 2 ;;
-esac
+# The halo-path benchmarks (issue 4: 2 MiB faces against the peer bandwidth of the same run,
+# the share of the exchange hidden at 512^3 per GPU), on 2 GPUs: peer_bandwidth, then fdmini
+# JSON records, 3 repeats of
+#   halo2m-PATH-engine        2 ranks (1,1,2) of 512^3, --no-overlap: one 2 MiB face each way
+#   weak512-1gpu              1 GPU, 512^3
+#   weak512-PATH-FACE         2 GPUs (1,1,2) of 512^3, overlap, --baseline; faces packed by the
+#                             copy engine or by the kernel (FDMINI_FACE_COPY)
+#   weak256-PATH-engine       2 GPUs (1,1,2) of 256^3, overlap, --baseline (one repeat)
+# with PATH mpi (GPU-aware MPI) and ipc. bench/multigpu/summarize.py makes the table.
+run_halo() {
+  local rec=$OUT/records r path face
+  mkdir -p "$rec"
+  echo "== halo-path benchmarks on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/halo.log"
+  "$bin/peer_bandwidth" 2>&1 | tee "$rec/peer_bandwidth.txt" >> "$OUT/halo.log"
+  for r in 1 2 3; do
+    fd 1 --local 512,512,512 --iters 100 --json "$rec/weak512-1gpu-r$r.json" || bad "weak512 1 GPU r$r"
+    for path in mpi ipc; do
+      export FDMINI_FACE_COPY=engine
+      fd 2 --local 512,512,512 --procs 1,1,2 --no-overlap --iters 100 --halo-path $path --mpi-gpu aware \
+        --json "$rec/halo2m-$path-engine-r$r.json" || bad "halo2m $path r$r"
+      [ $r -eq 1 ] && { fd 2 --local 256,256,256 --procs 1,1,2 --baseline --iters 200 --halo-path $path --mpi-gpu aware \
+        --json "$rec/weak256-$path-engine-r$r.json" || bad "weak256 $path r$r"; }
+      for face in engine kernel; do
+        export FDMINI_FACE_COPY=$face
+        fd 2 --local 512,512,512 --procs 1,1,2 --baseline --iters 100 --halo-path $path --mpi-gpu aware \
+          --json "$rec/weak512-$path-$face-r$r.json" || bad "weak512 $path $face r$r"
+      done
+      unset FDMINI_FACE_COPY
+    done
+  done
+  python3 bench/multigpu/summarize.py "$rec" 2>&1 | tee -a "$OUT/halo.log"
+  tar -C "$OUT" -czf "$OUT/records.tar.gz" records && rm -rf "$rec"
+}
+
+for what in "$@"; do
+  case $what in
+  tests) run_tests ;;
+  bench) run_bench ;;
+  halo) run_halo ;;
+  all) run_tests; run_bench ;;
+  *) echo "usage: $0 tests|bench|halo|all..."; exit 2 ;;
+  esac
+done
 rm -rf "$work"
 [ "$fail" -eq 0 ]

@@ -42,6 +42,7 @@ int gpu_failf_private(int code, const char *fmt, ...)
 /* ---- device ---------------------------------------------------------------------------- */
 
 gpu_device_props gpu_props_private;
+static int face_copy_engine; /* halo faces by copy engine (1) or kernel (0): see faces_launch */
 int gpu_initialized_private = 0;
 
 /* Scratch of be_norms: per-block partial sums and maxima, and the pinned result. */
@@ -64,6 +65,10 @@ extern "C" int be_init(int index, be_info *info)
   if (index < 0 || index >= count)
     return gpu_failf_private(BE_ERROR, "be_init: device index %d out of range (%d visible)",
                              index, count);
+  const char *fc = getenv("FDMINI_FACE_COPY");
+  if (fc && strcmp(fc, "kernel") != 0 && strcmp(fc, "engine") != 0)
+    return gpu_failf_private(BE_ERROR, "FDMINI_FACE_COPY: unknown value '%s', expected kernel or engine", fc);
+  face_copy_engine = !fc || strcmp(fc, "engine") == 0;
   GPU(hipSetDevice(index));
   hipDeviceProp_t prop;
   GPU(hipGetDeviceProperties(&prop, index));
@@ -79,6 +84,7 @@ extern "C" int be_init(int index, be_info *info)
   info->is_accelerator = 1;
   info->host_threads = 0;
   info->memory_bytes = prop.totalGlobalMem;
+  snprintf(info->face_copy, sizeof info->face_copy, "%s", face_copy_engine ? "engine" : "kernel");
 
   gpu_props_private.sm_count = prop.multiProcessorCount;
   gpu_props_private.l2_bytes = (size_t)prop.l2CacheSize;
@@ -149,6 +155,105 @@ extern "C" int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy
                     : kind == BE_COPY_D2H ? hipMemcpyDeviceToHost
                                           : hipMemcpyDeviceToDevice;
   if (bytes) GPU(hipMemcpyAsync(dst, src, bytes, k, gpu_stream(s)));
+  return BE_OK;
+}
+
+/* ---- device memory and events shared between processes (backend.h) -------------------- */
+
+static_assert(sizeof(hipIpcMemHandle_t) == BE_IPC_HANDLE_BYTES, "IPC memory handle size");
+static_assert(sizeof(hipIpcEventHandle_t) == BE_IPC_HANDLE_BYTES, "IPC event handle size");
+
+extern "C" int be_ipc_supported(char *why, size_t why_len)
+{
+  (void)why;
+  (void)why_len;
+  return 1;
+}
+
+extern "C" int be_device_can_reach(const char *pci_bus_id, int *yes, char *why, size_t why_len)
+{
+  *yes = 0;
+  int me = 0, dev = -1, can = 0;
+  GPU(hipGetDevice(&me));
+  if (hipDeviceGetByPCIBusId(&dev, pci_bus_id) != hipSuccess) {
+    (void)hipGetLastError();
+    snprintf(why, why_len, "device %s is not visible to this process", pci_bus_id);
+    return BE_OK;
+  }
+  if (dev == me) {
+    *yes = 1;
+    return BE_OK;
+  }
+  GPU(hipDeviceCanAccessPeer(&can, me, dev));
+  if (!can) snprintf(why, why_len, "device %d cannot access device %d (%s) as a peer", me, dev, pci_bus_id);
+  *yes = can;
+  return BE_OK;
+}
+
+extern "C" int be_ipc_mem_handle(void *ptr, be_ipc_handle *h)
+{
+  hipIpcMemHandle_t m;
+  GPU(hipIpcGetMemHandle(&m, ptr));
+  memcpy(h->bytes, &m, sizeof m);
+  return BE_OK;
+}
+
+extern "C" int be_ipc_mem_open(const be_ipc_handle *h, void **ptr)
+{
+  hipIpcMemHandle_t m;
+  memcpy(&m, h->bytes, sizeof m);
+  *ptr = NULL;
+  GPU(hipIpcOpenMemHandle(ptr, m, hipIpcMemLazyEnablePeerAccess));
+  return BE_OK;
+}
+
+extern "C" int be_ipc_mem_close(void *ptr)
+{
+  if (ptr) GPU(hipIpcCloseMemHandle(ptr));
+  return BE_OK;
+}
+
+extern "C" int be_ipc_event_create(be_event *e)
+{
+  *e = NULL;
+  be_event ev = (be_event)calloc(1, sizeof *ev);
+  if (!ev) return gpu_failf_private(BE_ERROR, "be_ipc_event_create: out of host memory");
+  hipError_t r = hipEventCreateWithFlags(&ev->e, hipEventDisableTiming | hipEventInterprocess);
+  if (r != hipSuccess) {
+    free(ev);
+    return gpu_fail_private(__FILE__, __LINE__, "hipEventCreateWithFlags(interprocess)", r);
+  }
+  *e = ev;
+  return BE_OK;
+}
+
+extern "C" int be_ipc_event_handle(be_event e, be_ipc_handle *h)
+{
+  hipIpcEventHandle_t m;
+  GPU(hipIpcGetEventHandle(&m, e->e));
+  memcpy(h->bytes, &m, sizeof m);
+  return BE_OK;
+}
+
+extern "C" int be_ipc_event_open(const be_ipc_handle *h, be_event *e)
+{
+  *e = NULL;
+  hipIpcEventHandle_t m;
+  memcpy(&m, h->bytes, sizeof m);
+  be_event ev = (be_event)calloc(1, sizeof *ev);
+  if (!ev) return gpu_failf_private(BE_ERROR, "be_ipc_event_open: out of host memory");
+  hipError_t r = hipIpcOpenEventHandle(&ev->e, m);
+  if (r != hipSuccess) {
+    free(ev);
+    return gpu_fail_private(__FILE__, __LINE__, "hipIpcOpenEventHandle", r);
+  }
+  *e = ev;
+  return BE_OK;
+}
+
+extern "C" int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be_stream s)
+{
+  if (bytes) GPU(hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, gpu_stream(s)));
   return BE_OK;
 }
 
@@ -239,31 +344,59 @@ extern "C" void be_range_pop(void) { gpu_range_pop(); }
 
 /* ---- halo faces ------------------------------------------------------------------------ */
 
-/* One launch for all six faces: grid.y = face (0..5), grid.x covers the largest face.
- * Face f = 2d + side has in-plane dims a < b (faces.h); element e of the face is
- * (p, q) = (e % n[a], e / n[a]) and sits at point ijk[d] = layer, ijk[a] = p+1, ijk[b] = q+1,
- * array index i + sx*j + sxy*k with sx = nx+2, sxy = (nx+2)(ny+2). pack = 1 copies the send
- * layer (1 or n[d]) into buf, pack = 0 copies buf into the ghost layer (0 or n[d]+1). */
-__global__ void __launch_bounds__(256)
-    k_faces(const fd_faces fc, real_t *__restrict__ u, real_t *__restrict__ buf, int pack)
+/* Face f = 2d + side of a field with interior n0 x n1 x n2 (layout: faces.h). Its element
+ * (p, q), 0 <= p < na, 0 <= q < nb, sits in the buffer at off + p + na*q and in the field at
+ * layer*sl + (p+1)*sp + (q+1)*sq: the in-plane dimensions a < b and the strides follow from d
+ * alone, so the geometry is a handful of scalars chosen by branches (no arrays indexed at run
+ * time, hence no stack frame; no 64-bit division). The send layer is 1 or n[d], the ghost
+ * layer 0 or n[d]+1. */
+struct face_geom {
+  int na, nb, layer;
+  long long off, sl, sp, sq;
+};
+
+__host__ __device__ inline face_geom face_geometry(int n0, int n1, int n2, int face, int pack)
 {
-  const int face = blockIdx.y;
-  if (!fc.active[face]) return;
-  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= (long long)fc.count[face]) return;
-  const int d = face / 2, high = face % 2;
-  const int a = (d == 0) ? 1 : 0, b = (d == 2) ? 1 : 2;
-  const long long na = fc.n[a];
-  int ijk[3];
-  ijk[d] = pack ? (high ? fc.n[d] : 1) : (high ? fc.n[d] + 1 : 0);
-  ijk[a] = (int)(e % na) + 1;
-  ijk[b] = (int)(e / na) + 1;
-  const long long sx = fc.n[0] + 2, sxy = sx * (fc.n[1] + 2);
-  const long long g = ijk[0] + sx * ijk[1] + sxy * ijk[2];
-  const long long off = (long long)fc.offset[face] + e;
-  if (pack) buf[off] = u[g];
-  else u[g] = buf[off];
+  const int d = face >> 1, high = face & 1;
+  const long long sx = n0 + 2, sxy = sx * (n1 + 2);
+  const long long c0 = (long long)n1 * n2, c1 = (long long)n0 * n2, c2 = (long long)n0 * n1;
+  face_geom g;
+  int nd;
+  if (d == 0) {
+    g.na = n1, g.nb = n2, nd = n0, g.sl = 1, g.sp = sx, g.sq = sxy, g.off = high * c0;
+  } else if (d == 1) {
+    g.na = n0, g.nb = n2, nd = n1, g.sl = sx, g.sp = 1, g.sq = sxy, g.off = 2 * c0 + high * c1;
+  } else {
+    g.na = n0, g.nb = n1, nd = n2, g.sl = sxy, g.sp = 1, g.sq = sx, g.off = 2 * c0 + 2 * c1 + high * c2;
+  }
+  g.layer = pack ? (high ? nd : 1) : (high ? nd + 1 : 0);
+  return g;
 }
+
+/* One launch for the faces in `list` (4 bits per face, blockIdx.z picks one): threads run
+ * along p (contiguous in the buffer, and in the field for y and z faces), blocks along q. */
+template <int PACK>
+__global__ void __launch_bounds__(256)
+    k_faces(int n0, int n1, int n2, unsigned list, real_t *__restrict__ u, real_t *__restrict__ buf)
+{
+  const int face = (int)((list >> (4 * blockIdx.z)) & 7u);
+  const face_geom g = face_geometry(n0, n1, n2, face, PACK);
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= g.na) return;
+  const long long base = g.layer * g.sl + (long long)(p + 1) * g.sp;
+  for (int q = blockIdx.y; q < g.nb; q += gridDim.y) {
+    const long long fi = base + (long long)(q + 1) * g.sq;
+    const long long bi = g.off + p + (long long)g.na * q;
+    if (PACK) buf[bi] = u[fi];
+    else u[fi] = buf[bi];
+  }
+}
+
+/* How faces travel between field and buffer (FDMINI_FACE_COPY, read by be_init):
+ *   kernel  one k_faces launch for all active faces (on the SMs)
+ *   engine  y and z faces (rows contiguous in the field) as one 2D copy each on the copy
+ *           engine, which takes no SM time from the interior update running beside it;
+ *           x faces (a gather with stride nx+2) still by k_faces */
 
 static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *buf, int pack,
                         be_stream s)
@@ -273,12 +406,28 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
       return gpu_failf_private(BE_ERROR, "%s: faces built for %dx%dx%d, grid is %dx%dx%d",
                                pack ? "be_pack_faces" : "be_unpack_faces", f->n[0], f->n[1],
                                f->n[2], g->n[0], g->n[1], g->n[2]);
-  size_t most = 0;
-  for (int face = 0; face < FD_FACES; face++)
-    if (f->active[face] && f->count[face] > most) most = f->count[face];
-  if (most == 0) return BE_OK;
-  dim3 grid((unsigned)((most + 255) / 256), FD_FACES);
-  k_faces<<<grid, 256, 0, gpu_stream(s)>>>(*f, u, buf, pack);
+  const int n0 = g->n[0], n1 = g->n[1], n2 = g->n[2];
+  hipStream_t st = gpu_stream(s);
+  unsigned list = 0;
+  int nlist = 0, most_a = 0, most_b = 0;
+  for (int face = 0; face < FD_FACES; face++) {
+    if (!f->active[face] || f->count[face] == 0) continue;
+    const face_geom fg = face_geometry(n0, n1, n2, face, pack);
+    const size_t pitch = (size_t)fg.sq * sizeof(real_t), width = (size_t)fg.na * sizeof(real_t);
+    if (face_copy_engine && face >= 2 && pitch <= (size_t)INT32_MAX) {
+      real_t *fp = u + fg.layer * fg.sl + fg.sp + fg.sq, *bp = buf + fg.off;
+      if (pack) GPU(hipMemcpy2DAsync(bp, width, fp, pitch, width, (size_t)fg.nb, hipMemcpyDeviceToDevice, st));
+      else GPU(hipMemcpy2DAsync(fp, pitch, bp, width, width, (size_t)fg.nb, hipMemcpyDeviceToDevice, st));
+      continue;
+    }
+    list |= (unsigned)face << (4 * nlist++);
+    if (fg.na > most_a) most_a = fg.na;
+    if (fg.nb > most_b) most_b = fg.nb;
+  }
+  if (nlist == 0) return BE_OK;
+  dim3 grid((unsigned)((most_a + 255) / 256), (unsigned)(most_b < 65535 ? most_b : 65535), (unsigned)nlist);
+  if (pack) k_faces<1><<<grid, 256, 0, st>>>(n0, n1, n2, list, u, buf);
+  else k_faces<0><<<grid, 256, 0, st>>>(n0, n1, n2, list, u, buf);
   GPU_LAUNCHED(pack ? "k_faces(pack)" : "k_faces(unpack)");
   return BE_OK;
 }

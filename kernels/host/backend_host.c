@@ -84,6 +84,7 @@ int be_init(int index, be_info *info)
   info->device_index = 0;
   info->device_count = 1;
   info->is_accelerator = 0;
+  snprintf(info->face_copy, sizeof info->face_copy, "host");
 #ifdef _OPENMP
   info->host_threads = omp_get_max_threads();
 #else
@@ -121,6 +122,67 @@ int be_host_free(void *ptr)
 int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind, be_stream s)
 {
   (void)kind;
+  (void)s;
+  if (bytes) memcpy(dst, src, bytes);
+  return BE_OK;
+}
+
+/* ---- sharing with other processes: nothing to share, fields are host memory ---- */
+
+static const char no_ipc[] = "the host backend keeps fields in host memory: there is no device memory to share between processes";
+
+int be_ipc_supported(char *why, size_t why_len)
+{
+  snprintf(why, why_len, "%s", no_ipc);
+  return 0;
+}
+int be_device_can_reach(const char *pci_bus_id, int *yes, char *why, size_t why_len)
+{
+  (void)pci_bus_id;
+  *yes = 0;
+  snprintf(why, why_len, "%s", no_ipc);
+  return BE_OK;
+}
+static int ipc_unsupported(const char *what)
+{
+  fail("%s: %s", what, no_ipc);
+  return BE_UNSUPPORTED;
+}
+int be_ipc_mem_handle(void *ptr, be_ipc_handle *h)
+{
+  (void)ptr;
+  (void)h;
+  return ipc_unsupported("be_ipc_mem_handle");
+}
+int be_ipc_mem_open(const be_ipc_handle *h, void **ptr)
+{
+  (void)h;
+  *ptr = NULL;
+  return ipc_unsupported("be_ipc_mem_open");
+}
+int be_ipc_mem_close(void *ptr)
+{
+  return ptr ? ipc_unsupported("be_ipc_mem_close") : BE_OK;
+}
+int be_ipc_event_create(be_event *e)
+{
+  *e = NULL;
+  return ipc_unsupported("be_ipc_event_create");
+}
+int be_ipc_event_handle(be_event e, be_ipc_handle *h)
+{
+  (void)e;
+  (void)h;
+  return ipc_unsupported("be_ipc_event_handle");
+}
+int be_ipc_event_open(const be_ipc_handle *h, be_event *e)
+{
+  (void)h;
+  *e = NULL;
+  return ipc_unsupported("be_ipc_event_open");
+}
+int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be_stream s)
+{
   (void)s;
   if (bytes) memcpy(dst, src, bytes);
   return BE_OK;

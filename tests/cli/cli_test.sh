@@ -79,6 +79,8 @@ expect_error 2 "--warmup: -1 is out of range" --warmup -1
 expect_error 2 "--tile: 3 is not a valid tile factor" --tile 3
 expect_error 2 "--kernel: unknown value 'fast'" --kernel fast
 expect_error 2 "--mpi-gpu: unknown value 'maybe'" --mpi-gpu maybe
+expect_error 2 "--halo-path: unknown value 'nvlink', expected auto, mpi or ipc" --halo-path nvlink
+expect_error 2 "--halo-path ipc: the host backend keeps fields in host memory" --halo-path ipc --global 33,17,9
 expect_error 2 "subdomain too thin: 3 points over 2 ranks in x" --global 3,64,64 --procs 2,1,1
 expect_error 2 "subdomain too thin" --global 1,1,1
 expect_error 2 "--local: 2000000000 is out of range" --local 2000000000,8,8
@@ -95,6 +97,9 @@ done
 expect_run 0 "verification: SKIPPED" --no-check --global 16,16,16
 expect_run 0 "overlap off" --no-overlap --global 33,17,9 --op heat
 expect_run 0 "verification: PASS" --mpi-gpu staged --global 33,17,9 --op jacobi
+expect_run 0 "halo        path mpi \(0 faces by device copy between ranks, 2 through MPI" --halo-path auto --global 33,17,9 --procs 2,1,1
+expect_run 0 "verification: PASS" --halo-path mpi --global 33,17,9 --op heat
+NP=1 expect_run 0 "halo        path none \(0 faces" --global 16,16,16
 expect_run 0 "kernel      baseline" --kernel baseline --global 33,17,9
 expect_run 0 "exchange hidden +[0-9.]+ / [0-9.]+ / [0-9.]+ %" --baseline --op jacobi --global 33,17,9
 expect_run 0 "kernel      reordered, tile 8" --tile 8 --global 33,17,9
@@ -161,6 +166,8 @@ for k in ("pack", "exchange", "unpack", "interior", "boundary", "step"):
 assert r["bandwidth_total_GBs"] > 0 and r["points_per_s"] > 0
 assert r["baseline"] is True and 0 < r["efficiency"]["min"] <= r["efficiency"]["max"]
 assert 0 <= r["hidden_share"]["min"] <= r["hidden_share"]["max"] <= 1
+assert r["halo_path"] == "mpi" and r["halo_faces_mpi"] == 2 and r["halo_faces_ipc"] == 0
+assert r["face_copy"] in ("host", "kernel", "engine")
 PY
 size=$(stat -c %s "$work/u.raw" 2>/dev/null || echo 0)
 bytes=$(python3 -c "import json; print(8 if json.load(open('$work/run.json'))['precision'] == 'double' else 4)")
