@@ -104,6 +104,7 @@ __device__ __forceinline__ void gpu_prefetch_l2(const void *p)
 {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
+#define GPU_WARP_SIZE 32 /* threads per warp, a compile-time constant for lane arithmetic */
 /* the value of lane - 1 / lane + 1 of the warp (all lanes must take part) */
 template <typename T> __device__ __forceinline__ T gpu_shfl_up1(T v)
 {
@@ -136,6 +137,11 @@ template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v)
   __builtin_nontemporal_store(v, p);
 }
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return *p; }
+#if defined(__AMDGCN_WAVEFRONT_SIZE)
+#define GPU_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE /* 64 on gfx90a, 32 on wave32 targets */
+#else
+#define GPU_WARP_SIZE 64 /* the host pass, which generates no kernel code */
+#endif
 template <typename T> __device__ __forceinline__ void gpu_store_nt2(T *p, T x, T y)
 {
   typedef T pair __attribute__((ext_vector_type(2))); /* HIP's double2 is a class: use the native vector */

@@ -165,34 +165,33 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_plane(const st_args a)
 /* ---- reordered, per plane, pairs: vec = 2 ------------------------------------------------------
  * The per-plane schedule with 16-byte loads (double2; float2 in single precision): thread owns
  * the pair x = i0, i0+1 (i0 = xbase + 2*qi, even, so a pair never straddles a row start) of the
- * M rows j0..j0+M-1 of one plane. The grid is linear in threads, not in row-aligned blocks:
- * t -> (qi, y-tile within strip, plane, strip), pair fastest, so a row of nq pairs is followed
- * by the next row without padding (a row-aligned 2D block wasted up to half a block per row:
+ * M rows j0..j0+M-1 of one plane. Grid (x: the threads of one y-strip of one plane, y: plane,
+ * z: strip); along x the threads are linear, not row-aligned blocks: t -> (qi, y-tile in the
+ * strip), pair fastest, so a row of nq pairs is followed by the next row without padding (a row-aligned 2D block wasted up to half a block per row:
  * 257 pairs cover 512 points plus the ghost columns). Loads in ascending address order, as the
  * per-plane kernel: z-1 rows, y-1 row, the M centre rows, y+M row, z+1 rows; the x neighbours
  * come from the adjacent lanes (the lane below holds x = i0-1 of the same row, the lane above
  * x = i0+2) and are loaded only at a warp or row edge. Points of a pair outside the box (the
  * ghost column, or x = lo-1 of the interior box) are neither computed nor stored. No thread
  * returns early: every lane takes part in the shuffles. Needs an even row pitch, 16-byte
- * aligned arrays and a block that is a whole number of warps (resolve() checks). */
+ * aligned arrays, a block that is a whole number of warps, fewer than 2^32 threads per plane
+ * (32-bit index arithmetic: 64-bit divisions cost 4% of the bandwidth on an H100) and at most
+ * 65535 planes; resolve() falls back to k_plane otherwise. */
 template <int M, bool HAS_F>
 /* min 4 blocks for m <= 2: without it nvcc gave the f-variant of m = 2 48 registers and a
  * 16-byte spill */
 __global__ void __launch_bounds__(GPU_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(const st_args a)
 {
   typedef vec2_of<real_t>::type v2;
-  const unsigned bs = blockDim.x * blockDim.y;
   const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x;
-  const long long t = (long long)blockIdx.x * bs + tid;
-  const int qi = (int)(t % a.ntx); /* ntx = pairs per row */
-  long long r = t / a.ntx;
-  const int tyl = (int)(r % a.tps);
-  r /= a.tps;
-  const int kk = (int)(r % a.nzb);
-  const long long ty = (r / a.nzb) * a.tps + tyl;
-  const bool live = ty < a.nty;
+  const unsigned t = blockIdx.x * (blockDim.x * blockDim.y) + tid; /* within (plane, strip) */
+  const int qi = (int)(t % (unsigned)a.ntx); /* ntx = pairs per row */
+  const int tyl = (int)(t / (unsigned)a.ntx);
+  const int kk = (int)blockIdx.y;
+  const int ty = (int)blockIdx.z * a.tps + tyl;
+  const bool live = tyl < a.tps && ty < a.nty;
   const int i0 = a.xbase + 2 * qi;
-  const int j0 = live ? a.lo[1] + M * (int)ty : a.lo[1];
+  const int j0 = live ? a.lo[1] + M * ty : a.lo[1];
   const int nrows = live ? min(M, a.hi[1] - j0 + 1) : 0;
   const long long sx = a.sx, sxy = a.sxy;
   const long long p0 = i0 + sx * j0 + sxy * (a.lo[2] + (live ? kk : 0));
@@ -220,9 +219,9 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(cons
   for (int n = 0; n < M; n++)
     if (n < nrows) zp[n] = gpu_ldg(reinterpret_cast<const v2 *>(u + sxy + n * sx));
 
-  const int lane = (int)(tid % (unsigned)warpSize);
-  const bool from_below = lane > 0 && qi > 0;                  /* lane-1 holds pair qi-1 */
-  const bool from_above = lane + 1 < warpSize && qi + 1 < a.ntx; /* lane+1 holds pair qi+1 */
+  const int lane = (int)(tid % GPU_WARP_SIZE);
+  const bool from_below = lane > 0 && qi > 0;                      /* lane-1 holds pair qi-1 */
+  const bool from_above = lane + 1 < GPU_WARP_SIZE && qi + 1 < a.ntx; /* lane+1: pair qi+1 */
   const bool v0 = i0 >= a.lo[0] && i0 <= a.hi[0];
   const bool v1 = i0 + 1 >= a.lo[0] && i0 + 1 <= a.hi[0];
 #pragma unroll
@@ -515,8 +514,11 @@ int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], boo
   if (cfg->schedule == GPU_SCHED_PLANE) {
     /* the rule: pairs (16-byte loads) wherever they can run: even row pitch, aligned arrays,
      * m <= 8 (registers) and whole warps per block (the shuffles; 64 covers AMD wavefronts) */
+    const long long pair_threads = /* of one plane: 32-bit index arithmetic */
+        (long long)((hi[0] - (lo[0] & ~1)) / 2 + 1) * ceil_div(ey, m);
     const bool pairs_ok = even_pitch && aligned && m <= 8 &&
-                          (cfg->block[0] * cfg->block[1]) % 64 == 0;
+                          (cfg->block[0] * cfg->block[1]) % 64 == 0 &&
+                          pair_threads < 0xffff0000LL && ez <= 65535;
     if (cfg->vec == 0) cfg->vec = pairs_ok ? 2 : 1;
     if (cfg->vec != 1 && !(cfg->vec == 2 && pairs_ok)) cfg->vec = 1;
     cfg->depth = 0;
@@ -617,13 +619,20 @@ int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, f
     break;
   }
   case GPU_SCHED_PLANE: {
-    const long long threads = (long long)cfg->block[0] * cfg->block[1];
-    const long long blocks = cfg->vec == 2
-                                 ? ((long long)a.ntx * a.tps * a.nzb * cfg->strips + threads - 1) / threads
-                                 : (long long)a.ntx * a.tps * a.nzb * cfg->strips;
-    if (blocks > 0x7fffffffLL)
-      return gpu_failf_private(BE_ERROR, "k_plane: %lld blocks exceed the grid", blocks);
-    plane_fn(has_f, m, cfg->vec)<<<(unsigned)blocks, block, 0, st>>>(a);
+    if (cfg->vec == 2) { /* grid: (threads of one strip of one plane, planes, strips) */
+      const long long threads = (long long)cfg->block[0] * cfg->block[1];
+      const long long bx2 = ((long long)a.ntx * a.tps + threads - 1) / threads;
+      if (bx2 * threads > 0xffffffffLL || a.nzb > 65535 || cfg->strips > 65535)
+        return gpu_failf_private(BE_ERROR, "k_plane_v2: grid %lld x %d x %d too large", bx2,
+                                 a.nzb, cfg->strips);
+      const dim3 grid((unsigned)bx2, (unsigned)a.nzb, (unsigned)cfg->strips);
+      plane_fn(has_f, m, cfg->vec)<<<grid, block, 0, st>>>(a);
+    } else {
+      const long long blocks = (long long)a.ntx * a.tps * a.nzb * cfg->strips;
+      if (blocks > 0x7fffffffLL)
+        return gpu_failf_private(BE_ERROR, "k_plane: %lld blocks exceed the grid", blocks);
+      plane_fn(has_f, m, cfg->vec)<<<(unsigned)blocks, block, 0, st>>>(a);
+    }
     snprintf(name, sizeof name, "k_plane<m=%d,vec=%d,f=%d>", m, cfg->vec, (int)has_f);
     break;
   }
