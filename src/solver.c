@@ -154,7 +154,7 @@ static int pick_output(fd_state *s, real_t **out)
  * The wave's point source is added on the compute stream once the whole step is in, by the
  * owning rank only: the same rounding on every decomposition. Last, snapshots move along
  * (snapshot.h): the compute stream records when the buffer a snapshot holds is final, the IO
- * stream copies it to pinned memory, MPI-IO writes it in the background. */
+ * stream copies it to pinned memory, a writer thread writes it in the background. */
 static int solver_step(fd_state *s)
 {
   const int slot = (int)(s->steps % 2);

@@ -8,7 +8,7 @@
 #   2. io_bandwidth: device-to-host (pinned) and file-write bandwidth for each snapshot size,
 #      into DIR and into /dev/shm
 #   3. heat, double, 1 GPU: steps per second without snapshots (before and after) and with a
-#      snapshot every 10, 100, 200, 400, 1000 steps, at 128^3, 256^3 and 512^3; runs of 8.5
+#      snapshot every 10, 100, 200, 400, 1000, 2000 steps, at 128^3, 256^3 and 512^3; runs of 8.5
 #      intervals (4.5 from 400 on) counting the 10 warm-up steps, so each timed run holds 7 to
 #      8 (4) snapshots and ends half an interval after the last (the steady state, not the
 #      end); the timing still lasts until every snapshot is on disk
@@ -86,7 +86,7 @@ run() { # run N NAME ITERS [snapshot args]
 for n in 128 256 512; do
   case $n in 128) none=20000 ;; 256) none=5000 ;; *) none=1000 ;; esac
   run "$n" none-a "$none"
-  for i in 10 100 200 400 1000; do
+  for i in 10 100 200 400 1000 2000; do
     if [ "$i" -le 200 ]; then it=$((8 * i + i / 2 - 10)); else it=$((4 * i + i / 2 - 10)); fi
     run "$n" "i$i" "$it" --snapshot-every "$i" --snapshot-dir "$dir/s"
   done

@@ -114,7 +114,7 @@ expect_run 0 "in x, y \(two layers\) = 0" --op wave --global 31,33,29 --velocity
 expect_run 0 "symmetry not checked \(source not at the centre" --op wave --global 31,31,31 --source 5,6,7
 NP=8 expect_run 0 "verification: PASS" --op wave --global 41,41,41 --iters 80
 
-echo "== snapshots: background MPI-IO, XDMF, failed writes"
+echo "== snapshots: writer thread, XDMF, failed writes"
 rm -rf "$work/snaps"
 NP=4 expect_run 0 "snapshots            every 7 steps: 4 written" --op wave --global 33,31,29 --iters 28 --warmup 2 \
   --snapshot-every 7 --snapshot-dir "$work/snaps" --dump "$work/last.raw"
@@ -141,6 +141,15 @@ assert not [n for n in os.listdir(d) if n.endswith(".tmp")]
 # a wave has been recorded (bitwise equality with the field: test_multirank_matches_single_rank)
 assert open(os.path.join(d, "snap_000028.raw"), "rb").read() != b"\0" * (33 * 31 * 29 * size)
 PY
+rm -rf "$work/snaps"
+# a snapshot every step: the writer falls behind, the bounded slots make the solver wait
+NP=2 expect_run 0 "copies [0-9.]+ \+ writer thread [0-9.]+ ms per step, solver stalled [0-9.]+: [0-9.]+ % hidden" \
+  --op heat --global 40,40,40 --iters 20 --warmup 0 --snapshot-every 1 --snapshot-dir "$work/snaps"
+if [ "$(find "$work/snaps" -name 'snap_*.raw' | wc -l)" -eq 20 ] && [ -z "$(find "$work/snaps" -name '*tmp*')" ]; then
+  ok "a snapshot every step: 20 complete files, no .tmp"
+else
+  bad "a snapshot every step: files $(find "$work/snaps" -mindepth 1 -printf '%f ')"
+fi
 rm -rf "$work/snaps"
 run 2 --op heat --global 31,31,31 --iters 40 --snapshot-every 10 --snapshot-dir "$work/snaps" --test-fail-snapshot-write 2
 n=$(printf '%s\n' "$out" | grep -c -F -- "fdmini: error:")
