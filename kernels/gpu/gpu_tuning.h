@@ -9,6 +9,9 @@
  *             loads in ascending address order (z-1 rows, y-1, x rows, y+m, z+1 rows),
  *             __launch_bounds__, non-temporal stores; a 1D grid re-indexed so that blocks walk
  *             the planes strip by strip ("y-split") when an x-y plane outgrows a share of L2.
+ *             vec = 2 (the rule wherever nx is even): each thread owns x pairs (16-byte loads
+ *             and stores), the grid is linear in threads along x (no row padding), x neighbours
+ *             come by warp shuffle (k_plane_v2).
  *   ZMARCH    reordered loads with z-marching: each thread owns m rows (y) x vec points (x) of
  *             a column of planes and marches along z through one chunk, keeping the planes
  *             z-1, z, z+1 (and a prefetched z+2) in registers; per plane it loads, in ascending

@@ -817,15 +817,17 @@ extern "C" void gpu_stencil_cfg_describe(const gpu_stencil_cfg *cfg, fd_kernel k
 
 /* The default variant (backend.h): reordered, per-plane schedule, with the tile factor m by
  * this rule (see bench/results/README.md for the measurements behind it):
- *   even row pitch (nx even): pairs (vec = 2, k_plane_v2) with m = 2. On the H100 at 512^3
- *   double this is the fastest per-plane configuration (m = 1 re-reads the y neighbours, m = 4
- *   holds 100 registers and halves the resident threads);
+ *   even row pitch (nx even): pairs (vec = 2, k_plane_v2), m = 2 in double and m = 4 in float.
+ *   Double: m = 2 was the fastest configuration of the whole sweep at 512^3 and 1024x1024x512
+ *   on H100 and H200 (m = 1 re-reads the y neighbours; m = 4 holds 86 registers and fewer
+ *   resident threads: 92.0% and 72.6% against 93.6% and 80.3%). Float: m = 4 within 1% of m = 2
+ *   at 512^3 and 0.7 (H100) to 9 (H200) points ahead at 1024x1024x512;
  *   odd pitch: single points (vec = 1) with m = 4, the best of that kernel on H100 and H200.
  * The schedule's own rules then pick the block (256 x 1), the y-strips and the L2 prefetch
  * distance (gpu_stencil_cfg_default). */
 extern "C" int be_kernel_default(const fd_grid *g, fd_kernel *k)
 {
   k->id = FD_KERNEL_REORDERED;
-  k->tile = (g->n[0] + 2) % 2 == 0 ? 2 : 4;
+  k->tile = (g->n[0] + 2) % 2 == 0 && sizeof(real_t) == 8 ? 2 : 4;
   return BE_OK;
 }
