@@ -21,6 +21,9 @@
  *   6. MPI: MPI_Isend of every MPI face, MPI_Waitall
  *   7. staged: copy recv_h -> recv_d on the halo stream; unpack all faces (one launch)
  *   8. record "unpacked"; the consumer stream waits for it
+ * FDMINI_IPC_SYNC=host (a measurement knob; default "event") moves step 3 into step 4: the
+ * host waits for its own pack, then sends the notes, and the copies go without a device wait
+ * for packed[s] (the note says the pack is complete); copied[s] works as below.
  * Message tags: a face is sent with the tag of the sender's face index f (notes f + 16); the
  * receiver's matching face is f^1 (x-low of the receiver meets x-high of its neighbour).
  *
@@ -283,6 +286,11 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->faces.active[f] = nbr[f] != MPI_PROC_NULL;
     if (h->faces.active[f]) h->bytes_sent += h->faces.count[f] * sizeof(real_t);
   }
+  const char *sync = getenv("FDMINI_IPC_SYNC");
+  int bad_sync = sync && strcmp(sync, "event") != 0 && strcmp(sync, "host") != 0;
+  FD_CALL(fd_agree(comm, bad_sync ? fd_set_error(FD_ERR_USAGE, "FDMINI_IPC_SYNC: unknown value '%s', expected event or host", sync) : FD_OK));
+  h->ipc_host_sync = sync && strcmp(sync, "host") == 0;
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &h->ipc_host_sync, 1, MPI_INT, MPI_MAX, comm));
   size_t bytes = h->faces.total * sizeof(real_t);
   FD_BE(be_malloc((void **)&h->send_block, 2 * bytes));
   for (int s = 0; s < 2; s++) h->send_d[s] = h->send_block + s * h->faces.total;
@@ -315,6 +323,7 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     FD_BE(be_event_create(&h->pack_end[s]));
     FD_BE(be_event_create(&h->unpack_start[s]));
     FD_BE(be_event_create(&h->unpack_end[s]));
+    FD_BE(be_event_create(&h->xfer_start[s]));
     FD_BE(be_event_create(&h->xfer_end[s]));
   }
   return FD_OK;
@@ -338,7 +347,8 @@ int halo_destroy(fd_halo *h)
   for (int s = 0; s < 2; s++) FD_BE(be_free(h->recv_d[s]));
   FD_BE(be_host_free(h->send_h));
   for (int s = 0; s < 2; s++) FD_BE(be_host_free(h->recv_h[s]));
-  be_event *ev[] = {h->pack_start, h->pack_end, h->unpack_start, h->unpack_end, h->xfer_end, h->packed, h->copied};
+  be_event *ev[] = {h->pack_start, h->pack_end,   h->unpack_start, h->unpack_end,
+                    h->xfer_start, h->xfer_end, h->packed,       h->copied};
   for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
     for (int s = 0; s < 2; s++)
       if (ev[i][s]) FD_BE(be_event_destroy(ev[i][s]));
@@ -372,7 +382,7 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
   FD_BE(be_pack_faces(&h->grid, &h->faces, u, h->send_d[s], h->stream));
   FD_BE(be_event_record(h->pack_end[s], h->stream));
   /* 3. tell the IPC neighbours that packed[s] is recorded */
-  if (h->n_ipc) {
+  if (h->n_ipc && !h->ipc_host_sync) {
     FD_BE(be_event_record(h->packed[s], h->stream));
     for (int f = 0; f < FD_FACES; f++)
       if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
@@ -397,6 +407,8 @@ static int accumulate(fd_halo *h, int s)
   if (h->n_ipc) {
     FD_BE(be_event_elapsed_ms(&ms, h->pack_end[s], h->xfer_end[s]));
     ex = ms > ex ? ms : ex;
+    FD_BE(be_event_elapsed_ms(&ms, h->xfer_start[s], h->xfer_end[s]));
+    h->copy_ms += ms;
   }
   h->exchange_ms += ex;
   h->timed++;
@@ -410,14 +422,21 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
   be_range_push("halo_exchange");
   /* 4. IPC: once the neighbours' packed[s] are recorded, copy their faces in on the device */
   if (h->n_ipc) {
+    if (h->ipc_host_sync) {
+      static char none;
+      FD_BE(be_event_sync(h->pack_end[s]));
+      for (int f = 0; f < FD_FACES; f++)
+        if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
+    }
     FD_MPI(MPI_Waitall(h->nnote, h->note, MPI_STATUSES_IGNORE));
     h->nnote = 0;
-    for (int f = 0; f < FD_FACES; f++) {
-      if (!h->ipc[f]) continue;
-      FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
-      FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_send[f][s],
-                                 h->faces.count[f] * sizeof(real_t), h->stream));
-    }
+    for (int f = 0; f < FD_FACES; f++)
+      if (h->ipc[f] && !h->ipc_host_sync) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
+    FD_BE(be_event_record(h->xfer_start[s], h->stream));
+    for (int f = 0; f < FD_FACES; f++)
+      if (h->ipc[f])
+        FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_send[f][s],
+                                   h->faces.count[f] * sizeof(real_t), h->stream));
     FD_BE(be_event_record(h->xfer_end[s], h->stream));
     FD_BE(be_event_record(h->copied[s], h->stream));
   }
@@ -468,6 +487,6 @@ int halo_flush_timers(fd_halo *h)
 
 void halo_reset_timers(fd_halo *h)
 {
-  h->pack_ms = h->unpack_ms = h->exchange_ms = 0.0;
+  h->pack_ms = h->unpack_ms = h->exchange_ms = h->copy_ms = 0.0;
   h->timed = 0;
 }

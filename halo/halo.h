@@ -37,7 +37,8 @@ typedef struct {
   MPI_Request note[2 * FD_FACES]; /* IPC faces: the zero-byte "packed" notes in flight */
   int nnote;
   be_stream stream;       /* the halo stream (high priority), owned by the caller */
-  be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2], xfer_end[2];
+  be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2], xfer_start[2], xfer_end[2];
+  int ipc_host_sync;      /* FDMINI_IPC_SYNC=host: notes after the host saw the pack (halo.c) */
   /* IPC path: this rank's interprocess events and the neighbours' ones opened here */
   be_event packed[2], copied[2];
   be_event peer_packed[FD_FACES][2], peer_copied[FD_FACES][2];
@@ -47,6 +48,7 @@ typedef struct {
   int timing_pending;     /* an exchange whose timings are not yet read */
   double host_ms[2];      /* MPI faces: host time of the exchange, by slot */
   double pack_ms, unpack_ms, exchange_ms; /* accumulated since halo_reset_timers */
+  double copy_ms;         /* IPC faces: device time of the copies alone, the same way */
   long long timed;        /* exchanges accumulated in those sums */
   size_t bytes_sent;      /* bytes one exchange sends (all active faces) */
   size_t stage_lo, stage_n; /* staged mode: the span of the buffers holding MPI faces */

@@ -379,6 +379,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   r->staged = s->halo.staged;
   r->ipc_faces = s->halo.ipc_faces_all;
   r->mpi_faces = s->halo.mpi_faces_all;
+  r->ipc_host_sync = s->halo.ipc_host_sync;
   r->overlap = o->overlap;
   r->bytes_per_point = s->prob.bytes_per_point;
   r->dt = s->prob.dt;
@@ -436,6 +437,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   reduce_stat(comm, ranks, snap_hidden < 0 ? 0 : snap_hidden, &r->snapshot_hidden);
   double hgbs = ph[PH_EXCHANGE] > 0 ? (double)hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
   reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
+  reduce_stat(comm, ranks, s->halo.copy_ms / it, &r->ipc_copy_ms);
   if (o->baseline) {
     double comm_ms = ph[PH_PACK] + ph[PH_EXCHANGE] + ph[PH_UNPACK];
     double hidden = comm_ms > 0 ? 1.0 - (step_ms - alone_ms) / comm_ms : 1.0;

@@ -43,6 +43,7 @@ typedef struct {
   fd_kernel kernel;
   int staged, overlap;
   long long ipc_faces, mpi_faces; /* active faces over all ranks by transport (halo.h) */
+  int ipc_host_sync;       /* FDMINI_IPC_SYNC=host (halo.c) */
   int bytes_per_point;
   double dt;
   /* timings over ranks (ms per step) */
@@ -53,6 +54,7 @@ typedef struct {
   double points_per_s;     /* global points updated per second */
   size_t halo_bytes_max;   /* bytes one rank sends per step, largest rank */
   fd_stat halo_gbs;        /* halo bytes sent / exchange time, GB/s */
+  fd_stat ipc_copy_ms;     /* IPC faces: device time of the copies alone, ms per step */
   /* --baseline: every rank's block alone first (no exchange), same steps */
   int baseline;
   fd_stat alone_ms;        /* step time alone, ms */

@@ -1,6 +1,7 @@
 // peer_bandwidth.hip - device-to-device bandwidth between GPU 0 and GPU 1 with peer copies
 // (hipMemcpyPeerAsync; cudaMemcpyPeerAsync through gpu_runtime.h), one way and both ways at
-// once, for message sizes around a halo face (a 512^2 face of doubles is 2 MiB). It is the
+// once, for message sizes around a halo face (a 512^2 face of doubles is 2 MiB), and single
+// copies pushed by the source or pulled by the destination (what one face costs). It is the
 // reference fdmini's halo bandwidth is compared with (bench/multigpu/README.md).
 // Usage: peer_bandwidth            (prints one line per size and direction)
 #include <stdio.h>
@@ -49,6 +50,32 @@ static double time_copies(void *dst0, void *src0, void *dst1, void *src1, size_t
   return t[n / 2];
 }
 
+// Median of 9 timings (ms) of ONE copy of `bytes` from GPU 0 to GPU 1, enqueued on the stream
+// of GPU `on` (0: the source pushes, 1: the destination pulls), timed by events on that stream:
+// what a halo exchange pays per face, copy-engine start included.
+static double time_single(void *dst1, void *src0, size_t bytes, int on, hipStream_t s, hipEvent_t a,
+                          hipEvent_t b)
+{
+  double t[9];
+  for (int k = 0; k < 9; k++) {
+    CHECK(hipSetDevice(on));
+    CHECK(hipEventRecord(a, s));
+    CHECK(hipMemcpyPeerAsync(dst1, 1, src0, 0, bytes, s));
+    CHECK(hipEventRecord(b, s));
+    CHECK(hipEventSynchronize(b));
+    float ms;
+    CHECK(hipEventElapsedTime(&ms, a, b));
+    t[k] = ms;
+  }
+  for (int i = 1; i < 9; i++)
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      double x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  return t[4];
+}
+
 int main(void)
 {
   int count = 0, can01 = 0, can10 = 0;
@@ -86,6 +113,15 @@ int main(void)
     printf("peer_bandwidth: %8zu KiB  one way %7.2f us %7.1f GB/s   both ways %7.2f us %7.1f GB/s per direction\n",
            sizes[i] >> 10, one * 1e3, sizes[i] / (one * 1e-3) / 1e9, two * 1e3,
            sizes[i] / (two * 1e-3) / 1e9);
+  }
+  hipEvent_t c2;
+  CHECK(hipSetDevice(1));
+  CHECK(hipEventCreate(&c2));
+  for (size_t i = 2; i < 4; i++) {
+    double push = time_single(dst1, src0, sizes[i], 0, s0, a, b);
+    double pull = time_single(dst1, src0, sizes[i], 1, s1, c, c2);
+    printf("peer_bandwidth: %8zu KiB  single copy: pushed by the source %7.2f us %7.1f GB/s   pulled by the destination %7.2f us %7.1f GB/s\n",
+           sizes[i] >> 10, push * 1e3, sizes[i] / (push * 1e-3) / 1e9, pull * 1e3, sizes[i] / (pull * 1e-3) / 1e9);
   }
   return 0;
 }

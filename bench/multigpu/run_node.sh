@@ -33,12 +33,13 @@ ok() { pass=$((pass + 1)); log "ok   $*"; }
 bad() { fail=$((fail + 1)); log "FAIL $*"; }
 
 # fd NP ARGS...: the aware binary on NP ranks; output to $work/last.log
-# FDMINI_FACE_COPY (kernel|engine), when set, reaches every rank.
+# FDMINI_FACE_COPY (kernel|engine) and FDMINI_IPC_SYNC (event|host), when set, reach every rank.
 fd() {
   local np=$1
   shift
   local env=()
-  [ -n "${FDMINI_FACE_COPY:-}" ] && env=(-x FDMINI_FACE_COPY)
+  [ -n "${FDMINI_FACE_COPY:-}" ] && env+=(-x FDMINI_FACE_COPY)
+  [ -n "${FDMINI_IPC_SYNC:-}" ] && env+=(-x FDMINI_IPC_SYNC)
   timeout 300 "$AWARE_RUN" -n "$np" --bind-to none "${env[@]}" "$bin/fdmini-aware" --progress 0 "$@" > "$work/last.log" 2>&1
 }
 
@@ -47,24 +48,26 @@ mode_args() {
   case $1 in
   aware) echo --mpi-gpu aware --halo-path mpi ;;
   staged) echo --mpi-gpu staged --halo-path mpi ;;
-  ipc | ipc-kernel) echo --halo-path ipc ;;
+  ipc*) echo --halo-path ipc ;;
   esac
 }
 
 # case_run NP PROCS MODE OP: one multi-rank run, bitwise against the 1-GPU reference
 case_run() {
-  local np=$1 procs=$2 mode=$3 op=$4 face=engine want=mpi
-  [ "$mode" = ipc-kernel ] && face=kernel
+  local np=$1 procs=$2 mode=$3 op=$4 face=kernel want=mpi sync=event
+  [ "$mode" = ipc-engine ] && face=engine
+  [ "$mode" = ipc-host ] && sync=host
   case $mode in ipc*) want=ipc ;; esac
   rm -f "$work/d.raw"
-  export FDMINI_FACE_COPY=$face
+  export FDMINI_FACE_COPY=$face FDMINI_IPC_SYNC=$sync
   # shellcheck disable=SC2046
   fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") --dump "$work/d.raw"
   local rc=$?
-  unset FDMINI_FACE_COPY
+  unset FDMINI_FACE_COPY FDMINI_IPC_SYNC
+  if [ "$want" = ipc ] && ! grep -q "ordering $([ $sync = host ] && echo by the host || echo on the device)" "$work/last.log"; then rc=99; fi
   if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && grep -q "halo        path $want " "$work/last.log" &&
     grep -q "faces packed by $face" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
-    ok "$np ranks ($procs) $mode $op: PASS, path $want, faces by $face, bitwise equal to 1 GPU$(grep -q 'share devices' "$work/last.log" && echo ', ranks share GPUs (notice printed)')"
+    ok "$np ranks ($procs) $mode $op: PASS, path $want, faces by $face$([ "$want" = ipc ] && echo ", ordering $sync"), bitwise equal to 1 GPU$(grep -q 'share devices' "$work/last.log" && echo ', ranks share GPUs (notice printed)')"
   else
     bad "$np ranks ($procs) $mode $op"
     tail -20 "$work/last.log" >> "$OUT/tests.log"
@@ -75,8 +78,8 @@ run_tests() {
   log "== multi-GPU tests on $ngpu x $device ($(date -u +%FT%TZ))"
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
   # the single-GPU kernel tests (tests/gpu), both ways of moving faces, and a memcheck run
-  if "$bin/test_gpu_kernels" >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels (faces by engine): $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels (faces by engine): $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
-  if FDMINI_FACE_COPY=kernel "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels --quick (faces by kernel): $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels --quick (faces by kernel): $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
+  if "$bin/test_gpu_kernels" >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels (faces by kernel): $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels (faces by kernel): $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
+  if FDMINI_FACE_COPY=engine "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels --quick (faces by engine): $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels --quick (faces by engine): $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
   if compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then
     ok "test_gpu_kernels --quick under compute-sanitizer memcheck: 0 errors"; else bad "test_gpu_kernels memcheck"; fi
   local size=130,97,65 op cfg np procs mode
@@ -95,11 +98,12 @@ PY
     [ "$ngpu" -lt 2 ] && continue
     # IPC: 2 ranks on 2 GPUs, 4 ranks on 2 (or 4) GPUs (x, y and z faces; on 2 GPUs ranks
     # share them); heat and wave (whose inputs change every step, so stale ghosts show) also
-    # through GPU-aware and staged MPI, with faces moved by the kernel, and 8 ranks
+    # through GPU-aware and staged MPI, with faces moved by the copy engine, with the host
+    # ordering the copies (FDMINI_IPC_SYNC=host), and 8 ranks
     local cfgs=("2 1,1,2 ipc" "4 2,2,1 ipc" "4 1,2,2 ipc")
     case $op in
-    heat) cfgs+=("4 2,2,1 aware" "4 2,2,1 staged" "4 2,2,1 ipc-kernel" "8 2,2,2 ipc") ;;
-    wave) cfgs+=("2 1,1,2 aware" "2 1,1,2 staged" "2 2,1,1 ipc-kernel") ;;
+    heat) cfgs+=("4 2,2,1 aware" "4 2,2,1 staged" "4 2,2,1 ipc-engine" "4 2,2,1 ipc-host" "8 2,2,2 ipc" "8 2,2,2 ipc-host") ;;
+    wave) cfgs+=("2 1,1,2 aware" "2 1,1,2 staged" "2 2,1,1 ipc-engine" "2 1,1,2 ipc-host") ;;
     esac
     for cfg in "${cfgs[@]}"; do
       read -r np procs mode <<< "$cfg"
@@ -168,31 +172,28 @@ run_bench() {
 # The halo-path benchmarks (issue 4: 2 MiB faces against the peer bandwidth of the same run,
 # the share of the exchange hidden at 512^3 per GPU), on 2 GPUs: peer_bandwidth, then fdmini
 # JSON records, 3 repeats of
-#   halo2m-PATH-engine        2 ranks (1,1,2) of 512^3, --no-overlap: one 2 MiB face each way
-#   weak512-1gpu              1 GPU, 512^3
-#   weak512-PATH-FACE         2 GPUs (1,1,2) of 512^3, overlap, --baseline; faces packed by the
-#                             copy engine or by the kernel (FDMINI_FACE_COPY)
-#   weak256-PATH-engine       2 GPUs (1,1,2) of 256^3, overlap, --baseline (one repeat)
-# with PATH mpi (GPU-aware MPI) and ipc. bench/multigpu/summarize.py makes the table.
+#   halo2m-PATH      2 ranks (1,1,2) of 512^3, --no-overlap: one 2 MiB face each way per step
+#   thin2m-PATH      2 ranks (1,1,2) of 512x512x16, --no-overlap: the same faces, a short step
+#   weak512-1gpu     1 GPU, 512^3
+#   weak512-PATH     2 GPUs (1,1,2) of 512^3, overlap, --baseline
+#   weak256-PATH     2 GPUs (1,1,2) of 256^3, overlap, --baseline (one repeat)
+# with PATH mpi (GPU-aware MPI), ipc (ordered by interprocess events) and ipc-host
+# (FDMINI_IPC_SYNC=host); faces packed by the kernel (the default). summarize.py: the table.
 run_halo() {
-  local rec=$OUT/records r path face
+  local rec=$OUT/records r path
   mkdir -p "$rec"
   echo "== halo-path benchmarks on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/halo.log"
   "$bin/peer_bandwidth" 2>&1 | tee "$rec/peer_bandwidth.txt" >> "$OUT/halo.log"
   for r in 1 2 3; do
     fd 1 --local 512,512,512 --iters 100 --json "$rec/weak512-1gpu-r$r.json" || bad "weak512 1 GPU r$r"
-    for path in mpi ipc; do
-      export FDMINI_FACE_COPY=engine
-      fd 2 --local 512,512,512 --procs 1,1,2 --no-overlap --iters 100 --halo-path $path --mpi-gpu aware \
-        --json "$rec/halo2m-$path-engine-r$r.json" || bad "halo2m $path r$r"
-      [ $r -eq 1 ] && { fd 2 --local 256,256,256 --procs 1,1,2 --baseline --iters 200 --halo-path $path --mpi-gpu aware \
-        --json "$rec/weak256-$path-engine-r$r.json" || bad "weak256 $path r$r"; }
-      for face in engine kernel; do
-        export FDMINI_FACE_COPY=$face
-        fd 2 --local 512,512,512 --procs 1,1,2 --baseline --iters 100 --halo-path $path --mpi-gpu aware \
-          --json "$rec/weak512-$path-$face-r$r.json" || bad "weak512 $path $face r$r"
-      done
-      unset FDMINI_FACE_COPY
+    for path in mpi ipc ipc-host; do
+      local args=(--halo-path "${path%-host}" --mpi-gpu aware)
+      [ "$path" = ipc-host ] && export FDMINI_IPC_SYNC=host
+      fd 2 --local 512,512,512 --procs 1,1,2 --no-overlap --iters 100 "${args[@]}" --json "$rec/halo2m-$path-r$r.json" || bad "halo2m $path r$r"
+      fd 2 --local 512,512,16 --procs 1,1,2 --no-overlap --iters 1000 "${args[@]}" --json "$rec/thin2m-$path-r$r.json" || bad "thin2m $path r$r"
+      fd 2 --local 512,512,512 --procs 1,1,2 --baseline --iters 100 "${args[@]}" --json "$rec/weak512-$path-r$r.json" || bad "weak512 $path r$r"
+      [ "$r" -eq 1 ] && { fd 2 --local 256,256,256 --procs 1,1,2 --baseline --iters 200 "${args[@]}" --json "$rec/weak256-$path-r$r.json" || bad "weak256 $path r$r"; }
+      unset FDMINI_IPC_SYNC
     done
   done
   python3 bench/multigpu/summarize.py "$rec" 2>&1 | tee -a "$OUT/halo.log"

@@ -3,7 +3,8 @@
 
 Reads a folder of fdmini JSON records named NAME-rREPEAT.json (and peer_bandwidth.txt, the
 output of peer_bandwidth in the same job) and prints, per NAME, the medians over the repeats:
-step time (slowest rank), the phases (average over ranks), the halo bandwidth, and with
+step time (slowest rank), the phases (average over ranks; ipc_copy: the IPC copies alone),
+the halo bandwidth, and with
 --baseline the efficiency against the block alone and the share of the exchange hidden. Then
 the two issue-4 figures: the 2 MiB halo bandwidth as a share of the peer bandwidth of the
 same run, and the weak-scaling efficiency against the separate 1-GPU run.
@@ -67,8 +68,8 @@ def main():
         print(peer.strip())
     one, both = peer_2mib(peer)
     ph = lambda k: (lambda r: r["phases_ms"][k]["avg"])
-    cols = ["name", "n", "device", "path", "faces", "step_ms", "pack", "exchange", "unpack", "interior",
-            "boundary", "halo_GBs", "alone_ms", "eff_alone", "hidden"]
+    cols = ["name", "n", "device", "path", "sync", "faces", "step_ms", "pack", "exchange", "ipc_copy", "unpack",
+            "interior", "boundary", "halo_GBs", "alone_ms", "eff_alone", "hidden"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     rows = {}
@@ -84,13 +85,15 @@ def main():
         rows[name] = row
         fmt = lambda v, p=4: "" if v is None else f"{v:.{p}f}"
         print("| " + " | ".join([
-            name, str(len(recs)), r0["device"], r0.get("halo_path", "mpi"), r0.get("face_copy", ""),
+            name, str(len(recs)), r0["device"], r0.get("halo_path", "mpi"),
+            r0.get("ipc_sync", "") if r0.get("halo_faces_ipc") else "", r0.get("face_copy", ""),
             fmt(row["step"]), fmt(med(recs, ph("pack"))), fmt(med(recs, ph("exchange"))),
+            fmt(med(recs, lambda r: r["ipc_copy_ms"]["avg"] if r.get("halo_faces_ipc") and "ipc_copy_ms" in r else None)),
             fmt(med(recs, ph("unpack"))), fmt(med(recs, ph("interior"))), fmt(med(recs, ph("boundary"))),
             fmt(row["halo"], 1), fmt(row["alone"]), fmt(row["eff"], 3), fmt(row["hidden"], 3)]) + " |")
     print()
     for name, row in sorted(rows.items()):
-        if name.startswith("halo2m") and both and row["halo"]:
+        if name.startswith(("halo2m", "thin2m")) and both and row["halo"]:
             print(f"{name}: 2 MiB halo {row['halo']:.1f} GB/s per rank = {100 * row['halo'] / both:.1f}% of the "
                   f"peer copy both ways ({both:.1f} GB/s per direction), {100 * row['halo'] / one:.1f}% of one way ({one:.1f} GB/s)")
     t1 = rows.get("weak512-1gpu", {}).get("step")
