@@ -338,6 +338,17 @@ static void snapshot_abandon(fd_state *s)
     }                                                                                          \
   } while (0)
 
+int snapshot_check(const fd_options *o)
+{
+  int provided = MPI_THREAD_SINGLE;
+  if (!o->snapshot_every) return FD_OK;
+  FD_MPI(MPI_Query_thread(&provided));
+  if (provided < MPI_THREAD_FUNNELED)
+    return fd_set_error(FD_ERR_USAGE, "--snapshot-every: the snapshot writer thread needs MPI_THREAD_FUNNELED, "
+                        "but MPI was initialised with a lower thread level (%d)", provided);
+  return FD_OK;
+}
+
 int snapshot_create(fd_state *s)
 {
   fd_snapshots *sn = &s->snap;
@@ -345,11 +356,6 @@ int snapshot_create(fd_state *s)
   for (int q = 0; q < FD_SNAP_SLOTS; q++) sn->slot[q].fd = -1;
   sn->every = s->opt->snapshot_every;
   if (!sn->every) return FD_OK;
-  int provided = MPI_THREAD_SINGLE;
-  FD_MPI(MPI_Query_thread(&provided));
-  if (provided < MPI_THREAD_FUNNELED)
-    return fd_set_error(FD_ERR_USAGE, "--snapshot-every: the snapshot writer thread needs MPI_THREAD_FUNNELED, "
-                        "but MPI was initialised with a lower thread level (%d)", provided);
   sn->time_per_step = s->prob.dt > 0 ? s->prob.dt : 1.0;
   for (int d = 0; d < 3; d++) {
     sn->n[d] = s->grid.n[d];

@@ -361,6 +361,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   long long N[3];
   int P[3];
   FD_CALL(fd_agree(comm, fd_resolve_grid(o, ranks, dev, N, P)));
+  FD_CALL(fd_agree(comm, snapshot_check(o)));
   if (o->op == FD_OP_WAVE && o->have_source)
     for (int d = 0; d < 3; d++)
       if (o->source[d] > N[d])

@@ -59,7 +59,10 @@ real_t *state_result(fd_state *s);
 
 /* snapshot.c (snapshot.h). All Collective over the Cartesian communicator: every rank calls
  * them at the same steps. */
-int snapshot_create(fd_state *s);   /* streams, events, pinned buffers, MPI datatypes */
+/* Refuses (FD_ERR_USAGE) snapshots where MPI provides less than MPI_THREAD_FUNNELED, which
+ * their writer thread needs; before anything is allocated. Not Collective. */
+int snapshot_check(const fd_options *o);
+int snapshot_create(fd_state *s);   /* streams, events, pinned buffers, the writer thread */
 int snapshot_destroy(fd_state *s);  /* after snapshot_drain */
 /* After step s->steps: moves snapshots along their stages (see snapshot.h) and, when the step
  * is a multiple of --snapshot-every, takes one of `out` (the step's output). Asynchronous on

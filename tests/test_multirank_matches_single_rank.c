@@ -4,7 +4,10 @@
  * uniform and a two-layer medium). Also checks that the neighbours of the Cartesian
  * decomposition agree with each other, and that snapshots (--snapshot-every) read back equal
  * the field bitwise: the last one byte for byte the --dump of the same step, every one byte
- * for byte the single-rank run's, with snapshots.xmf listing each. */
+ * for byte the single-rank run's, with snapshots.xmf listing each.
+ * With --thread-single (MPI_Init, no thread level asked for): a snapshot run is refused on
+ * every rank with FD_ERR_USAGE and a message naming MPI_THREAD_FUNNELED (the snapshot writer
+ * thread needs it), before anything is written. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -222,6 +225,40 @@ static void test_snapshots_read_back_equal_the_field(void **state)
   assert_true(ok);
 }
 
+/* --thread-single: MPI below MPI_THREAD_FUNNELED refuses snapshots, agreed, nothing written. */
+static void test_snapshots_need_mpi_thread_funneled(void **state)
+{
+  (void)state;
+  int provided = MPI_THREAD_MULTIPLE;
+  MPI_Query_thread(&provided);
+  if (provided >= MPI_THREAD_FUNNELED) {
+    print_message("MPI_Init gave thread level %d here: nothing to refuse\n", provided);
+    skip();
+  }
+  const long long N[3] = {21, 19, 17};
+  char sdir[280];
+  snprintf(sdir, sizeof sdir, "%s/refused", dir);
+  if (rank == 0) mkdir(sdir, 0777);
+  MPI_Barrier(MPI_COMM_WORLD);
+  fd_options o;
+  fd_result r;
+  base_options(&o, FD_OP_HEAT, N, "");
+  o.snapshot_every = 1;
+  snprintf(o.snapshot_dir, sizeof o.snapshot_dir, "%s", sdir);
+  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &r);
+  int ok = rc == FD_ERR_USAGE && strstr(fd_error_message(), "MPI_THREAD_FUNNELED") != NULL;
+  if (!ok) print_message("rank %d: rc %d, message '%s'\n", rank, rc, fd_error_message());
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (rank == 0) {
+    if (rmdir(sdir) != 0) { /* not empty: something was written */
+      print_message("'%s' is not empty after the refused run\n", sdir);
+      ok = 0;
+    }
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  assert_true(ok);
+}
+
 /* Every rank's neighbour across a face names it back across the opposite face, and blocks
  * meet without gap or overlap. */
 static void test_neighbours_are_mutual(void **state)
@@ -256,8 +293,10 @@ static void test_neighbours_are_mutual(void **state)
 
 int main(int argc, char **argv)
 {
+  const int thread_single = argc > 1 && strcmp(argv[1], "--thread-single") == 0;
   int provided = MPI_THREAD_SINGLE; /* snapshots: a writer thread without MPI calls */
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  if (thread_single) MPI_Init(&argc, &argv);
+  else MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -279,7 +318,10 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_multirank_matches_single_rank),
     cmocka_unit_test(test_snapshots_read_back_equal_the_field),
   };
-  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  const struct CMUnitTest single[] = {
+    cmocka_unit_test(test_snapshots_need_mpi_thread_funneled),
+  };
+  int failed = thread_single ? cmocka_run_group_tests(single, NULL, NULL) : cmocka_run_group_tests(tests, NULL, NULL);
   if (rank == 0) {
     char p[300];
     snprintf(p, sizeof p, "%s/ref.raw", dir);
