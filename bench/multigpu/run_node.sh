@@ -183,7 +183,7 @@ run_halo() {
   local rec=$OUT/records r path
   mkdir -p "$rec"
   echo "== halo-path benchmarks on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/halo.log"
-  "$bin/peer_bandwidth" 2>&1 | tee "$rec/peer_bandwidth.txt" >> "$OUT/halo.log"
+  "$bin/peer_bandwidth" > "$rec/peer_bandwidth.txt" 2>&1 # summarize.py prints it into halo.log
   for r in 1 2 3; do
     fd 1 --local 512,512,512 --iters 100 --json "$rec/weak512-1gpu-r$r.json" || bad "weak512 1 GPU r$r"
     for path in mpi ipc ipc-host; do
