@@ -3,27 +3,38 @@
  * Each active face travels one of two ways, chosen once by halo_create (--halo-path):
  *   MPI  the packed face goes to MPI as a device buffer (GPU-aware) or through pinned host
  *        memory (staged);
- *   IPC  the neighbour runs on the same node on a device this one can reach: this rank has
- *        mapped the neighbour's send buffers and opened two of its interprocess events once,
- *        at set-up, and copies the face device to device on its own halo stream ("pull").
+ *   IPC  the neighbour runs on the same node on a device this one can reach. At set-up each
+ *        rank maps one buffer of each IPC neighbour and opens two of its interprocess events;
+ *        faces then move on the device, one of two ways (FDMINI_IPC_MOVE, agreed by all):
+ *        push (default)  the pack kernel stores the face straight into the neighbour's
+ *                        receive buffer recv_d[s] (peer stores over NVLink, no copy);
+ *        pull            the pack goes into this rank's send_d[s]; the neighbour copies it
+ *                        into its recv_d[s] on its own halo stream (a copy-engine copy).
+ *        Measured on 2x H200 (bench/results/multigpu): see README "Multi-GPU".
+ *
+ * Events of a rank (interprocess, both parities s): packed[s], recorded after its pack;
+ * consumed[s], recorded once it is done with the IPC face data of parity s: pull after its
+ * copies out of the neighbours' send_d[s], push after its unpack of its own recv_d[s].
  *
  * One exchange k, slot s = k % 2, in numbered steps (begin: 1-3, end: 4-8):
  *   1. prepost MPI_Irecv: MPI faces the data into recv (device or pinned host buffer); IPC
  *      faces a zero-byte note
- *   2. halo stream: wait for the field, and (IPC) for every IPC neighbour's event copied[s];
- *      pack all active faces into send_d[s] (one launch, or copy-engine copies)
- *   3. IPC: record the event packed[s] on the halo stream, then MPI_Isend the zero-byte note
- *      to every IPC neighbour (the host does not wait for the device)
- *   4. IPC: wait for the neighbours' notes; for each IPC face the halo stream waits for the
- *      neighbour's packed[s] and copies its face from the neighbour's send_d[s] into
- *      recv_d[s]; record xfer_end[s] and copied[s]
- *   5. MPI: host waits for the pack; staged: copy the span of MPI faces send_d -> send_h
+ *   2. halo stream: wait for the field, and (IPC) for every IPC neighbour's consumed[s];
+ *      pack all active faces in one launch: MPI faces (and pull IPC faces) into send_d[s],
+ *      push IPC faces into the neighbour's recv_d[s] at its face towards this rank
+ *   3. IPC: record packed[s] on the halo stream, then MPI_Isend the zero-byte note to every
+ *      IPC neighbour (the host does not wait for the device)
+ *   4. IPC: wait for the neighbours' notes; the halo stream waits for each IPC neighbour's
+ *      packed[s]; pull: copy its face from its send_d[s] into recv_d[s], record consumed[s];
+ *      record xfer_end[s]
+ *   5. MPI: host waits for the pack; staged: copy the MPI faces send_d -> send_h
  *   6. MPI: MPI_Isend of every MPI face, MPI_Waitall
- *   7. staged: copy recv_h -> recv_d on the halo stream; unpack all faces (one launch)
+ *   7. staged: copy the MPI faces recv_h -> recv_d on the halo stream; unpack all faces (one
+ *      launch); push: record consumed[s]
  *   8. record "unpacked"; the consumer stream waits for it
  * FDMINI_IPC_SYNC=host (a measurement knob; default "event") moves step 3 into step 4: the
- * host waits for its own pack, then sends the notes, and the copies go without a device wait
- * for packed[s] (the note says the pack is complete); copied[s] works as below.
+ * host waits for its own pack, then sends the notes, and step 4 goes on without a device
+ * wait for packed[s] (the note says the pack is complete); consumed[s] works as below.
  * Message tags: a face is sent with the tag of the sender's face index f (notes f + 16); the
  * receiver's matching face is f^1 (x-low of the receiver meets x-high of its neighbour).
  *
@@ -31,28 +42,41 @@
  * - Receive buffers alternate by exchange parity. Step 8 returns before the unpack (and,
  *   staged, the copy to the device) has run, and a neighbour may already send the next
  *   step's faces: receiving them into the same buffer could overwrite ghosts not yet unpacked
- *   (seen with two ranks time-sharing one GPU). Exchange k+1 receives into the buffer of
- *   exchange k-1, whose unpack ran before the pack of exchange k on the same stream, which
- *   step 5 of exchange k waited for. IPC copies write recv_d[s] on this rank's own halo
- *   stream, before the unpack that reads it: stream order.
- * - Send buffers alternate too. MPI: MPI_Waitall completes the sends before the next pack.
- *   IPC: the neighbour's copy of exchange k reads send_d[s] after this rank's pack k has run
- *   (its stream waits for packed[s], which step 3 recorded before the note was sent). The
- *   next writer of send_d[s] is pack k+2, and step 2 of k+2 makes it wait on the device for
- *   the neighbour's copied[s], recorded after that copy.
+ *   (seen with two ranks time-sharing one GPU). MPI faces: exchange k+1 receives into the
+ *   buffer of exchange k-1, whose unpack ran before the pack of exchange k on the same stream,
+ *   which step 5 of exchange k waited for. Each face has its own region of the buffer, and
+ *   the staged copies cover runs of MPI faces only (never an IPC face's region).
+ * - Pull: IPC copies write recv_d[s] on this rank's own halo stream, before the unpack that
+ *   reads it: stream order. The neighbour's copy of exchange k reads this rank's send_d[s]
+ *   after this rank's pack k has run (its stream waits for packed[s], which step 3 recorded
+ *   before the note was sent). The next writer of send_d[s] is pack k+2, and step 2 of k+2
+ *   makes it wait on the device for the neighbour's consumed[s], recorded after that copy.
+ * - Push (the mirror image: the shared buffer is the receiver's recv_d[s], written by the
+ *   sender's pack, read by the receiver's unpack): the receiver R unpacks exchange k after
+ *   its halo stream waited (step 4 of k) for the sender S's packed[s], recorded after S's
+ *   pack k, which stored the face: the data is complete before it is read. The next writer
+ *   of that region is S's pack k+2, which waits (step 2 of k+2) for R's consumed[s], recorded
+ *   after R's unpack k: no store lands while the unpack reads. Nothing else writes the
+ *   region: each face of recv_d[s] has exactly one writer (its one neighbour, or MPI).
  * - Interprocess events are re-recorded every other exchange, and a stream wait binds to the
  *   latest record made before it is enqueued, so each wait must fall between the record it
- *   means and the next record of that event. The notes order the hosts: the neighbour waits
- *   for packed[s] of k (step 4 of k) after this rank's note of k, sent after the record;
- *   this rank records packed[s] again in step 3 of k+2, after its step 4 of k+1 received the
- *   neighbour's note of k+1, sent after the neighbour's step 4 of k. Likewise this rank
- *   waits for the neighbour's copied[s] of k (step 2 of k+2) after the neighbour's note of
- *   k+1 (step 4 of k+1), and before the neighbour records it again (its step 4 of k+2 waits
- *   for this rank's note of k+2, sent after the wait). Both events are recorded once at set-up,
- *   so the waits of exchanges 0 and 1 find them complete.
- * - Set-up maps the neighbours' memory once; halo_destroy synchronises its stream (no copy of
- *   this rank still reads a neighbour) and meets every rank in a barrier before any rank
- *   frees what others have mapped.
+ *   means and the next record of that event. The notes order the hosts (a rank's note of
+ *   exchange j leaves in its begin j, or end j with FDMINI_IPC_SYNC=host, and its end j
+ *   does not return before the neighbour's note of j has arrived):
+ *   packed[s] (both ways): the neighbour waits for packed[s] of k (step 4 of k) after this
+ *   rank's note of k, sent after the record; this rank records packed[s] again in step 3 of
+ *   k+2, after its step 4 of k+1 received the neighbour's note of k+1, sent after the
+ *   neighbour's step 4 of k.
+ *   consumed[s] (both ways): this rank waits for the neighbour's consumed[s] of k in step 2
+ *   of k+2, after its end of k+1 received the neighbour's note of k+1, sent after the
+ *   neighbour's end of k, where it recorded consumed[s] (pull: step 4; push: step 7). The
+ *   neighbour records it again in its end of k+2, after its step 4 of k+2 received this
+ *   rank's note of k+2, sent after this rank enqueued the wait.
+ *   Both events are recorded once at set-up, so the waits of exchanges 0 and 1 find them
+ *   complete (no buffer has been written yet).
+ * - Set-up maps the neighbours' memory once; halo_destroy synchronises its stream (no copy
+ *   or pack of this rank still reads or writes a neighbour) and meets every rank in a barrier
+ *   before any rank frees what others have mapped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +154,7 @@ typedef struct {
   unsigned long long total;   /* elements of one parity of the sender's send buffer */
   unsigned long long offset;  /* element offset of the sender's face towards the receiver */
   unsigned long long count;   /* its elements */
-  be_ipc_handle mem, packed[2], copied[2];
+  be_ipc_handle mem, packed[2], consumed[2]; /* mem: send_block (pull) or recv_block (push) */
 } ipc_card;
 
 enum { TAG_NOTE = 16, TAG_CARD = 32, TAG_DECIDE = 48 };
@@ -143,26 +167,27 @@ static int close_peers(fd_halo *h)
     h->peer_block[f] = NULL;
     for (int s = 0; s < 2; s++) {
       if (h->peer_packed[f][s]) FD_BE(be_event_destroy(h->peer_packed[f][s]));
-      if (h->peer_copied[f][s]) FD_BE(be_event_destroy(h->peer_copied[f][s]));
-      h->peer_packed[f][s] = h->peer_copied[f][s] = NULL;
-      h->peer_send[f][s] = NULL;
+      if (h->peer_consumed[f][s]) FD_BE(be_event_destroy(h->peer_consumed[f][s]));
+      h->peer_packed[f][s] = h->peer_consumed[f][s] = NULL;
+      h->peer_face[f][s] = NULL;
     }
   }
   return FD_OK;
 }
 
-/* Opens the neighbour's buffer and events of every face with ipc[f]; on failure one line in
- * the error message, FD_ERR_RUNTIME. */
+/* Opens the neighbour's buffer (send_block for pull, recv_block for push) and events of every
+ * face with ipc[f]; on failure one line in the error message, FD_ERR_RUNTIME. */
 static int open_peers(fd_halo *h, const ipc_card card[FD_FACES], int rank)
 {
   for (int f = 0; f < FD_FACES; f++) {
     if (!h->ipc[f]) continue;
     if (be_ipc_mem_open(&card[f].mem, &h->peer_block[f]) != BE_OK)
-      return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the send buffer of rank %d: %s", rank, h->nbr[f], be_error_message());
+      return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the %s buffer of rank %d: %s", rank,
+                          h->ipc_pull ? "send" : "receive", h->nbr[f], be_error_message());
     for (int s = 0; s < 2; s++) {
-      h->peer_send[f][s] = (const real_t *)h->peer_block[f] + s * card[f].total + card[f].offset;
+      h->peer_face[f][s] = (real_t *)h->peer_block[f] + s * card[f].total + card[f].offset;
       if (be_ipc_event_open(&card[f].packed[s], &h->peer_packed[f][s]) != BE_OK ||
-          be_ipc_event_open(&card[f].copied[s], &h->peer_copied[f][s]) != BE_OK)
+          be_ipc_event_open(&card[f].consumed[s], &h->peer_consumed[f][s]) != BE_OK)
         return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot open the events of rank %d: %s", rank, h->nbr[f], be_error_message());
     }
   }
@@ -193,10 +218,10 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
   if (can) {
     for (int s = 0; s < 2; s++) {
       FD_BE(be_ipc_event_create(&h->packed[s]));
-      FD_BE(be_ipc_event_create(&h->copied[s]));
+      FD_BE(be_ipc_event_create(&h->consumed[s]));
       /* recorded once, so that the first waits of the neighbours find them complete */
       FD_BE(be_event_record(h->packed[s], h->stream));
-      FD_BE(be_event_record(h->copied[s], h->stream));
+      FD_BE(be_event_record(h->consumed[s], h->stream));
     }
     FD_BE(be_stream_sync(h->stream));
   }
@@ -210,10 +235,10 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
     c->offset = h->faces.offset[f];
     c->count = h->faces.count[f];
     if (can) {
-      FD_BE(be_ipc_mem_handle(h->send_block, &c->mem));
+      FD_BE(be_ipc_mem_handle(h->ipc_pull ? h->send_block : h->recv_block, &c->mem));
       for (int s = 0; s < 2; s++) {
         FD_BE(be_ipc_event_handle(h->packed[s], &c->packed[s]));
-        FD_BE(be_ipc_event_handle(h->copied[s], &c->copied[s]));
+        FD_BE(be_ipc_event_handle(h->consumed[s], &c->consumed[s]));
       }
     }
   }
@@ -291,10 +316,22 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
   FD_CALL(fd_agree(comm, bad_sync ? fd_set_error(FD_ERR_USAGE, "FDMINI_IPC_SYNC: unknown value '%s', expected event or host", sync) : FD_OK));
   h->ipc_host_sync = sync && strcmp(sync, "host") == 0;
   FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &h->ipc_host_sync, 1, MPI_INT, MPI_MAX, comm));
+  const char *move = getenv("FDMINI_IPC_MOVE");
+  int bad_move = move && strcmp(move, "push") != 0 && strcmp(move, "pull") != 0;
+  FD_CALL(fd_agree(comm, bad_move ? fd_set_error(FD_ERR_USAGE, "FDMINI_IPC_MOVE: unknown value '%s', expected push or pull", move) : FD_OK));
+  h->ipc_pull = move && strcmp(move, "pull") == 0;
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &h->ipc_pull, 1, MPI_INT, MPI_MAX, comm));
   size_t bytes = h->faces.total * sizeof(real_t);
   FD_BE(be_malloc((void **)&h->send_block, 2 * bytes));
-  for (int s = 0; s < 2; s++) h->send_d[s] = h->send_block + s * h->faces.total;
+  FD_BE(be_malloc((void **)&h->recv_block, 2 * bytes));
+  for (int s = 0; s < 2; s++) {
+    h->send_d[s] = h->send_block + s * h->faces.total;
+    h->recv_d[s] = h->recv_block + s * h->faces.total;
+  }
   FD_CALL(choose_transport(h, path, dev));
+  for (int s = 0; s < 2; s++)
+    for (int f = 0; f < FD_FACES; f++)
+      h->pack_dst[s][f] = h->ipc[f] && !h->ipc_pull ? h->peer_face[f][s] : h->send_d[s] + h->faces.offset[f];
   long long counts[2] = {0, 0};
   for (int f = 0; f < FD_FACES; f++)
     if (h->faces.active[f]) counts[h->ipc[f] ? 0 : 1]++;
@@ -303,17 +340,21 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
   FD_MPI(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_SUM, comm));
   h->ipc_faces_all = counts[0];
   h->mpi_faces_all = counts[1];
-  /* staging copies only the span from the first to the last MPI face (IPC faces land in the
-   * device receive buffer by their own copies, which the span must not overwrite) */
-  size_t lo = h->faces.total, hi = 0;
-  for (int f = 0; f < FD_FACES; f++)
-    if (h->faces.active[f] && !h->ipc[f]) {
-      lo = h->faces.offset[f] < lo ? h->faces.offset[f] : lo;
-      hi = h->faces.offset[f] + h->faces.count[f] > hi ? h->faces.offset[f] + h->faces.count[f] : hi;
+  /* staging copies runs of MPI faces (inactive faces between them may ride along); an IPC
+   * face ends a run: its region of the device receive buffer is written by the IPC path, and
+   * a staged copy over it would overwrite the face with stale host memory */
+  h->n_stage = 0;
+  int open_run = 0;
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!h->faces.active[f]) continue;
+    if (h->ipc[f]) {
+      open_run = 0;
+      continue;
     }
-  h->stage_lo = hi > lo ? lo : 0;
-  h->stage_n = hi > lo ? hi - lo : 0;
-  for (int s = 0; s < 2; s++) FD_BE(be_malloc((void **)&h->recv_d[s], bytes));
+    if (!open_run) h->stage_lo[h->n_stage++] = h->faces.offset[f];
+    h->stage_n[h->n_stage - 1] = h->faces.offset[f] + h->faces.count[f] - h->stage_lo[h->n_stage - 1];
+    open_run = 1;
+  }
   if (staged) {
     FD_BE(be_host_alloc((void **)&h->send_h, bytes));
     for (int s = 0; s < 2; s++) FD_BE(be_host_alloc((void **)&h->recv_h[s], bytes));
@@ -344,11 +385,11 @@ int halo_destroy(fd_halo *h)
     FD_MPI(MPI_Barrier(h->comm)); /* nobody reads or waits on this rank's buffer any more */
   }
   FD_BE(be_free(h->send_block));
-  for (int s = 0; s < 2; s++) FD_BE(be_free(h->recv_d[s]));
+  FD_BE(be_free(h->recv_block));
   FD_BE(be_host_free(h->send_h));
   for (int s = 0; s < 2; s++) FD_BE(be_host_free(h->recv_h[s]));
   be_event *ev[] = {h->pack_start, h->pack_end,   h->unpack_start, h->unpack_end,
-                    h->xfer_start, h->xfer_end, h->packed,       h->copied};
+                    h->xfer_start, h->xfer_end, h->packed,       h->consumed};
   for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
     for (int s = 0; s < 2; s++)
       if (ev[i][s]) FD_BE(be_event_destroy(ev[i][s]));
@@ -374,12 +415,13 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
       FD_MPI(MPI_Irecv(recv + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f],
                        f ^ 1, h->comm, &h->req[h->nreq++]));
   }
-  /* 2. pack once the field is ready and the neighbours have copied out exchange k-2 */
+  /* 2. pack once the field is ready and the IPC neighbours are done with exchange k-2 (pull:
+   * copied out of send_d[s]; push: unpacked their recv_d[s], which this pack writes) */
   FD_BE(be_stream_wait_event(h->stream, field_ready));
   for (int f = 0; f < FD_FACES; f++)
-    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_copied[f][s]));
+    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
   FD_BE(be_event_record(h->pack_start[s], h->stream));
-  FD_BE(be_pack_faces(&h->grid, &h->faces, u, h->send_d[s], h->stream));
+  FD_BE(be_pack_faces_to(&h->grid, &h->faces, u, h->pack_dst[s], h->stream));
   FD_BE(be_event_record(h->pack_end[s], h->stream));
   /* 3. tell the IPC neighbours that packed[s] is recorded */
   if (h->n_ipc && !h->ipc_host_sync) {
@@ -393,8 +435,9 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
 
 /* Adds the timings of exchange slot s once its unpack is complete. Exchange time: MPI faces
  * the host's time from the finished pack to the arrived messages; IPC faces the device's time
- * from this rank's finished pack to the last face copied in (the neighbour's pack, the notes
- * and the copies); with both, the longer. */
+ * from this rank's finished pack to the last face in (pull: the neighbour's pack, the notes
+ * and the copies; push: the neighbour's pack, which stored the face here, and the notes -
+ * this rank's own stores to its neighbours are in the pack time); with both, the longer. */
 static int accumulate(fd_halo *h, int s)
 {
   float ms;
@@ -418,9 +461,8 @@ static int accumulate(fd_halo *h, int s)
 int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
 {
   const int s = (int)(h->exchanges % 2);
-  const size_t lo = h->stage_lo, bytes = h->stage_n * sizeof(real_t);
   be_range_push("halo_exchange");
-  /* 4. IPC: once the neighbours' packed[s] are recorded, copy their faces in on the device */
+  /* 4. IPC: once the neighbours' packed[s] are recorded, (pull) copy their faces in */
   if (h->n_ipc) {
     if (h->ipc_host_sync) {
       static char none;
@@ -433,20 +475,24 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
     for (int f = 0; f < FD_FACES; f++)
       if (h->ipc[f] && !h->ipc_host_sync) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
     FD_BE(be_event_record(h->xfer_start[s], h->stream));
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f])
-        FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_send[f][s],
-                                   h->faces.count[f] * sizeof(real_t), h->stream));
+    if (h->ipc_pull) {
+      for (int f = 0; f < FD_FACES; f++)
+        if (h->ipc[f])
+          FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_face[f][s],
+                                     h->faces.count[f] * sizeof(real_t), h->stream));
+      FD_BE(be_event_record(h->consumed[s], h->stream));
+    }
     FD_BE(be_event_record(h->xfer_end[s], h->stream));
-    FD_BE(be_event_record(h->copied[s], h->stream));
   }
   if (h->n_mpi) {
     real_t *send = h->staged ? h->send_h : h->send_d[s];
     /* 5. wait for the pack (and stage it) */
     FD_BE(be_event_sync(h->pack_end[s]));
     double t0 = fd_now();
-    if (h->staged && bytes) {
-      FD_BE(be_memcpy_async(h->send_h + lo, h->send_d[s] + lo, bytes, BE_COPY_D2H, h->stream));
+    if (h->staged) {
+      for (int r = 0; r < h->n_stage; r++)
+        FD_BE(be_memcpy_async(h->send_h + h->stage_lo[r], h->send_d[s] + h->stage_lo[r],
+                              h->stage_n[r] * sizeof(real_t), BE_COPY_D2H, h->stream));
       FD_BE(be_stream_sync(h->stream));
     }
     /* 6. send, wait */
@@ -458,8 +504,10 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
     FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
     h->nreq = 0;
     /* 7. unstage */
-    if (h->staged && bytes)
-      FD_BE(be_memcpy_async(h->recv_d[s] + lo, h->recv_h[s] + lo, bytes, BE_COPY_H2D, h->stream));
+    if (h->staged)
+      for (int r = 0; r < h->n_stage; r++)
+        FD_BE(be_memcpy_async(h->recv_d[s] + h->stage_lo[r], h->recv_h[s] + h->stage_lo[r],
+                              h->stage_n[r] * sizeof(real_t), BE_COPY_H2D, h->stream));
     h->host_ms[s] = (fd_now() - t0) * 1e3;
   }
   be_range_pop();
@@ -467,6 +515,7 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
   FD_BE(be_event_record(h->unpack_start[s], h->stream));
   FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
   FD_BE(be_event_record(h->unpack_end[s], h->stream));
+  if (h->n_ipc && !h->ipc_pull) FD_BE(be_event_record(h->consumed[s], h->stream));
   /* 8. the consumer waits for the ghosts */
   FD_BE(be_stream_wait_event(consumer, h->unpack_end[s]));
   be_range_pop();

@@ -1,6 +1,7 @@
-/* halo.h - the halo exchange: six faces of a local field travel to the six neighbours, as
- * device-to-device copies between ranks of a node (IPC path), or as device buffers handed to
- * a GPU-aware MPI or staged through pinned host memory. Every MPI call of the exchange lives
+/* halo.h - the halo exchange: six faces of a local field travel to the six neighbours, on
+ * the device between ranks of a node (IPC path: the pack stores into the neighbour's receive
+ * buffer, or a copy pulls from its send buffer), or as device buffers handed to a GPU-aware
+ * MPI or staged through pinned host memory. Every MPI call of the exchange lives
  * in halo.c.
  *
  * The exchange is split so that the solver computes between its halves:
@@ -23,14 +24,15 @@ typedef struct {
   fd_grid grid;
   fd_faces faces;         /* geometry and buffer layout (faces.h) */
   int staged;             /* 1: MPI messages go through the pinned host buffers */
-  /* transport of each active face: ipc[f] = 1 copies it from the neighbour's send buffer
-   * mapped into this process (node-local, halo.c "IPC path"), 0 sends it through MPI */
+  /* transport of each active face: ipc[f] = 1 moves it on the device through a neighbour's
+   * buffer mapped into this process (node-local, halo.c "IPC path"), 0 sends it through MPI */
   int ipc[FD_FACES];
   int n_ipc, n_mpi;       /* this rank's active faces by transport */
   long long ipc_faces_all, mpi_faces_all; /* the same, summed over the ranks of comm */
   real_t *send_block;     /* device, 2 x faces.total: the send buffers of both parities */
   real_t *send_d[2];      /* device pack buffers, by exchange parity (halves of send_block) */
-  real_t *recv_d[2];      /* device receive buffers, by exchange parity (see halo.c) */
+  real_t *recv_block;     /* device, 2 x faces.total: the receive buffers of both parities */
+  real_t *recv_d[2];      /* device receive buffers, by exchange parity (halves of recv_block) */
   real_t *send_h, *recv_h[2]; /* pinned host buffers (staged mode only), the same way */
   MPI_Request req[2 * FD_FACES];  /* MPI faces: data messages of the exchange in flight */
   int nreq;
@@ -39,19 +41,25 @@ typedef struct {
   be_stream stream;       /* the halo stream (high priority), owned by the caller */
   be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2], xfer_start[2], xfer_end[2];
   int ipc_host_sync;      /* FDMINI_IPC_SYNC=host: notes after the host saw the pack (halo.c) */
-  /* IPC path: this rank's interprocess events and the neighbours' ones opened here */
-  be_event packed[2], copied[2];
-  be_event peer_packed[FD_FACES][2], peer_copied[FD_FACES][2];
-  void *peer_block[FD_FACES];        /* neighbour's send_block mapped here */
-  const real_t *peer_send[FD_FACES][2]; /* its face towards this rank, by parity */
+  int ipc_pull;           /* FDMINI_IPC_MOVE=pull: copy from the neighbour's send buffer; 0 =
+                             push (default): the pack stores into its receive buffer (halo.c) */
+  /* IPC path: this rank's interprocess events and the neighbours' ones opened here;
+   * consumed[s]: this rank is done with the IPC faces of parity s (pull: copied out of the
+   * neighbour's send buffer; push: unpacked from its own receive buffer) */
+  be_event packed[2], consumed[2];
+  be_event peer_packed[FD_FACES][2], peer_consumed[FD_FACES][2];
+  void *peer_block[FD_FACES];     /* neighbour's send_block (pull) or recv_block (push) here */
+  real_t *peer_face[FD_FACES][2]; /* in it, the neighbour's face towards this rank, by parity */
+  real_t *pack_dst[2][FD_FACES];  /* where pack s puts face f: send_d[s] or (push) peer_face */
   long long exchanges;    /* completed exchanges; slot = exchanges % 2 */
   int timing_pending;     /* an exchange whose timings are not yet read */
   double host_ms[2];      /* MPI faces: host time of the exchange, by slot */
   double pack_ms, unpack_ms, exchange_ms; /* accumulated since halo_reset_timers */
-  double copy_ms;         /* IPC faces: device time of the copies alone, the same way */
+  double copy_ms;         /* IPC faces: device time of the pulled copies alone, the same way */
   long long timed;        /* exchanges accumulated in those sums */
   size_t bytes_sent;      /* bytes one exchange sends (all active faces) */
-  size_t stage_lo, stage_n; /* staged mode: the span of the buffers holding MPI faces */
+  int n_stage;            /* staged mode: runs of adjacent MPI faces in the buffers, */
+  size_t stage_lo[FD_FACES], stage_n[FD_FACES]; /* first element and length of each */
 } fd_halo;
 
 /* Whether device pointers may go to this MPI for this backend: compile-time and run-time
@@ -66,8 +74,9 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
 
 /* Allocates buffers and events for a field of extents g on the Cartesian communicator comm
  * with neighbours nbr, and picks each face's transport (path): FD_HALO_PATH_MPI every face
- * through MPI; IPC every face by device copy, a usage error (agreed) where a neighbour is on
- * another node or its device is out of reach; AUTO IPC where possible, MPI elsewhere.
+ * through MPI; IPC every face on the device (pushed, or pulled with FDMINI_IPC_MOVE=pull), a
+ * usage error (agreed) where a neighbour is on another node or its device is out of reach;
+ * AUTO IPC where possible, MPI elsewhere.
  * Collective over comm. */
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
                 fd_halo_path path, const be_info *dev, be_stream halo_stream);

@@ -46,10 +46,13 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg\n",
           r->halo_bytes_max, r->halo_gbs.avg);
-  if (r->ipc_faces)
-    fprintf(out, "  IPC copies           %.4f / %.4f / %.4f ms per step (the copies alone; ordering %s)\n",
-            r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max,
-            r->ipc_host_sync ? "by the host (FDMINI_IPC_SYNC=host)" : "on the device by interprocess events");
+  const char *ipc_order = r->ipc_host_sync ? "by the host (FDMINI_IPC_SYNC=host)" : "on the device by interprocess events";
+  if (r->ipc_faces && r->ipc_pull)
+    fprintf(out, "  IPC faces            pulled (FDMINI_IPC_MOVE=pull): copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering %s\n",
+            r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max, ipc_order);
+  else if (r->ipc_faces)
+    fprintf(out, "  IPC faces            pushed: the pack stores them into the neighbours' receive buffers (in the pack time); ordering %s\n",
+            ipc_order);
   if (r->snapshot_every)
     fprintf(out, "  snapshots            every %d steps: %lld written, %.4g MB each; host %.4f / %.4f / %.4f ms per step in snapshot work\n",
             r->snapshot_every, r->snapshots, r->snapshot_bytes / 1e6, r->snapshot_host_ms.min,
@@ -126,6 +129,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_int(&j, "halo_faces_mpi", r->mpi_faces);
   json_str(&j, "face_copy", dev->face_copy);
   json_str(&j, "ipc_sync", r->ipc_host_sync ? "host" : "event");
+  json_str(&j, "ipc_move", r->ipc_pull ? "pull" : "push");
   stat(&j, "ipc_copy_ms", &r->ipc_copy_ms);
   json_bool(&j, "overlap", r->overlap);
   json_num(&j, "total_s", r->total_s);

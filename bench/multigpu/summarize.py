@@ -3,11 +3,13 @@
 
 Reads a folder of fdmini JSON records named NAME-rREPEAT.json (and peer_bandwidth.txt, the
 output of peer_bandwidth in the same job) and prints, per NAME, the medians over the repeats:
-step time (slowest rank), the phases (average over ranks; ipc_copy: the IPC copies alone),
-the halo bandwidth, and with
+step time (slowest rank), the phases (average over ranks; ipc_copy: the pulled IPC copies
+alone), the halo bandwidth (halo_GBs: bytes / exchange, as fdmini reports it; pe_GBs: bytes /
+(pack + exchange), the time from the start of the pack to the neighbour's face in place - the
+one figure fair to pushed IPC faces, whose transfer is the pack itself), and with
 --baseline the efficiency against the block alone and the share of the exchange hidden. Then
-the two issue-4 figures: the 2 MiB halo bandwidth as a share of the peer bandwidth of the
-same run, and the weak-scaling efficiency against the separate 1-GPU run.
+the two issue-4 figures: the 2 MiB halo bandwidth (both ways of counting) as a share of the
+peer bandwidth of the same run, and the weak-scaling efficiency against the separate 1-GPU run.
 
 usage: summarize.py RECORDS_DIR     (a folder or a records.tar.gz)
 """
@@ -68,8 +70,8 @@ def main():
         print(peer.strip())
     one, both = peer_2mib(peer)
     ph = lambda k: (lambda r: r["phases_ms"][k]["avg"])
-    cols = ["name", "n", "device", "path", "sync", "faces", "step_ms", "pack", "exchange", "ipc_copy", "unpack",
-            "interior", "boundary", "halo_GBs", "alone_ms", "eff_alone", "hidden"]
+    cols = ["name", "n", "device", "path", "move", "sync", "faces", "step_ms", "pack", "exchange", "ipc_copy", "unpack",
+            "interior", "boundary", "halo_GBs", "pe_GBs", "alone_ms", "eff_alone", "hidden"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     rows = {}
@@ -78,6 +80,8 @@ def main():
         row = {
             "step": med(recs, lambda r: r["phases_ms"]["step"]["max"]),
             "halo": med(recs, lambda r: r["halo_GBs"]["avg"]),
+            "pe": med(recs, lambda r: r["halo_bytes_per_step_max"] / (1e6 * (r["phases_ms"]["pack"]["avg"] + r["phases_ms"]["exchange"]["avg"]))
+                      if r["phases_ms"]["pack"]["avg"] + r["phases_ms"]["exchange"]["avg"] > 0 else None),
             "alone": med(recs, lambda r: r["alone_step_ms"]["avg"] if r["baseline"] else None),
             "eff": med(recs, lambda r: r["efficiency"]["avg"] if r["baseline"] else None),
             "hidden": med(recs, lambda r: r["hidden_share"]["avg"] if r["baseline"] else None),
@@ -86,16 +90,22 @@ def main():
         fmt = lambda v, p=4: "" if v is None else f"{v:.{p}f}"
         print("| " + " | ".join([
             name, str(len(recs)), r0["device"], r0.get("halo_path", "mpi"),
+            r0.get("ipc_move", "pull") if r0.get("halo_faces_ipc") else "",
             r0.get("ipc_sync", "") if r0.get("halo_faces_ipc") else "", r0.get("face_copy", ""),
             fmt(row["step"]), fmt(med(recs, ph("pack"))), fmt(med(recs, ph("exchange"))),
             fmt(med(recs, lambda r: r["ipc_copy_ms"]["avg"] if r.get("halo_faces_ipc") and "ipc_copy_ms" in r else None)),
             fmt(med(recs, ph("unpack"))), fmt(med(recs, ph("interior"))), fmt(med(recs, ph("boundary"))),
-            fmt(row["halo"], 1), fmt(row["alone"]), fmt(row["eff"], 3), fmt(row["hidden"], 3)]) + " |")
+            fmt(row["halo"], 1), fmt(row["pe"], 1), fmt(row["alone"]), fmt(row["eff"], 3), fmt(row["hidden"], 3)]) + " |")
     print()
     for name, row in sorted(rows.items()):
         if name.startswith(("halo2m", "thin2m")) and both and row["halo"]:
+            push = groups[name][0].get("halo_faces_ipc") and groups[name][0].get("ipc_move") == "push"
             print(f"{name}: 2 MiB halo {row['halo']:.1f} GB/s per rank = {100 * row['halo'] / both:.1f}% of the "
-                  f"peer copy both ways ({both:.1f} GB/s per direction), {100 * row['halo'] / one:.1f}% of one way ({one:.1f} GB/s)")
+                  f"peer copy both ways ({both:.1f} GB/s per direction), {100 * row['halo'] / one:.1f}% of one way ({one:.1f} GB/s)"
+                  + (" - exchange only: pushed faces travel in the pack, so this overstates them" if push else ""))
+            if row["pe"]:
+                print(f"{name}: 2 MiB pack+exchange {row['pe']:.1f} GB/s per rank = {100 * row['pe'] / both:.1f}% of both ways, "
+                      f"{100 * row['pe'] / one:.1f}% of one way")
     t1 = rows.get("weak512-1gpu", {}).get("step")
     for name, row in sorted(rows.items()):
         if name.startswith("weak512-") and name != "weak512-1gpu" and t1:

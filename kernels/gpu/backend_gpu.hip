@@ -345,48 +345,60 @@ extern "C" void be_range_pop(void) { gpu_range_pop(); }
 /* ---- halo faces ------------------------------------------------------------------------ */
 
 /* Face f = 2d + side of a field with interior n0 x n1 x n2 (layout: faces.h). Its element
- * (p, q), 0 <= p < na, 0 <= q < nb, sits in the buffer at off + p + na*q and in the field at
+ * (p, q), 0 <= p < na, 0 <= q < nb, sits at p + na*q from the face's buffer and in the field at
  * layer*sl + (p+1)*sp + (q+1)*sq: the in-plane dimensions a < b and the strides follow from d
  * alone, so the geometry is a handful of scalars chosen by branches (no arrays indexed at run
  * time, hence no stack frame; no 64-bit division). The send layer is 1 or n[d], the ghost
  * layer 0 or n[d]+1. */
 struct face_geom {
   int na, nb, layer;
-  long long off, sl, sp, sq;
+  long long sl, sp, sq;
 };
 
 __host__ __device__ inline face_geom face_geometry(int n0, int n1, int n2, int face, int pack)
 {
   const int d = face >> 1, high = face & 1;
   const long long sx = n0 + 2, sxy = sx * (n1 + 2);
-  const long long c0 = (long long)n1 * n2, c1 = (long long)n0 * n2, c2 = (long long)n0 * n1;
   face_geom g;
   int nd;
   if (d == 0) {
-    g.na = n1, g.nb = n2, nd = n0, g.sl = 1, g.sp = sx, g.sq = sxy, g.off = high * c0;
+    g.na = n1, g.nb = n2, nd = n0, g.sl = 1, g.sp = sx, g.sq = sxy;
   } else if (d == 1) {
-    g.na = n0, g.nb = n2, nd = n1, g.sl = sx, g.sp = 1, g.sq = sxy, g.off = 2 * c0 + high * c1;
+    g.na = n0, g.nb = n2, nd = n1, g.sl = sx, g.sp = 1, g.sq = sxy;
   } else {
-    g.na = n0, g.nb = n1, nd = n2, g.sl = sxy, g.sp = 1, g.sq = sx, g.off = 2 * c0 + 2 * c1 + high * c2;
+    g.na = n0, g.nb = n1, nd = n2, g.sl = sxy, g.sp = 1, g.sq = sx;
   }
   g.layer = pack ? (high ? nd : 1) : (high ? nd + 1 : 0);
   return g;
+}
+
+/* The buffer of each face (its element (0,0)): in this process's buffer at its offset, or,
+ * packing for the halo's push path, in a neighbour's receive buffer mapped here. Six scalars
+ * picked by branches (no kernel-parameter array indexed at run time). */
+struct face_bufs {
+  real_t *b0, *b1, *b2, *b3, *b4, *b5;
+};
+
+__device__ inline real_t *face_buf(const face_bufs &fb, int face)
+{
+  return face == 0 ? fb.b0 : face == 1 ? fb.b1 : face == 2 ? fb.b2 : face == 3 ? fb.b3 : face == 4 ? fb.b4 : fb.b5;
 }
 
 /* One launch for the faces in `list` (4 bits per face, blockIdx.z picks one): threads run
  * along p (contiguous in the buffer, and in the field for y and z faces), blocks along q. */
 template <int PACK>
 __global__ void __launch_bounds__(256)
-    k_faces(int n0, int n1, int n2, unsigned list, real_t *__restrict__ u, real_t *__restrict__ buf)
+    k_faces(int n0, int n1, int n2, unsigned list, real_t *__restrict__ u, face_bufs bufs)
 {
   const int face = (int)((list >> (4 * blockIdx.z)) & 7u);
   const face_geom g = face_geometry(n0, n1, n2, face, PACK);
+  real_t *__restrict__ buf = face_buf(bufs, face);
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= g.na) return;
   const long long base = g.layer * g.sl + (long long)(p + 1) * g.sp;
   for (int q = blockIdx.y; q < g.nb; q += gridDim.y) {
     const long long fi = base + (long long)(q + 1) * g.sq;
-    const long long bi = g.off + p + (long long)g.na * q;
+    const long long bi = p + (long long)g.na * q;
     if (PACK) buf[bi] = u[fi];
     else u[fi] = buf[bi];
   }
@@ -401,8 +413,8 @@ __global__ void __launch_bounds__(256)
  * exchange (0.95 against 0.89) and gives the shorter step; a single 2 MiB face took 7-8 us
  * by 2D copy on an idle GPU. */
 
-static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *buf, int pack,
-                        be_stream s)
+static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *const dst[FD_FACES],
+                        int pack, be_stream s)
 {
   for (int d = 0; d < 3; d++)
     if (f->n[d] != g->n[d])
@@ -418,8 +430,8 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
     const face_geom fg = face_geometry(n0, n1, n2, face, pack);
     const size_t pitch = (size_t)fg.sq * sizeof(real_t), width = (size_t)fg.na * sizeof(real_t);
     if (face_copy_engine && face >= 2 && pitch <= (size_t)INT32_MAX) {
-      real_t *fp = u + fg.layer * fg.sl + fg.sp + fg.sq, *bp = buf + fg.off;
-      if (pack) GPU(hipMemcpy2DAsync(bp, width, fp, pitch, width, (size_t)fg.nb, hipMemcpyDeviceToDevice, st));
+      real_t *fp = u + fg.layer * fg.sl + fg.sp + fg.sq, *bp = dst[face];
+      if (pack) GPU(hipMemcpy2DAsync(bp, width, fp, pitch, width, (size_t)fg.nb, hipMemcpyDefault, st));
       else GPU(hipMemcpy2DAsync(fp, pitch, bp, width, width, (size_t)fg.nb, hipMemcpyDeviceToDevice, st));
       continue;
     }
@@ -429,22 +441,25 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
   }
   if (nlist == 0) return BE_OK;
   dim3 grid((unsigned)((most_a + 255) / 256), (unsigned)(most_b < 65535 ? most_b : 65535), (unsigned)nlist);
-  if (pack) k_faces<1><<<grid, 256, 0, st>>>(n0, n1, n2, list, u, buf);
-  else k_faces<0><<<grid, 256, 0, st>>>(n0, n1, n2, list, u, buf);
+  const face_bufs bufs = {dst[0], dst[1], dst[2], dst[3], dst[4], dst[5]};
+  if (pack) k_faces<1><<<grid, 256, 0, st>>>(n0, n1, n2, list, u, bufs);
+  else k_faces<0><<<grid, 256, 0, st>>>(n0, n1, n2, list, u, bufs);
   GPU_LAUNCHED(pack ? "k_faces(pack)" : "k_faces(unpack)");
   return BE_OK;
 }
 
-extern "C" int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
-                             be_stream s)
+extern "C" int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
+                                real_t *const dst[FD_FACES], be_stream s)
 {
-  return faces_launch(g, f, (real_t *)u, buf, 1, s);
+  return faces_launch(g, f, (real_t *)u, dst, 1, s);
 }
 
 extern "C" int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                                be_stream s)
 {
-  return faces_launch(g, f, u, (real_t *)buf, 0, s);
+  real_t *src[FD_FACES];
+  for (int face = 0; face < FD_FACES; face++) src[face] = (real_t *)buf + f->offset[face];
+  return faces_launch(g, f, u, src, 0, s);
 }
 
 /* ---- point source ----------------------------------------------------------------------- */

@@ -326,15 +326,14 @@ int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u,
 
 /* ---- halo faces ---- */
 
-/* Copies face `face` between u and buf: to_buf = 1 packs the send layer, 0 unpacks into the
- * ghost layer. */
-static void face_copy(const fd_faces *fc, int face, real_t *u, real_t *buf, int to_buf)
+/* Copies face `face` between u and fb (the face's own elements): to_buf = 1 packs the send
+ * layer, 0 unpacks into the ghost layer. */
+static void face_copy(const fd_faces *fc, int face, real_t *u, real_t *fb, int to_buf)
 {
   const size_t sx = (size_t)fc->n[0] + 2, sy = (size_t)fc->n[1] + 2;
   int d = face / 2, a, b;
   fd_face_plane_dims(d, &a, &b);
   const int layer = fd_face_layer(fc, face, !to_buf);
-  real_t *fb = buf + fc->offset[face];
   const int na = fc->n[a], nb = fc->n[b];
 #pragma omp parallel for schedule(static)
   for (int q = 0; q < nb; q++)
@@ -350,13 +349,13 @@ static void face_copy(const fd_faces *fc, int face, real_t *u, real_t *buf, int 
     }
 }
 
-int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
-                  be_stream s)
+int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
+                     real_t *const dst[FD_FACES], be_stream s)
 {
   (void)g;
   (void)s;
   for (int face = 0; face < FD_FACES; face++)
-    if (f->active[face]) face_copy(f, face, (real_t *)u, buf, 1);
+    if (f->active[face]) face_copy(f, face, (real_t *)u, dst[face], 1);
   return BE_OK;
 }
 
@@ -366,7 +365,7 @@ int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real
   (void)g;
   (void)s;
   for (int face = 0; face < FD_FACES; face++)
-    if (f->active[face]) face_copy(f, face, u, (real_t *)buf, 0);
+    if (f->active[face]) face_copy(f, face, u, (real_t *)buf + f->offset[face], 0);
   return BE_OK;
 }
 
