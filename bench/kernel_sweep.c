@@ -63,17 +63,22 @@ static double median_ms(float *t, int n)
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-/* Times `reps` runs of one configuration after `warm` untimed ones; median ms. */
-static double time_stencil(const fd_grid *g, const fd_coeffs *c, const real_t *u, real_t *out,
-                           const sweep_cfg *sc, be_stream s, be_event e0, be_event e1, int warm,
-                           int reps, gpu_stencil_cfg *used)
+/* One timed operation on stream s (a stencil launch or the reference copy). */
+typedef int (*timed_op)(void *ctx, be_stream s);
+
+/* Times `reps` runs of op after `warm` untimed ones, events around each; median ms. */
+static double time_op(timed_op op, void *ctx, be_stream s, be_event e0, be_event e1, int warm,
+                      int reps)
 {
   float *t = malloc(sizeof *t * (size_t)reps);
-  for (int r = 0; r < warm; r++)
-    CHECK(gpu_stencil_launch(g, FD_REGION_ALL, 0, c, u, NULL, out, sc->k, &sc->cfg, s, used));
+  if (!t) {
+    fprintf(stderr, "kernel_sweep: out of host memory\n");
+    exit(1);
+  }
+  for (int r = 0; r < warm; r++) CHECK(op(ctx, s));
   for (int r = 0; r < reps; r++) {
     CHECK(be_event_record(e0, s));
-    CHECK(gpu_stencil_launch(g, FD_REGION_ALL, 0, c, u, NULL, out, sc->k, &sc->cfg, s, used));
+    CHECK(op(ctx, s));
     CHECK(be_event_record(e1, s));
     CHECK(be_event_sync(e1));
     CHECK(be_event_elapsed_ms(&t[r], e0, e1));
@@ -83,21 +88,32 @@ static double time_stencil(const fd_grid *g, const fd_coeffs *c, const real_t *u
   return m;
 }
 
-static double time_memcpy(void *dst, const void *src, size_t bytes, be_stream s, be_event e0,
-                          be_event e1, int warm, int reps)
+typedef struct {
+  const fd_grid *g;
+  const fd_coeffs *c;
+  const real_t *u;
+  real_t *out;
+  const sweep_cfg *sc;
+  gpu_stencil_cfg *used;
+} stencil_op;
+
+static int run_stencil(void *ctx, be_stream s)
 {
-  float *t = malloc(sizeof *t * (size_t)reps);
-  for (int r = 0; r < warm; r++) CHECK(be_memcpy_async(dst, src, bytes, BE_COPY_D2D, s));
-  for (int r = 0; r < reps; r++) {
-    CHECK(be_event_record(e0, s));
-    CHECK(be_memcpy_async(dst, src, bytes, BE_COPY_D2D, s));
-    CHECK(be_event_record(e1, s));
-    CHECK(be_event_sync(e1));
-    CHECK(be_event_elapsed_ms(&t[r], e0, e1));
-  }
-  double m = median_ms(t, reps);
-  free(t);
-  return m;
+  const stencil_op *o = ctx;
+  return gpu_stencil_launch(o->g, FD_REGION_ALL, 0, o->c, o->u, NULL, o->out, o->sc->k,
+                            &o->sc->cfg, s, o->used);
+}
+
+typedef struct {
+  void *dst;
+  const void *src;
+  size_t bytes;
+} copy_op;
+
+static int run_copy(void *ctx, be_stream s)
+{
+  const copy_op *o = ctx;
+  return be_memcpy_async(o->dst, o->src, o->bytes, BE_COPY_D2D, s);
 }
 
 /* zchunks < 0: -zchunks times the rule's number of chunks */
@@ -223,7 +239,8 @@ int main(int argc, char **argv)
     const double nx = g.n[0], ny = g.n[1], nz = g.n[2];
     const double eff_bytes =
         ((double)pts - 8 - 4 * (nx + ny + nz) + nx * ny * nz) * (double)sizeof(real_t);
-    const double mc_ms = time_memcpy(out, u, bytes, s, e0, e1, profile ? 0 : 3, reps);
+    copy_op cop = {out, u, bytes};
+    const double mc_ms = time_op(run_copy, &cop, s, e0, e1, profile ? 0 : 3, reps);
     const double mc_gbs = 2.0 * (double)bytes / (mc_ms * 1e6);
 
     /* reference output: baseline */
@@ -294,11 +311,16 @@ int main(int argc, char **argv)
         CHECK(gpu_stencil_launch(&g, FD_REGION_ALL, 0, &c, u, NULL, out, kk, &probe, s, &r));
         list[i].cfg.zchunks = -list[i].cfg.zchunks * r.zchunks;
       }
-    result *res = calloc((size_t)n, sizeof *res);
+    result *res = calloc(n > 0 ? (size_t)n : 1, sizeof *res); /* n >= 1: the default */
+    if (!res) {
+      fprintf(stderr, "kernel_sweep: out of host memory\n");
+      return 1;
+    }
     for (int i = 0; i < n; i++) {
       gpu_stencil_cfg used;
       CHECK(be_fill(&g, &fl, out, s)); /* fresh output: a config that skips points shows */
-      res[i].ms = time_stencil(&g, &c, u, out, &list[i], s, e0, e1, profile ? 0 : 2, reps, &used);
+      stencil_op sop = {&g, &c, u, out, &list[i], &used};
+      res[i].ms = time_op(run_stencil, &sop, s, e0, e1, profile ? 0 : 2, reps);
       gpu_stencil_cfg_describe(&used, list[i].k, res[i].desc, sizeof res[i].desc);
       res[i].variant = used.schedule == GPU_SCHED_BASELINE ? "baseline"
                        : used.schedule == GPU_SCHED_PLANE  ? "reordered-plane"
