@@ -26,19 +26,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 scaling=$(cd "$here/../../bench/scaling" && pwd)
 tmo=${BENCH_TEST_TIMEOUT:-300}
 
-passed=0
-failed=0
-pass() {
-  echo "PASS: $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL: $1"
-  failed=$((failed + 1))
-}
+# shellcheck disable=SC1091 # tests/lib/checks.sh is checked on its own
+. "$(dirname "$0")/../lib/checks.sh"
 finish() {
-  echo "bench test: $passed passed, $failed failed"
-  ((failed == 0))
+  summary "bench test"
   exit
 }
 # show_tail FILE: the end of a command's output, indented, after a failure.

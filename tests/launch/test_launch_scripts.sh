@@ -29,23 +29,8 @@ BIN=$(readlink -f "$BIN")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-passed=0
-failed=0
-pass() {
-  echo "PASS: $1"
-  passed=$((passed + 1))
-}
-# fail NAME WHY [OUTPUT_FILE]
-fail() {
-  echo "FAIL: $1: $2"
-  if [[ -n ${3:-} && -r $3 ]]; then
-    echo "----- output -----"
-    cat "$3"
-    echo "------------------"
-  fi
-  failed=$((failed + 1))
-}
-summary() { echo "launch test: $passed passed, $failed failed"; }
+# shellcheck disable=SC1091 # tests/lib/checks.sh is checked on its own
+. "$(dirname "$0")/../lib/checks.sh"
 
 # ---- shellcheck on every launch script (and this one) ----
 scripts=("$launch"/*.sh "$launch"/*.sbatch "$root/tests/launch/test_launch_scripts.sh")
@@ -121,13 +106,11 @@ fi
 skip_or_fail() {
   if [[ ${LAUNCH_TEST_REQUIRE:-0} == 1 ]]; then
     fail "slurm" "$1 (LAUNCH_TEST_REQUIRE=1)"
-    summary
-    exit 1
+    summary "launch test" || exit 1
   fi
   echo "launch test: SKIP the Slurm cases: $1"
   echo "launch test: start a Slurm with 'sudo launch/slurm-local.sh start'"
-  summary
-  ((failed == 0)) || exit 1
+  summary "launch test" || exit 1
   exit 77
 }
 for t in sbatch salloc scontrol scancel timeout; do
@@ -186,5 +169,4 @@ else
   pass "$name (exit $rc)"
 fi
 
-summary
-((failed == 0))
+summary "launch test"

@@ -44,19 +44,8 @@ echo "srun test: $ping_out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-passed=0
-failed=0
-pass() {
-  echo "PASS: $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL: $1: $2"
-  echo "----- output -----"
-  cat "$work/out"
-  echo "------------------"
-  failed=$((failed + 1))
-}
+# shellcheck disable=SC1091 # tests/lib/checks.sh is checked on its own
+. "$(dirname "$0")/../lib/checks.sh"
 
 # run_srun ARGS...: srun the binary on NTASKS tasks under a timeout; output in $work/out, status in rc.
 # --immediate makes srun give up (rather than queue forever) if the node is not available.
@@ -70,11 +59,11 @@ for op in laplacian heat jacobi; do
   json=$work/$op.json
   run_srun --op "$op" --json "$json"
   if ((rc == 124 || rc == 137)); then
-    fail "$name" "timed out after ${TMO}s"
+    fail "$name" "timed out after ${TMO}s" "$work/out"
   elif ((rc != 0)); then
-    fail "$name" "exit code $rc, expected 0"
+    fail "$name" "exit code $rc, expected 0" "$work/out"
   elif ! grep -q 'verification: PASS' "$work/out"; then
-    fail "$name" "no 'verification: PASS' line"
+    fail "$name" "no 'verification: PASS' line" "$work/out"
   elif ! err=$(python3 - "$json" "$NTASKS" "$op" 2>&1 <<'PY'
 import json, sys
 path, ntasks, op = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -86,7 +75,7 @@ if d.get("op") != op:
     sys.exit(f"JSON op = {d.get('op')!r}, expected {op!r}")
 PY
   ); then
-    fail "$name" "JSON record: $err"
+    fail "$name" "JSON record: $err" "$work/out"
   else
     pass "$name"
   fi
@@ -96,13 +85,13 @@ done
 name="srun -n $NTASKS fdmini --bind-report"
 run_srun --bind-report --op heat
 if ((rc != 0)); then
-  fail "$name" "exit code $rc, expected 0"
+  fail "$name" "exit code $rc, expected 0" "$work/out"
 elif ! grep -q "^binding: $NTASKS ranks on 1 host" "$work/out"; then
-  fail "$name" "no 'binding: $NTASKS ranks on 1 host' table"
+  fail "$name" "no 'binding: $NTASKS ranks on 1 host' table" "$work/out"
 elif (($(grep -c -E '^ +[0-9]+ +[^ ]+ +[0-9]+ ' "$work/out") != NTASKS)); then
-  fail "$name" "the table does not have $NTASKS rank rows"
+  fail "$name" "the table does not have $NTASKS rank rows" "$work/out"
 elif ! grep -q '^binding: ' "$work/out" || ! grep -q 'verification: PASS' "$work/out"; then
-  fail "$name" "no warnings line or no PASS"
+  fail "$name" "no warnings line or no PASS" "$work/out"
 else
   pass "$name"
 fi
@@ -112,11 +101,11 @@ fi
 name="srun -n $NTASKS fdmini --procs 3,1,1 (bad input)"
 run_srun --procs 3,1,1
 if ((rc == 124 || rc == 137)); then
-  fail "$name" "timed out after ${TMO}s (hang)"
+  fail "$name" "timed out after ${TMO}s (hang)" "$work/out"
 elif ((rc == 0)); then
-  fail "$name" "exit code 0, expected non-zero"
+  fail "$name" "exit code 0, expected non-zero" "$work/out"
 elif ! grep -q -- '--procs' "$work/out"; then
-  fail "$name" "no message mentioning --procs"
+  fail "$name" "no message mentioning --procs" "$work/out"
 elif ! err=$(python3 - "$work/out" "$NTASKS" 2>&1 <<'PY'
 # srun reports every task that ended badly ("tasks 0-7: Exited with exit code 2", "task 3:
 # Killed", ...); tasks that exit 0 are not reported. All ntasks must be listed.
@@ -134,10 +123,9 @@ if missing:
     sys.exit(f"tasks {missing} not reported as failed by srun")
 PY
 ); then
-  fail "$name" "$err"
+  fail "$name" "$err" "$work/out"
 else
   pass "$name (exit $rc on every rank)"
 fi
 
-echo "srun test: $passed passed, $failed failed"
-((failed == 0))
+summary "srun test"
