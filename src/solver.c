@@ -380,7 +380,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   r->staged = s->halo.staged;
   r->ipc_faces = s->halo.ipc_faces_all;
   r->mpi_faces = s->halo.mpi_faces_all;
-  r->ipc_host_sync = s->halo.ipc_host_sync;
+  r->ipc_sync = s->halo.ipc_sync;
   r->ipc_pull = s->halo.ipc_pull;
   r->overlap = o->overlap;
   r->bytes_per_point = s->prob.bytes_per_point;

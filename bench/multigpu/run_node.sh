@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_node.sh - issue 4 on an NVIDIA multi-GPU node, in one call: the multi-GPU tests (1, 2, 4
 # GPUs and 8 ranks on 4 GPUs, or 1, 2 GPUs and 4 and 8 ranks on 2 GPUs; GPU-aware MPI, staged
-# MPI and the node-local IPC path, faces pushed (default) and pulled; every operator; bitwise
+# MPI and the node-local IPC path, faces pushed (default) and pulled, ordered by interprocess
+# events (default), flags in stream order or the host; every operator; bitwise
 # equal to the single-GPU run; GPU
 # equal to the host backend to rounding; --mpi-gpu aware refused by a non-CUDA-aware MPI;
 # --halo-path ipc refused where a neighbour's GPU is out of reach; compute-sanitizer with 2
@@ -34,7 +35,7 @@ ok() { pass=$((pass + 1)); log "ok   $*"; }
 bad() { fail=$((fail + 1)); log "FAIL $*"; }
 
 # fd NP ARGS...: the aware binary on NP ranks; output to $work/last.log
-# FDMINI_FACE_COPY (kernel|engine), FDMINI_IPC_SYNC (event|host) and FDMINI_IPC_MOVE
+# FDMINI_FACE_COPY (kernel|engine), FDMINI_IPC_SYNC (flag|event|host) and FDMINI_IPC_MOVE
 # (push|pull), when set, reach every rank.
 fd() {
   local np=$1
@@ -56,11 +57,12 @@ mode_args() {
 }
 
 # case_run NP PROCS MODE OP: one multi-rank run, bitwise against the 1-GPU reference.
-# MODE aware, staged, ipc (faces pushed), ipc-pull, ipc-engine, ipc-host, ipc-pull-host
+# MODE aware, staged, ipc (faces pushed, event ordering: the defaults), ipc-pull, ipc-flag,
+# ipc-pull-flag, ipc-engine-flag, ipc-host, ipc-pull-host (-flag / -host: FDMINI_IPC_SYNC)
 case_run() {
   local np=$1 procs=$2 mode=$3 op=$4 face=kernel want=mpi sync=event move=push
-  [ "$mode" = ipc-engine ] && face=engine
-  case $mode in *-host) sync=host ;; esac
+  case $mode in ipc-engine*) face=engine ;; esac
+  case $mode in *-host) sync=host ;; *-flag) sync=flag ;; esac
   case $mode in ipc-pull*) move=pull ;; esac
   case $mode in ipc*) want=ipc ;; esac
   rm -f "$work/d.raw"
@@ -69,7 +71,10 @@ case_run() {
   fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") --dump "$work/d.raw"
   local rc=$?
   unset FDMINI_FACE_COPY FDMINI_IPC_SYNC FDMINI_IPC_MOVE
-  if [ "$want" = ipc ] && ! grep -q "ordering $([ $sync = host ] && echo by the host || echo on the device)" "$work/last.log"; then rc=99; fi
+  local order="on the device by flags"
+  [ "$sync" = event ] && order="on the device by interprocess events"
+  [ "$sync" = host ] && order="by the host"
+  if [ "$want" = ipc ] && ! grep -q "ordering $order" "$work/last.log"; then rc=99; fi
   if [ "$want" = ipc ] && ! grep -q "IPC faces  *$([ $move = pull ] && echo pulled || echo pushed)" "$work/last.log"; then rc=98; fi
   if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && grep -q "halo        path $want " "$work/last.log" &&
     grep -q "faces packed by $face" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
@@ -105,11 +110,12 @@ PY
     # IPC: 2 ranks on 2 GPUs, 4 ranks on 2 (or 4) GPUs (x, y and z faces; on 2 GPUs ranks
     # share them), faces pushed (default) and pulled; heat and wave (whose inputs change
     # every step, so stale ghosts show) also through GPU-aware and staged MPI, with faces
-    # moved by the copy engine, with the host ordering (FDMINI_IPC_SYNC=host), and 8 ranks
-    local cfgs=("2 1,1,2 ipc" "4 2,2,1 ipc" "4 1,2,2 ipc" "4 2,2,1 ipc-pull")
+    # moved by the copy engine, ordered by flags in stream order (FDMINI_IPC_SYNC=flag), by
+    # interprocess events (the default) and by the host, and 8 ranks
+    local cfgs=("2 1,1,2 ipc-flag" "4 2,2,1 ipc-flag" "4 1,2,2 ipc-flag" "4 2,2,1 ipc-pull-flag" "4 2,2,1 ipc")
     case $op in
-    heat) cfgs+=("4 2,2,1 aware" "4 2,2,1 staged" "4 2,2,1 ipc-engine" "4 2,2,1 ipc-host" "8 2,2,2 ipc" "8 2,2,2 ipc-host" "8 2,2,2 ipc-pull" "4 1,2,2 ipc-pull-host") ;;
-    wave) cfgs+=("2 1,1,2 aware" "2 1,1,2 staged" "2 2,1,1 ipc-engine" "2 1,1,2 ipc-host" "2 1,1,2 ipc-pull") ;;
+    heat) cfgs+=("4 2,2,1 aware" "4 2,2,1 staged" "4 2,2,1 ipc-engine-flag" "4 2,2,1 ipc-host" "8 2,2,2 ipc-flag" "8 2,2,2 ipc" "8 2,2,2 ipc-host" "8 2,2,2 ipc-pull-flag" "4 1,2,2 ipc-pull-host" "4 1,2,2 ipc-pull") ;;
+    wave) cfgs+=("2 1,1,2 aware" "2 1,1,2 staged" "2 2,1,1 ipc-engine-flag" "2 1,1,2 ipc-host" "2 1,1,2 ipc" "2 1,1,2 ipc-pull-flag") ;;
     esac
     for cfg in "${cfgs[@]}"; do
       read -r np procs mode <<< "$cfg"
@@ -144,14 +150,17 @@ PY
     # so that Open MPI's own CUDA calls stay out of the report
     # (bench/results/multigpu/sanitizer-aware-api-errors.log): every face goes by IPC anyway,
     # and API errors are reported.
-    local move
-    for move in push pull; do
-      timeout 150 "$AWARE_RUN" -n 2 --bind-to none -x FDMINI_IPC_MOVE=$move compute-sanitizer --tool memcheck --error-exitcode 9 \
+    # The flag ordering pushed and pulled, and the event ordering (default) pushed.
+    local ms move sync
+    for ms in push/flag pull/flag push/event; do
+      move=${ms%/*} sync=${ms#*/}
+      timeout 150 "$AWARE_RUN" -n 2 --bind-to none -x FDMINI_IPC_MOVE="$move" -x FDMINI_IPC_SYNC="$sync" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$bin/fdmini-aware" --progress 0 --op jacobi --global 40,33,21 --iters 3 --warmup 1 --mpi-gpu staged --halo-path ipc > "$work/last.log" 2>&1
       rc=$?
       cat "$work/last.log" >> "$OUT/sanitizer-ipc.log"
-      if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 2 ] && grep -q "IPC faces  *${move}ed" "$work/last.log"; then
-        ok "compute-sanitizer memcheck, 2 ranks, ipc $move: 0 errors"; else bad "compute-sanitizer ipc $move (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
+      if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 2 ] && grep -q "IPC faces  *${move}ed" "$work/last.log" &&
+        grep -q "ordering on the device by $([ "$sync" = flag ] && echo flags || echo interprocess)" "$work/last.log"; then
+        ok "compute-sanitizer memcheck, 2 ranks, ipc $move, ordering $sync: 0 errors"; else bad "compute-sanitizer ipc $move $sync (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
     done
   fi
   log "multi-GPU tests: $pass passed, $fail failed"
@@ -188,9 +197,10 @@ run_bench() {
 #   weak512-1gpu     1 GPU, 512^3
 #   weak512-PATH     2 GPUs (1,1,2) of 512^3, overlap, --baseline
 #   weak256-PATH     2 GPUs (1,1,2) of 256^3, overlap, --baseline (one repeat)
-# with PATH mpi (GPU-aware MPI), ipc (faces pushed, ordered by interprocess events) and
-# ipc-pull (FDMINI_IPC_MOVE=pull; ipc-pull-host adds FDMINI_IPC_SYNC=host); faces packed by the
-# kernel (the default). summarize.py: the table.
+# with PATH mpi (GPU-aware MPI), ipc (faces pushed, ordered by interprocess events and MPI
+# notes: the defaults), ipc-flag (FDMINI_IPC_SYNC=flag: flags in stream order) and
+# ipc-pull-flag (FDMINI_IPC_MOVE=pull, flags; -host sets FDMINI_IPC_SYNC=host); faces packed
+# by the kernel (the default). summarize.py: the table.
 run_halo() {
   local rec=$OUT/records r path
   mkdir -p "$rec"
@@ -198,9 +208,9 @@ run_halo() {
   "$bin/peer_bandwidth" > "$rec/peer_bandwidth.txt" 2>&1 # summarize.py prints it into halo.log
   for r in 1 2 3; do
     fd 1 --local 512,512,512 --iters 100 --json "$rec/weak512-1gpu-r$r.json" || bad "weak512 1 GPU r$r"
-    for path in mpi ipc ipc-pull; do
+    for path in mpi ipc-flag ipc ipc-pull-flag; do
       local args=(--halo-path "${path%%-*}" --mpi-gpu aware)
-      case $path in *-host) export FDMINI_IPC_SYNC=host ;; esac
+      case $path in *-host) export FDMINI_IPC_SYNC=host ;; *-flag) export FDMINI_IPC_SYNC=flag ;; esac
       case $path in ipc-pull*) export FDMINI_IPC_MOVE=pull ;; esac
       fd 2 --local 512,512,512 --procs 1,1,2 --no-overlap --iters 100 "${args[@]}" --json "$rec/halo2m-$path-r$r.json" || bad "halo2m $path r$r"
       fd 2 --local 512,512,16 --procs 1,1,2 --no-overlap --iters 1000 "${args[@]}" --json "$rec/thin2m-$path-r$r.json" || bad "thin2m $path r$r"
