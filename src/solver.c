@@ -281,6 +281,27 @@ static int state_destroy(fd_state *s)
   return FD_OK;
 }
 
+/* After an error agreed by all ranks (usage, I/O): frees what this rank allocated, whatever
+ * state_create reached, ignoring further errors (the first one is what gets reported). Not for
+ * FD_ERR_RUNTIME, which may hold on one rank only: halo_destroy's barrier would hang there. */
+static void state_abandon(fd_state *s)
+{
+  (void)snapshot_destroy(s);
+  (void)halo_destroy(&s->halo);
+  for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
+  (void)be_free(s->f);
+  if (s->ready) (void)be_event_destroy(s->ready);
+  for (int k = 0; k < 2; k++)
+    for (int e = 0; e < 4; e++)
+      if (s->t_ev[k][e]) (void)be_event_destroy(s->t_ev[k][e]);
+  if (s->compute) (void)be_stream_destroy(s->compute);
+  if (s->halo_stream) (void)be_stream_destroy(s->halo_stream);
+  (void)decomp_destroy(&s->dec);
+}
+
+static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int rank, int ranks,
+                        const long long N[3], const int P[3], fd_result *r);
+
 /* ---- the run ---- */
 
 static void reduce_stat(MPI_Comm comm, int ranks, double x, fd_stat *st)
@@ -369,13 +390,27 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
                             o->source[0], o->source[1], o->source[2], N[0], N[1], N[2]);
 
   fd_state st, *s = &st;
-  FD_CALL(state_create(s, o, comm, dev, N, P));
+  int rc = state_create(s, o, comm, dev, N, P);
+  if (rc == FD_OK) rc = run_on_state(s, o, comm, rank, ranks, N, P, r);
+  if (rc == FD_ERR_RUNTIME) return rc; /* maybe on this rank only: the caller aborts the job */
+  if (rc != FD_OK) { /* agreed by every rank: free what this rank holds, then report it */
+    state_abandon(s);
+    return rc;
+  }
+  FD_CALL(state_destroy(s));
+  return (o->check && !r->verify.passed) ? FD_ERR_VERIFY : FD_OK;
+}
+
+/* fd_run after state_create: fill, time, reduce, verify, dump (s stays allocated). */
+static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int rank, int ranks,
+                        const long long N[3], const int P[3], fd_result *r)
+{
   FD_CALL(state_fill(s));
 
   r->op = o->op;
   r->ranks = ranks;
   r->iters = o->iters > 0 ? o->iters : 100;
-  r->warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
+  r->warmup = o->warmup >= 0 ? o->warmup : (s->dev->is_accelerator ? 10 : 2);
   r->kernel = s->kernel;
   r->staged = s->halo.staged;
   r->ipc_faces = s->halo.ipc_faces_all;
@@ -465,7 +500,5 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   }
   if (o->check) FD_CALL(verify_run(s, &r->verify));
   if (o->dump[0]) FD_CALL(dump_field(s, result, o->dump));
-
-  FD_CALL(state_destroy(s));
-  return (o->check && !r->verify.passed) ? FD_ERR_VERIFY : FD_OK;
+  return FD_OK;
 }

@@ -2,7 +2,7 @@
 """study.py - run (local) or submit (LUMI-G, Frontier) a weak or strong scaling study of fdmini.
 
 One command runs the single-GCD baseline (1 rank) and every requested scale, each repeated,
-for every variant (overlap / no-overlap, GPU-aware / staged MPI). Every run writes fdmini's
+for every variant (overlap / no-overlap, GPU-aware / staged MPI, MPI / node-local IPC halo path). Every run writes fdmini's
 JSON record (schema fdmini-run/1) into the output folder under a descriptive name, and the
 folder's `study.json` manifest says what was asked for and which command made each record.
 `collect.py` turns the folder into a CSV and `plot.py` into plots.
@@ -61,10 +61,13 @@ class Variant:
     name: str
     overlap: bool
     mpi_gpu: Optional[str]  # None: fdmini's default (auto)
+    halo_path: Optional[str] = None  # None: fdmini's default (auto)
 
     def fdmini_args(self) -> List[str]:
         """The fdmini options that select this variant."""
         args = [] if self.overlap else ["--no-overlap"]
+        if self.halo_path:
+            args += ["--halo-path", self.halo_path]
         if self.mpi_gpu:
             args += ["--mpi-gpu", self.mpi_gpu]
         return args
@@ -191,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mpi-gpu", type=parse_choices(["auto", "aware", "staged"]), default=None,
                      metavar="LIST", help="aware, staged, auto or several: each is a variant "
                      "(default: fdmini's own, auto, not named in variant names)")
+    run.add_argument("--halo-path", type=parse_choices(["auto", "mpi", "ipc"]), default=None,
+                     metavar="LIST", help="auto, mpi, ipc or several: each is a variant (default: "
+                     "fdmini's own, auto, not named in variant names); ipc makes one variant "
+                     "without --mpi-gpu (an ipc exchange sends no face through MPI)")
     run.add_argument("--iters", type=positive_int, help="fdmini --iters (default: fdmini's, 100)")
     run.add_argument("--warmup", type=non_negative_int, help="fdmini --warmup (default: fdmini's)")
     run.add_argument("--kernel", choices=["baseline", "reordered"], help="fdmini --kernel")
@@ -238,12 +245,18 @@ def build_parser() -> argparse.ArgumentParser:
 # the plan
 
 
-def make_variants(overlaps: Sequence[str], mpi_gpus: Optional[Sequence[str]]) -> List[Variant]:
-    """Every (overlap, mpi-gpu) combination, named e.g. 'overlap' or 'no-overlap-staged'."""
+def make_variants(overlaps: Sequence[str], mpi_gpus: Optional[Sequence[str]],
+                  halo_paths: Optional[Sequence[str]] = None) -> List[Variant]:
+    """Every (overlap, halo path, mpi-gpu) combination, named e.g. 'overlap',
+    'no-overlap-staged' or 'overlap-mpi-aware'. --mpi-gpu only shapes MPI faces, so the ipc
+    path (which moves none through MPI) is one variant per overlap setting, without it."""
     out = []
-    for ov, mg in itertools.product(overlaps, mpi_gpus or [None]):
-        name = ov if mg is None else f"{ov}-{mg}"
-        out.append(Variant(name=name, overlap=(ov == "overlap"), mpi_gpu=mg))
+    for ov, hp, mg in itertools.product(overlaps, halo_paths or [None], mpi_gpus or [None]):
+        if hp == "ipc":
+            mg = None
+        name = "-".join(x for x in (ov, hp, mg) if x is not None)
+        if all(v.name != name for v in out):
+            out.append(Variant(name=name, overlap=(ov == "overlap"), mpi_gpu=mg, halo_path=hp))
     return out
 
 
@@ -307,7 +320,8 @@ def common_fdmini_args(args: argparse.Namespace) -> List[str]:
         out += shlex.split(args.fdmini_args)
     except ValueError as err:
         raise StudyError(f"--fdmini-args: {err}") from None
-    for opt in ("--json", "--local", "--global", "--procs", "--no-overlap", "--mpi-gpu"):
+    for opt in ("--json", "--local", "--global", "--procs", "--no-overlap", "--mpi-gpu",
+                "--halo-path"):
         if any(a == opt or a.startswith(opt + "=") for a in shlex.split(args.fdmini_args)):
             raise StudyError(f"--fdmini-args must not contain {opt}: study.py sets it")
     return out
@@ -565,7 +579,8 @@ def new_manifest(args: argparse.Namespace, argv: Sequence[str], binary: str,
         "nodes": sorted({r.nodes for r in runs if r.nodes is not None}) or None,
         "repeats": args.repeats,
         "op": args.op,
-        "variants": [{"name": v.name, "overlap": v.overlap, "mpi_gpu": v.mpi_gpu or "auto"}
+        "variants": [{"name": v.name, "overlap": v.overlap, "mpi_gpu": v.mpi_gpu or "auto",
+                      "halo_path": v.halo_path or "auto"}
                      for v in variants],
         "binary": binary,
         "launcher": args.launcher if args.machine == "local" else "srun (sbatch)",
@@ -619,7 +634,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                              "(--binary PATH)")
         print(f"study: warning: fdmini binary '{binary}' does not exist here; the jobs need it",
               file=sys.stderr)
-    variants = make_variants(args.variants, args.mpi_gpu)
+    variants = make_variants(args.variants, args.mpi_gpu, args.halo_path)
     runs = plan_runs(args, variants)
     print(f"study: {args.study} scaling on {args.machine}, size {size_text(args.size)} "
           f"{'per GCD' if args.study == 'weak' else 'global'}, op {args.op}, "

@@ -322,4 +322,35 @@ for machine in lumi-g frontier; do
   fi
 done
 
+# 6. Halo-path variants: ipc once per overlap setting (no --mpi-gpu), mpi with each MPI mode.
+out=$work/halo-variants
+if "$py" "$scaling/study.py" run --machine lumi-g --study weak --size 32,32,32 --nodes 1 \
+  --repeats 1 --variants overlap,no-overlap --halo-path ipc,mpi --mpi-gpu aware,staged \
+  --binary "$bin" --account project_0 --dry-run --out "$out" >"$work/halo.out" 2>&1 &&
+  "$py" - "$out/study.json" <<'PY' 2>>"$work/halo.out"; then
+import json, sys
+m = json.load(open(sys.argv[1]))
+names = [v["name"] for v in m["variants"]]
+assert names == ["overlap-ipc", "overlap-mpi-aware", "overlap-mpi-staged", "no-overlap-ipc",
+                 "no-overlap-mpi-aware", "no-overlap-mpi-staged"], names
+argv = {r["variant"]: r["argv"] for r in m["runs"] if r["ranks"] == 8}
+assert "--halo-path" in argv["overlap-ipc"] and "--mpi-gpu" not in argv["overlap-ipc"], argv
+a = argv["no-overlap-mpi-staged"]
+assert a[a.index("--halo-path") + 1] == "mpi" and a[a.index("--mpi-gpu") + 1] == "staged", a
+assert "--no-overlap" in a and len(m["runs"]) == 12, len(m["runs"])
+PY
+  pass "study.py --halo-path ipc,mpi --mpi-gpu aware,staged: 6 variants, ipc without --mpi-gpu"
+else
+  fail "study.py --halo-path variants"
+  show_tail "$work/halo.out"
+fi
+if ! "$py" "$scaling/study.py" run --machine local --study weak --size 32,32,32 --scales 1 \
+  --fdmini-args='--halo-path ipc' --binary "$bin" --dry-run --out "$work/hp2" >"$work/hp2.out" 2>&1 &&
+  grep -q "must not contain --halo-path" "$work/hp2.out"; then
+  pass "study.py refuses --halo-path inside --fdmini-args"
+else
+  fail "study.py accepted --halo-path inside --fdmini-args"
+  show_tail "$work/hp2.out"
+fi
+
 finish
