@@ -7,8 +7,8 @@
 #   4. runs the whole ctest suite of build/ (unit, mpi, cli and the srun test)
 #   5. cross-builds the HIP (gfx90a) and CUDA (sm_90) binaries (tests/gpu/build_gpu_backends.sh,
 #      when present)
-#   6. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit
-#      and multi-rank tests
+#   6. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit,
+#      multi-rank and command-line tests (the CLI's error exits must not leak either)
 #   7. runs shellcheck over every shell script of the project
 # and prints the time of each stage. Exits non-zero if any stage fails.
 # Knobs: CTEST_PARALLEL_LEVEL (ctest's own; default 1), FDMINI_TEST_JOBS (build jobs; nproc).
@@ -126,9 +126,9 @@ asan() {
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFDMINI_BACKEND=host \
     -DFDMINI_WERROR=ON -DFDMINI_SANITIZE=ON -DFDMINI_TESTS=ON &&
     cmake --build build-asan -j"$jobs" &&
-    # unit and multi-rank tests; the sanitizer settings (Open MPI's never-freed allocations
-    # suppressed, errors fatal) come with the tests (tests/CMakeLists.txt)
-    ctest --test-dir build-asan -L "unit|mpi" --output-on-failure --timeout 900
+    # unit, multi-rank and CLI tests; the sanitizer settings (Open MPI's never-freed
+    # allocations suppressed, errors fatal) come with the tests (tests/CMakeLists.txt)
+    ctest --test-dir build-asan -L "unit|mpi|cli" --output-on-failure --timeout 900
 }
 
 run_shellcheck() {
