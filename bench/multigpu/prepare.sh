@@ -2,7 +2,7 @@
 # prepare.sh - builds, on a Debian 12 machine with CUDA 13 (no GPU needed), the binaries that
 # run_node.sh uses on an NVIDIA GPU node, into "$bin"/ (git-ignored; carried by the device
 # tool): the cuda backend against the CUDA-aware Open MPI of shared/gpu-mpi and against the
-# distribution's Open MPI, the host backend, and peer_bandwidth.
+# distribution's Open MPI, the host backend, peer_bandwidth and signal_latency.
 # FDMINI_PREP_TAG=x builds in build-*-x and writes .device/bin-x instead (so that several
 # working copies of one checkout can prepare side by side); run_node.sh takes the same tag.
 set -euo pipefail
@@ -29,4 +29,7 @@ cp build-host"$tag"/fdmini "$bin"/fdmini-host
 cp build-cuda-aware"$tag"/tests-gpu/test_gpu_kernels "$bin"/test_gpu_kernels
 "$nvcc" -O2 -std=c++17 -arch=sm_90 -x cu -Ikernels/gpu bench/multigpu/peer_bandwidth.hip \
   -o "$bin"/peer_bandwidth
+# stream memory operations are driver API calls: libcuda (the stub here, the driver's there)
+"$nvcc" -O2 -std=c++17 -arch=sm_90 -x cu -Ikernels/gpu bench/multigpu/signal_latency.hip \
+  -o "$bin"/signal_latency -L/usr/local/cuda/lib64/stubs -lcuda
 ls -la "$bin"

@@ -117,6 +117,9 @@ PY
     heat) cfgs+=("4 2,2,1 aware" "4 2,2,1 staged" "4 2,2,1 ipc-engine-flag" "4 2,2,1 ipc-host" "8 2,2,2 ipc-flag" "8 2,2,2 ipc" "8 2,2,2 ipc-host" "8 2,2,2 ipc-pull-flag" "4 1,2,2 ipc-pull-host" "4 1,2,2 ipc-pull") ;;
     wave) cfgs+=("2 1,1,2 aware" "2 1,1,2 staged" "2 2,1,1 ipc-engine-flag" "2 1,1,2 ipc-host" "2 1,1,2 ipc" "2 1,1,2 ipc-pull-flag") ;;
     esac
+    # one rank per GPU on 4 GPUs and 8 ranks on 4 GPUs (as srun -n 8 on one node), every
+    # operator, through the IPC path and GPU-aware and staged MPI
+    [ "$ngpu" -ge 4 ] && cfgs+=("4 2,2,1 aware" "4 4,1,1 staged" "8 2,2,2 aware" "8 2,2,2 staged")
     for cfg in "${cfgs[@]}"; do
       read -r np procs mode <<< "$cfg"
       case_run "$np" "$procs" "$mode" "$op"
@@ -167,8 +170,9 @@ PY
 }
 
 # The scaling studies of issue 4 through bench/scaling/study.py (one JSON record per run):
-# weak 512^3 and 256^3 per GPU, strong 1024^3, over 1, 2 and 4 GPUs, overlap on and off,
-# GPU-aware and staged, each with --baseline (efficiency vs alone, hidden share).
+# weak 512^3 and 256^3 per GPU, strong 1024^3, over 1, 2 and 4 GPUs, overlap on and off, the
+# node-local IPC path and MPI (GPU-aware and staged), each with --baseline (efficiency vs
+# alone, hidden share).
 run_bench() {
   echo "== benchmarks on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/bench.log"
   "$bin/peer_bandwidth" 2>&1 | tee -a "$OUT/bench.log"
@@ -178,14 +182,14 @@ run_bench() {
   local common=(--machine local --scales "$scales" --repeats 2 --baseline --binary "$bin/fdmini-aware"
     --timeout 120 --launcher-args='--bind-to none')
   PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run "${common[@]}" --study weak \
-    --size 512,512,512 --variants overlap,no-overlap --mpi-gpu aware,staged --out "$res/weak512" 2>&1 |
-    grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
+    --size 512,512,512 --variants overlap,no-overlap --halo-path ipc,mpi --mpi-gpu aware,staged \
+    --out "$res/weak512" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
   PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run "${common[@]}" --study weak \
-    --size 256,256,256 --variants overlap,no-overlap --mpi-gpu aware --out "$res/weak256" 2>&1 |
-    grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
+    --size 256,256,256 --variants overlap,no-overlap --halo-path ipc,mpi --mpi-gpu aware \
+    --out "$res/weak256" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
   PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run "${common[@]}" --study strong \
-    --size 1024,1024,1024 --iters 50 --variants overlap,no-overlap --mpi-gpu aware,staged \
-    --out "$res/strong1024" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
+    --size 1024,1024,1024 --iters 50 --variants overlap,no-overlap --halo-path ipc,mpi \
+    --mpi-gpu aware,staged --out "$res/strong1024" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
   tar -C "$res" -czf "$OUT/studies.tar.gz" .
 }
 
@@ -198,25 +202,30 @@ run_bench() {
 #   weak512-PATH     2 GPUs (1,1,2) of 512^3, overlap, --baseline
 #   weak256-PATH     2 GPUs (1,1,2) of 256^3, overlap, --baseline (one repeat)
 # with PATH mpi (GPU-aware MPI), ipc (faces pushed, ordered by interprocess events and MPI
-# notes: the defaults), ipc-flag (FDMINI_IPC_SYNC=flag: flags in stream order) and
-# ipc-pull-flag (FDMINI_IPC_MOVE=pull, flags; -host sets FDMINI_IPC_SYNC=host); faces packed
-# by the kernel (the default). summarize.py: the table.
+# notes: the defaults), ipc-flag (FDMINI_IPC_SYNC=flag: flags in stream order) (also known:
+# ipc-pull-flag, FDMINI_IPC_MOVE=pull with flags; -host sets FDMINI_IPC_SYNC=host); faces packed
+# by the kernel (the default) or, ipc-engine*, moved by the copy engine (FDMINI_FACE_COPY=engine:
+# 2D copies straight from the field into the neighbour's buffer for y and z faces).
+# signal_latency first splits the time of a pushed 2 MiB face (pack, signal) in one process.
+# summarize.py: the table.
 run_halo() {
   local rec=$OUT/records r path
   mkdir -p "$rec"
   echo "== halo-path benchmarks on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/halo.log"
   "$bin/peer_bandwidth" > "$rec/peer_bandwidth.txt" 2>&1 # summarize.py prints it into halo.log
+  "$bin/signal_latency" 2>&1 | tee -a "$OUT/halo.log"
   for r in 1 2 3; do
     fd 1 --local 512,512,512 --iters 100 --json "$rec/weak512-1gpu-r$r.json" || bad "weak512 1 GPU r$r"
-    for path in mpi ipc-flag ipc ipc-pull-flag; do
+    for path in mpi ipc ipc-flag ipc-engine ipc-engine-flag; do
       local args=(--halo-path "${path%%-*}" --mpi-gpu aware)
       case $path in *-host) export FDMINI_IPC_SYNC=host ;; *-flag) export FDMINI_IPC_SYNC=flag ;; esac
       case $path in ipc-pull*) export FDMINI_IPC_MOVE=pull ;; esac
+      case $path in ipc-engine*) export FDMINI_FACE_COPY=engine ;; esac
       fd 2 --local 512,512,512 --procs 1,1,2 --no-overlap --iters 100 "${args[@]}" --json "$rec/halo2m-$path-r$r.json" || bad "halo2m $path r$r"
       fd 2 --local 512,512,16 --procs 1,1,2 --no-overlap --iters 1000 "${args[@]}" --json "$rec/thin2m-$path-r$r.json" || bad "thin2m $path r$r"
       fd 2 --local 512,512,512 --procs 1,1,2 --baseline --iters 100 "${args[@]}" --json "$rec/weak512-$path-r$r.json" || bad "weak512 $path r$r"
       [ "$r" -eq 1 ] && { fd 2 --local 256,256,256 --procs 1,1,2 --baseline --iters 200 "${args[@]}" --json "$rec/weak256-$path-r$r.json" || bad "weak256 $path r$r"; }
-      unset FDMINI_IPC_SYNC FDMINI_IPC_MOVE
+      unset FDMINI_IPC_SYNC FDMINI_IPC_MOVE FDMINI_FACE_COPY
     done
   done
   python3 bench/multigpu/summarize.py "$rec" 2>&1 | tee -a "$OUT/halo.log"
