@@ -262,7 +262,11 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
   char why[256] = "";
   int rank;
   FD_MPI(MPI_Comm_rank(h->comm, &rank));
-  if (path == FD_HALO_PATH_MPI) return FD_OK; /* every rank has the same path */
+  /* every rank has the same path and the same staged verdict (halo_choose_mode agrees it).
+   * auto takes IPC only where MPI would stage faces through host memory: where MPI is
+   * GPU-aware it hides behind the interior update at least as well (4x H200, 512^3 per GPU:
+   * 0.983 of one GPU through MPI, 0.975 by IPC; bench/results/multigpu/README.md) */
+  if (path == FD_HALO_PATH_MPI || (path == FD_HALO_PATH_AUTO && !h->staged)) return FD_OK;
   const int can = be_ipc_supported(why, sizeof why);
   FD_CALL(fd_agree(h->comm, path == FD_HALO_PATH_IPC && !can
                                 ? fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", why)

@@ -89,7 +89,8 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
  * with neighbours nbr, and picks each face's transport (path): FD_HALO_PATH_MPI every face
  * through MPI; IPC every face on the device (pushed, or pulled with FDMINI_IPC_MOVE=pull), a
  * usage error (agreed) where a neighbour is on another node or its device is out of reach;
- * AUTO IPC where possible, MPI elsewhere.
+ * AUTO: where MPI is GPU-aware (staged == 0) every face through MPI, else IPC where possible
+ * and staged MPI elsewhere.
  * Collective over comm. */
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
                 fd_halo_path path, const be_info *dev, be_stream halo_stream);

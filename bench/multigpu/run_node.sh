@@ -14,7 +14,7 @@
 #   .device/bin/fdmini-host    host backend (reference)
 #   .device/bin/peer_bandwidth cudaMemcpyPeer bandwidth between two GPUs
 #   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
-# Usage: bench/multigpu/run_node.sh tests|bench|halo|all...   (writes under $OUT)
+# Usage: bench/multigpu/run_node.sh tests|bench|halo|defaults|all...   (writes under $OUT)
 set -uo pipefail
 [ $# -eq 0 ] && set -- all
 OUT=${OUT:-/tmp/fdmini-out}
@@ -137,6 +137,10 @@ PY
     timeout 120 "$SYS_RUN" -n 4 --bind-to none "$bin/fdmini-sys" --op jacobi --global 130,97,65 --iters 12 --warmup 1 --procs 2,2,1 --dump "$work/d.raw" > "$work/last.log" 2>&1
     if grep -q "halo        path ipc " "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-jacobi.raw"; then
       ok "--halo-path auto on a non-CUDA-aware MPI: IPC path, PASS, bitwise equal"; else bad "ipc on non-aware MPI"; cat "$work/last.log" >> "$OUT/tests.log"; fi
+    # the default path on a CUDA-aware MPI: every face through MPI (--halo-path auto)
+    fd 4 --op heat --global 130,97,65 --iters 12 --warmup 1 --procs 2,2,1 --dump "$work/d.raw"
+    if grep -q "halo        path mpi " "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-heat.raw"; then
+      ok "--halo-path auto (default) on a CUDA-aware MPI: MPI path, PASS, bitwise equal"; else bad "auto on a CUDA-aware MPI"; cat "$work/last.log" >> "$OUT/tests.log"; fi
     # each rank sees only its own GPU: a neighbour's device is out of reach. ipc is refused on
     # every rank (exit 2, one line), auto falls back to MPI
     # shellcheck disable=SC2016 # expanded by the wrapper, per rank
@@ -232,13 +236,39 @@ run_halo() {
   tar -C "$OUT" -czf "$OUT/records.tar.gz" records && rm -rf "$rec"
 }
 
+# The default path (no --halo-path, no --mpi-gpu) over 1, 2 and 4 GPUs at 512^3 per GPU, 3
+# repeats with --baseline; then, on 4 GPUs (1,2,2), the IPC variants that the 4-GPU study did
+# not cover: faces pulled (FDMINI_IPC_MOVE=pull) and faces moved by the copy engine
+# (FDMINI_FACE_COPY=engine), each pushed with event ordering, 3 repeats.
+run_defaults() {
+  local res=$work/studies-default rec=$OUT/records-4gpu r v
+  mkdir -p "$res" "$rec"
+  echo "== default path and 4-GPU IPC variants on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/defaults.log"
+  PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run --machine local --scales 1,2,4 \
+    --repeats 3 --baseline --binary "$bin/fdmini-aware" --timeout 120 --launcher-args='--bind-to none' \
+    --study weak --size 512,512,512 --variants overlap,no-overlap --out "$res/weak512-default" 2>&1 |
+    grep -v '^\[' | tail -2 | tee -a "$OUT/defaults.log"
+  tar -C "$res" -czf "$OUT/studies-default.tar.gz" .
+  [ "$ngpu" -lt 4 ] && return
+  for r in 1 2 3; do
+    for v in mpi ipc ipc-pull ipc-engine; do
+      case $v in ipc-pull) export FDMINI_IPC_MOVE=pull ;; ipc-engine) export FDMINI_FACE_COPY=engine ;; esac
+      fd 4 --local 512,512,512 --procs 1,2,2 --baseline --iters 100 --halo-path "${v%%-*}" \
+        --json "$rec/weak512x4-$v-r$r.json" || bad "weak512x4 $v r$r"
+      unset FDMINI_IPC_MOVE FDMINI_FACE_COPY
+    done
+  done
+  python3 bench/multigpu/summarize.py "$rec" 2>&1 | grep -v '^peer' | tee -a "$OUT/defaults.log"
+}
+
 for what in "$@"; do
   case $what in
   tests) run_tests ;;
   bench) run_bench ;;
   halo) run_halo ;;
+  defaults) run_defaults ;;
   all) run_tests; run_bench ;;
-  *) echo "usage: $0 tests|bench|halo|all..."; exit 2 ;;
+  *) echo "usage: $0 tests|bench|halo|defaults|all..."; exit 2 ;;
   esac
 done
 rm -rf "$work"
