@@ -50,10 +50,10 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
                           : r->ipc_sync == HALO_IPC_SYNC_EVENT ? "on the device by interprocess events (FDMINI_IPC_SYNC=event)"
                                                                : "on the device by flags in stream order";
   if (r->ipc_faces && r->ipc_pull)
-    fprintf(out, "  IPC faces            pulled (FDMINI_IPC_MOVE=pull): copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering %s\n",
+    fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering %s\n",
             r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max, ipc_order);
   else if (r->ipc_faces)
-    fprintf(out, "  IPC faces            pushed: the pack stores them into the neighbours' receive buffers (in the pack time); ordering %s\n",
+    fprintf(out, "  IPC faces            pushed (FDMINI_IPC_MOVE=push): the pack stores them into the neighbours' receive buffers (in the pack time); ordering %s\n",
             ipc_order);
   if (r->snapshot_every)
     fprintf(out, "  snapshots            every %d steps: %lld written, %.4g MB each; host %.4f / %.4f / %.4f ms per step in snapshot work\n",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_node.sh - issue 4 on an NVIDIA multi-GPU node, in one call: the multi-GPU tests (1, 2, 4
 # GPUs and 8 ranks on 4 GPUs, or 1, 2 GPUs and 4 and 8 ranks on 2 GPUs; GPU-aware MPI, staged
-# MPI and the node-local IPC path, faces pushed (default) and pulled, ordered by interprocess
+# MPI and the node-local IPC path, faces pulled (default) and pushed, ordered by interprocess
 # events (default), flags in stream order or the host; every operator; bitwise
 # equal to the single-GPU run; GPU
 # equal to the host backend to rounding; --mpi-gpu aware refused by a non-CUDA-aware MPI;
@@ -57,7 +57,7 @@ mode_args() {
 }
 
 # case_run NP PROCS MODE OP: one multi-rank run, bitwise against the 1-GPU reference.
-# MODE aware, staged, ipc (faces pushed, event ordering: the defaults), ipc-pull, ipc-flag,
+# MODE aware, staged, ipc (faces pushed, event ordering), ipc-pull (pulled: the default), ipc-flag,
 # ipc-pull-flag, ipc-engine-flag, ipc-host, ipc-pull-host (-flag / -host: FDMINI_IPC_SYNC)
 case_run() {
   local np=$1 procs=$2 mode=$3 op=$4 face=kernel want=mpi sync=event move=push
@@ -108,7 +108,7 @@ sys.exit(0 if g.size == h.size and d <= 1e-12 else 1)
 PY
     [ "$ngpu" -lt 2 ] && continue
     # IPC: 2 ranks on 2 GPUs, 4 ranks on 2 (or 4) GPUs (x, y and z faces; on 2 GPUs ranks
-    # share them), faces pushed (default) and pulled; heat and wave (whose inputs change
+    # share them), faces pushed and pulled (default); heat and wave (whose inputs change
     # every step, so stale ghosts show) also through GPU-aware and staged MPI, with faces
     # moved by the copy engine, ordered by flags in stream order (FDMINI_IPC_SYNC=flag), by
     # interprocess events (the default) and by the host, and 8 ranks
@@ -157,9 +157,10 @@ PY
     # so that Open MPI's own CUDA calls stay out of the report
     # (bench/results/multigpu/sanitizer-aware-api-errors.log): every face goes by IPC anyway,
     # and API errors are reported.
-    # The flag ordering pushed and pulled, and the event ordering (default) pushed.
+    # The flag ordering pushed and pulled, and the event ordering (default) pushed and pulled.
+    # (FDMINI_IPC_MOVE is always set: pull is the default.)
     local ms move sync
-    for ms in push/flag pull/flag push/event; do
+    for ms in push/flag pull/flag push/event pull/event; do
       move=${ms%/*} sync=${ms#*/}
       timeout 150 "$AWARE_RUN" -n 2 --bind-to none -x FDMINI_IPC_MOVE="$move" -x FDMINI_IPC_SYNC="$sync" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$bin/fdmini-aware" --progress 0 --op jacobi --global 40,33,21 --iters 3 --warmup 1 --mpi-gpu staged --halo-path ipc > "$work/last.log" 2>&1
@@ -206,7 +207,7 @@ run_bench() {
 #   weak512-PATH     2 GPUs (1,1,2) of 512^3, overlap, --baseline
 #   weak256-PATH     2 GPUs (1,1,2) of 256^3, overlap, --baseline (one repeat)
 # with PATH mpi (GPU-aware MPI), ipc (faces pushed, ordered by interprocess events and MPI
-# notes: the defaults), ipc-flag (FDMINI_IPC_SYNC=flag: flags in stream order) (also known:
+# notes; the default move is pull since the 4-GPU runs), ipc-flag (FDMINI_IPC_SYNC=flag: flags in stream order) (also known:
 # ipc-pull-flag, FDMINI_IPC_MOVE=pull with flags; -host sets FDMINI_IPC_SYNC=host); faces packed
 # by the kernel (the default) or, ipc-engine*, moved by the copy engine (FDMINI_FACE_COPY=engine:
 # 2D copies straight from the field into the neighbour's buffer for y and z faces).
@@ -223,7 +224,7 @@ run_halo() {
     for path in mpi ipc ipc-flag ipc-engine ipc-engine-flag; do
       local args=(--halo-path "${path%%-*}" --mpi-gpu aware)
       case $path in *-host) export FDMINI_IPC_SYNC=host ;; *-flag) export FDMINI_IPC_SYNC=flag ;; esac
-      case $path in ipc-pull*) export FDMINI_IPC_MOVE=pull ;; esac
+      case $path in ipc-pull*) export FDMINI_IPC_MOVE=pull ;; ipc*) export FDMINI_IPC_MOVE=push ;; esac
       case $path in ipc-engine*) export FDMINI_FACE_COPY=engine ;; esac
       fd 2 --local 512,512,512 --procs 1,1,2 --no-overlap --iters 100 "${args[@]}" --json "$rec/halo2m-$path-r$r.json" || bad "halo2m $path r$r"
       fd 2 --local 512,512,16 --procs 1,1,2 --no-overlap --iters 1000 "${args[@]}" --json "$rec/thin2m-$path-r$r.json" || bad "thin2m $path r$r"
@@ -252,13 +253,14 @@ run_defaults() {
   [ "$ngpu" -lt 4 ] && return
   for r in 1 2 3; do
     for v in mpi ipc ipc-pull ipc-engine; do
-      case $v in ipc-pull) export FDMINI_IPC_MOVE=pull ;; ipc-engine) export FDMINI_FACE_COPY=engine ;; esac
+      case $v in ipc-pull) export FDMINI_IPC_MOVE=pull ;; ipc-engine) export FDMINI_IPC_MOVE=push FDMINI_FACE_COPY=engine ;; ipc) export FDMINI_IPC_MOVE=push ;; esac
       fd 4 --local 512,512,512 --procs 1,2,2 --baseline --iters 100 --halo-path "${v%%-*}" \
         --json "$rec/weak512x4-$v-r$r.json" || bad "weak512x4 $v r$r"
       unset FDMINI_IPC_MOVE FDMINI_FACE_COPY
     done
   done
   python3 bench/multigpu/summarize.py "$rec" 2>&1 | grep -v '^peer' | tee -a "$OUT/defaults.log"
+  tar -C "$OUT" -czf "$OUT/records-4gpu.tar.gz" records-4gpu && rm -rf "$rec"
 }
 
 for what in "$@"; do
