@@ -1,0 +1,330 @@
+// tma_sweep.cu - issue 3 experiment: a z-marching stencil fed by the Hopper bulk tensor copy
+// engine (TMA, cp.async.bulk.tensor into a ring of shared-memory planes completing on mbarriers)
+// against the product's pairs m=2 kernel (k_plane_v2) in the SAME run. The question: the pair
+// kernel reads each point ~3.8 times from L2 (its own row, the y halo rows, the z-1/z+1 rows of
+// the planes above and below) and on the H200 saturates the L2 (ncu: 97.8% of peak, the fabric
+// between the partitions 97.7%); a TMA tile reads each point ~1.1 times from L2 with few
+// instructions and tens of KB in flight per SM without registers. Does that reach memcpy speed?
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false tma_sweep.cu -lcuda -o t && ./t [nx ny nz]
+//
+// Kernel k_tma<R, S>: a CTA of qc*rg threads owns a tile of 2*qc x (R*rg) points of every plane
+// of one z chunk and marches along z (qc and rg are run-time values: qc = ceil(pairs per row /
+// tiles per row), so that 512-point rows, 257 pairs with the ghost column, split into 4 tiles
+// of 65 pairs rather than 4 full tiles and a nearly empty fifth). Plane o of the chunk (o = 0 is
+// the plane below the first computed one) is loaded by one TMA box of (2qc+4) x (R*rg+2) x 1
+// doubles starting at (xb-2, yb-1, k) into ring stage o % S; the box starts 2 columns left of
+// the tile's first pair so that each pair sits 16-byte aligned in shared memory (pairs start on
+// an even x, as the product's k_plane_v2; the ghost column x = 0 is in the first pair and not
+// stored). Each thread owns one pair column of R rows and keeps the pair centres of planes
+// k-1, k, k+1 in registers; per plane it reads the new k+1 centres and, from plane k's stage,
+// the y-1 / y+R rows and the x neighbours. One __syncthreads per plane frees the stage of plane
+// k, into which thread 0 loads plane k+S; S-2 planes are in flight while a plane is computed.
+// Out-of-range box parts (x < 0, beyond the array) are zero-filled by the TMA and never stored.
+// Also: k_tmacopy (the same pipeline storing the centre value: the traffic ceiling of the
+// schedule), the product's pairs m=2, and a baseline used as the bitwise reference. Every variant
+// is checked bitwise against the baseline on the device, with untouched ghosts (0xff fill).
+// Timing: median of 20 launches after 2 warm-ups (events around each), % of a device-to-device
+// memcpy of the field measured at the start of each round.
+#include <cuda.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
+#include <vector>
+#include <algorithm>
+typedef double real;
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
+struct A { const real *u; real *out; long long sx, sxy; int nx, ny, nz; int chunk; real cc, cx, cy, cz; int qlo, nq, nty; int tps; int ntx; };
+__device__ __forceinline__ real pt(const A &a, real c, real xm, real xp, real ym, real yp, real zm, real zp)
+{ return a.cc * c + a.cx * (xm + xp) + a.cy * (ym + yp) + a.cz * (zm + zp); }
+__device__ __forceinline__ double2 ld2(const real *p) { return __ldg(reinterpret_cast<const double2 *>(p)); }
+
+__global__ void k_base(A a) {
+  int i = 1 + blockIdx.x * blockDim.x + threadIdx.x, j = 1 + blockIdx.y * blockDim.y + threadIdx.y, k = 1 + blockIdx.z;
+  if (i > a.nx || j > a.ny) return;
+  long long p = i + a.sx * j + a.sxy * k; const real *u = a.u;
+  a.out[p] = pt(a, __ldg(u + p), __ldg(u + p - 1), __ldg(u + p + 1), __ldg(u + p - a.sx), __ldg(u + p + a.sx), __ldg(u + p - a.sxy), __ldg(u + p + a.sxy));
+}
+
+// ---- reference: the product's k_plane_v2 (copied from smem25d_h200_sweep.cu k_pairs) -----------
+template <int M, int BS, int MINB> __global__ void __launch_bounds__(BS, MINB) k_pairs(A a) {
+  const unsigned tid = threadIdx.x;
+  const unsigned t = blockIdx.x * BS + tid;
+  const int qi = (int)(t % (unsigned)a.nq);
+  const int tyl = (int)(t / (unsigned)a.nq);
+  const int kk = (int)blockIdx.y;
+  const int ty = (int)blockIdx.z * a.tps + tyl;
+  const bool live = tyl < a.tps && ty < a.nty;
+  const int i0 = 2 * qi;
+  const int j0 = live ? 1 + M * ty : 1;
+  const int nrows = live ? min(M, a.ny - j0 + 1) : 0;
+  const long long sx = a.sx, sxy = a.sxy;
+  const long long p0 = i0 + sx * j0 + sxy * (1 + (live ? kk : 0));
+  const real *u = a.u + p0;
+  double2 zm[M], c[M], zp[M], ym, yp;
+  const double2 zero = {0.0, 0.0};
+  ym = yp = zero;
+#pragma unroll
+  for (int n = 0; n < M; n++) zm[n] = c[n] = zp[n] = zero;
+#pragma unroll
+  for (int n = 0; n < M; n++) if (n < nrows) zm[n] = ld2(u - sxy + n * sx);
+  if (live) ym = ld2(u - sx);
+#pragma unroll
+  for (int n = 0; n < M; n++) if (n < nrows) c[n] = ld2(u + n * sx);
+  if (live) yp = ld2(u + nrows * sx);
+#pragma unroll
+  for (int n = 0; n < M; n++) if (n < nrows) zp[n] = ld2(u + sxy + n * sx);
+  const int lane = (int)(tid % 32);
+  const bool from_below = lane > 0 && qi > 0;
+  const bool from_above = lane + 1 < 32 && qi + 1 < a.nq;
+  const bool v0 = i0 >= 1 && i0 <= a.nx;
+  const bool v1 = i0 + 1 >= 1 && i0 + 1 <= a.nx;
+#pragma unroll
+  for (int n = 0; n < M; n++) {
+    real xl = __shfl_up_sync(0xffffffffu, c[n].y, 1), xh = __shfl_down_sync(0xffffffffu, c[n].x, 1);
+    if (n < nrows) {
+      if (!from_below && v0) xl = __ldg(u + n * sx - 1);
+      if (!from_above && v1) xh = __ldg(u + n * sx + 2);
+      const double2 yl = n > 0 ? c[n > 0 ? n - 1 : 0] : ym;
+      const double2 yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1] : yp;
+      const long long p = p0 + n * sx;
+      double2 o = zero;
+      if (v0) o.x = pt(a, c[n].x, xl, c[n].y, yl.x, yh.x, zm[n].x, zp[n].x);
+      if (v1) o.y = pt(a, c[n].y, c[n].x, xh, yl.y, yh.y, zm[n].y, zp[n].y);
+      if (v0 && v1) __stcs(reinterpret_cast<double2 *>(a.out + p), o);
+      else if (v0) __stcs(a.out + p, o.x);
+      else if (v1) __stcs(a.out + p + 1, o.y);
+    }
+  }
+}
+
+// ---- TMA / mbarrier primitives (sm_90) ------------------------------------------------------------
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(uint64_t *b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
+}
+// bounded: a wait that never completes (a schedule bug) traps instead of hanging the GPU
+__device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity) {
+  for (long long tries = 0;; tries++) {
+    unsigned ok;
+    asm volatile("{\n.reg .pred P1;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 P1, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, P1;\n}\n" : "=r"(ok) : "r"(smem_u32(b)), "r"(parity) : "memory");
+    if (ok) return;
+    if (tries > (1LL << 24)) { printf("mbar_wait timeout block %d thread %d parity %u\n", blockIdx.x, threadIdx.x, parity); __trap(); }
+  }
+}
+__device__ __forceinline__ void tma_load_3d(void *dst, const CUtensorMap *tm, int x, int y, int z, uint64_t *bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+               ::"r"(smem_u32(dst)), "l"((uint64_t)tm), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar)) : "memory");
+}
+
+// runtime tile: qc pair columns (tile width 2*qc points, x origin 2*qc*tile_x, even), rg row
+// groups of R rows (tile height R*rg), rs = 2*qc + 4 doubles of shared row pitch, stage_d doubles
+// per ring stage (a multiple of 16: 128-byte aligned stages); blockDim.x = qc*rg.
+struct T { int qc, rg, rs, stage_d; unsigned box_bytes; };
+
+// COPY = true: store the centre value (traffic ceiling of the schedule)
+template <int R, int S, bool COPY>
+__global__ void __launch_bounds__(512) k_tma(const __grid_constant__ CUtensorMap tm, A a, T g) {
+  extern __shared__ __align__(128) real sm[];
+  __shared__ __align__(8) uint64_t bar[S];
+  const int t = threadIdx.x, q = t % g.qc, rg = t / g.qc;
+  unsigned b = blockIdx.x;
+  const int tx = (int)(b % (unsigned)a.ntx); b /= (unsigned)a.ntx;
+  const int ty = (int)(b % (unsigned)a.nty);
+  const int chunk = (int)(b / (unsigned)a.nty);
+  const int xb = 2 * g.qc * tx;          // first pair's x (even); interior lo = 1
+  const int yb = 1 + R * g.rg * ty;
+  const int kc0 = 1 + chunk * a.chunk;
+  const int kc1 = min(a.nz, kc0 + a.chunk - 1);
+  const int nk = kc1 - kc0 + 1;          // planes computed; planes o = 0..nk+1 are loaded
+  if (t == 0) {
+    for (int s = 0; s < S; s++) mbar_init(&bar[s], 1);
+    mbar_fence_init();
+  }
+  __syncthreads();
+  if (t == 0) {
+    for (int o = 0; o < S && o <= nk + 1; o++) {
+      mbar_expect_tx(&bar[o], g.box_bytes);
+      tma_load_3d(sm + o * g.stage_d, &tm, xb - 2, yb - 1, kc0 - 1 + o, &bar[o]);
+    }
+  }
+  const int i0 = xb + 2 * q;
+  const bool v0 = i0 >= 1 && i0 <= a.nx, v1 = i0 + 1 <= a.nx;
+  const int jr = rg * R;                 // first row of this thread in the tile (0-based)
+  const int rs = g.rs;
+  const int off = (jr + 1) * rs + 2 + 2 * q;  // shared offset of this thread's first pair
+  double2 prv[R], cur[R], nxt[R];
+  mbar_wait(&bar[0], 0);
+  mbar_wait(&bar[1 % S], (1 / S) & 1);
+  {
+    const real *s0 = sm + off, *s1 = sm + (1 % S) * g.stage_d + off;
+#pragma unroll
+    for (int n = 0; n < R; n++) {
+      prv[n] = *reinterpret_cast<const double2 *>(s0 + n * rs);
+      cur[n] = *reinterpret_cast<const double2 *>(s1 + n * rs);
+    }
+  }
+  __syncthreads();  // every thread has read plane 0: its stage takes plane S
+  if (t == 0 && S <= nk + 1) {
+    mbar_expect_tx(&bar[0], g.box_bytes);
+    tma_load_3d(sm, &tm, xb - 2, yb - 1, kc0 - 1 + S, &bar[0]);
+  }
+  const long long sx = a.sx;
+  const int nrows = min(R, a.ny - (yb + jr) + 1);   // rows of this thread inside the grid (may be <= 0)
+  long long p = i0 + sx * (yb + jr) + a.sxy * kc0;
+  for (int s = 0; s < nk; s++) {
+    const int oc = s + 1, on = s + 2;
+    mbar_wait(&bar[on % S], (unsigned)((on / S) & 1));
+    const real *sc = sm + (oc % S) * g.stage_d + off, *sn = sm + (on % S) * g.stage_d + off;
+#pragma unroll
+    for (int n = 0; n < R; n++) nxt[n] = *reinterpret_cast<const double2 *>(sn + n * rs);
+    const double2 ylo = *reinterpret_cast<const double2 *>(sc - rs);
+    const double2 yhi = *reinterpret_cast<const double2 *>(sc + R * rs);
+#pragma unroll
+    for (int n = 0; n < R; n++) {
+      if (n < nrows) {
+        const real *row = sc + n * rs;
+        double2 o;
+        if (COPY) o = cur[n];
+        else {
+          const real xl = row[-1], xh = row[2];
+          const double2 yl = n > 0 ? cur[n > 0 ? n - 1 : 0] : ylo;
+          const double2 yh = n + 1 < R ? cur[n + 1 < R ? n + 1 : 0] : yhi;
+          o.x = pt(a, cur[n].x, xl, cur[n].y, yl.x, yh.x, prv[n].x, nxt[n].x);
+          o.y = pt(a, cur[n].y, cur[n].x, xh, yl.y, yh.y, prv[n].y, nxt[n].y);
+        }
+        real *w = a.out + p + n * sx;
+        if (v0 && v1) __stcs(reinterpret_cast<double2 *>(w), o);
+        else if (v0) __stcs(w, o.x);
+        else if (v1) __stcs(w + 1, o.y);
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < R; n++) { prv[n] = cur[n]; cur[n] = nxt[n]; }
+    p += a.sxy;
+    __syncthreads();  // every thread is done with stage oc % S
+    const int ol = oc + S;
+    if (t == 0 && ol <= nk + 1) {
+      mbar_expect_tx(&bar[oc % S], g.box_bytes);
+      tma_load_3d(sm + (oc % S) * g.stage_d, &tm, xb - 2, yb - 1, kc0 - 1 + ol, &bar[oc % S]);
+    }
+  }
+}
+
+__global__ void k_cmp(const real *x, const real *y, long long sx, long long sxy, int nx, int ny, int nz, unsigned long long *bad) {
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; long long n = (long long)nx * ny * nz; if (t >= n) return;
+  int i = 1 + (int)(t % nx); long long r = t / nx; int j = 1 + (int)(r % ny); int k = 1 + (int)(r / ny);
+  long long p = i + sx * j + sxy * k; if (__double_as_longlong(x[p]) != __double_as_longlong(y[p])) atomicAdd(bad, 1ull);
+}
+__global__ void k_ghost(const real *x, long long sx, long long sxy, int nx, int ny, int nz, long long N, unsigned long long *bad) {
+  long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; if (p >= N) return;
+  int i = (int)(p % sx); long long r = p / sx; int j = (int)(r % (ny + 2)); int k = (int)(r / (ny + 2));
+  bool ghost = i == 0 || i == nx + 1 || j == 0 || j == ny + 1 || k == 0 || k == nz + 1;
+  if (ghost && __double_as_longlong(x[p]) != -1LL) atomicAdd(bad, 1ull);
+}
+__global__ void k_fill(real *u, long long N) {
+  long long n = (long long)blockIdx.x * blockDim.x + threadIdx.x; if (n >= N) return;
+  unsigned long long s = (unsigned long long)n * 0x9E3779B97F4A7C15ull + 88172645463325252ull;
+  s ^= s >> 31; s *= 0xBF58476D1CE4E5B9ull; s ^= s >> 27; s *= 0x94D049BB133111EBull; s ^= s >> 31;
+  u[n] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+}
+
+int main(int argc, char **argv) {
+  int nx = 512, ny = 512, nz = 512; if (argc > 3) { nx = atoi(argv[1]); ny = atoi(argv[2]); nz = atoi(argv[3]); }
+  const int rounds = argc > 4 ? atoi(argv[4]) : 2;
+  long long sx = nx + 2, sxy = sx * (ny + 2), N = sxy * (nz + 2);
+  if (sx % 2) { printf("need even nx\n"); return 1; }
+  size_t bytes = N * sizeof(real);
+  real *u, *o, *ref; unsigned long long *bad; CK(cudaMalloc(&u, bytes)); CK(cudaMalloc(&o, bytes)); CK(cudaMalloc(&ref, bytes)); CK(cudaMalloc(&bad, 8));
+  k_fill<<<(unsigned)((N + 255) / 256), 256>>>(u, N); CK(cudaDeviceSynchronize());
+  cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
+  A a{u, ref, sx, sxy, nx, ny, nz, nz, 0.5, 0.1, 0.2, 0.15, 0, 0, 0, 0, 0};
+  const double plane = (double)sx * (ny + 2) * sizeof(real), share = pr.l2CacheSize / 8.0;
+  int strips_rule = (int)((plane + share - 1) / share); if (strips_rule < 1) strips_rule = 1;
+  double rd = (double)N - 8 - 4.0 * (nx + ny + nz), wr = (double)nx * ny * nz, eff = (rd + wr) * sizeof(real);
+  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+  auto timeit = [&](auto launch) { std::vector<float> t; for (int r = 0; r < 22; r++) { CK(cudaEventRecord(e0)); launch(); CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (r >= 2) t.push_back(ms); } CK(cudaGetLastError()); std::sort(t.begin(), t.end()); return (double)t[t.size() / 2]; };
+  { dim3 b(256, 1), g((nx + 255) / 256, ny, nz); k_base<<<g, b>>>(a); CK(cudaDeviceSynchronize()); }
+  printf("device %s (%d SMs, L2 %d MB, smem/SM %zu KB), %dx%dx%d double, pairs strips %d, effective bytes %.1f MB\n", pr.name, pr.multiProcessorCount,
+         pr.l2CacheSize >> 20, pr.sharedMemPerMultiprocessor >> 10, nx, ny, nz, strips_rule, eff / 1e6);
+  int nmis = 0;
+  double mbw = 0;
+  auto rep = [&](const char *nm, double t, int chk, const void *fn, int bs, size_t dsm) {
+    char st[64] = "";
+    if (chk) {
+      unsigned long long nb = 0, ng = 0; long long n = (long long)nx * ny * nz;
+      CK(cudaMemset(bad, 0, 8)); k_cmp<<<(unsigned)((n + 255) / 256), 256>>>(o, chk == 2 ? u : ref, sx, sxy, nx, ny, nz, bad); CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
+      CK(cudaMemset(bad, 0, 8)); k_ghost<<<(unsigned)((N + 255) / 256), 256>>>(o, sx, sxy, nx, ny, nz, N, bad); CK(cudaMemcpy(&ng, bad, 8, cudaMemcpyDeviceToHost));
+      if (nb || ng) { snprintf(st, sizeof st, "MISMATCH %llu interior, %llu ghost", nb, ng); nmis++; } else snprintf(st, sizeof st, chk == 2 ? "copy ok" : "bitwise ok");
+    }
+    char rs[64] = "";
+    if (fn) { cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, fn)); int nb = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, bs, dsm));
+      snprintf(rs, sizeof rs, "%3d regs %3d spill %4d thr/SM %2d blk/SM", fa.numRegs, (int)fa.localSizeBytes, nb * bs, nb); }
+    printf("%-40s %.4f ms %6.0f GB/s %5.1f%%  %-40s %s\n", nm, t, eff / t / 1e6, 100 * eff / t / 1e6 / mbw, rs, st); fflush(stdout); };
+
+  // tensor map of the input field: dims (sx, ny+2, nz+2), box set per kernel
+  auto make_map = [&](int boxx, int boxy) {
+    CUtensorMap tm;
+    cuuint64_t dims[3] = {(cuuint64_t)sx, (cuuint64_t)(ny + 2), (cuuint64_t)(nz + 2)};
+    cuuint64_t strides[2] = {(cuuint64_t)(sx * 8), (cuuint64_t)(sxy * 8)};
+    cuuint32_t box[3] = {(cuuint32_t)boxx, (cuuint32_t)boxy, 1}, es[3] = {1, 1, 1};
+    CUresult r = cuTensorMapEncodeTiled(&tm, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 3, (void *)u, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                        CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) { printf("cuTensorMapEncodeTiled failed: %d (box %d x %d)\n", (int)r, boxx, boxy); exit(1); }
+    return tm;
+  };
+
+  for (int round = 0; round < rounds; round++) {
+    double tm = timeit([&] { CK(cudaMemcpyAsync(o, u, bytes, cudaMemcpyDeviceToDevice)); }); mbw = 2.0 * bytes / tm / 1e6;
+    printf("-- round %d: memcpy %.0f GB/s (%.4f ms)\n", round + 1, mbw, tm);
+    A b = a; b.out = o;
+    auto pairs = [&](const char *nm) {
+      b.nq = (int)((sx + 1) / 2); b.nty = (ny + 1) / 2; int strips = std::min(strips_rule, b.nty);
+      b.tps = (b.nty + strips - 1) / strips; strips = (b.nty + b.tps - 1) / b.tps;
+      dim3 g((unsigned)(((long long)b.nq * b.tps + 255) / 256), (unsigned)nz, (unsigned)strips);
+      CK(cudaMemset(o, 0xff, bytes)); double t = timeit([&] { k_pairs<2, 256, 4><<<g, 256>>>(b); });
+      rep(nm, t, 1, (const void *)k_pairs<2, 256, 4>, 256, 0); };
+    pairs("pairs m=2 (product)");
+    // tiles: tpr = tiles per row (qc = ceil(pairs per row / tpr)); chunks: 0 = the rule (fill the
+    // resident slots), else the given count
+    const int npairs = (int)(sx / 2);
+#define TMA(R, S, COPY, TPR, RG, ...) { \
+      const int tpr = (TPR); const int qc = (npairs + tpr - 1) / tpr; T g{qc, (RG), 2 * qc + 4, 0, 0}; \
+      if (g.rs > 256 || R * g.rg + 2 > 256 || qc * g.rg > 512) { printf("skip tpr=%d rg=%d: box or block too large\n", tpr, g.rg); } else { \
+      g.stage_d = ((g.rs * (R * g.rg + 2)) + 15) / 16 * 16; g.box_bytes = (unsigned)(g.rs * (R * g.rg + 2) * 8); \
+      auto kf = k_tma<R, S, COPY>; const size_t dsm = (size_t)S * g.stage_d * 8; const int nt = qc * g.rg; \
+      CK(cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsm)); \
+      CUtensorMap map = make_map(g.rs, R * g.rg + 2); \
+      int per = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kf, nt, dsm)); \
+      A c = b; c.ntx = (npairs + qc - 1) / qc; c.nty = (ny + R * g.rg - 1) / (R * g.rg); const long long tiles = (long long)c.ntx * c.nty; \
+      for (int ch : {__VA_ARGS__}) { \
+        int nc = ch; if (nc == 0) { long long cap = (long long)per * pr.multiProcessorCount; nc = (int)std::max(1LL, cap / tiles); } \
+        nc = std::min(nc, nz); c.chunk = (nz + nc - 1) / nc; nc = (nz + c.chunk - 1) / c.chunk; \
+        CK(cudaMemset(o, 0xff, bytes)); \
+        double t = timeit([&] { kf<<<(unsigned)(tiles * nc), nt, dsm>>>(map, c, g); }); \
+        char nm[96]; snprintf(nm, 96, "%s %dx%d (R=%d rg=%d) S=%d ch=%d%s", COPY ? "tmacopy" : "tma", 2 * qc, R * g.rg, R, g.rg, S, nc, ch == 0 ? "(rule)" : ""); \
+        rep(nm, t, COPY ? 2 : 1, (const void *)kf, nt, dsm); } } }
+    const int t1 = (npairs + 125) / 126, t2 = (npairs + 64) / 65, t3 = (npairs + 32) / 33;
+    TMA(4, 4, true, t2, 4, 0)
+    TMA(4, 4, false, t2, 4, 0, 1, 2, 4)
+    TMA(4, 3, false, t2, 4, 0, 2)
+    TMA(4, 5, false, t2, 4, 0, 2)
+    TMA(4, 6, false, t2, 4, 0)
+    TMA(2, 4, false, t2, 4, 0, 2)
+    TMA(4, 4, false, t2, 2, 0, 2)
+    TMA(4, 4, false, t1, 2, 0, 1)
+    TMA(4, 4, false, t1, 4, 0, 1)
+    TMA(4, 4, true, t3, 8, 0)
+    TMA(4, 4, false, t3, 8, 0, 1, 2)
+    TMA(4, 4, false, t3, 4, 0, 2)
+    pairs("pairs m=2 (product, end)");
+  }
+  printf("%s\n", nmis ? "SOME VARIANTS MISMATCH" : "all checked variants bitwise equal to the baseline (copies: to the input), ghosts untouched");
+  return nmis ? 2 : 0;
+}
