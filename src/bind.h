@@ -9,7 +9,7 @@
  *     int nbinding = 0;
  *     rc = bind_report(world, &dev, o.bind_report, stdout, &binding, &nbinding);  // Collective
  *     // rc != FD_OK: fd_error_message() says which hwloc call failed on which rank; every rank
- *     // returns the same code (agreed), so it can end the job like any FD_ERR_RUNTIME.
+ *     // returns the same code (agreed, fd_error_agreed()): rank 0 reports it, all ranks exit.
  *     ...
  *     // in report_json, rank 0, inside the top-level object:
  *     bind_json(&j, binding, nbinding);  // "binding": [...], "binding_warnings": [...]

@@ -1,9 +1,10 @@
 /* fd_error.h - how errors travel in fdmini (PETSc style): every fallible function returns an
  * fd error code, callers propagate it with FD_CALL, and the wrappers FD_BE (backend API) and
  * FD_MPI turn a failed call into a code plus one message line naming the call, file, line
- * and rank. main() prints that line and ends the job: collectively when every rank agreed on
- * the error (bad input), with MPI_Abort otherwise (a rank-local failure must not leave the
- * other ranks waiting).
+ * and rank. main() prints that line and ends the job: from rank 0 and collectively when every
+ * rank agreed on the error (bad input, I/O, a failure every rank checked together such as
+ * fields that do not fit in memory), from the failing rank with MPI_Abort otherwise (a
+ * rank-local failure must not leave the other ranks waiting).
  */
 #ifndef FDMINI_ERROR_H
 #define FDMINI_ERROR_H
@@ -30,6 +31,20 @@ enum {
 int fd_set_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *fd_error_message(void);
 
+/* 1 when the current message came from fd_agree (the same on every rank, which all returned
+ * the error), 0 once fd_set_error has recorded a message of this rank's own since. */
+int fd_error_agreed(void);
+
+/* The current message and its agreement, kept across clean-up code that may record errors of
+ * its own (the first error is the one to report). Not collective. */
+#define FD_ERROR_MESSAGE_MAX 1024
+typedef struct {
+  int agreed;
+  char message[FD_ERROR_MESSAGE_MAX];
+} fd_error_saved;
+void fd_error_save(fd_error_saved *e);
+void fd_error_restore(const fd_error_saved *e);
+
 int fd_backend_failed(const char *file, int line, const char *expr);
 int fd_mpi_failed(const char *file, int line, const char *expr, int mpi_code);
 
@@ -53,7 +68,7 @@ int fd_mpi_failed(const char *file, int line, const char *expr, int mpi_code);
 /* Agreement on an error among all ranks of comm. Collective. Each rank passes its local code
  * (FD_OK or an error, with fd_error_message() set). Returns FD_OK when every rank passed
  * FD_OK; otherwise the highest code, and on every rank fd_error_message() becomes the message
- * of the lowest-numbered failing rank. */
+ * of the lowest-numbered failing rank (and fd_error_agreed() 1). */
 int fd_agree(MPI_Comm comm, int code);
 
 /* Wall-clock seconds (MPI_Wtime). */

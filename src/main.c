@@ -97,7 +97,9 @@ int main(int argc, char **argv)
   if (rc == FD_OK) rc = bind_report(world, &dev, o.bind_report, stdout, &binding, &nbinding);
   if (rc == FD_OK) rc = fd_run(&o, world, &dev, &r);
 
-  if (rc == FD_ERR_USAGE || rc == FD_ERR_IO) { /* agreed on every rank */
+  /* agreed on every rank: bad input, I/O, or a runtime failure all ranks checked together
+   * (fields that do not fit in memory): one line from rank 0, every rank exits with rc */
+  if (rc == FD_ERR_USAGE || rc == FD_ERR_IO || (rc == FD_ERR_RUNTIME && fd_error_agreed())) {
     if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
     if (json) fclose(json);
     bind_free(binding);

@@ -281,9 +281,10 @@ static int state_destroy(fd_state *s)
   return FD_OK;
 }
 
-/* After an error agreed by all ranks (usage, I/O): frees what this rank allocated, whatever
- * state_create reached, ignoring further errors (the first one is what gets reported). Not for
- * FD_ERR_RUNTIME, which may hold on one rank only: halo_destroy's barrier would hang there. */
+/* After an error agreed by all ranks (usage, I/O, a runtime failure checked with fd_agree):
+ * frees what this rank allocated, whatever state_create reached, ignoring further errors (the
+ * caller keeps the first one, the one reported). Collective (halo_destroy's barrier): not for a
+ * runtime failure of one rank, where the others would wait in it. */
 static void state_abandon(fd_state *s)
 {
   (void)snapshot_destroy(s);
@@ -392,9 +393,13 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   fd_state st, *s = &st;
   int rc = state_create(s, o, comm, dev, N, P);
   if (rc == FD_OK) rc = run_on_state(s, o, comm, rank, ranks, N, P, r);
-  if (rc == FD_ERR_RUNTIME) return rc; /* maybe on this rank only: the caller aborts the job */
+  /* a runtime failure of this rank alone: the caller aborts the job */
+  if (rc == FD_ERR_RUNTIME && !fd_error_agreed()) return rc;
   if (rc != FD_OK) { /* agreed by every rank: free what this rank holds, then report it */
+    fd_error_saved first;
+    fd_error_save(&first);
     state_abandon(s);
+    fd_error_restore(&first);
     return rc;
   }
   FD_CALL(state_destroy(s));

@@ -77,8 +77,9 @@ typedef struct {
 } fd_result;
 
 /* Runs the job described by o on comm (device already bound: dev). Collective. Returns FD_OK
- * (verification passed or skipped), FD_ERR_VERIFY, FD_ERR_USAGE (agreed on every rank) or
- * FD_ERR_RUNTIME (possibly on one rank only: the caller aborts). */
+ * (verification passed or skipped), FD_ERR_VERIFY, FD_ERR_USAGE or FD_ERR_IO (agreed on every
+ * rank), or FD_ERR_RUNTIME: agreed on every rank when fd_error_agreed() (say, fields that do
+ * not fit in memory; everything freed), else possibly on this rank only (the caller aborts). */
 int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r);
 
 /* Resolves sizes and process grid from options and the rank count (defaults, --procs

@@ -6,7 +6,8 @@
 #include "backend.h"
 #include "fd_error.h"
 
-static char message[1024];
+static char message[FD_ERROR_MESSAGE_MAX];
+static int message_agreed; /* fd_agree made `message` every rank's */
 
 int fd_set_error(int code, const char *fmt, ...)
 {
@@ -14,10 +15,25 @@ int fd_set_error(int code, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(message, sizeof message, fmt, ap);
   va_end(ap);
+  message_agreed = 0;
   return code;
 }
 
 const char *fd_error_message(void) { return message; }
+
+int fd_error_agreed(void) { return message_agreed; }
+
+void fd_error_save(fd_error_saved *e)
+{
+  e->agreed = message_agreed;
+  memcpy(e->message, message, sizeof message);
+}
+
+void fd_error_restore(const fd_error_saved *e)
+{
+  memcpy(message, e->message, sizeof message);
+  message_agreed = e->agreed;
+}
 
 static int world_rank(void)
 {
@@ -54,6 +70,7 @@ int fd_agree(MPI_Comm comm, int code)
   MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
   MPI_Bcast(message, (int)sizeof message, MPI_CHAR, first, comm);
   message[sizeof message - 1] = '\0';
+  message_agreed = 1;
   return worst;
 }
 
