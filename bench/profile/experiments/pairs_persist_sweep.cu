@@ -1,0 +1,232 @@
+// pairs_persist_sweep.cu - issue 3 experiment (H100 gap to 97%): two instruction- and launch-
+// side changes to the product's pairs m=2 kernel (k_plane_v2), timed against it in the SAME run:
+//   md       the per-thread t % nq and t / nq (32-bit divisions by a run-time value: ~20
+//            instructions each) replaced by a multiply-high with a precomputed reciprocal
+//            (exact: t * (m*nq - 2^32) < 2^32 is checked on the host);
+//   persist  a persistent grid (resident blocks x SMs, or x2/x4) looping over the product's
+//            virtual blocks in launch order, instead of ~131k short blocks of 1024 points;
+//   st       plain stores instead of the streaming (evict-first) __stcs;
+// and their combinations. Every variant is checked bitwise against a baseline kernel on the
+// device with untouched ghosts (0xff fill); median of 20 launches after 2 warm-ups, % of a
+// device-to-device memcpy of the field measured at the start of each round.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false pairs_persist_sweep.cu -o p && ./p [nx ny nz [rounds]]
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
+#include <vector>
+#include <algorithm>
+typedef double real;
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
+struct A { const real *u; real *out; long long sx, sxy; int nx, ny, nz; int chunk; real cc, cx, cy, cz; int qlo, nq, nty; int tps; int ntx; };
+__device__ __forceinline__ real pt(const A &a, real c, real xm, real xp, real ym, real yp, real zm, real zp)
+{ return a.cc * c + a.cx * (xm + xp) + a.cy * (ym + yp) + a.cz * (zm + zp); }
+__device__ __forceinline__ double2 ld2(const real *p) { return __ldg(reinterpret_cast<const double2 *>(p)); }
+
+__global__ void k_base(A a) {
+  int i = 1 + blockIdx.x * blockDim.x + threadIdx.x, j = 1 + blockIdx.y * blockDim.y + threadIdx.y, k = 1 + blockIdx.z;
+  if (i > a.nx || j > a.ny) return;
+  long long p = i + a.sx * j + a.sxy * k; const real *u = a.u;
+  a.out[p] = pt(a, __ldg(u + p), __ldg(u + p - 1), __ldg(u + p + 1), __ldg(u + p - a.sx), __ldg(u + p + a.sx), __ldg(u + p - a.sxy), __ldg(u + p + a.sxy));
+}
+
+// ---- reference: the product's k_plane_v2 (copied from smem25d_h200_sweep.cu k_pairs) -----------
+template <int M, int BS, int MINB> __global__ void __launch_bounds__(BS, MINB) k_pairs(A a) {
+  const unsigned tid = threadIdx.x;
+  const unsigned t = blockIdx.x * BS + tid;
+  const int qi = (int)(t % (unsigned)a.nq);
+  const int tyl = (int)(t / (unsigned)a.nq);
+  const int kk = (int)blockIdx.y;
+  const int ty = (int)blockIdx.z * a.tps + tyl;
+  const bool live = tyl < a.tps && ty < a.nty;
+  const int i0 = 2 * qi;
+  const int j0 = live ? 1 + M * ty : 1;
+  const int nrows = live ? min(M, a.ny - j0 + 1) : 0;
+  const long long sx = a.sx, sxy = a.sxy;
+  const long long p0 = i0 + sx * j0 + sxy * (1 + (live ? kk : 0));
+  const real *u = a.u + p0;
+  double2 zm[M], c[M], zp[M], ym, yp;
+  const double2 zero = {0.0, 0.0};
+  ym = yp = zero;
+#pragma unroll
+  for (int n = 0; n < M; n++) zm[n] = c[n] = zp[n] = zero;
+#pragma unroll
+  for (int n = 0; n < M; n++) if (n < nrows) zm[n] = ld2(u - sxy + n * sx);
+  if (live) ym = ld2(u - sx);
+#pragma unroll
+  for (int n = 0; n < M; n++) if (n < nrows) c[n] = ld2(u + n * sx);
+  if (live) yp = ld2(u + nrows * sx);
+#pragma unroll
+  for (int n = 0; n < M; n++) if (n < nrows) zp[n] = ld2(u + sxy + n * sx);
+  const int lane = (int)(tid % 32);
+  const bool from_below = lane > 0 && qi > 0;
+  const bool from_above = lane + 1 < 32 && qi + 1 < a.nq;
+  const bool v0 = i0 >= 1 && i0 <= a.nx;
+  const bool v1 = i0 + 1 >= 1 && i0 + 1 <= a.nx;
+#pragma unroll
+  for (int n = 0; n < M; n++) {
+    real xl = __shfl_up_sync(0xffffffffu, c[n].y, 1), xh = __shfl_down_sync(0xffffffffu, c[n].x, 1);
+    if (n < nrows) {
+      if (!from_below && v0) xl = __ldg(u + n * sx - 1);
+      if (!from_above && v1) xh = __ldg(u + n * sx + 2);
+      const double2 yl = n > 0 ? c[n > 0 ? n - 1 : 0] : ym;
+      const double2 yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1] : yp;
+      const long long p = p0 + n * sx;
+      double2 o = zero;
+      if (v0) o.x = pt(a, c[n].x, xl, c[n].y, yl.x, yh.x, zm[n].x, zp[n].x);
+      if (v1) o.y = pt(a, c[n].y, c[n].x, xh, yl.y, yh.y, zm[n].y, zp[n].y);
+      if (v0 && v1) __stcs(reinterpret_cast<double2 *>(a.out + p), o);
+      else if (v0) __stcs(a.out + p, o.x);
+      else if (v1) __stcs(a.out + p + 1, o.y);
+    }
+  }
+}
+
+
+// ---- variants of k_pairs: MD = magic division, PERSIST = grid-stride over virtual blocks, NT =
+// streaming stores. Virtual block v = (x chunk, plane, strip) in launch order: v = xc + bx2*(kk +
+// nz*strip); a.nq pairs per row, a.tps y-tiles per strip, a.ntx = bx2 (x chunks per plane).
+struct P { unsigned mq; int bx2, nvb; };
+template <int M, bool MD, bool PERSIST, bool NT> __global__ void __launch_bounds__(256, 4) k_var(A a, P g) {
+  const unsigned tid = threadIdx.x;
+  const int lane = (int)(tid % 32);
+  for (int v = PERSIST ? (int)blockIdx.x : 0; PERSIST ? v < g.nvb : v < 1; v += PERSIST ? (int)gridDim.x : 1) {
+    unsigned xc, kk, strip;
+    if (PERSIST) { xc = (unsigned)v % (unsigned)g.bx2; unsigned r = (unsigned)v / (unsigned)g.bx2; kk = r % (unsigned)a.nz; strip = r / (unsigned)a.nz; }
+    else { xc = blockIdx.x; kk = blockIdx.y; strip = blockIdx.z; }
+    const unsigned t = xc * 256 + tid;
+    unsigned tyl_u, qi_u;
+    if (MD) { tyl_u = __umulhi(t, g.mq); qi_u = t - tyl_u * (unsigned)a.nq; }
+    else { qi_u = t % (unsigned)a.nq; tyl_u = t / (unsigned)a.nq; }
+    const int qi = (int)qi_u, tyl = (int)tyl_u;
+    const int ty = (int)strip * a.tps + tyl;
+    const bool live = tyl < a.tps && ty < a.nty;
+    const int i0 = 2 * qi;
+    const int j0 = live ? 1 + M * ty : 1;
+    const int nrows = live ? min(M, a.ny - j0 + 1) : 0;
+    const long long sx = a.sx, sxy = a.sxy;
+    const long long p0 = i0 + sx * j0 + sxy * (1 + (live ? (int)kk : 0));
+    const real *u = a.u + p0;
+    double2 zm[M], c[M], zp[M], ym, yp;
+    const double2 zero = {0.0, 0.0};
+    ym = yp = zero;
+#pragma unroll
+    for (int n = 0; n < M; n++) zm[n] = c[n] = zp[n] = zero;
+#pragma unroll
+    for (int n = 0; n < M; n++) if (n < nrows) zm[n] = ld2(u - sxy + n * sx);
+    if (live) ym = ld2(u - sx);
+#pragma unroll
+    for (int n = 0; n < M; n++) if (n < nrows) c[n] = ld2(u + n * sx);
+    if (live) yp = ld2(u + nrows * sx);
+#pragma unroll
+    for (int n = 0; n < M; n++) if (n < nrows) zp[n] = ld2(u + sxy + n * sx);
+    const bool from_below = lane > 0 && qi > 0;
+    const bool from_above = lane + 1 < 32 && qi + 1 < a.nq;
+    const bool v0 = i0 >= 1 && i0 <= a.nx;
+    const bool v1 = i0 + 1 >= 1 && i0 + 1 <= a.nx;
+#pragma unroll
+    for (int n = 0; n < M; n++) {
+      real xl = __shfl_up_sync(0xffffffffu, c[n].y, 1), xh = __shfl_down_sync(0xffffffffu, c[n].x, 1);
+      if (n < nrows) {
+        if (!from_below && v0) xl = __ldg(u + n * sx - 1);
+        if (!from_above && v1) xh = __ldg(u + n * sx + 2);
+        const double2 yl = n > 0 ? c[n > 0 ? n - 1 : 0] : ym;
+        const double2 yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1] : yp;
+        const long long p = p0 + n * sx;
+        double2 o = zero;
+        if (v0) o.x = pt(a, c[n].x, xl, c[n].y, yl.x, yh.x, zm[n].x, zp[n].x);
+        if (v1) o.y = pt(a, c[n].y, c[n].x, xh, yl.y, yh.y, zm[n].y, zp[n].y);
+        real *w = a.out + p;
+        if (NT) {
+          if (v0 && v1) __stcs(reinterpret_cast<double2 *>(w), o);
+          else if (v0) __stcs(w, o.x);
+          else if (v1) __stcs(w + 1, o.y);
+        } else {
+          if (v0 && v1) *reinterpret_cast<double2 *>(w) = o;
+          else if (v0) *w = o.x;
+          else if (v1) w[1] = o.y;
+        }
+      }
+    }
+  }
+}
+
+__global__ void k_cmp(const real *x, const real *y, long long sx, long long sxy, int nx, int ny, int nz, unsigned long long *bad) {
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; long long n = (long long)nx * ny * nz; if (t >= n) return;
+  int i = 1 + (int)(t % nx); long long r = t / nx; int j = 1 + (int)(r % ny); int k = 1 + (int)(r / ny);
+  long long p = i + sx * j + sxy * k; if (__double_as_longlong(x[p]) != __double_as_longlong(y[p])) atomicAdd(bad, 1ull);
+}
+__global__ void k_ghost(const real *x, long long sx, long long sxy, int nx, int ny, int nz, long long N, unsigned long long *bad) {
+  long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; if (p >= N) return;
+  int i = (int)(p % sx); long long r = p / sx; int j = (int)(r % (ny + 2)); int k = (int)(r / (ny + 2));
+  bool ghost = i == 0 || i == nx + 1 || j == 0 || j == ny + 1 || k == 0 || k == nz + 1;
+  if (ghost && __double_as_longlong(x[p]) != -1LL) atomicAdd(bad, 1ull);
+}
+__global__ void k_fill(real *u, long long N) {
+  long long n = (long long)blockIdx.x * blockDim.x + threadIdx.x; if (n >= N) return;
+  unsigned long long s = (unsigned long long)n * 0x9E3779B97F4A7C15ull + 88172645463325252ull;
+  s ^= s >> 31; s *= 0xBF58476D1CE4E5B9ull; s ^= s >> 27; s *= 0x94D049BB133111EBull; s ^= s >> 31;
+  u[n] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+}
+
+int main(int argc, char **argv) {
+  int nx = 512, ny = 512, nz = 512; if (argc > 3) { nx = atoi(argv[1]); ny = atoi(argv[2]); nz = atoi(argv[3]); }
+  const int rounds = argc > 4 ? atoi(argv[4]) : 3;
+  long long sx = nx + 2, sxy = sx * (ny + 2), N = sxy * (nz + 2);
+  if (sx % 2) { printf("need even nx\n"); return 1; }
+  size_t bytes = N * sizeof(real);
+  real *u, *o, *ref; unsigned long long *bad; CK(cudaMalloc(&u, bytes)); CK(cudaMalloc(&o, bytes)); CK(cudaMalloc(&ref, bytes)); CK(cudaMalloc(&bad, 8));
+  k_fill<<<(unsigned)((N + 255) / 256), 256>>>(u, N); CK(cudaDeviceSynchronize());
+  cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
+  A a{u, ref, sx, sxy, nx, ny, nz, nz, 0.5, 0.1, 0.2, 0.15, 0, 0, 0, 0, 0};
+  const double plane = (double)sx * (ny + 2) * sizeof(real), share = pr.l2CacheSize / 8.0;
+  int strips_rule = (int)((plane + share - 1) / share); if (strips_rule < 1) strips_rule = 1;
+  double rd = (double)N - 8 - 4.0 * (nx + ny + nz), wr = (double)nx * ny * nz, eff = (rd + wr) * sizeof(real);
+  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+  auto timeit = [&](auto launch) { std::vector<float> t; for (int r = 0; r < 22; r++) { CK(cudaEventRecord(e0)); launch(); CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (r >= 2) t.push_back(ms); } CK(cudaGetLastError()); std::sort(t.begin(), t.end()); return (double)t[t.size() / 2]; };
+  { dim3 b(256, 1), g((nx + 255) / 256, ny, nz); k_base<<<g, b>>>(a); CK(cudaDeviceSynchronize()); }
+  printf("device %s (%d SMs, L2 %d MB), %dx%dx%d double, pairs strips %d, effective bytes %.1f MB\n", pr.name, pr.multiProcessorCount,
+         pr.l2CacheSize >> 20, nx, ny, nz, strips_rule, eff / 1e6);
+  int nmis = 0;
+  double mbw = 0;
+  auto rep = [&](const char *nm, double t, const void *fn) {
+    unsigned long long nb = 0, ng = 0; long long n = (long long)nx * ny * nz;
+    CK(cudaMemset(bad, 0, 8)); k_cmp<<<(unsigned)((n + 255) / 256), 256>>>(o, ref, sx, sxy, nx, ny, nz, bad); CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(bad, 0, 8)); k_ghost<<<(unsigned)((N + 255) / 256), 256>>>(o, sx, sxy, nx, ny, nz, N, bad); CK(cudaMemcpy(&ng, bad, 8, cudaMemcpyDeviceToHost));
+    char st[64];
+    if (nb || ng) { snprintf(st, sizeof st, "MISMATCH %llu interior, %llu ghost", nb, ng); nmis++; } else snprintf(st, sizeof st, "bitwise ok");
+    cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, fn));
+    printf("%-34s %.4f ms %6.0f GB/s %5.1f%%  %3d regs  %s\n", nm, t, eff / t / 1e6, 100 * eff / t / 1e6 / mbw, fa.numRegs, st); fflush(stdout); };
+  A b = a; b.out = o;
+  b.nq = (int)((sx + 1) / 2); b.nty = (ny + 1) / 2; int strips = std::min(strips_rule, b.nty);
+  b.tps = (b.nty + strips - 1) / strips; strips = (b.nty + b.tps - 1) / b.tps;
+  const int bx2 = (int)(((long long)b.nq * b.tps + 255) / 256);
+  P g; g.bx2 = bx2; g.nvb = bx2 * nz * strips;
+  g.mq = (unsigned)((((unsigned long long)1 << 32) + b.nq - 1) / b.nq);
+  const unsigned long long tmax = (unsigned long long)bx2 * 256, err = (unsigned long long)g.mq * b.nq - ((unsigned long long)1 << 32);
+  if (tmax * err >= ((unsigned long long)1 << 32)) { printf("magic division not exact for t < %llu (nq %d)\n", tmax, b.nq); return 1; }
+  const dim3 grid((unsigned)bx2, (unsigned)nz, (unsigned)strips);
+  int per = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_var<2, true, true, true>, 256, 0));
+  const int res = per * pr.multiProcessorCount;
+  printf("virtual blocks %d, resident %d (%d per SM)\n", g.nvb, res, per);
+  for (int round = 0; round < rounds; round++) {
+    double tm = timeit([&] { CK(cudaMemcpyAsync(o, u, bytes, cudaMemcpyDeviceToDevice)); }); mbw = 2.0 * bytes / tm / 1e6;
+    printf("-- round %d: memcpy %.0f GB/s (%.4f ms)\n", round + 1, mbw, tm);
+#define RUN(NAME, LAUNCH, FN) { CK(cudaMemset(o, 0xff, bytes)); double t = timeit([&] { LAUNCH; }); rep(NAME, t, (const void *)FN); }
+    RUN("pairs m=2 (product)", (k_pairs<2, 256, 4><<<grid, 256>>>(b)), (k_pairs<2, 256, 4>))
+    RUN("var: as product", (k_var<2, false, false, true><<<grid, 256>>>(b, g)), (k_var<2, false, false, true>))
+    RUN("var: md", (k_var<2, true, false, true><<<grid, 256>>>(b, g)), (k_var<2, true, false, true>))
+    RUN("var: st (plain stores)", (k_var<2, false, false, false><<<grid, 256>>>(b, g)), (k_var<2, false, false, false>))
+    RUN("var: md st", (k_var<2, true, false, false><<<grid, 256>>>(b, g)), (k_var<2, true, false, false>))
+    for (int mul : {1, 2, 4}) {
+      char nm[64]; snprintf(nm, sizeof nm, "var: persist x%d", mul);
+      RUN(nm, (k_var<2, false, true, true><<<res * mul, 256>>>(b, g)), (k_var<2, false, true, true>))
+      snprintf(nm, sizeof nm, "var: md persist x%d", mul);
+      RUN(nm, (k_var<2, true, true, true><<<res * mul, 256>>>(b, g)), (k_var<2, true, true, true>))
+    }
+    RUN("var: md persist x1 st", (k_var<2, true, true, false><<<res, 256>>>(b, g)), (k_var<2, true, true, false>))
+    RUN("pairs m=2 (product, end)", (k_pairs<2, 256, 4><<<grid, 256>>>(b)), (k_pairs<2, 256, 4>))
+  }
+  printf("%s\n", nmis ? "SOME VARIANTS MISMATCH" : "all variants bitwise equal to the baseline, ghosts untouched");
+  return nmis ? 2 : 0;
+}
