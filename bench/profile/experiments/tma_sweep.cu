@@ -27,76 +27,7 @@
 // Timing: median of 20 launches after 2 warm-ups (events around each), % of a device-to-device
 // memcpy of the field measured at the start of each round.
 #include <cuda.h>
-#include <cstdio>
-#include <cstdlib>
-#include <cstdint>
-#include <vector>
-#include <algorithm>
-typedef double real;
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
-struct A { const real *u; real *out; long long sx, sxy; int nx, ny, nz; int chunk; real cc, cx, cy, cz; int qlo, nq, nty; int tps; int ntx; };
-__device__ __forceinline__ real pt(const A &a, real c, real xm, real xp, real ym, real yp, real zm, real zp)
-{ return a.cc * c + a.cx * (xm + xp) + a.cy * (ym + yp) + a.cz * (zm + zp); }
-__device__ __forceinline__ double2 ld2(const real *p) { return __ldg(reinterpret_cast<const double2 *>(p)); }
-
-__global__ void k_base(A a) {
-  int i = 1 + blockIdx.x * blockDim.x + threadIdx.x, j = 1 + blockIdx.y * blockDim.y + threadIdx.y, k = 1 + blockIdx.z;
-  if (i > a.nx || j > a.ny) return;
-  long long p = i + a.sx * j + a.sxy * k; const real *u = a.u;
-  a.out[p] = pt(a, __ldg(u + p), __ldg(u + p - 1), __ldg(u + p + 1), __ldg(u + p - a.sx), __ldg(u + p + a.sx), __ldg(u + p - a.sxy), __ldg(u + p + a.sxy));
-}
-
-// ---- reference: the product's k_plane_v2 (copied from smem25d_h200_sweep.cu k_pairs) -----------
-template <int M, int BS, int MINB> __global__ void __launch_bounds__(BS, MINB) k_pairs(A a) {
-  const unsigned tid = threadIdx.x;
-  const unsigned t = blockIdx.x * BS + tid;
-  const int qi = (int)(t % (unsigned)a.nq);
-  const int tyl = (int)(t / (unsigned)a.nq);
-  const int kk = (int)blockIdx.y;
-  const int ty = (int)blockIdx.z * a.tps + tyl;
-  const bool live = tyl < a.tps && ty < a.nty;
-  const int i0 = 2 * qi;
-  const int j0 = live ? 1 + M * ty : 1;
-  const int nrows = live ? min(M, a.ny - j0 + 1) : 0;
-  const long long sx = a.sx, sxy = a.sxy;
-  const long long p0 = i0 + sx * j0 + sxy * (1 + (live ? kk : 0));
-  const real *u = a.u + p0;
-  double2 zm[M], c[M], zp[M], ym, yp;
-  const double2 zero = {0.0, 0.0};
-  ym = yp = zero;
-#pragma unroll
-  for (int n = 0; n < M; n++) zm[n] = c[n] = zp[n] = zero;
-#pragma unroll
-  for (int n = 0; n < M; n++) if (n < nrows) zm[n] = ld2(u - sxy + n * sx);
-  if (live) ym = ld2(u - sx);
-#pragma unroll
-  for (int n = 0; n < M; n++) if (n < nrows) c[n] = ld2(u + n * sx);
-  if (live) yp = ld2(u + nrows * sx);
-#pragma unroll
-  for (int n = 0; n < M; n++) if (n < nrows) zp[n] = ld2(u + sxy + n * sx);
-  const int lane = (int)(tid % 32);
-  const bool from_below = lane > 0 && qi > 0;
-  const bool from_above = lane + 1 < 32 && qi + 1 < a.nq;
-  const bool v0 = i0 >= 1 && i0 <= a.nx;
-  const bool v1 = i0 + 1 >= 1 && i0 + 1 <= a.nx;
-#pragma unroll
-  for (int n = 0; n < M; n++) {
-    real xl = __shfl_up_sync(0xffffffffu, c[n].y, 1), xh = __shfl_down_sync(0xffffffffu, c[n].x, 1);
-    if (n < nrows) {
-      if (!from_below && v0) xl = __ldg(u + n * sx - 1);
-      if (!from_above && v1) xh = __ldg(u + n * sx + 2);
-      const double2 yl = n > 0 ? c[n > 0 ? n - 1 : 0] : ym;
-      const double2 yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1] : yp;
-      const long long p = p0 + n * sx;
-      double2 o = zero;
-      if (v0) o.x = pt(a, c[n].x, xl, c[n].y, yl.x, yh.x, zm[n].x, zp[n].x);
-      if (v1) o.y = pt(a, c[n].y, c[n].x, xh, yl.y, yh.y, zm[n].y, zp[n].y);
-      if (v0 && v1) __stcs(reinterpret_cast<double2 *>(a.out + p), o);
-      else if (v0) __stcs(a.out + p, o.x);
-      else if (v1) __stcs(a.out + p + 1, o.y);
-    }
-  }
-}
+#include "sweep_common.cuh"
 
 // ---- TMA / mbarrier primitives (sm_90) ------------------------------------------------------------
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
@@ -199,10 +130,7 @@ __global__ void __launch_bounds__(512) k_tma(const __grid_constant__ CUtensorMap
           o.x = pt(a, cur[n].x, xl, cur[n].y, yl.x, yh.x, prv[n].x, nxt[n].x);
           o.y = pt(a, cur[n].y, cur[n].x, xh, yl.y, yh.y, prv[n].y, nxt[n].y);
         }
-        real *w = a.out + p + n * sx;
-        if (v0 && v1) __stcs(reinterpret_cast<double2 *>(w), o);
-        else if (v0) __stcs(w, o.x);
-        else if (v1) __stcs(w + 1, o.y);
+        store_pair<true>(a.out + p + n * sx, o, v0, v1);
       }
     }
 #pragma unroll
@@ -215,24 +143,6 @@ __global__ void __launch_bounds__(512) k_tma(const __grid_constant__ CUtensorMap
       tma_load_3d(sm + (oc % S) * g.stage_d, &tm, xb - 2, yb - 1, kc0 - 1 + ol, &bar[oc % S]);
     }
   }
-}
-
-__global__ void k_cmp(const real *x, const real *y, long long sx, long long sxy, int nx, int ny, int nz, unsigned long long *bad) {
-  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; long long n = (long long)nx * ny * nz; if (t >= n) return;
-  int i = 1 + (int)(t % nx); long long r = t / nx; int j = 1 + (int)(r % ny); int k = 1 + (int)(r / ny);
-  long long p = i + sx * j + sxy * k; if (__double_as_longlong(x[p]) != __double_as_longlong(y[p])) atomicAdd(bad, 1ull);
-}
-__global__ void k_ghost(const real *x, long long sx, long long sxy, int nx, int ny, int nz, long long N, unsigned long long *bad) {
-  long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; if (p >= N) return;
-  int i = (int)(p % sx); long long r = p / sx; int j = (int)(r % (ny + 2)); int k = (int)(r / (ny + 2));
-  bool ghost = i == 0 || i == nx + 1 || j == 0 || j == ny + 1 || k == 0 || k == nz + 1;
-  if (ghost && __double_as_longlong(x[p]) != -1LL) atomicAdd(bad, 1ull);
-}
-__global__ void k_fill(real *u, long long N) {
-  long long n = (long long)blockIdx.x * blockDim.x + threadIdx.x; if (n >= N) return;
-  unsigned long long s = (unsigned long long)n * 0x9E3779B97F4A7C15ull + 88172645463325252ull;
-  s ^= s >> 31; s *= 0xBF58476D1CE4E5B9ull; s ^= s >> 27; s *= 0x94D049BB133111EBull; s ^= s >> 31;
-  u[n] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
 }
 
 int main(int argc, char **argv) {
