@@ -282,11 +282,13 @@ static int state_destroy(fd_state *s)
 }
 
 /* After an error agreed by all ranks (usage, I/O, a runtime failure checked with fd_agree):
- * frees what this rank allocated, whatever state_create reached, ignoring further errors (the
- * caller keeps the first one, the one reported). Collective (halo_destroy's barrier): not for a
- * runtime failure of one rank, where the others would wait in it. */
+ * frees what this rank allocated, whatever state_create reached, ignoring further errors: the
+ * first one, the one reported, is kept. Collective (halo_destroy's barrier): not for a runtime
+ * failure of one rank, where the others would wait in it. */
 static void state_abandon(fd_state *s)
 {
+  fd_error_saved first;
+  fd_error_save(&first);
   (void)snapshot_destroy(s);
   (void)halo_destroy(&s->halo);
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
@@ -298,6 +300,7 @@ static void state_abandon(fd_state *s)
   if (s->compute) (void)be_stream_destroy(s->compute);
   if (s->halo_stream) (void)be_stream_destroy(s->halo_stream);
   (void)decomp_destroy(&s->dec);
+  fd_error_restore(&first);
 }
 
 static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int rank, int ranks,
@@ -396,10 +399,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   /* a runtime failure of this rank alone: the caller aborts the job */
   if (rc == FD_ERR_RUNTIME && !fd_error_agreed()) return rc;
   if (rc != FD_OK) { /* agreed by every rank: free what this rank holds, then report it */
-    fd_error_saved first;
-    fd_error_save(&first);
     state_abandon(s);
-    fd_error_restore(&first);
     return rc;
   }
   FD_CALL(state_destroy(s));
