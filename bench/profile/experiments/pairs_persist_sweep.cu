@@ -73,49 +73,27 @@ template <int M, bool MD, bool PERSIST, bool NT> __global__ void __launch_bounds
 }
 
 int main(int argc, char **argv) {
-  int nx = 512, ny = 512, nz = 512; if (argc > 3) { nx = atoi(argv[1]); ny = atoi(argv[2]); nz = atoi(argv[3]); }
-  const int rounds = argc > 4 ? atoi(argv[4]) : 3;
-  long long sx = nx + 2, sxy = sx * (ny + 2), N = sxy * (nz + 2);
-  if (sx % 2) { printf("need even nx\n"); return 1; }
-  size_t bytes = N * sizeof(real);
-  real *u, *o, *ref; unsigned long long *bad; CK(cudaMalloc(&u, bytes)); CK(cudaMalloc(&o, bytes)); CK(cudaMalloc(&ref, bytes)); CK(cudaMalloc(&bad, 8));
-  k_fill<<<(unsigned)((N + 255) / 256), 256>>>(u, N); CK(cudaDeviceSynchronize());
-  cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
-  A a{u, ref, sx, sxy, nx, ny, nz, nz, 0.5, 0.1, 0.2, 0.15, 0, 0, 0, 0, 0};
-  const double plane = (double)sx * (ny + 2) * sizeof(real), share = pr.l2CacheSize / 8.0;
-  int strips_rule = (int)((plane + share - 1) / share); if (strips_rule < 1) strips_rule = 1;
-  double rd = (double)N - 8 - 4.0 * (nx + ny + nz), wr = (double)nx * ny * nz, eff = (rd + wr) * sizeof(real);
-  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-  auto timeit = [&](auto launch) { std::vector<float> t; for (int r = 0; r < 22; r++) { CK(cudaEventRecord(e0)); launch(); CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (r >= 2) t.push_back(ms); } CK(cudaGetLastError()); std::sort(t.begin(), t.end()); return (double)t[t.size() / 2]; };
-  { dim3 b(256, 1), g((nx + 255) / 256, ny, nz); k_base<<<g, b>>>(a); CK(cudaDeviceSynchronize()); }
+  Harness h(argc, argv, 3);
+  const cudaDeviceProp &pr = h.pr;
   printf("device %s (%d SMs, L2 %d MB), %dx%dx%d double, pairs strips %d, effective bytes %.1f MB\n", pr.name, pr.multiProcessorCount,
-         pr.l2CacheSize >> 20, nx, ny, nz, strips_rule, eff / 1e6);
-  int nmis = 0;
-  double mbw = 0;
+         pr.l2CacheSize >> 20, h.nx, h.ny, h.nz, h.strips_rule, h.eff / 1e6);
   auto rep = [&](const char *nm, double t, const void *fn) {
-    unsigned long long nb = 0, ng = 0; long long n = (long long)nx * ny * nz;
-    CK(cudaMemset(bad, 0, 8)); k_cmp<<<(unsigned)((n + 255) / 256), 256>>>(o, ref, sx, sxy, nx, ny, nz, bad); CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
-    CK(cudaMemset(bad, 0, 8)); k_ghost<<<(unsigned)((N + 255) / 256), 256>>>(o, sx, sxy, nx, ny, nz, N, bad); CK(cudaMemcpy(&ng, bad, 8, cudaMemcpyDeviceToHost));
-    char st[64];
-    if (nb || ng) { snprintf(st, sizeof st, "MISMATCH %llu interior, %llu ghost", nb, ng); nmis++; } else snprintf(st, sizeof st, "bitwise ok");
+    char st[64]; h.check(1, st, sizeof st);
     cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, fn));
-    printf("%-34s %.4f ms %6.0f GB/s %5.1f%%  %3d regs  %s\n", nm, t, eff / t / 1e6, 100 * eff / t / 1e6 / mbw, fa.numRegs, st); fflush(stdout); };
-  A b = a; b.out = o;
-  b.nq = (int)((sx + 1) / 2); b.nty = (ny + 1) / 2; int strips = std::min(strips_rule, b.nty);
-  b.tps = (b.nty + strips - 1) / strips; strips = (b.nty + b.tps - 1) / b.tps;
-  const int bx2 = (int)(((long long)b.nq * b.tps + 255) / 256);
-  P g; g.bx2 = bx2; g.nvb = bx2 * nz * strips;
+    printf("%-34s %.4f ms %6.0f GB/s %5.1f%%  %3d regs  %s\n", nm, t, h.gbs(t), h.pct(t), fa.numRegs, st); fflush(stdout); };
+  dim3 grid;
+  const A b = h.pairs_args(grid);
+  const int bx2 = (int)grid.x, strips = (int)grid.z;
+  P g; g.bx2 = bx2; g.nvb = bx2 * h.nz * strips;
   g.mq = (unsigned)((((unsigned long long)1 << 32) + b.nq - 1) / b.nq);
   const unsigned long long tmax = (unsigned long long)bx2 * 256, err = (unsigned long long)g.mq * b.nq - ((unsigned long long)1 << 32);
   if (tmax * err >= ((unsigned long long)1 << 32)) { printf("magic division not exact for t < %llu (nq %d)\n", tmax, b.nq); return 1; }
-  const dim3 grid((unsigned)bx2, (unsigned)nz, (unsigned)strips);
   int per = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_var<2, true, true, true>, 256, 0));
   const int res = per * pr.multiProcessorCount;
   printf("virtual blocks %d, resident %d (%d per SM)\n", g.nvb, res, per);
-  for (int round = 0; round < rounds; round++) {
-    double tm = timeit([&] { CK(cudaMemcpyAsync(o, u, bytes, cudaMemcpyDeviceToDevice)); }); mbw = 2.0 * bytes / tm / 1e6;
-    printf("-- round %d: memcpy %.0f GB/s (%.4f ms)\n", round + 1, mbw, tm);
-#define RUN(NAME, LAUNCH, FN) { CK(cudaMemset(o, 0xff, bytes)); double t = timeit([&] { LAUNCH; }); rep(NAME, t, (const void *)FN); }
+  for (int round = 0; round < h.rounds; round++) {
+    h.memcpy_round(round);
+#define RUN(NAME, LAUNCH, FN) { CK(cudaMemset(h.o, 0xff, h.bytes)); double t = h.timeit([&] { LAUNCH; }); rep(NAME, t, (const void *)FN); }
     RUN("pairs m=2 (product)", (k_pairs<2, 256, 4><<<grid, 256>>>(b)), (k_pairs<2, 256, 4>))
     RUN("var: as product", (k_var<2, false, false, true><<<grid, 256>>>(b, g)), (k_var<2, false, false, true>))
     RUN("var: md", (k_var<2, true, false, true><<<grid, 256>>>(b, g)), (k_var<2, true, false, true>))
@@ -130,6 +108,5 @@ int main(int argc, char **argv) {
     RUN("var: md persist x1 st", (k_var<2, true, true, false><<<res, 256>>>(b, g)), (k_var<2, true, true, false>))
     RUN("pairs m=2 (product, end)", (k_pairs<2, 256, 4><<<grid, 256>>>(b)), (k_pairs<2, 256, 4>))
   }
-  printf("%s\n", nmis ? "SOME VARIANTS MISMATCH" : "all variants bitwise equal to the baseline, ghosts untouched");
-  return nmis ? 2 : 0;
+  return h.finish("all variants bitwise equal to the baseline, ghosts untouched");
 }

@@ -1,7 +1,8 @@
-// sweep_common.cuh - what the 2026-11-22 (third session) kernel harnesses tma_sweep.cu and
-// pairs_persist_sweep.cu share: the field arguments, the one stencil expression, a baseline kernel
-// (the bitwise reference), a copy of the product's pair kernel (k_plane_v2, the timed reference),
-// the pair store, and the device-side checks and fill. Not part of the build.
+// sweep_common.cuh - what the 2026-11-22 kernel harnesses tma_sweep.cu, pairs_persist_sweep.cu and
+// zwave_sweep.cu share: the field arguments, the one stencil expression, a baseline kernel (the
+// bitwise reference), a copy of the product's pair kernel (k_plane_v2, the timed reference), the
+// pair store, the device-side checks and fill, and the host harness (field set-up, event timing,
+// memcpy reference, checks, the pair kernel's launch shape). Not part of the build.
 #pragma once
 #include <cstdio>
 #include <cstdlib>
@@ -105,3 +106,77 @@ __global__ void k_fill(real *u, long long N) {
   s ^= s >> 31; s *= 0xBF58476D1CE4E5B9ull; s ^= s >> 27; s *= 0x94D049BB133111EBull; s ^= s >> 31;
   u[n] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
 }
+
+// ---- host harness ------------------------------------------------------------------------------
+// Field (nx+2) x (ny+2) x (nz+2) doubles, x fastest: u = random input (k_fill), ref = the baseline's
+// output (the bitwise reference), o = the output of the kernel under test. Command line of every
+// harness: [nx ny nz [rounds]]; nx must be even (pairs: an even row pitch).
+struct Harness {
+  int nx = 512, ny = 512, nz = 512, rounds;
+  long long sx, sxy, N;
+  size_t bytes;
+  real *u, *o, *ref;
+  unsigned long long *bad;
+  cudaDeviceProp pr;
+  A a;               // the field's arguments, out = ref; copy it and set out = o for a kernel under test
+  double eff;        // effective bytes: one read of every point read, one write of every interior point
+  double mbw = 0;    // memcpy GB/s (read + write) of the current round
+  int strips_rule;   // the product's y-strips: a plane's share of L2 at most 1/8
+  int nmis = 0;      // configurations that failed their check
+  cudaEvent_t e0, e1;
+
+  Harness(int argc, char **argv, int default_rounds) : rounds(argc > 4 ? atoi(argv[4]) : default_rounds) {
+    if (argc > 3) { nx = atoi(argv[1]); ny = atoi(argv[2]); nz = atoi(argv[3]); }
+    sx = nx + 2; sxy = sx * (ny + 2); N = sxy * (nz + 2);
+    if (sx % 2) { printf("need even nx\n"); exit(1); }
+    bytes = N * sizeof(real);
+    CK(cudaMalloc(&u, bytes)); CK(cudaMalloc(&o, bytes)); CK(cudaMalloc(&ref, bytes)); CK(cudaMalloc(&bad, 8));
+    k_fill<<<(unsigned)((N + 255) / 256), 256>>>(u, N); CK(cudaDeviceSynchronize());
+    CK(cudaGetDeviceProperties(&pr, 0));
+    a = A{u, ref, sx, sxy, nx, ny, nz, nz, 0.5, 0.1, 0.2, 0.15, 0, 0, 0, 0, 0};
+    const double plane = (double)sx * (ny + 2) * sizeof(real), share = pr.l2CacheSize / 8.0;
+    strips_rule = (int)((plane + share - 1) / share); if (strips_rule < 1) strips_rule = 1;
+    const double rd = (double)N - 8 - 4.0 * (nx + ny + nz), wr = (double)nx * ny * nz;
+    eff = (rd + wr) * sizeof(real);
+    CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+    dim3 b(256, 1), g((nx + 255) / 256, ny, nz); k_base<<<g, b>>>(a); CK(cudaDeviceSynchronize());
+  }
+  // median of 20 launches after 2 warm-ups, events around each
+  template <class F> double timeit(F launch) {
+    std::vector<float> t;
+    for (int r = 0; r < 22; r++) {
+      CK(cudaEventRecord(e0)); launch(); CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1));
+      float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (r >= 2) t.push_back(ms);
+    }
+    CK(cudaGetLastError()); std::sort(t.begin(), t.end()); return (double)t[t.size() / 2];
+  }
+  // the reference of the round: device-to-device memcpy of the field
+  void memcpy_round(int round) {
+    const double tm = timeit([&] { CK(cudaMemcpyAsync(o, u, bytes, cudaMemcpyDeviceToDevice)); });
+    mbw = 2.0 * bytes / tm / 1e6;
+    printf("-- round %d: memcpy %.0f GB/s (%.4f ms)\n", round + 1, mbw, tm);
+  }
+  double gbs(double ms) const { return eff / ms / 1e6; }
+  double pct(double ms) const { return 100 * gbs(ms) / mbw; }
+  // o against ref (what = 1) or against the input u (what = 2: a copy), ghosts untouched (0xff);
+  // writes the verdict into st and counts a failure
+  void check(int what, char *st, size_t len) {
+    unsigned long long nb = 0, ng = 0; const long long n = (long long)nx * ny * nz;
+    CK(cudaMemset(bad, 0, 8)); k_cmp<<<(unsigned)((n + 255) / 256), 256>>>(o, what == 2 ? u : ref, sx, sxy, nx, ny, nz, bad); CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(bad, 0, 8)); k_ghost<<<(unsigned)((N + 255) / 256), 256>>>(o, sx, sxy, nx, ny, nz, N, bad); CK(cudaMemcpy(&ng, bad, 8, cudaMemcpyDeviceToHost));
+    if (nb || ng) { snprintf(st, len, "MISMATCH %llu interior, %llu ghost", nb, ng); nmis++; }
+    else snprintf(st, len, what == 2 ? "copy ok" : "bitwise ok");
+  }
+  // the product's pairs m=2 on o: arguments (nq pairs per row, y-tiles, tiles per strip) and grid
+  A pairs_args(dim3 &grid) const {
+    A b = a; b.out = o;
+    b.nq = (int)((sx + 1) / 2); b.nty = (ny + 1) / 2; int strips = std::min(strips_rule, b.nty);
+    b.tps = (b.nty + strips - 1) / strips; strips = (b.nty + b.tps - 1) / b.tps;
+    grid = dim3((unsigned)(((long long)b.nq * b.tps + 255) / 256), (unsigned)nz, (unsigned)strips);
+    return b;
+  }
+  int finish(const char *all_ok) const {
+    printf("%s\n", nmis ? "SOME VARIANTS MISMATCH" : all_ok);
+    return nmis ? 2 : 0;
+  }
+};

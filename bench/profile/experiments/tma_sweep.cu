@@ -146,37 +146,21 @@ __global__ void __launch_bounds__(512) k_tma(const __grid_constant__ CUtensorMap
 }
 
 int main(int argc, char **argv) {
-  int nx = 512, ny = 512, nz = 512; if (argc > 3) { nx = atoi(argv[1]); ny = atoi(argv[2]); nz = atoi(argv[3]); }
-  const int rounds = argc > 4 ? atoi(argv[4]) : 2;
-  long long sx = nx + 2, sxy = sx * (ny + 2), N = sxy * (nz + 2);
-  if (sx % 2) { printf("need even nx\n"); return 1; }
-  size_t bytes = N * sizeof(real);
-  real *u, *o, *ref; unsigned long long *bad; CK(cudaMalloc(&u, bytes)); CK(cudaMalloc(&o, bytes)); CK(cudaMalloc(&ref, bytes)); CK(cudaMalloc(&bad, 8));
-  k_fill<<<(unsigned)((N + 255) / 256), 256>>>(u, N); CK(cudaDeviceSynchronize());
-  cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
-  A a{u, ref, sx, sxy, nx, ny, nz, nz, 0.5, 0.1, 0.2, 0.15, 0, 0, 0, 0, 0};
-  const double plane = (double)sx * (ny + 2) * sizeof(real), share = pr.l2CacheSize / 8.0;
-  int strips_rule = (int)((plane + share - 1) / share); if (strips_rule < 1) strips_rule = 1;
-  double rd = (double)N - 8 - 4.0 * (nx + ny + nz), wr = (double)nx * ny * nz, eff = (rd + wr) * sizeof(real);
-  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-  auto timeit = [&](auto launch) { std::vector<float> t; for (int r = 0; r < 22; r++) { CK(cudaEventRecord(e0)); launch(); CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (r >= 2) t.push_back(ms); } CK(cudaGetLastError()); std::sort(t.begin(), t.end()); return (double)t[t.size() / 2]; };
-  { dim3 b(256, 1), g((nx + 255) / 256, ny, nz); k_base<<<g, b>>>(a); CK(cudaDeviceSynchronize()); }
+  Harness h(argc, argv, 2);
+  const int nx = h.nx, ny = h.ny, nz = h.nz;
+  const long long sx = h.sx, sxy = h.sxy;
+  const size_t bytes = h.bytes;
+  real *const u = h.u, *const o = h.o;
+  const cudaDeviceProp &pr = h.pr;
   printf("device %s (%d SMs, L2 %d MB, smem/SM %zu KB), %dx%dx%d double, pairs strips %d, effective bytes %.1f MB\n", pr.name, pr.multiProcessorCount,
-         pr.l2CacheSize >> 20, pr.sharedMemPerMultiprocessor >> 10, nx, ny, nz, strips_rule, eff / 1e6);
-  int nmis = 0;
-  double mbw = 0;
+         pr.l2CacheSize >> 20, pr.sharedMemPerMultiprocessor >> 10, nx, ny, nz, h.strips_rule, h.eff / 1e6);
   auto rep = [&](const char *nm, double t, int chk, const void *fn, int bs, size_t dsm) {
     char st[64] = "";
-    if (chk) {
-      unsigned long long nb = 0, ng = 0; long long n = (long long)nx * ny * nz;
-      CK(cudaMemset(bad, 0, 8)); k_cmp<<<(unsigned)((n + 255) / 256), 256>>>(o, chk == 2 ? u : ref, sx, sxy, nx, ny, nz, bad); CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
-      CK(cudaMemset(bad, 0, 8)); k_ghost<<<(unsigned)((N + 255) / 256), 256>>>(o, sx, sxy, nx, ny, nz, N, bad); CK(cudaMemcpy(&ng, bad, 8, cudaMemcpyDeviceToHost));
-      if (nb || ng) { snprintf(st, sizeof st, "MISMATCH %llu interior, %llu ghost", nb, ng); nmis++; } else snprintf(st, sizeof st, chk == 2 ? "copy ok" : "bitwise ok");
-    }
+    if (chk) h.check(chk, st, sizeof st);
     char rs[64] = "";
     if (fn) { cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, fn)); int nb = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, bs, dsm));
       snprintf(rs, sizeof rs, "%3d regs %3d spill %4d thr/SM %2d blk/SM", fa.numRegs, (int)fa.localSizeBytes, nb * bs, nb); }
-    printf("%-40s %.4f ms %6.0f GB/s %5.1f%%  %-40s %s\n", nm, t, eff / t / 1e6, 100 * eff / t / 1e6 / mbw, rs, st); fflush(stdout); };
+    printf("%-40s %.4f ms %6.0f GB/s %5.1f%%  %-40s %s\n", nm, t, h.gbs(t), h.pct(t), rs, st); fflush(stdout); };
 
   // tensor map of the input field: dims (sx, ny+2, nz+2), box set per kernel
   auto make_map = [&](int boxx, int boxy) {
@@ -190,15 +174,12 @@ int main(int argc, char **argv) {
     return tm;
   };
 
-  for (int round = 0; round < rounds; round++) {
-    double tm = timeit([&] { CK(cudaMemcpyAsync(o, u, bytes, cudaMemcpyDeviceToDevice)); }); mbw = 2.0 * bytes / tm / 1e6;
-    printf("-- round %d: memcpy %.0f GB/s (%.4f ms)\n", round + 1, mbw, tm);
-    A b = a; b.out = o;
+  for (int round = 0; round < h.rounds; round++) {
+    h.memcpy_round(round);
+    dim3 pgrid;
+    const A b = h.pairs_args(pgrid);
     auto pairs = [&](const char *nm) {
-      b.nq = (int)((sx + 1) / 2); b.nty = (ny + 1) / 2; int strips = std::min(strips_rule, b.nty);
-      b.tps = (b.nty + strips - 1) / strips; strips = (b.nty + b.tps - 1) / b.tps;
-      dim3 g((unsigned)(((long long)b.nq * b.tps + 255) / 256), (unsigned)nz, (unsigned)strips);
-      CK(cudaMemset(o, 0xff, bytes)); double t = timeit([&] { k_pairs<2, 256, 4><<<g, 256>>>(b); });
+      CK(cudaMemset(o, 0xff, bytes)); double t = h.timeit([&] { k_pairs<2, 256, 4><<<pgrid, 256>>>(b); });
       rep(nm, t, 1, (const void *)k_pairs<2, 256, 4>, 256, 0); };
     pairs("pairs m=2 (product)");
     // tiles: tpr = tiles per row (qc = ceil(pairs per row / tpr)); chunks: 0 = the rule (fill the
@@ -217,7 +198,7 @@ int main(int argc, char **argv) {
         int nc = ch; if (nc == 0) { long long cap = (long long)per * pr.multiProcessorCount; nc = (int)std::max(1LL, cap / tiles); } \
         nc = std::min(nc, nz); c.chunk = (nz + nc - 1) / nc; nc = (nz + c.chunk - 1) / c.chunk; \
         CK(cudaMemset(o, 0xff, bytes)); \
-        double t = timeit([&] { kf<<<(unsigned)(tiles * nc), nt, dsm>>>(map, c, g); }); \
+        double t = h.timeit([&] { kf<<<(unsigned)(tiles * nc), nt, dsm>>>(map, c, g); }); \
         char nm[96]; snprintf(nm, 96, "%s %dx%d (R=%d rg=%d) S=%d ch=%d%s", COPY ? "tmacopy" : "tma", 2 * qc, R * g.rg, R, g.rg, S, nc, ch == 0 ? "(rule)" : ""); \
         rep(nm, t, COPY ? 2 : 1, (const void *)kf, nt, dsm); } } }
     const int t1 = (npairs + 125) / 126, t2 = (npairs + 64) / 65, t3 = (npairs + 32) / 33;
@@ -235,6 +216,5 @@ int main(int argc, char **argv) {
     TMA(4, 4, false, t3, 4, 0, 2)
     pairs("pairs m=2 (product, end)");
   }
-  printf("%s\n", nmis ? "SOME VARIANTS MISMATCH" : "all checked variants bitwise equal to the baseline (copies: to the input), ghosts untouched");
-  return nmis ? 2 : 0;
+  return h.finish("all checked variants bitwise equal to the baseline (copies: to the input), ghosts untouched");
 }

@@ -116,47 +116,26 @@ template <int M, int D, int BS, bool SYNC, bool COPY> __global__ void __launch_b
 }
 
 int main(int argc, char **argv) {
-  int nx = 512, ny = 512, nz = 512; if (argc > 3) { nx = atoi(argv[1]); ny = atoi(argv[2]); nz = atoi(argv[3]); }
-  const int rounds = argc > 4 ? atoi(argv[4]) : 2;
-  long long sx = nx + 2, sxy = sx * (ny + 2), N = sxy * (nz + 2);
-  if (sx % 2) { printf("need even nx\n"); return 1; }
-  size_t bytes = N * sizeof(real);
-  real *u, *o, *ref; unsigned long long *bad; unsigned *prog;
-  CK(cudaMalloc(&u, bytes)); CK(cudaMalloc(&o, bytes)); CK(cudaMalloc(&ref, bytes)); CK(cudaMalloc(&bad, 8));
-  CK(cudaMalloc(&prog, (nz + 2) * sizeof(unsigned)));
-  k_fill<<<(unsigned)((N + 255) / 256), 256>>>(u, N); CK(cudaDeviceSynchronize());
-  cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
-  A a{u, ref, sx, sxy, nx, ny, nz, nz, 0.5, 0.1, 0.2, 0.15, 0, 0, 0, 0, 0};
-  const double plane = (double)sx * (ny + 2) * sizeof(real), share = pr.l2CacheSize / 8.0;
-  int strips_rule = (int)((plane + share - 1) / share); if (strips_rule < 1) strips_rule = 1;
-  double rd = (double)N - 8 - 4.0 * (nx + ny + nz), wr = (double)nx * ny * nz, eff = (rd + wr) * sizeof(real);
-  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-  auto timeit = [&](auto launch) { std::vector<float> t; for (int r = 0; r < 22; r++) { CK(cudaEventRecord(e0)); launch(); CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (r >= 2) t.push_back(ms); } CK(cudaGetLastError()); std::sort(t.begin(), t.end()); return (double)t[t.size() / 2]; };
-  { dim3 b(256, 1), g((nx + 255) / 256, ny, nz); k_base<<<g, b>>>(a); CK(cudaDeviceSynchronize()); }
+  Harness h(argc, argv, 2);
+  const int nz = h.nz;
+  unsigned *prog; CK(cudaMalloc(&prog, (nz + 2) * sizeof(unsigned)));
+  const cudaDeviceProp &pr = h.pr;
   printf("device %s (%d SMs, L2 %d MB), %dx%dx%d double, effective bytes %.1f MB\n", pr.name, pr.multiProcessorCount,
-         pr.l2CacheSize >> 20, nx, ny, nz, eff / 1e6);
-  int nmis = 0;
-  double mbw = 0;
+         pr.l2CacheSize >> 20, h.nx, h.ny, nz, h.eff / 1e6);
   auto rep = [&](const char *nm, double t, const void *fn, bool copy) {
-    unsigned long long nb = 0, ng = 0; long long n = (long long)nx * ny * nz;
-    char st[64];
-    if (copy) snprintf(st, sizeof st, "(copy)");
-    else {
-      CK(cudaMemset(bad, 0, 8)); k_cmp<<<(unsigned)((n + 255) / 256), 256>>>(o, ref, sx, sxy, nx, ny, nz, bad); CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
-      CK(cudaMemset(bad, 0, 8)); k_ghost<<<(unsigned)((N + 255) / 256), 256>>>(o, sx, sxy, nx, ny, nz, N, bad); CK(cudaMemcpy(&ng, bad, 8, cudaMemcpyDeviceToHost));
-      if (nb || ng) { snprintf(st, sizeof st, "MISMATCH %llu interior, %llu ghost", nb, ng); nmis++; } else snprintf(st, sizeof st, "bitwise ok");
-    }
+    char st[64] = "(copy)";
+    if (!copy) h.check(1, st, sizeof st);
     cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, fn));
-    printf("%-44s %.4f ms %6.0f GB/s %5.1f%%  %3d regs  %s\n", nm, t, eff / t / 1e6, 100 * eff / t / 1e6 / mbw, fa.numRegs, st); fflush(stdout); };
-  // the product's pairs m=2 (per-plane, strips by the rule)
-  A b = a; b.out = o;
-  b.nq = (int)((sx + 1) / 2); b.nty = (ny + 1) / 2; int strips = std::min(strips_rule, b.nty);
-  b.tps = (b.nty + strips - 1) / strips; strips = (b.nty + b.tps - 1) / b.tps;
-  const dim3 pgrid((unsigned)(((long long)b.nq * b.tps + 255) / 256), (unsigned)nz, (unsigned)strips);
+    printf("%-44s %.4f ms %6.0f GB/s %5.1f%%  %3d regs  %s\n", nm, t, h.gbs(t), h.pct(t), fa.numRegs, st); fflush(stdout); };
+  dim3 pgrid;
+  const A b = h.pairs_args(pgrid); // the product's pairs m=2; its nq (pairs per row) serves the z-wave too
+  auto pairs = [&](const char *nm) {
+    CK(cudaMemset(h.o, 0xff, h.bytes)); double t = h.timeit([&] { k_pairs<2, 256, 4><<<pgrid, 256>>>(b); });
+    rep(nm, t, (const void *)k_pairs<2, 256, 4>, false); };
 
   // one z-wave configuration; returns without running when the grid cannot be co-resident
   auto zrun = [&](auto kern, int M, int D, int BS, bool sync, bool copy, int S, int W) {
-    Z z; z.ncol = (unsigned)(b.nq * ((ny + M - 1) / M)); z.prog = prog; z.S = S; z.W = W; z.target = 0;
+    Z z; z.ncol = (unsigned)(b.nq * ((h.ny + M - 1) / M)); z.prog = prog; z.S = S; z.W = W; z.target = 0;
     const int G = (int)((z.ncol + BS - 1) / BS);
     int per = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, BS, 0));
     char nm[96];
@@ -166,15 +145,16 @@ int main(int argc, char **argv) {
       if (sync) { printf("%-44s skipped: %d blocks, %d resident\n", nm, G, per * pr.multiProcessorCount); return; }
       printf("  (%s: %d blocks > %d resident: more than one wave)\n", nm, G, per * pr.multiProcessorCount);
     }
-    CK(cudaMemset(o, 0xff, bytes));
+    CK(cudaMemset(h.o, 0xff, h.bytes));
     CK(cudaMemset(prog, 0, (nz + 2) * sizeof(unsigned)));
     unsigned epoch = 0;
-    double t = timeit([&] {
+    double t = h.timeit([&] {
       epoch++;
       Z zz = z; zz.target = epoch * (unsigned)G;
-      void *args[] = {(void *)&b, (void *)&zz};
+      A bb = b;
+      void *args[] = {(void *)&bb, (void *)&zz};
       if (sync) CK(cudaLaunchCooperativeKernel((const void *)kern, dim3(G), dim3(BS), args, 0, 0));
-      else kern<<<G, BS>>>(b, zz);
+      else kern<<<G, BS>>>(bb, zz);
     });
     rep(nm, t, (const void *)kern, copy);
   };
@@ -187,17 +167,15 @@ int main(int argc, char **argv) {
 #define ZC(M, D, BS) do { \
     zrun(k_zw<M, D, BS, false, true>, M, D, BS, false, true, 1, 1); \
     zrun(k_zw<M, D, BS, true, true>, M, D, BS, true, true, 1, 2); } while (0)
-  for (int round = 0; round < rounds; round++) {
-    double tm = timeit([&] { CK(cudaMemcpyAsync(o, u, bytes, cudaMemcpyDeviceToDevice)); }); mbw = 2.0 * bytes / tm / 1e6;
-    printf("-- round %d: memcpy %.0f GB/s (%.4f ms)\n", round + 1, mbw, tm);
-    { CK(cudaMemset(o, 0xff, bytes)); double t = timeit([&] { k_pairs<2, 256, 4><<<pgrid, 256>>>(b); }); rep("pairs m=2 (product)", t, (const void *)k_pairs<2, 256, 4>, false); }
+  for (int round = 0; round < h.rounds; round++) {
+    h.memcpy_round(round);
+    pairs("pairs m=2 (product)");
     ZC(1, 2, 128); ZC(2, 2, 128); ZC(2, 4, 128);
     ZW(1, 1, 128); ZW(1, 2, 128); ZW(1, 4, 128);
     ZW(2, 1, 128); ZW(2, 2, 128); ZW(2, 4, 128);
     ZW(2, 2, 64); ZW(2, 2, 256); ZW(2, 4, 64);
     ZW(4, 1, 128); ZW(4, 2, 128); ZW(4, 2, 64);
-    { CK(cudaMemset(o, 0xff, bytes)); double t = timeit([&] { k_pairs<2, 256, 4><<<pgrid, 256>>>(b); }); rep("pairs m=2 (product, end)", t, (const void *)k_pairs<2, 256, 4>, false); }
+    pairs("pairs m=2 (product, end)");
   }
-  printf("%s\n", nmis ? "SOME VARIANTS MISMATCH" : "all stencil variants bitwise equal to the baseline, ghosts untouched");
-  return nmis ? 2 : 0;
+  return h.finish("all stencil variants bitwise equal to the baseline, ghosts untouched");
 }
