@@ -11,8 +11,8 @@
 // reads its shared rows from one partition: the second and third reads of a row hit that
 // partition's copy instead of crossing again. Clusters along x (C x 1) share only the y halo
 // rows; they are the control (grid.x rounded up to a multiple of C: the extra blocks' threads
-// are idle, as the kernel's own tail threads). No kernel change: the cluster shape is a launch attribute
-// (cudaLaunchKernelEx), so the output is bitwise the product's (checked).
+// are idle, as the kernel's own tail threads). No kernel change: the cluster shape is a launch
+// attribute (cudaLaunchKernelEx), so the output is bitwise the product's (checked).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false cluster_sweep.cu -o c && ./c [nx ny nz [rounds]]
 #include "sweep_common.cuh"

@@ -1,8 +1,9 @@
 // sweep_common.cuh - what the 2026-11-22 kernel harnesses tma_sweep.cu, pairs_persist_sweep.cu,
-// zwave_sweep.cu and cluster_sweep.cu share: the field arguments, the one stencil expression, a baseline kernel (the
-// bitwise reference), a copy of the product's pair kernel (k_plane_v2, the timed reference), the
-// pair store, the device-side checks and fill, and the host harness (field set-up, event timing,
-// memcpy reference, checks, the pair kernel's launch shape). Not part of the build.
+// zwave_sweep.cu and cluster_sweep.cu share: the field arguments, the one stencil expression, a
+// baseline kernel (the bitwise reference), a copy of the product's pair kernel (k_plane_v2, the
+// timed reference), the pair store, the device-side checks and fill, and the host harness (field
+// set-up, event timing, memcpy reference, checks, the pair kernel's launch shape). Not part of the
+// build.
 #pragma once
 #include <cstdio>
 #include <cstdlib>

@@ -24,7 +24,6 @@
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false zwave_sweep.cu -o z && ./z [nx ny nz [rounds]]
 #include "sweep_common.cuh"
-#include <cooperative_groups.h>
 
 struct Z { unsigned ncol; unsigned *prog; unsigned target; int S, W; };
 
