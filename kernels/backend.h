@@ -160,14 +160,48 @@ void be_range_pop(void);
 
 /* ---- stencil ------------------------------------------------------------------------- */
 
-/* Local grid: interior extents; the array holds (n[0]+2)(n[1]+2)(n[2]+2) points. */
+/* Local grid and its memory layout. The interior is 1..n[d] in every dimension, surrounded
+ * by `ghost` layers (indices 1-ghost .. n[d]+ghost); point (i,j,k) is element
+ * fd_grid_index(g, i, j, k) = origin + i + sx*j + sxy*k of the field's allocation (be_malloc
+ * of elems * sizeof(real_t) bytes), x fastest. Rows are padded so that every interior row
+ * starts on a 128-byte boundary (sx and sxy multiples of FD_GRID_ALIGN elements, element
+ * (1, j, k) aligned) wherever that costs at most an eighth more memory; otherwise rows are
+ * packed (sx = n[0] + 2*ghost). Padding elements belong to no point: be_fill zeroes them and
+ * nothing else reads or writes them. The layout is a function of n and ghost alone, the same
+ * on every backend and rank. */
+#define FD_GRID_ALIGN (128 / (int)sizeof(real_t))
 typedef struct {
-  int n[3];
+  int n[3];          /* interior extents */
+  int ghost;         /* ghost layers on every side (>= 1) */
+  long long sx, sxy; /* element strides of y and z */
+  long long origin;  /* element of point (0,0,0) */
+  size_t elems;      /* elements of the allocation */
 } fd_grid;
 
-static inline size_t fd_grid_points_with_ghosts(const fd_grid *g)
+/* Sets *g for interior extents n (each >= 1) and `ghost` layers. Returns 0, or -1 when the
+ * allocation's element count would not fit in 63 bits (g is then unusable). Pure. */
+static inline int fd_grid_init(fd_grid *g, const int n[3], int ghost)
 {
-  return (size_t)(g->n[0] + 2) * (size_t)(g->n[1] + 2) * (size_t)(g->n[2] + 2);
+  const long long G = ghost, A = FD_GRID_ALIGN, big = 0x7fffffffffffffffLL;
+  const long long row = n[0] + 2 * G, padded = (row + A - 1) / A * A;
+  const int pad = padded * 8 <= row * 9; /* at most an eighth more */
+  for (int d = 0; d < 3; d++) g->n[d] = n[d];
+  g->ghost = ghost;
+  g->sx = pad ? padded : row;
+  const long long ny = n[1] + 2 * G, nz = n[2] + 2 * G;
+  if (g->sx > big / ny || g->sx * ny > big / nz - 2 * A) return -1;
+  g->sxy = g->sx * ny;
+  /* the first point is (1-G, 1-G, 1-G); padded rows put every (1, j, k) on an aligned
+   * element: origin's x part is the smallest >= G-1 that is A-1 modulo A */
+  const long long ox = pad ? A - 1 + (G > A ? (G - 1) / A * A : 0) : G - 1;
+  g->origin = (G - 1) * (g->sx + g->sxy) + ox;
+  g->elems = (size_t)(g->origin + (n[0] + G) + g->sx * (n[1] + G) + g->sxy * (n[2] + G) + 1);
+  return 0;
+}
+
+static inline long long fd_grid_index(const fd_grid *g, long long i, long long j, long long k)
+{
+  return g->origin + i + g->sx * j + g->sxy * k;
 }
 
 /* One stencil, three operators through their coefficient sets:
@@ -198,21 +232,83 @@ static inline void fd_interior_box(const fd_grid *g, unsigned deferred, int lo[3
   }
 }
 
-/* Stencil variants (see README "Kernels"). The tile factor m applies to REORDERED. */
-typedef enum { FD_KERNEL_BASELINE = 0, FD_KERNEL_REORDERED = 1, FD_KERNEL_COUNT } fd_kernel_id;
+/* Stencil variants (README "GPU kernels"; kernels/gpu/stencil_gpu.hip has the index maths):
+ *   BASELINE   one point per thread (the lab notes' kernel 1)
+ *   REORDERED  per plane: each thread updates `tile` points along y of one plane, loads in
+ *              ascending address order (the lab notes' kernels 3-5 and 7)
+ *   ZMARCH     short-chunk z-marching: 2D blocks over x-y, each thread owns `tile` rows of a
+ *              column and marches through `chunk` planes, planes z-1, z, z+1 in registers
+ * Every variant evaluates each point with the one expression of pointwise.h, so they all give
+ * bitwise the same field. The host backend runs one loop for every variant. */
+typedef enum {
+  FD_KERNEL_BASELINE = 0,
+  FD_KERNEL_REORDERED = 1,
+  FD_KERNEL_ZMARCH = 2,
+  FD_KERNEL_COUNT
+} fd_kernel_id;
 
+/* One launch configuration. A zero field means "the backend's rule" and is resolved by
+ * be_kernel_resolve (and at every launch), so {id} alone is a valid configuration. A value
+ * that cannot run on a grid (vec 2 where the row pitch is odd, say) falls back at launch to
+ * one that can; be_kernel_resolve says which. Written as a spec string, e.g.
+ * "zmarch:tile=1,vec=2,block=64x4,chunk=16" (fd_kernel_format / fd_kernel_parse). */
 typedef struct {
   fd_kernel_id id;
-  int tile; /* 1, 2, 4, 8 or 16 */
+  int tile;     /* points per thread along y: REORDERED 1, 2, 4, 8, 16; ZMARCH 1, 2; BASELINE 1 */
+  int vec;      /* points per thread along x: 1, or 2 (16-byte loads; even row pitch only) */
+  int block[2]; /* threads per block along x and y (at most FD_KERNEL_MAX_BLOCK in all) */
+  int chunk;    /* ZMARCH: planes each block marches through (>= 1) */
+  int strips;   /* y-strips of the grid walk (the lab notes' kernel 7; >= 1): the blocks
+                   sweep one strip of rows through all planes before the next */
 } fd_kernel;
 
-/* Name <-> id ("baseline", "reordered"); -1 / NULL when unknown. */
+#define FD_KERNEL_MAX_BLOCK 512
+#define FD_KERNEL_SPEC_MAX 96
+
+/* Name <-> id ("baseline", "reordered", "zmarch"); -1 / NULL when unknown. */
 int fd_kernel_from_name(const char *name);
 const char *fd_kernel_name(fd_kernel_id id);
+/* Parses a spec "NAME[:key=value,...]" with keys tile, vec, block (BXxBY), chunk, strips into
+ * *k (unnamed keys 0). Returns 0, or -1 with one line in err saying what was expected (unknown
+ * name or key, a value out of its range, a key the variant does not take). Pure. */
+int fd_kernel_parse(const char *spec, fd_kernel *k, char *err, size_t err_len);
+/* Writes the spec of k ("zmarch:tile=1,vec=2,block=64x4,chunk=16"; zero fields left out):
+ * fd_kernel_parse of it gives k back. */
+void fd_kernel_format(const fd_kernel *k, char *buf, size_t len);
 
-/* The variant and tile this backend uses by default for grid g (a documented rule: see
- * README "Kernels"). Synchronous. */
+/* The configuration this backend uses for grid g when nothing is tuned or forced (the rule
+ * table of README "GPU kernels"), fully resolved. Synchronous; needs be_init. */
 int be_kernel_default(const fd_grid *g, fd_kernel *k);
+/* Fills the zero fields of *k with the rule's values for grid g and replaces a value that
+ * cannot run on g by the one the launch falls back to: *k becomes what be_stencil runs (for
+ * region ALL). BE_ERROR for an invalid configuration (unknown id, tile, vec, block, chunk).
+ * Synchronous; needs be_init. */
+int be_kernel_resolve(const fd_grid *g, fd_kernel *k);
+/* The configurations the start-up autotune times on this backend (src/tune.c), at most max,
+ * written to list; returns how many. The same list on every process of a backend and
+ * precision, whatever its grid, so that ranks can agree on one entry. Not Collective. */
+int be_kernel_candidates(fd_kernel *list, int max);
+
+/* A timing trial of stencil configurations (fd_kernel_time): the update the caller will run
+ * (grid, region of the deferred faces, coefficients, u, f or NULL, out), on stream s. */
+typedef struct {
+  fd_grid grid;
+  fd_region region;
+  unsigned deferred;
+  fd_coeffs coeffs;
+  const real_t *u, *f;
+  real_t *out;
+  be_stream stream;
+} fd_kernel_trial;
+
+/* Times the n configurations list[0..n-1] on trial t: one untimed launch of each, then
+ * `rounds` rounds that launch each once between two events; ms[i] = its median over the
+ * rounds, milliseconds. Overwrites t->out. Synchronous. Not Collective (src/tune.c agrees
+ * across ranks). Implemented once for every backend (kernel_time.c). */
+int fd_kernel_time(const fd_kernel_trial *t, const fd_kernel *list, int n, int rounds,
+                   double *ms);
+/* The index of the smallest of ms[0..n-1] (the first of equals). */
+int fd_kernel_fastest(const double *ms, int n);
 
 /* out over `region` (of `deferred`, see fd_region) of the stencil of u (and f). u and out must
  * differ; points of out outside the region are untouched. Asynchronous on s. */

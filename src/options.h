@@ -6,8 +6,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "backend.h" /* fd_kernel */
+
 typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
 typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
+/* --tune: the start-up autotune of the stencil configuration (src/tune.h) */
+typedef enum { FD_TUNE_DEFAULT = 0, FD_TUNE_AUTO, FD_TUNE_OFF } fd_tune_mode;
 /* --halo-path: how faces reach a neighbour (halo/halo.h) */
 typedef enum { FD_HALO_PATH_AUTO = 0, FD_HALO_PATH_MPI, FD_HALO_PATH_IPC } fd_halo_path;
 
@@ -24,8 +28,10 @@ typedef struct {
   fd_op op;             /* --op */
   int iters;            /* --iters, -1 = default of the backend */
   int warmup;           /* --warmup, -1 = default */
-  int kernel;           /* --kernel, -1 = backend default (fd_kernel_id otherwise) */
-  int tile;             /* --tile, 0 = backend default */
+  int have_kernel;      /* --kernel SPEC (or --tile alone): the configuration is forced */
+  fd_kernel kernel;     /* its configuration, zero fields = the backend's rules */
+  int tile;             /* --tile M, 0 = not given (folded into kernel) */
+  fd_tune_mode tune;    /* --tune auto|off; default: auto on GPUs unless --kernel */
   int check;            /* verification on unless --no-check */
   int overlap;          /* 1 unless --no-overlap */
   fd_mpi_gpu mpi_gpu;   /* --mpi-gpu */

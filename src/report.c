@@ -27,7 +27,18 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   fprintf(out, "  global      %lld x %lld x %lld\n", r->global[0], r->global[1], r->global[2]);
   fprintf(out, "  local       %d x %d x %d (smallest) .. %d x %d x %d (largest)\n", r->local_min[0],
           r->local_min[1], r->local_min[2], r->local_max[0], r->local_max[1], r->local_max[2]);
-  fprintf(out, "  kernel      %s, tile %d\n", fd_kernel_name(r->kernel.id), r->kernel.tile);
+  char spec[FD_KERNEL_SPEC_MAX];
+  fd_kernel_format(&r->kernel, spec, sizeof spec);
+  fprintf(out, "  kernel      %s (%s)\n", spec,
+          r->tune.ran ? "autotuned" : (o->have_kernel ? "--kernel" : (dev->is_accelerator ? "the rule, --tune off" : "host loop")));
+  if (r->tune.ran) {
+    fprintf(out, "  autotune    %d candidates on each rank's block in %.3f s, ms per update on the slowest rank:\n",
+            r->tune.n, r->tune.seconds);
+    for (int i = 0; i < r->tune.n; i++) {
+      fd_kernel_format(&r->tune.cand[i], spec, sizeof spec);
+      fprintf(out, "              %-48s %9.4f%s\n", spec, r->tune.ms[i], i == r->tune.chosen ? "  <- chosen" : "");
+    }
+  }
   fprintf(out, "  halo        path %s (%lld faces by device copy between ranks, %lld through MPI, over all ranks);"
           " MPI %s; faces packed by %s; overlap %s\n",
           halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
@@ -40,6 +51,11 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
             r->phase[k].avg, r->phase[k].max);
   fprintf(out, "\n  effective bandwidth  %.2f / %.2f / %.2f GB/s per rank (min/avg/max), %.2f GB/s total\n",
           r->bw_rank.min, r->bw_rank.avg, r->bw_rank.max, r->bw_total);
+  fprintf(out, "                       %.1f / %.1f / %.1f %% of each rank's memcpy (min/avg/max)\n",
+          r->pct_memcpy.min, r->pct_memcpy.avg, r->pct_memcpy.max);
+  fprintf(out, "  memcpy               %.2f / %.2f / %.2f GB/s per rank (a device-to-device copy of the rank's field\n"
+               "                       at start-up, bytes read + written)\n",
+          r->memcpy_gbs.min, r->memcpy_gbs.avg, r->memcpy_gbs.max);
   fprintf(out, "                       (%d bytes per point and step: one read and one write%s)\n",
           r->bytes_per_point, r->op == FD_OP_JACOBI ? ", plus the right-hand side"
                                                : (r->op == FD_OP_WAVE ? ", plus the previous level" : ""));
@@ -116,8 +132,27 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_str(&j, "device", dev->name);
   json_str(&j, "precision", FDMINI_REAL_NAME);
   json_str(&j, "op", fd_op_name(r->op));
+  char spec[FD_KERNEL_SPEC_MAX];
+  fd_kernel_format(&r->kernel, spec, sizeof spec);
   json_str(&j, "kernel", fd_kernel_name(r->kernel.id));
   json_int(&j, "tile", r->kernel.tile);
+  json_str(&j, "kernel_config", spec);
+  json_object(&j, "tune");
+  json_str(&j, "mode", r->tune.ran ? "auto" : (o->have_kernel ? "forced" : (dev->is_accelerator ? "off" : "host")));
+  if (r->tune.ran) {
+    json_num(&j, "seconds", r->tune.seconds);
+    json_array(&j, "candidates");
+    for (int i = 0; i < r->tune.n; i++) {
+      json_object(&j, NULL);
+      fd_kernel_format(&r->tune.cand[i], spec, sizeof spec);
+      json_str(&j, "kernel", spec);
+      json_num(&j, "ms", r->tune.ms[i]);
+      json_bool(&j, "chosen", i == r->tune.chosen);
+      json_end(&j);
+    }
+    json_end(&j);
+  }
+  json_end(&j);
   json_int(&j, "ranks", r->ranks);
   triple_i(&j, "procs", r->procs);
   triple_ll(&j, "global", r->global);
@@ -140,6 +175,8 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_end(&j);
   json_int(&j, "bytes_per_point", r->bytes_per_point);
   stat(&j, "bandwidth_per_rank_GBs", &r->bw_rank);
+  stat(&j, "memcpy_GBs", &r->memcpy_gbs);
+  stat(&j, "bandwidth_pct_memcpy", &r->pct_memcpy);
   json_num(&j, "bandwidth_total_GBs", r->bw_total);
   json_num(&j, "points_per_s", r->points_per_s);
   json_int(&j, "halo_bytes_per_step_max", (long long)r->halo_bytes_max);

@@ -61,7 +61,6 @@ static int pwritev_all(int fd, struct iovec *iov, int cnt, off_t off)
 static int write_block(const fd_snapshots *sn, const fd_snap_slot *sl)
 {
   const size_t es = sizeof(real_t), row = (size_t)sn->n[0] * es;
-  const size_t sx = (size_t)sn->n[0] + 2, sy = (size_t)sn->n[1] + 2;
   struct iovec iov[SNAP_IOV];
   int cnt = 0;
   off_t first = 0, next = 0;
@@ -74,7 +73,7 @@ static int write_block(const fd_snapshots *sn, const fd_snap_slot *sl)
         cnt = 0;
       }
       if (cnt == 0) first = off;
-      iov[cnt].iov_base = sl->host + ((size_t)(k + 1) * sy + (size_t)(j + 1)) * sx + 1;
+      iov[cnt].iov_base = sl->host + fd_grid_index(&sn->layout, 1, j + 1, k + 1);
       iov[cnt].iov_len = row;
       cnt++;
       next = off + (off_t)row;
@@ -182,7 +181,7 @@ static int slot_open(fd_state *s, fd_snap_slot *sl)
  * point where this is called (the end of the step after the snapshot's). Not Collective. */
 static int slot_copy(fd_state *s, fd_snap_slot *sl)
 {
-  const size_t bytes = fd_grid_points_with_ghosts(&s->grid) * sizeof(real_t);
+  const size_t bytes = s->grid.elems * sizeof(real_t);
   FD_BE(be_event_record(s->snap.taken, s->compute));
   FD_BE(be_stream_wait_event(s->snap.io, s->snap.taken));
   FD_BE(be_event_record(sl->begin, s->snap.io));
@@ -362,7 +361,8 @@ int snapshot_create(fd_state *s)
     sn->start[d] = s->dec.start[d];
     sn->N[d] = s->dec.N[d];
   }
-  const size_t bytes = fd_grid_points_with_ghosts(&s->grid) * sizeof(real_t);
+  sn->layout = s->grid;
+  const size_t bytes = s->grid.elems * sizeof(real_t);
   int err = FD_OK;
   for (int q = 0; q < FD_SNAP_SLOTS && err == FD_OK; q++)
     if (be_host_alloc((void **)&sn->slot[q].host, bytes) != BE_OK)

@@ -77,6 +77,7 @@ typedef struct {
   double t_step, step_wall_ms; /* main: when the last step ended, and its wall time */
   /* the block in the global file: interior extents, global offsets, global extents */
   int n[3];
+  fd_grid layout;     /* the field's layout (host copies have the device's) */
   long long start[3], N[3];
   /* the writer thread */
   pthread_t thread;

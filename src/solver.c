@@ -219,7 +219,9 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   s->dev = dev;
   s->dec.cart = MPI_COMM_NULL;
   FD_CALL(decomp_create(comm, N, P, &s->dec));
-  for (int d = 0; d < 3; d++) s->grid.n[d] = s->dec.n[d];
+  if (fd_grid_init(&s->grid, s->dec.n, 1) != 0)
+    return fd_set_error(FD_ERR_USAGE, "the local block %d x %d x %d is too large to address",
+                        s->dec.n[0], s->dec.n[1], s->dec.n[2]);
   problem_setup(o, N, s->dec.start, &s->prob);
   if (o->op == FD_OP_WAVE) {
     /* the source's owner and local index; layer 1 = global planes <= iface */
@@ -233,17 +235,23 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   long long k1 = s->prob.iface - s->dec.start[2];
   s->layer_k1 = (int)(k1 < 0 ? 0 : (k1 > s->grid.n[2] ? s->grid.n[2] : k1));
 
-  FD_BE(be_kernel_default(&s->grid, &s->kernel));
-  if (o->kernel >= 0) s->kernel.id = (fd_kernel_id)o->kernel;
-  if (o->tile) s->kernel.tile = o->tile;
-  if (s->kernel.id == FD_KERNEL_BASELINE) s->kernel.tile = 1;
+  /* the forced configuration, or the rule's; the autotune may replace it (run_on_state) */
+  if (o->have_kernel) {
+    s->kernel = o->kernel;
+    int err = be_kernel_resolve(&s->grid, &s->kernel) == BE_OK
+                  ? FD_OK
+                  : fd_set_error(FD_ERR_USAGE, "--kernel: %s", be_error_message());
+    FD_CALL(fd_agree(comm, err));
+  } else {
+    FD_BE(be_kernel_default(&s->grid, &s->kernel));
+  }
 
   int staged;
   FD_CALL(halo_choose_mode(s->dec.cart, o->mpi_gpu, dev, &staged));
 
   /* allocation can fail on some ranks only (uneven splits, memory): agree before going on.
    * The pool: the time levels the stencil reads, one output, one spare a snapshot may hold */
-  size_t bytes = fd_grid_points_with_ghosts(&s->grid) * sizeof(real_t);
+  size_t bytes = s->grid.elems * sizeof(real_t);
   s->npool = s->prob.levels + 1 + (o->snapshot_every > 0);
   int err = FD_OK;
   for (int b = 0; b < s->npool && err == FD_OK; b++)
@@ -406,10 +414,35 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   return (o->check && !r->verify.passed) ? FD_ERR_VERIFY : FD_OK;
 }
 
+/* Start-up measurements on this rank's block (tune.h): the memcpy reference into r, and,
+ * unless the configuration is forced (--kernel), --tune off or the backend has one kernel,
+ * the autotune, whose choice s->kernel becomes on every rank. Leaves the fields to be filled
+ * again. Collective. */
+static int startup_measure(fd_state *s, const fd_options *o, MPI_Comm comm, int ranks,
+                           fd_result *r, double *memcpy_gbs)
+{
+  FD_CALL(tune_memcpy_gbs(s->pool[1], s->pool[0], s->grid.elems * sizeof(real_t), s->compute,
+                          memcpy_gbs));
+  reduce_stat(comm, ranks, *memcpy_gbs, &r->memcpy_gbs);
+  const int tune = !o->have_kernel && o->tune != FD_TUNE_OFF && s->dev->is_accelerator;
+  if (!tune) return FD_OK;
+  FD_CALL(state_fill(s));
+  unsigned deferred = 0;
+  for (int f = 0; f < FD_FACES; f++) deferred |= (unsigned)s->halo.faces.active[f] << f;
+  const fd_kernel_trial t = {s->grid, FD_REGION_INTERIOR, deferred, s->prob.coeffs, s->u,
+                             s->prob.levels == 2 ? s->um : s->f, s->v, s->compute};
+  FD_CALL(tune_kernel(comm, &t, &r->tune));
+  s->kernel = r->tune.cand[r->tune.chosen];
+  FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
+  return FD_OK;
+}
+
 /* fd_run after state_create: fill, time, reduce, verify, dump (s stays allocated). */
 static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int rank, int ranks,
                         const long long N[3], const int P[3], fd_result *r)
 {
+  double memcpy_gbs = 0;
+  FD_CALL(startup_measure(s, o, comm, ranks, r, &memcpy_gbs));
   FD_CALL(state_fill(s));
 
   r->op = o->op;
@@ -459,6 +492,7 @@ static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int ran
   double local_points = (double)s->grid.n[0] * s->grid.n[1] * s->grid.n[2];
   double bw = local_points * s->prob.bytes_per_point / (ph[PH_STEP] * 1e-3) / 1e9;
   reduce_stat(comm, ranks, bw, &r->bw_rank);
+  reduce_stat(comm, ranks, 100.0 * bw / memcpy_gbs, &r->pct_memcpy);
   r->bw_total = r->bw_rank.avg * ranks;
   r->points_per_s = (double)N[0] * N[1] * N[2] / (r->phase[PH_STEP].max * 1e-3);
   unsigned long long hb = s->halo.bytes_sent, hb_max;
@@ -494,8 +528,8 @@ static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int ran
   real_t *result = state_result(s);
   if (o->inject_fault && rank == ranks - 1) {
     /* test-only: corrupt the centre point of the last rank's block */
-    size_t sx = (size_t)s->grid.n[0] + 2, sy = (size_t)s->grid.n[1] + 2;
-    size_t c = (size_t)(s->grid.n[0] / 2 + 1) + sx * ((size_t)(s->grid.n[1] / 2 + 1) + sy * (size_t)(s->grid.n[2] / 2 + 1));
+    const long long c = fd_grid_index(&s->grid, s->grid.n[0] / 2 + 1, s->grid.n[1] / 2 + 1,
+                                      s->grid.n[2] / 2 + 1);
     real_t x;
     FD_BE(be_memcpy_async(&x, result + c, sizeof x, BE_COPY_D2H, s->compute));
     FD_BE(be_stream_sync(s->compute));

@@ -10,6 +10,7 @@
 #include "halo.h"
 #include "options.h"
 #include "problem.h"
+#include "tune.h"
 
 /* Per-rank phase times, milliseconds per step. */
 enum { PH_PACK = 0, PH_EXCHANGE, PH_UNPACK, PH_INTERIOR, PH_SHELL, PH_STEP, PH_COUNT };
@@ -40,7 +41,10 @@ typedef struct {
   long long global[3];
   int local_min[3], local_max[3];
   int iters, warmup;
-  fd_kernel kernel;
+  fd_kernel kernel;        /* the configuration every rank ran */
+  fd_tune tune;            /* the autotune's trial (tune.ran = 0 when none ran) */
+  fd_stat memcpy_gbs;      /* device-to-device copy of each rank's field, GB/s (read + write) */
+  fd_stat pct_memcpy;      /* effective bandwidth / memcpy bandwidth of each rank, % */
   int staged, overlap;
   long long ipc_faces, mpi_faces; /* active faces over all ranks by transport (halo.h) */
   int ipc_sync;            /* ordering of IPC faces, HALO_IPC_SYNC_* (FDMINI_IPC_SYNC, halo.h) */

@@ -56,8 +56,7 @@ int verify_residual(fd_state *s, double *rms)
 static int gather_interior(fd_state *s, const real_t *u, real_t **global)
 {
   const int *n = s->grid.n;
-  const size_t all = fd_grid_points_with_ghosts(&s->grid), mine = (size_t)n[0] * n[1] * n[2];
-  const size_t sx = (size_t)n[0] + 2, sy = (size_t)n[1] + 2;
+  const size_t all = s->grid.elems, mine = (size_t)n[0] * n[1] * n[2];
   int ranks;
   FD_MPI(MPI_Comm_size(s->dec.cart, &ranks));
   real_t *host = malloc(all * sizeof(real_t)), *pack = malloc(mine * sizeof(real_t));
@@ -67,7 +66,7 @@ static int gather_interior(fd_state *s, const real_t *u, real_t **global)
   FD_BE(be_stream_sync(s->compute));
   for (int k = 0; k < n[2]; k++)
     for (int j = 0; j < n[1]; j++)
-      memcpy(pack + (size_t)n[0] * (j + (size_t)n[1] * k), host + 1 + sx * (j + 1 + sy * (k + 1)),
+      memcpy(pack + (size_t)n[0] * (j + (size_t)n[1] * k), host + fd_grid_index(&s->grid, 1, j + 1, k + 1),
              (size_t)n[0] * sizeof(real_t));
   long long box[6] = {s->dec.start[0], s->dec.start[1], s->dec.start[2], n[0], n[1], n[2]};
   long long *boxes = NULL;

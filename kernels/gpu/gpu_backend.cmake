@@ -70,6 +70,13 @@ elseif(FDMINI_BACKEND STREQUAL "cuda")
     target_link_libraries(fdmini_kernels PUBLIC ${CMAKE_DL_LIBS})
     message(STATUS "fdmini: profiler ranges through NVTX3")
   endif()
+  # test builds: AMD's 64-lane wavefronts emulated on NVIDIA (gpu_runtime.h), so that the lane
+  # arithmetic of the shuffling kernels runs at 64 lanes in the GPU tests
+  option(FDMINI_EMULATE_WAVE64 "CUDA test build: 64-lane shuffle groups through shared memory" OFF)
+  if(FDMINI_EMULATE_WAVE64)
+    target_compile_definitions(fdmini_kernels PRIVATE FDMINI_EMULATE_WAVE64)
+    message(STATUS "fdmini: 64-lane wavefront emulation (a test build, slower shuffles)")
+  endif()
   set(FDMINI_GPU_WARN -Xcompiler=-Wall,-Wextra --Wreorder)
   # no FMA contraction (see the HIP branch): every kernel rounds each point identically
   list(APPEND FDMINI_GPU_WARN -fmad=false)

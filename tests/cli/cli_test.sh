@@ -78,7 +78,7 @@ expect_error 2 "--iters: '10x' is not an integer" --iters 10x
 expect_error 2 "option '--iters' needs a value" --iters
 expect_error 2 "--warmup: -1 is out of range" --warmup -1
 expect_error 2 "--tile: 3 is not a valid tile factor" --tile 3
-expect_error 2 "--kernel: unknown value 'fast'" --kernel fast
+expect_error 2 "--kernel: kernel spec 'fast': unknown kernel" --kernel fast
 expect_error 2 "--mpi-gpu: unknown value 'maybe'" --mpi-gpu maybe
 expect_error 2 "--halo-path: unknown value 'nvlink', expected auto, mpi or ipc" --halo-path nvlink
 expect_error 2 "--halo-path ipc: the host backend keeps fields in host memory" --halo-path ipc --global 33,17,9
@@ -107,7 +107,7 @@ FDMINI_IPC_SYNC=flag expect_run 0 "verification: PASS" --global 33,17,9 --op hea
 NP=1 expect_run 0 "halo        path none \(0 faces" --global 16,16,16
 expect_run 0 "kernel      baseline" --kernel baseline --global 33,17,9
 expect_run 0 "exchange hidden +[0-9.]+ / [0-9.]+ / [0-9.]+ %" --baseline --op jacobi --global 33,17,9
-expect_run 0 "kernel      reordered, tile 8" --tile 8 --global 33,17,9
+expect_run 0 "kernel      reordered:tile=8,vec=1 (--kernel)" --tile 8 --global 33,17,9
 expect_run 0 "fdmini: timed step [0-9]+/4000" --global 96,96,96 --iters 4000 --progress 1
 NP=8 expect_run 0 "ranks       8 as 2 x 2 x 2" --op laplacian
 NP=8 expect_run 0 "verification: PASS" --op laplacian
