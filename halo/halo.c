@@ -4,8 +4,7 @@
  *   MPI  the packed face goes to MPI as a device buffer (GPU-aware) or through pinned host
  *        memory (staged);
  *   IPC  the neighbour runs on the same node on a device this one can reach. At set-up each
- *        rank maps one buffer of each IPC neighbour and opens two of its interprocess events
- *        (or, FDMINI_IPC_SYNC=flag, maps its block of flag words instead);
+ *        rank maps one buffer of each IPC neighbour and opens two of its interprocess events;
  *        faces then move on the device, one of two ways (FDMINI_IPC_MOVE, agreed by all):
  *        pull (default)  the pack goes into this rank's send_d[s]; the neighbour copies it
  *                        into its recv_d[s] on its own halo stream (a copy-engine copy);
@@ -35,10 +34,6 @@
  *   7. staged: copy the MPI faces recv_h -> recv_d on the halo stream; unpack all faces (one
  *      launch); push: record consumed[s]
  *   8. record "unpacked"; the consumer stream waits for it
- * FDMINI_IPC_SYNC=host (a measurement knob; default "event") moves step 3 into step 4: the
- * host waits for its own pack, then sends the notes, and step 4 goes on without a device
- * wait for packed[s] (the note says the pack is complete); consumed[s] works as below.
- * FDMINI_IPC_SYNC=flag replaces events and notes of the IPC faces by flags (below).
  * Message tags: a face is sent with the tag of the sender's face index f (notes f + 16); the
  * receiver's matching face is f^1 (x-low of the receiver meets x-high of its neighbour).
  *
@@ -65,7 +60,7 @@
  * - Interprocess events are re-recorded every other exchange, and a stream wait binds to the
  *   latest record made before it is enqueued, so each wait must fall between the record it
  *   means and the next record of that event. The notes order the hosts (a rank's note of
- *   exchange j leaves in its begin j, or end j with FDMINI_IPC_SYNC=host, and its end j
+ *   exchange j leaves in its begin j, and its end j
  *   does not return before the neighbour's note of j has arrived):
  *   packed[s] (both ways): the neighbour waits for packed[s] of k (step 4 of k) after this
  *   rank's note of k, sent after the record; this rank records packed[s] again in step 3 of
@@ -79,54 +74,6 @@
  *   Both events are recorded once at set-up, so the waits of exchanges 0 and 1 find them
  *   complete (no buffer has been written yet).
  *
- * Flag ordering (FDMINI_IPC_SYNC=flag). Each rank owns a device block of 2 x 6 32-bit words,
- * zeroed before its handle goes out: PACKED(f), written only by the neighbour on face f,
- * and DONE(f), likewise. Exchange k carries the value v = k + 1 (so the zeroed words mean
- * "nothing yet"); the neighbour's face towards this rank is f ^ 1, so this rank writes
- * the neighbour's words PACKED(f^1) / DONE(f^1). Per IPC face f of exchange k, all on the halo
- * stream, in stream order:
- *   step 2: k >= 2: wait until DONE(f) >= v - 2 (the neighbour finished exchange k-2 with the
- *           buffer of parity s: push, it unpacked its recv_d[s], which this pack overwrites;
- *           pull, it copied out of this rank's send_d[s]); then the pack;
- *   step 3: set the neighbour's PACKED(f^1) = v (instead of packed[s] and the note);
- *   step 4: wait until PACKED(f) >= v (the neighbour's pack k is complete); pull: copy, then
- *           set the neighbour's DONE(f^1) = v;
- *   step 7: push: after the unpack, set the neighbour's DONE(f^1) = v.
- * No event, no note and no host wait per step: the hosts only enqueue. Why it is race-free:
- * - A word has one writer (the neighbour on that face), whose stream writes it in exchange
- *   order, so the values only grow, one per exchange; a wait for >= v is met by v or by any
- *   later value, and each later value is written after the work that v stands for (stream
- *   order of the writer). Nothing needs the "latest record" binding of events: a wait cannot
- *   bind to an older or newer exchange, it compares numbers.
- * - Data before the flag: the set is a stream memory operation (cuStreamWriteValue32 with
- *   flags 0 = CU_STREAM_WRITE_VALUE_DEFAULT, hipStreamWriteValue32) that runs after all
- *   earlier work of the stream has completed; on CUDA it is preceded by a system-wide memory
- *   fence (the default: CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER is what drops it), so the
- *   pack kernel's stores into the neighbour's memory are visible before the flag is: no
- *   __threadfence_system() in the kernel. The reader's unpack (or copy) is enqueued after
- *   the wait, so it starts only once the flag is seen. HIP documents the write as performed
- *   after the earlier commands completed (its kernels end with a release at system scope);
- *   this path never ran on AMD.
- * - Buffer reuse by parity, as with events: pack k writes the neighbour's recv_d[s] (push)
- *   only after DONE >= k - 1, i.e. after the neighbour's unpack of k-2, the last reader of
- *   that parity; the neighbour's unpack k reads only after PACKED >= k + 1, i.e. after pack
- *   k. Pack k+1 writes the other parity, so it may overlap unpack k; pack k+2 waits for
- *   DONE >= k + 1, written after unpack k. Pull: the same with the copy out of send_d[s] in
- *   place of the unpack. Exchanges 0 and 1 wait for no DONE: no buffer was written yet.
- * - No deadlock: every wait of exchange k needs a neighbour's work of exchange k (its pack)
- *   or of k-2 (its unpack), which its stream reaches without waiting for this rank's later
- *   work; all ranks run the same exchanges. Ranks on one GPU work as well: a stream wait takes
- *   no SM, and the words are device memory of one device either way (the IPC mapping).
- * - Wrap-around: values are k + 1 modulo 2^32. CUDA compares cyclically ((int32_t)(*w - v)
- *   >= 0), and a word is never more than 2 exchanges behind a wait, so CUDA would never see
- *   a wrap; HIP compares as unsigned numbers and would pass early after 2^32. Not an issue
- *   within 2^31 exchanges (2^31 steps of 0.1 ms are 2.5 days); halo_exchange_begin refuses
- *   the flag ordering beyond 2^31 - 1 exchanges with an error instead of racing.
- * - Support: be_flags_supported (attribute, then one set and one wait) on every rank with
- *   IPC; where any rank lacks it, all order by events, with a notice.
- * - Set-up maps the neighbours' memory once; halo_destroy synchronises its stream (no copy
- *   or pack of this rank still reads or writes a neighbour) and meets every rank in a barrier
- *   before any rank frees what others have mapped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -205,12 +152,7 @@ typedef struct {
   unsigned long long offset;  /* element offset of the sender's face towards the receiver */
   unsigned long long count;   /* its elements */
   be_ipc_handle mem, packed[2], consumed[2]; /* mem: send_block (pull) or recv_block (push) */
-  be_ipc_handle flags;        /* the sender's flag words (FDMINI_IPC_SYNC=flag) */
 } ipc_card;
-
-/* the flag words of a rank (fd_halo.flags): the neighbour on face f writes them */
-#define FLAG_PACKED(f) (f)
-#define FLAG_DONE(f) (FD_FACES + (f))
 
 enum { TAG_NOTE = 16, TAG_CARD = 32, TAG_DECIDE = 48 };
 
@@ -219,9 +161,7 @@ static int close_peers(fd_halo *h)
 {
   for (int f = 0; f < FD_FACES; f++) {
     FD_BE(be_ipc_mem_close(h->peer_block[f]));
-    FD_BE(be_ipc_mem_close(h->peer_flags[f]));
     h->peer_block[f] = NULL;
-    h->peer_flags[f] = NULL;
     for (int s = 0; s < 2; s++) {
       if (h->peer_packed[f][s]) FD_BE(be_event_destroy(h->peer_packed[f][s]));
       if (h->peer_consumed[f][s]) FD_BE(be_event_destroy(h->peer_consumed[f][s]));
@@ -241,15 +181,8 @@ static int open_peers(fd_halo *h, const ipc_card card[FD_FACES], int rank)
     if (be_ipc_mem_open(&card[f].mem, &h->peer_block[f]) != BE_OK)
       return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the %s buffer of rank %d: %s", rank,
                           h->ipc_pull ? "send" : "receive", h->nbr[f], be_error_message());
-    if (h->ipc_sync == HALO_IPC_SYNC_FLAG) {
-      void *p = NULL;
-      if (be_ipc_mem_open(&card[f].flags, &p) != BE_OK)
-        return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the flags of rank %d: %s", rank, h->nbr[f], be_error_message());
-      h->peer_flags[f] = (uint32_t *)p;
-    }
     for (int s = 0; s < 2; s++) {
       h->peer_face[f][s] = (real_t *)h->peer_block[f] + s * card[f].total + card[f].offset;
-      if (h->ipc_sync == HALO_IPC_SYNC_FLAG) continue;
       if (be_ipc_event_open(&card[f].packed[s], &h->peer_packed[f][s]) != BE_OK ||
           be_ipc_event_open(&card[f].consumed[s], &h->peer_consumed[f][s]) != BE_OK)
         return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot open the events of rank %d: %s", rank, h->nbr[f], be_error_message());
@@ -280,29 +213,10 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
   FD_MPI(MPI_Bcast(&node_id, 1, MPI_INT, 0, node));
   FD_MPI(MPI_Comm_free(&node));
 
-  /* flag ordering needs stream memory operations on every rank that has IPC faces; where a
-   * rank lacks them, all order by events (agreed) */
-  if (h->ipc_sync == HALO_IPC_SYNC_FLAG) {
-    char fwhy[200] = "";
-    int flags_ok = !can || be_flags_supported(fwhy, sizeof fwhy);
-    int all_ok = flags_ok;
-    FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, h->comm));
-    if (!all_ok) {
-      h->ipc_sync = HALO_IPC_SYNC_EVENT;
-      if (!flags_ok)
-        printf("fdmini: notice: rank %d: %s; IPC faces are ordered by interprocess events (FDMINI_IPC_SYNC=event)\n", rank, fwhy);
-    }
-  }
   ipc_card mine[FD_FACES], theirs[FD_FACES];
   memset(mine, 0, sizeof mine);
   memset(theirs, 0, sizeof theirs);
-  if (can && h->ipc_sync == HALO_IPC_SYNC_FLAG) {
-    /* zeroed before any neighbour can learn of them (the cards below) */
-    static const uint32_t zero[HALO_FLAG_WORDS];
-    FD_BE(be_malloc((void **)&h->flags, sizeof zero));
-    FD_BE(be_memcpy_async(h->flags, zero, sizeof zero, BE_COPY_H2D, h->stream));
-    FD_BE(be_stream_sync(h->stream));
-  } else if (can) {
+  if (can) {
     for (int s = 0; s < 2; s++) {
       FD_BE(be_ipc_event_create(&h->packed[s]));
       FD_BE(be_ipc_event_create(&h->consumed[s]));
@@ -323,8 +237,7 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
     c->count = h->faces.count[f];
     if (can) {
       FD_BE(be_ipc_mem_handle(h->ipc_pull ? h->send_block : h->recv_block, &c->mem));
-      if (h->flags) FD_BE(be_ipc_mem_handle(h->flags, &c->flags));
-      for (int s = 0; s < 2 && !h->flags; s++) {
+      for (int s = 0; s < 2; s++) {
         FD_BE(be_ipc_event_handle(h->packed[s], &c->packed[s]));
         FD_BE(be_ipc_event_handle(h->consumed[s], &c->consumed[s]));
       }
@@ -399,14 +312,6 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->faces.active[f] = nbr[f] != MPI_PROC_NULL;
     if (h->faces.active[f]) h->bytes_sent += h->faces.count[f] * sizeof(real_t);
   }
-  const char *sync = getenv("FDMINI_IPC_SYNC");
-  h->ipc_sync = HALO_IPC_SYNC_EVENT;
-  if (sync && strcmp(sync, "flag") == 0) h->ipc_sync = HALO_IPC_SYNC_FLAG;
-  if (sync && strcmp(sync, "host") == 0) h->ipc_sync = HALO_IPC_SYNC_HOST;
-  int bad_sync = sync && h->ipc_sync == HALO_IPC_SYNC_EVENT && strcmp(sync, "event") != 0;
-  FD_CALL(fd_agree(comm, bad_sync ? fd_set_error(FD_ERR_USAGE, "FDMINI_IPC_SYNC: unknown value '%s', expected flag, event or host", sync) : FD_OK));
-  /* where ranks were told differently, the most conservative ordering (host, event, flag) */
-  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &h->ipc_sync, 1, MPI_INT, MPI_MAX, comm));
   const char *move = getenv("FDMINI_IPC_MOVE");
   int bad_move = move && strcmp(move, "push") != 0 && strcmp(move, "pull") != 0;
   FD_CALL(fd_agree(comm, bad_move ? fd_set_error(FD_ERR_USAGE, "FDMINI_IPC_MOVE: unknown value '%s', expected push or pull", move) : FD_OK));
@@ -461,11 +366,6 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
   return FD_OK;
 }
 
-const char *halo_ipc_sync_name(int sync)
-{
-  return sync == HALO_IPC_SYNC_HOST ? "host" : sync == HALO_IPC_SYNC_EVENT ? "event" : "flag";
-}
-
 const char *halo_path_resolved(long long ipc_faces, long long mpi_faces)
 {
   if (ipc_faces && mpi_faces) return "mixed";
@@ -482,7 +382,6 @@ int halo_destroy(fd_halo *h)
   }
   FD_BE(be_free(h->send_block));
   FD_BE(be_free(h->recv_block));
-  FD_BE(be_free(h->flags));
   FD_BE(be_host_free(h->send_h));
   for (int s = 0; s < 2; s++) FD_BE(be_host_free(h->recv_h[s]));
   be_event *ev[] = {h->pack_start, h->pack_end,   h->unpack_start, h->unpack_end,
@@ -500,11 +399,6 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
 {
   static char none; /* the zero-byte notes' buffer */
   const int s = (int)(h->exchanges % 2);
-  const int flag = h->ipc_sync == HALO_IPC_SYNC_FLAG && h->n_ipc;
-  /* flag values are exchange + 1 in 32 bits: see the header on wrap-around */
-  if (flag && h->exchanges >= 0x7fffffffLL)
-    return fd_set_error(FD_ERR_RUNTIME, "halo: 2^31 - 1 exchanges with FDMINI_IPC_SYNC=flag (the 32-bit flag values would wrap); use FDMINI_IPC_SYNC=event");
-  const uint32_t k1 = (uint32_t)(h->exchanges + 1); /* this exchange's flag value */
   real_t *recv = h->staged ? h->recv_h[s] : h->recv_d[s];
   be_range_push("halo_begin");
   /* 1. prepost receives */
@@ -512,7 +406,7 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
   for (int f = 0; f < FD_FACES; f++) {
     if (!h->faces.active[f]) continue;
     if (h->ipc[f]) {
-      if (!flag) FD_MPI(MPI_Irecv(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + (f ^ 1), h->comm, &h->note[h->nnote++]));
+      FD_MPI(MPI_Irecv(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + (f ^ 1), h->comm, &h->note[h->nnote++]));
     } else
       FD_MPI(MPI_Irecv(recv + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f],
                        f ^ 1, h->comm, &h->req[h->nreq++]));
@@ -520,20 +414,13 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
   /* 2. pack once the field is ready and the IPC neighbours are done with exchange k-2 (pull:
    * copied out of send_d[s]; push: unpacked their recv_d[s], which this pack writes) */
   FD_BE(be_stream_wait_event(h->stream, field_ready));
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->ipc[f]) continue;
-    if (!flag) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
-    else if (h->exchanges >= 2) FD_BE(be_stream_wait_flag(h->stream, &h->flags[FLAG_DONE(f)], k1 - 2));
-  }
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
   FD_BE(be_event_record(h->pack_start[s], h->stream));
   FD_BE(be_pack_faces_to(&h->grid, &h->faces, u, h->pack_dst[s], h->stream));
   FD_BE(be_event_record(h->pack_end[s], h->stream));
-  /* 3. tell the IPC neighbours: flag, in their memory after the pack; event, packed[s] is
-   * recorded (by a note) */
-  if (flag) {
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f]) FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_PACKED(f ^ 1), k1));
-  } else if (h->n_ipc && h->ipc_sync == HALO_IPC_SYNC_EVENT) {
+  /* 3. tell the IPC neighbours that packed[s] is recorded (by a note) */
+  if (h->n_ipc) {
     FD_BE(be_event_record(h->packed[s], h->stream));
     for (int f = 0; f < FD_FACES; f++)
       if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
@@ -570,33 +457,13 @@ static int accumulate(fd_halo *h, int s)
 int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
 {
   const int s = (int)(h->exchanges % 2);
-  const int flag = h->ipc_sync == HALO_IPC_SYNC_FLAG && h->n_ipc;
-  const uint32_t k1 = (uint32_t)(h->exchanges + 1);
   be_range_push("halo_exchange");
   /* 4. IPC: once the neighbours' packed[s] are recorded, (pull) copy their faces in */
-  if (flag) {
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f]) FD_BE(be_stream_wait_flag(h->stream, &h->flags[FLAG_PACKED(f)], k1));
-    FD_BE(be_event_record(h->xfer_start[s], h->stream));
-    if (h->ipc_pull)
-      for (int f = 0; f < FD_FACES; f++)
-        if (h->ipc[f]) {
-          FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_face[f][s],
-                                     h->faces.count[f] * sizeof(real_t), h->stream));
-          FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_DONE(f ^ 1), k1));
-        }
-    FD_BE(be_event_record(h->xfer_end[s], h->stream));
-  } else if (h->n_ipc) {
-    if (h->ipc_sync == HALO_IPC_SYNC_HOST) {
-      static char none;
-      FD_BE(be_event_sync(h->pack_end[s]));
-      for (int f = 0; f < FD_FACES; f++)
-        if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
-    }
+  if (h->n_ipc) {
     FD_MPI(MPI_Waitall(h->nnote, h->note, MPI_STATUSES_IGNORE));
     h->nnote = 0;
     for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f] && h->ipc_sync == HALO_IPC_SYNC_EVENT) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
+      if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
     FD_BE(be_event_record(h->xfer_start[s], h->stream));
     if (h->ipc_pull) {
       for (int f = 0; f < FD_FACES; f++)
@@ -638,10 +505,7 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
   FD_BE(be_event_record(h->unpack_start[s], h->stream));
   FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
   FD_BE(be_event_record(h->unpack_end[s], h->stream));
-  if (flag && !h->ipc_pull) {
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f]) FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_DONE(f ^ 1), k1));
-  } else if (h->n_ipc && !h->ipc_pull)
+  if (h->n_ipc && !h->ipc_pull)
     FD_BE(be_event_record(h->consumed[s], h->stream));
   /* 8. the consumer waits for the ghosts */
   FD_BE(be_stream_wait_event(consumer, h->unpack_end[s]));

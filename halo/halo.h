@@ -18,14 +18,6 @@
 #include "backend.h"
 #include "options.h"
 
-/* How IPC faces are ordered between the ranks (FDMINI_IPC_SYNC, halo.c):
- *   event  (default) interprocess events, and a zero-byte MPI note per face and step
- *   flag   the streams set flags in the neighbours' memory and wait for flags in their own:
- *          no event, no MPI message, no host wait per step (measured equal, not better)
- *   host   the host waits for its pack, then sends the notes (a measurement knob) */
-enum { HALO_IPC_SYNC_FLAG = 0, HALO_IPC_SYNC_EVENT = 1, HALO_IPC_SYNC_HOST = 2 };
-enum { HALO_FLAG_WORDS = 2 * FD_FACES };
-
 typedef struct {
   MPI_Comm comm;
   int nbr[FD_FACES];      /* neighbour rank of each face, MPI_PROC_NULL at global edges */
@@ -48,7 +40,6 @@ typedef struct {
   int nnote;
   be_stream stream;       /* the halo stream (high priority), owned by the caller */
   be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2], xfer_start[2], xfer_end[2];
-  int ipc_sync;           /* ordering of the IPC faces (FDMINI_IPC_SYNC, halo.c): HALO_IPC_SYNC_* */
   int ipc_pull;           /* FDMINI_IPC_MOVE=pull: copy from the neighbour's send buffer; 0 =
                              push (default): the pack stores into its receive buffer (halo.c) */
   /* IPC path: this rank's interprocess events and the neighbours' ones opened here;
@@ -56,11 +47,6 @@ typedef struct {
    * neighbour's send buffer; push: unpacked from its own receive buffer) */
   be_event packed[2], consumed[2];
   be_event peer_packed[FD_FACES][2], peer_consumed[FD_FACES][2];
-  /* flag ordering: this rank's flag words (device, HALO_FLAG_WORDS; word f: the neighbour on
-   * face f packed exchange value-1 into this rank, word FD_FACES + f: it is done with this
-   * rank's data of exchange value-1) and each IPC neighbour's block mapped here */
-  uint32_t *flags;
-  uint32_t *peer_flags[FD_FACES];
   void *peer_block[FD_FACES];     /* neighbour's send_block (pull) or recv_block (push) here */
   real_t *peer_face[FD_FACES][2]; /* in it, the neighbour's face towards this rank, by parity */
   real_t *pack_dst[2][FD_FACES];  /* where pack s puts face f: send_d[s] or (push) peer_face */
@@ -97,8 +83,6 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
 /* Collective over comm when any rank uses the IPC path (a neighbour may still read this
  * rank's buffers until all have synchronised). */
 int halo_destroy(fd_halo *h);
-/* "flag", "event" or "host" (HALO_IPC_SYNC_*). */
-const char *halo_ipc_sync_name(int sync);
 /* "ipc", "mpi", "mixed" (some faces each way, over all ranks) or "none" (no neighbours). */
 const char *halo_path_resolved(long long ipc_faces, long long mpi_faces);
 
@@ -106,8 +90,8 @@ const char *halo_path_resolved(long long ipc_faces, long long mpi_faces);
  * happened. Not Collective, but every neighbour must call it for the same step. Asynchronous. */
 int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready);
 /* Completes the exchange begun last; `consumer` waits (on the device) for the ghosts of u.
- * Blocks the host until the MPI messages have arrived (IPC faces ordered by events: until the
- * neighbours have begun the same exchange; by flags: never; the device orders the data). */
+ * Blocks the host until the MPI messages have arrived (IPC faces: until the neighbours have
+ * begun the same exchange; the device orders the data). */
 int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer);
 
 /* Reads the timings of the last exchange into the sums and resets nothing. Call after the

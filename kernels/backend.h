@@ -131,29 +131,6 @@ int be_ipc_event_open(const be_ipc_handle *h, be_event *e);
  * by be_ipc_mem_open, on this device or a peer). Asynchronous on s. */
 int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be_stream s);
 
-/* ---- flags in device memory, written and awaited by streams ------------------------- */
-
-/* The halo's default ordering of IPC faces (FDMINI_IPC_SYNC=flag, halo/halo.c): 32-bit words
- * in device memory (a be_malloc block, shared with be_ipc_mem_handle/open), set and awaited by
- * stream memory operations, with no event, no MPI message and no host wait per step.
- * GPU backends: cuStreamWriteValue32/cuStreamWaitValue32 (CUDA driver API),
- * hipStreamWriteValue32/hipStreamWaitValue32 (HIP). The host backend has none. */
-
-/* 1 when streams of this device can set and await flags (attribute query, then one set and
- * one wait run on a scratch word and synchronised); 0 and one line in why otherwise.
- * Synchronous. */
-int be_flags_supported(char *why, size_t why_len);
-/* Once all work enqueued on s before it has completed, *flag = value, preceded by a
- * system-wide memory fence: every store of that earlier work (a kernel's stores to a
- * neighbour's mapped memory included) is visible to whoever sees the new value. flag may be
- * this device's memory or another process's block mapped by be_ipc_mem_open. Asynchronous
- * on s. */
-int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value);
-/* Work enqueued on s after this call starts once *flag >= value (CUDA compares cyclically,
- * (int32_t)(*flag - value) >= 0; HIP as unsigned numbers). The host does not wait.
- * Asynchronous on s. */
-int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value);
-
 /* Profiler ranges (roctx/NVTX on GPUs, no-ops on host). Not Collective. */
 void be_range_push(const char *name);
 void be_range_pop(void);

@@ -46,9 +46,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg\n",
           r->halo_bytes_max, r->halo_gbs.avg);
-  const char *ipc_order = r->ipc_sync == HALO_IPC_SYNC_HOST    ? "by the host (FDMINI_IPC_SYNC=host)"
-                          : r->ipc_sync == HALO_IPC_SYNC_EVENT ? "on the device by interprocess events (FDMINI_IPC_SYNC=event)"
-                                                               : "on the device by flags in stream order";
+  const char *ipc_order = "on the device by interprocess events";
   if (r->ipc_faces && r->ipc_pull)
     fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering %s\n",
             r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max, ipc_order);
@@ -130,7 +128,6 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_int(&j, "halo_faces_ipc", r->ipc_faces);
   json_int(&j, "halo_faces_mpi", r->mpi_faces);
   json_str(&j, "face_copy", dev->face_copy);
-  json_str(&j, "ipc_sync", halo_ipc_sync_name(r->ipc_sync));
   json_str(&j, "ipc_move", r->ipc_pull ? "pull" : "push");
   stat(&j, "ipc_copy_ms", &r->ipc_copy_ms);
   json_bool(&j, "overlap", r->overlap);

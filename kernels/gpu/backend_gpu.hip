@@ -257,51 +257,6 @@ extern "C" int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be
   return BE_OK;
 }
 
-/* ---- flags set and awaited by streams (backend.h) --------------------------------------- */
-
-extern "C" int be_flags_supported(char *why, size_t why_len)
-{
-  int dev = 0, yes = 0;
-  GPU(hipGetDevice(&dev));
-  GPU(gpu_stream_value_ops_attribute(&yes, dev));
-  if (!yes) {
-    snprintf(why, why_len, "device %d cannot wait for values in memory (stream memory operations)", dev);
-    return 0;
-  }
-  /* the attribute does not cover every configuration (CUDA: drivers with stream memory
-   * operations disabled): set and await a scratch word once */
-  uint32_t *word = NULL;
-  hipStream_t st = NULL;
-  GPU(hipMalloc((void **)&word, sizeof *word));
-  hipError_t e = hipMemsetAsync(word, 0, sizeof *word, 0);
-  if (e == hipSuccess) e = hipStreamCreateWithPriority(&st, hipStreamDefault, 0);
-  if (e == hipSuccess) e = hipStreamWriteValue32(st, word, 1u, 0);
-  if (e == hipSuccess) e = hipStreamWaitValue32(st, word, 1u, hipStreamWaitValueGte, 0xffffffffu);
-  if (e == hipSuccess) e = hipStreamSynchronize(st);
-  (void)hipGetLastError();
-  if (st) (void)hipStreamDestroy(st);
-  (void)hipFree(word);
-  if (e != hipSuccess) {
-    snprintf(why, why_len, "device %d: stream memory operations failed: %s", dev, hipGetErrorString(e));
-    return 0;
-  }
-  return 1;
-}
-
-extern "C" int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value)
-{
-  /* flags 0: the write follows a system-wide memory fence (CUDA's default; HIP documents the
-   * write as performed after all earlier commands of the stream have completed) */
-  GPU(hipStreamWriteValue32(gpu_stream(s), flag, value, 0));
-  return BE_OK;
-}
-
-extern "C" int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value)
-{
-  GPU(hipStreamWaitValue32(gpu_stream(s), (void *)flag, value, hipStreamWaitValueGte, 0xffffffffu));
-  return BE_OK;
-}
-
 /* ---- streams and events ---------------------------------------------------------------- */
 
 extern "C" int be_stream_create(be_stream *s, be_priority priority)

@@ -127,33 +127,6 @@ int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind,
   return BE_OK;
 }
 
-/* ---- flags set and awaited by streams: host streams are synchronous, a wait could only
- * deadlock (the writer would be another process) ---- */
-
-static const char no_flags[] = "the host backend has no device streams to set or await flags";
-
-int be_flags_supported(char *why, size_t why_len)
-{
-  snprintf(why, why_len, "%s", no_flags);
-  return 0;
-}
-int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value)
-{
-  (void)s;
-  (void)flag;
-  (void)value;
-  fail("be_stream_set_flag: %s", no_flags);
-  return BE_UNSUPPORTED;
-}
-int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value)
-{
-  (void)s;
-  (void)flag;
-  (void)value;
-  fail("be_stream_wait_flag: %s", no_flags);
-  return BE_UNSUPPORTED;
-}
-
 /* ---- sharing with other processes: nothing to share, fields are host memory ---- */
 
 static const char no_ipc[] = "the host backend keeps fields in host memory: there is no device memory to share between processes";
