@@ -5,34 +5,26 @@
  *        memory (staged);
  *   IPC  the neighbour runs on the same node on a device this one can reach. At set-up each
  *        rank maps one buffer of each IPC neighbour and opens two of its interprocess events;
- *        faces then move on the device, one of two ways (FDMINI_IPC_MOVE, agreed by all):
- *        pull (default)  the pack goes into this rank's send_d[s]; the neighbour copies it
- *                        into its recv_d[s] on its own halo stream (a copy-engine copy);
- *        push            the pack kernel stores the face straight into the neighbour's
- *                        receive buffer recv_d[s] (peer stores over NVLink, no copy).
- *        Measured on 2x and 4x H200 (bench/results/multigpu): pull hides best behind the
- *        interior update (4 GPUs: 93% against 85%, step 1% shorter; equal on 2), push makes
- *        the step without overlap shorter (2 GPUs: 1.7%). See README "Multi-GPU".
+ *        the pack goes into this rank's send_d[s]; the neighbour copies it into its
+ *        recv_d[s] on its own halo stream (a copy-engine copy).
  *
  * Events of a rank (interprocess, both parities s): packed[s], recorded after its pack;
- * consumed[s], recorded once it is done with the IPC face data of parity s: pull after its
- * copies out of the neighbours' send_d[s], push after its unpack of its own recv_d[s].
+ * consumed[s], recorded after its copies out of the neighbours' send_d[s].
  *
  * One exchange k, slot s = k % 2, in numbered steps (begin: 1-3, end: 4-8):
  *   1. prepost MPI_Irecv: MPI faces the data into recv (device or pinned host buffer); IPC
  *      faces a zero-byte note
  *   2. halo stream: wait for the field, and (IPC) for every IPC neighbour's consumed[s];
- *      pack all active faces in one launch: MPI faces (and pull IPC faces) into send_d[s],
- *      push IPC faces into the neighbour's recv_d[s] at its face towards this rank
+ *      pack all active faces into send_d[s] in one launch
  *   3. IPC: record packed[s] on the halo stream, then MPI_Isend the zero-byte note to every
  *      IPC neighbour (the host does not wait for the device)
  *   4. IPC: wait for the neighbours' notes; the halo stream waits for each IPC neighbour's
- *      packed[s]; pull: copy its face from its send_d[s] into recv_d[s], record consumed[s];
+ *      packed[s]; copy its face from its send_d[s] into recv_d[s], record consumed[s];
  *      record xfer_end[s]
  *   5. MPI: host waits for the pack; staged: copy the MPI faces send_d -> send_h
  *   6. MPI: MPI_Isend of every MPI face, MPI_Waitall
  *   7. staged: copy the MPI faces recv_h -> recv_d on the halo stream; unpack all faces (one
- *      launch); push: record consumed[s]
+ *      launch)
  *   8. record "unpacked"; the consumer stream waits for it
  * Message tags: a face is sent with the tag of the sender's face index f (notes f + 16); the
  * receiver's matching face is f^1 (x-low of the receiver meets x-high of its neighbour).
@@ -45,18 +37,11 @@
  *   buffer of exchange k-1, whose unpack ran before the pack of exchange k on the same stream,
  *   which step 5 of exchange k waited for. Each face has its own region of the buffer, and
  *   the staged copies cover runs of MPI faces only (never an IPC face's region).
- * - Pull: IPC copies write recv_d[s] on this rank's own halo stream, before the unpack that
+ * - IPC copies write recv_d[s] on this rank's own halo stream, before the unpack that
  *   reads it: stream order. The neighbour's copy of exchange k reads this rank's send_d[s]
  *   after this rank's pack k has run (its stream waits for packed[s], which step 3 recorded
  *   before the note was sent). The next writer of send_d[s] is pack k+2, and step 2 of k+2
  *   makes it wait on the device for the neighbour's consumed[s], recorded after that copy.
- * - Push (the mirror image: the shared buffer is the receiver's recv_d[s], written by the
- *   sender's pack, read by the receiver's unpack): the receiver R unpacks exchange k after
- *   its halo stream waited (step 4 of k) for the sender S's packed[s], recorded after S's
- *   pack k, which stored the face: the data is complete before it is read. The next writer
- *   of that region is S's pack k+2, which waits (step 2 of k+2) for R's consumed[s], recorded
- *   after R's unpack k: no store lands while the unpack reads. Nothing else writes the
- *   region: each face of recv_d[s] has exactly one writer (its one neighbour, or MPI).
  * - Interprocess events are re-recorded every other exchange, and a stream wait binds to the
  *   latest record made before it is enqueued, so each wait must fall between the record it
  *   means and the next record of that event. The notes order the hosts (a rank's note of
@@ -68,7 +53,7 @@
  *   neighbour's step 4 of k.
  *   consumed[s] (both ways): this rank waits for the neighbour's consumed[s] of k in step 2
  *   of k+2, after its end of k+1 received the neighbour's note of k+1, sent after the
- *   neighbour's end of k, where it recorded consumed[s] (pull: step 4; push: step 7). The
+ *   neighbour's end of k, where it recorded consumed[s] (step 4). The
  *   neighbour records it again in its end of k+2, after its step 4 of k+2 received this
  *   rank's note of k+2, sent after this rank enqueued the wait.
  *   Both events are recorded once at set-up, so the waits of exchanges 0 and 1 find them
@@ -151,7 +136,7 @@ typedef struct {
   unsigned long long total;   /* elements of one parity of the sender's send buffer */
   unsigned long long offset;  /* element offset of the sender's face towards the receiver */
   unsigned long long count;   /* its elements */
-  be_ipc_handle mem, packed[2], consumed[2]; /* mem: send_block (pull) or recv_block (push) */
+  be_ipc_handle mem, packed[2], consumed[2]; /* mem: the sender's send_block */
 } ipc_card;
 
 enum { TAG_NOTE = 16, TAG_CARD = 32, TAG_DECIDE = 48 };
@@ -172,15 +157,15 @@ static int close_peers(fd_halo *h)
   return FD_OK;
 }
 
-/* Opens the neighbour's buffer (send_block for pull, recv_block for push) and events of every
+/* Opens the neighbour's send_block and events of every
  * face with ipc[f]; on failure one line in the error message, FD_ERR_RUNTIME. */
 static int open_peers(fd_halo *h, const ipc_card card[FD_FACES], int rank)
 {
   for (int f = 0; f < FD_FACES; f++) {
     if (!h->ipc[f]) continue;
     if (be_ipc_mem_open(&card[f].mem, &h->peer_block[f]) != BE_OK)
-      return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the %s buffer of rank %d: %s", rank,
-                          h->ipc_pull ? "send" : "receive", h->nbr[f], be_error_message());
+      return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the send buffer of rank %d: %s", rank,
+                          h->nbr[f], be_error_message());
     for (int s = 0; s < 2; s++) {
       h->peer_face[f][s] = (real_t *)h->peer_block[f] + s * card[f].total + card[f].offset;
       if (be_ipc_event_open(&card[f].packed[s], &h->peer_packed[f][s]) != BE_OK ||
@@ -236,7 +221,7 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
     c->offset = h->faces.offset[f];
     c->count = h->faces.count[f];
     if (can) {
-      FD_BE(be_ipc_mem_handle(h->ipc_pull ? h->send_block : h->recv_block, &c->mem));
+      FD_BE(be_ipc_mem_handle(h->send_block, &c->mem));
       for (int s = 0; s < 2; s++) {
         FD_BE(be_ipc_event_handle(h->packed[s], &c->packed[s]));
         FD_BE(be_ipc_event_handle(h->consumed[s], &c->consumed[s]));
@@ -312,11 +297,6 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->faces.active[f] = nbr[f] != MPI_PROC_NULL;
     if (h->faces.active[f]) h->bytes_sent += h->faces.count[f] * sizeof(real_t);
   }
-  const char *move = getenv("FDMINI_IPC_MOVE");
-  int bad_move = move && strcmp(move, "push") != 0 && strcmp(move, "pull") != 0;
-  FD_CALL(fd_agree(comm, bad_move ? fd_set_error(FD_ERR_USAGE, "FDMINI_IPC_MOVE: unknown value '%s', expected push or pull", move) : FD_OK));
-  h->ipc_pull = !(move && strcmp(move, "push") == 0);
-  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &h->ipc_pull, 1, MPI_INT, MPI_MAX, comm));
   size_t bytes = h->faces.total * sizeof(real_t);
   FD_BE(be_malloc((void **)&h->send_block, 2 * bytes));
   FD_BE(be_malloc((void **)&h->recv_block, 2 * bytes));
@@ -325,9 +305,6 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->recv_d[s] = h->recv_block + s * h->faces.total;
   }
   FD_CALL(choose_transport(h, path, dev));
-  for (int s = 0; s < 2; s++)
-    for (int f = 0; f < FD_FACES; f++)
-      h->pack_dst[s][f] = h->ipc[f] && !h->ipc_pull ? h->peer_face[f][s] : h->send_d[s] + h->faces.offset[f];
   long long counts[2] = {0, 0};
   for (int f = 0; f < FD_FACES; f++)
     if (h->faces.active[f]) counts[h->ipc[f] ? 0 : 1]++;
@@ -411,13 +388,13 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
       FD_MPI(MPI_Irecv(recv + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f],
                        f ^ 1, h->comm, &h->req[h->nreq++]));
   }
-  /* 2. pack once the field is ready and the IPC neighbours are done with exchange k-2 (pull:
-   * copied out of send_d[s]; push: unpacked their recv_d[s], which this pack writes) */
+  /* 2. pack once the field is ready and the IPC neighbours have copied exchange k-2 out of
+   * send_d[s] */
   FD_BE(be_stream_wait_event(h->stream, field_ready));
   for (int f = 0; f < FD_FACES; f++)
     if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
   FD_BE(be_event_record(h->pack_start[s], h->stream));
-  FD_BE(be_pack_faces_to(&h->grid, &h->faces, u, h->pack_dst[s], h->stream));
+  FD_BE(be_pack_faces(&h->grid, &h->faces, u, h->send_d[s], h->stream));
   FD_BE(be_event_record(h->pack_end[s], h->stream));
   /* 3. tell the IPC neighbours that packed[s] is recorded (by a note) */
   if (h->n_ipc) {
@@ -431,9 +408,8 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
 
 /* Adds the timings of exchange slot s once its unpack is complete. Exchange time: MPI faces
  * the host's time from the finished pack to the arrived messages; IPC faces the device's time
- * from this rank's finished pack to the last face in (pull: the neighbour's pack, the notes
- * and the copies; push: the neighbour's pack, which stored the face here, and the notes -
- * this rank's own stores to its neighbours are in the pack time); with both, the longer. */
+ * from this rank's finished pack to the last face in (the neighbour's pack, the notes and the
+ * copies); with both, the longer. */
 static int accumulate(fd_halo *h, int s)
 {
   float ms;
@@ -458,20 +434,18 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
 {
   const int s = (int)(h->exchanges % 2);
   be_range_push("halo_exchange");
-  /* 4. IPC: once the neighbours' packed[s] are recorded, (pull) copy their faces in */
+  /* 4. IPC: once the neighbours' packed[s] are recorded, copy their faces in */
   if (h->n_ipc) {
     FD_MPI(MPI_Waitall(h->nnote, h->note, MPI_STATUSES_IGNORE));
     h->nnote = 0;
     for (int f = 0; f < FD_FACES; f++)
       if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
     FD_BE(be_event_record(h->xfer_start[s], h->stream));
-    if (h->ipc_pull) {
-      for (int f = 0; f < FD_FACES; f++)
-        if (h->ipc[f])
-          FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_face[f][s],
-                                     h->faces.count[f] * sizeof(real_t), h->stream));
-      FD_BE(be_event_record(h->consumed[s], h->stream));
-    }
+    for (int f = 0; f < FD_FACES; f++)
+      if (h->ipc[f])
+        FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_face[f][s],
+                                   h->faces.count[f] * sizeof(real_t), h->stream));
+    FD_BE(be_event_record(h->consumed[s], h->stream));
     FD_BE(be_event_record(h->xfer_end[s], h->stream));
   }
   if (h->n_mpi) {
@@ -505,8 +479,6 @@ int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
   FD_BE(be_event_record(h->unpack_start[s], h->stream));
   FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
   FD_BE(be_event_record(h->unpack_end[s], h->stream));
-  if (h->n_ipc && !h->ipc_pull)
-    FD_BE(be_event_record(h->consumed[s], h->stream));
   /* 8. the consumer waits for the ghosts */
   FD_BE(be_stream_wait_event(consumer, h->unpack_end[s]));
   be_range_pop();

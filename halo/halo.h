@@ -1,7 +1,6 @@
 /* halo.h - the halo exchange: six faces of a local field travel to the six neighbours, on
- * the device between ranks of a node (IPC path: the pack stores into the neighbour's receive
- * buffer, or a copy pulls from its send buffer), or as device buffers handed to a GPU-aware
- * MPI or staged through pinned host memory. Every MPI call of the exchange lives
+ * the device between ranks of a node (IPC path: a copy from the neighbour's send buffer), or
+ * as device buffers handed to a GPU-aware MPI or staged through pinned host memory. Every MPI call of the exchange lives
  * in halo.c.
  *
  * The exchange is split so that the solver computes between its halves:
@@ -40,16 +39,13 @@ typedef struct {
   int nnote;
   be_stream stream;       /* the halo stream (high priority), owned by the caller */
   be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2], xfer_start[2], xfer_end[2];
-  int ipc_pull;           /* FDMINI_IPC_MOVE=pull: copy from the neighbour's send buffer; 0 =
-                             push (default): the pack stores into its receive buffer (halo.c) */
   /* IPC path: this rank's interprocess events and the neighbours' ones opened here;
-   * consumed[s]: this rank is done with the IPC faces of parity s (pull: copied out of the
-   * neighbour's send buffer; push: unpacked from its own receive buffer) */
+   * consumed[s]: this rank has copied the IPC faces of parity s out of the neighbours' send
+   * buffers */
   be_event packed[2], consumed[2];
   be_event peer_packed[FD_FACES][2], peer_consumed[FD_FACES][2];
-  void *peer_block[FD_FACES];     /* neighbour's send_block (pull) or recv_block (push) here */
+  void *peer_block[FD_FACES];     /* neighbour's send_block, mapped here */
   real_t *peer_face[FD_FACES][2]; /* in it, the neighbour's face towards this rank, by parity */
-  real_t *pack_dst[2][FD_FACES];  /* where pack s puts face f: send_d[s] or (push) peer_face */
   long long exchanges;    /* completed exchanges; slot = exchanges % 2 */
   int timing_pending;     /* an exchange whose timings are not yet read */
   double host_ms[2];      /* MPI faces: host time of the exchange, by slot */
@@ -73,7 +69,7 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
 
 /* Allocates buffers and events for a field of extents g on the Cartesian communicator comm
  * with neighbours nbr, and picks each face's transport (path): FD_HALO_PATH_MPI every face
- * through MPI; IPC every face on the device (pushed, or pulled with FDMINI_IPC_MOVE=pull), a
+ * through MPI; IPC every face on the device (copied from the neighbour's send buffer), a
  * usage error (agreed) where a neighbour is on another node or its device is out of reach;
  * AUTO: where MPI is GPU-aware (staged == 0) every face through MPI, else IPC where possible
  * and staged MPI elsewhere.

@@ -95,10 +95,9 @@ int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind,
 
 /* ---- device memory and events shared between processes of a node ------------------ */
 
-/* The node-local halo transport (halo/halo.c) maps each neighbour's receive buffer (push:
- * be_pack_faces_to stores the face there) or send buffer (pull: a device-to-device copy) and
- * two of its events once; the device waits for the neighbour's events: no MPI message
- * carries face data, and no host waits for a device.
+/* The node-local halo transport (halo/halo.c) maps each neighbour's send buffer and two of
+ * its events once, then copies faces device to device, ordered by the neighbour's events: no
+ * MPI message carries face data, and no host waits for a device.
  * GPU backends implement it with CUDA/HIP IPC (cudaIpc*Handle, hipIpc*Handle). The host
  * backend keeps fields in host memory and has nothing to share: be_ipc_supported() says so
  * and the other calls return BE_UNSUPPORTED. Handles are plain bytes, sent as MPI_BYTE. */
@@ -212,17 +211,9 @@ int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u,
 /* ---- halo faces ---------------------------------------------------------------------- */
 
 /* Packs the send layers of the active faces of u into buf (layout: faces.h). One launch.
- * Asynchronous on s. Implemented once (common.c) as be_pack_faces_to with dst[f] = buf +
- * offset[f]. */
+ * Asynchronous on s. */
 int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
                   be_stream s);
-/* be_pack_faces with a destination per face: active face f goes to dst[f] .. dst[f] +
- * count[f] - 1 (its in-plane layout of faces.h), memory of this process's device or another
- * process's block mapped by be_ipc_mem_open (the halo's push path stores IPC faces straight
- * into the neighbour's receive buffer). dst[f] of an inactive face is ignored. One launch.
- * Asynchronous on s. */
-int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
-                     real_t *const dst[FD_FACES], be_stream s);
 /* Copies the active faces of buf into the ghost layers of u. One launch. Asynchronous on s. */
 int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                     be_stream s);

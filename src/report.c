@@ -46,13 +46,9 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg\n",
           r->halo_bytes_max, r->halo_gbs.avg);
-  const char *ipc_order = "on the device by interprocess events";
-  if (r->ipc_faces && r->ipc_pull)
-    fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering %s\n",
-            r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max, ipc_order);
-  else if (r->ipc_faces)
-    fprintf(out, "  IPC faces            pushed (FDMINI_IPC_MOVE=push): the pack stores them into the neighbours' receive buffers (in the pack time); ordering %s\n",
-            ipc_order);
+  if (r->ipc_faces)
+    fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering on the device by interprocess events\n",
+            r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max);
   if (r->snapshot_every)
     fprintf(out, "  snapshots            every %d steps: %lld written, %.4g MB each; host %.4f / %.4f / %.4f ms per step in snapshot work\n",
             r->snapshot_every, r->snapshots, r->snapshot_bytes / 1e6, r->snapshot_host_ms.min,
@@ -128,7 +124,6 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_int(&j, "halo_faces_ipc", r->ipc_faces);
   json_int(&j, "halo_faces_mpi", r->mpi_faces);
   json_str(&j, "face_copy", dev->face_copy);
-  json_str(&j, "ipc_move", r->ipc_pull ? "pull" : "push");
   stat(&j, "ipc_copy_ms", &r->ipc_copy_ms);
   json_bool(&j, "overlap", r->overlap);
   json_num(&j, "total_s", r->total_s);

@@ -420,7 +420,6 @@ static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int ran
   r->staged = s->halo.staged;
   r->ipc_faces = s->halo.ipc_faces_all;
   r->mpi_faces = s->halo.mpi_faces_all;
-  r->ipc_pull = s->halo.ipc_pull;
   r->overlap = o->overlap;
   r->bytes_per_point = s->prob.bytes_per_point;
   r->dt = s->prob.dt;

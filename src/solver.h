@@ -43,7 +43,6 @@ typedef struct {
   fd_kernel kernel;
   int staged, overlap;
   long long ipc_faces, mpi_faces; /* active faces over all ranks by transport (halo.h) */
-  int ipc_pull;            /* FDMINI_IPC_MOVE=pull (halo.c); 0: IPC faces pushed */
   int bytes_per_point;
   double dt;
   /* timings over ranks (ms per step) */

@@ -372,14 +372,13 @@ __host__ __device__ inline face_geom face_geometry(int n0, int n1, int n2, int f
   return g;
 }
 
-/* The buffer of each face (its element (0,0)): in this process's buffer at its offset, or,
- * packing for the halo's push path, in a neighbour's receive buffer mapped here. Six scalars
- * picked by branches (no kernel-parameter array indexed at run time). */
+/* Where each face starts (its element (0,0)) in the pack buffer: buffer + offset[f] (faces.h).
+ * Six scalars picked by branches (no kernel-parameter array indexed at run time). */
 struct face_bufs {
   real_t *b0, *b1, *b2, *b3, *b4, *b5;
 };
 
-__device__ inline real_t *face_buf(const face_bufs &fb, int face)
+__host__ __device__ inline real_t *face_buf(const face_bufs &fb, int face)
 {
   return face == 0 ? fb.b0 : face == 1 ? fb.b1 : face == 2 ? fb.b2 : face == 3 ? fb.b3 : face == 4 ? fb.b4 : fb.b5;
 }
@@ -413,7 +412,7 @@ __global__ void __launch_bounds__(256)
  * exchange (0.95 against 0.89) and gives the shorter step; a single 2 MiB face took 7-8 us
  * by 2D copy on an idle GPU. */
 
-static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *const dst[FD_FACES],
+static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, const face_bufs &bufs,
                         int pack, be_stream s)
 {
   for (int d = 0; d < 3; d++)
@@ -430,7 +429,7 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
     const face_geom fg = face_geometry(n0, n1, n2, face, pack);
     const size_t pitch = (size_t)fg.sq * sizeof(real_t), width = (size_t)fg.na * sizeof(real_t);
     if (face_copy_engine && face >= 2 && pitch <= (size_t)INT32_MAX) {
-      real_t *fp = u + fg.layer * fg.sl + fg.sp + fg.sq, *bp = dst[face];
+      real_t *fp = u + fg.layer * fg.sl + fg.sp + fg.sq, *bp = face_buf(bufs, face);
       if (pack) GPU(hipMemcpy2DAsync(bp, width, fp, pitch, width, (size_t)fg.nb, hipMemcpyDefault, st));
       else GPU(hipMemcpy2DAsync(fp, pitch, bp, width, width, (size_t)fg.nb, hipMemcpyDeviceToDevice, st));
       continue;
@@ -441,25 +440,30 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
   }
   if (nlist == 0) return BE_OK;
   dim3 grid((unsigned)((most_a + 255) / 256), (unsigned)(most_b < 65535 ? most_b : 65535), (unsigned)nlist);
-  const face_bufs bufs = {dst[0], dst[1], dst[2], dst[3], dst[4], dst[5]};
   if (pack) k_faces<1><<<grid, 256, 0, st>>>(n0, n1, n2, list, u, bufs);
   else k_faces<0><<<grid, 256, 0, st>>>(n0, n1, n2, list, u, bufs);
   GPU_LAUNCHED(pack ? "k_faces(pack)" : "k_faces(unpack)");
   return BE_OK;
 }
 
-extern "C" int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
-                                real_t *const dst[FD_FACES], be_stream s)
+/* The six faces' places in a buffer of the faces.h layout. */
+static face_bufs faces_in(const fd_faces *f, real_t *buf)
 {
-  return faces_launch(g, f, (real_t *)u, dst, 1, s);
+  const face_bufs b = {buf + f->offset[0], buf + f->offset[1], buf + f->offset[2],
+                       buf + f->offset[3], buf + f->offset[4], buf + f->offset[5]};
+  return b;
+}
+
+extern "C" int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
+                             be_stream s)
+{
+  return faces_launch(g, f, (real_t *)u, faces_in(f, buf), 1, s);
 }
 
 extern "C" int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                                be_stream s)
 {
-  real_t *src[FD_FACES];
-  for (int face = 0; face < FD_FACES; face++) src[face] = (real_t *)buf + f->offset[face];
-  return faces_launch(g, f, u, src, 0, s);
+  return faces_launch(g, f, u, faces_in(f, (real_t *)buf), 0, s);
 }
 
 /* ---- point source ----------------------------------------------------------------------- */

@@ -349,13 +349,13 @@ static void face_copy(const fd_faces *fc, int face, real_t *u, real_t *fb, int t
     }
 }
 
-int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
-                     real_t *const dst[FD_FACES], be_stream s)
+int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
+                  be_stream s)
 {
   (void)g;
   (void)s;
   for (int face = 0; face < FD_FACES; face++)
-    if (f->active[face]) face_copy(f, face, (real_t *)u, dst[face], 1);
+    if (f->active[face]) face_copy(f, face, (real_t *)u, buf + f->offset[face], 1);
   return BE_OK;
 }
 

@@ -82,7 +82,6 @@ expect_error 2 "--kernel: unknown value 'fast'" --kernel fast
 expect_error 2 "--mpi-gpu: unknown value 'maybe'" --mpi-gpu maybe
 expect_error 2 "--halo-path: unknown value 'nvlink', expected auto, mpi or ipc" --halo-path nvlink
 expect_error 2 "--halo-path ipc: the host backend keeps fields in host memory" --halo-path ipc --global 33,17,9
-FDMINI_IPC_MOVE=sideways expect_error 2 "FDMINI_IPC_MOVE: unknown value 'sideways', expected push or pull" --global 33,17,9
 expect_error 2 "subdomain too thin: 3 points over 2 ranks in x" --global 3,64,64 --procs 2,1,1
 expect_error 2 "subdomain too thin" --global 1,1,1
 expect_error 2 "--local: 2000000000 is out of range" --local 2000000000,8,8
@@ -178,7 +177,7 @@ assert r["bandwidth_total_GBs"] > 0 and r["points_per_s"] > 0
 assert r["baseline"] is True and 0 < r["efficiency"]["min"] <= r["efficiency"]["max"]
 assert 0 <= r["hidden_share"]["min"] <= r["hidden_share"]["max"] <= 1
 assert r["halo_path"] == "mpi" and r["halo_faces_mpi"] == 2 and r["halo_faces_ipc"] == 0
-assert r["face_copy"] in ("host", "kernel", "engine") and "ipc_sync" not in r and r["ipc_move"] == "pull"
+assert r["face_copy"] in ("host", "kernel", "engine") and "ipc_sync" not in r and "ipc_move" not in r
 assert r["ipc_copy_ms"]["max"] == 0
 PY
 size=$(stat -c %s "$work/u.raw" 2>/dev/null || echo 0)
