@@ -44,8 +44,6 @@ typedef struct {
   int is_accelerator;  /* 1 when fields live in memory apart from the host's */
   int host_threads;    /* OpenMP threads of the host backend, 0 on GPUs */
   size_t memory_bytes; /* device memory, 0 when unknown */
-  char face_copy[16];  /* how halo faces move between field and buffer: "kernel" (default),
-                          "engine" (copy engine for y/z faces; GPU env FDMINI_FACE_COPY), "host" */
 } be_info;
 
 /* Number of devices this process can see. Not Collective; synchronous. */

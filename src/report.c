@@ -29,10 +29,10 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           r->local_min[1], r->local_min[2], r->local_max[0], r->local_max[1], r->local_max[2]);
   fprintf(out, "  kernel      %s, tile %d\n", fd_kernel_name(r->kernel.id), r->kernel.tile);
   fprintf(out, "  halo        path %s (%lld faces by device copy between ranks, %lld through MPI, over all ranks);"
-          " MPI %s; faces packed by %s; overlap %s\n",
+          " MPI %s; overlap %s\n",
           halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
-          dev->face_copy, r->overlap ? "on" : "off");
+          r->overlap ? "on" : "off");
   fprintf(out, "  steps       %d timed after %d warm-up, %.3f s\n", r->iters, r->warmup, r->total_s);
   fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks)\n", "phase", "min", "avg", "max");
   for (int k = 0; k < PH_COUNT; k++)
@@ -123,7 +123,6 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_str(&j, "halo_path", halo_path_resolved(r->ipc_faces, r->mpi_faces));
   json_int(&j, "halo_faces_ipc", r->ipc_faces);
   json_int(&j, "halo_faces_mpi", r->mpi_faces);
-  json_str(&j, "face_copy", dev->face_copy);
   stat(&j, "ipc_copy_ms", &r->ipc_copy_ms);
   json_bool(&j, "overlap", r->overlap);
   json_num(&j, "total_s", r->total_s);

@@ -42,7 +42,6 @@ int gpu_failf_private(int code, const char *fmt, ...)
 /* ---- device ---------------------------------------------------------------------------- */
 
 gpu_device_props gpu_props_private;
-static int face_copy_engine; /* halo faces by copy engine (1) or kernel (0): see faces_launch */
 int gpu_initialized_private = 0;
 
 /* Scratch of be_norms: per-block partial sums and maxima, and the pinned result. */
@@ -65,10 +64,6 @@ extern "C" int be_init(int index, be_info *info)
   if (index < 0 || index >= count)
     return gpu_failf_private(BE_ERROR, "be_init: device index %d out of range (%d visible)",
                              index, count);
-  const char *fc = getenv("FDMINI_FACE_COPY");
-  if (fc && strcmp(fc, "kernel") != 0 && strcmp(fc, "engine") != 0)
-    return gpu_failf_private(BE_ERROR, "FDMINI_FACE_COPY: unknown value '%s', expected kernel or engine", fc);
-  face_copy_engine = fc && strcmp(fc, "engine") == 0;
   GPU(hipSetDevice(index));
   hipDeviceProp_t prop;
   GPU(hipGetDeviceProperties(&prop, index));
@@ -84,7 +79,6 @@ extern "C" int be_init(int index, be_info *info)
   info->is_accelerator = 1;
   info->host_threads = 0;
   info->memory_bytes = prop.totalGlobalMem;
-  snprintf(info->face_copy, sizeof info->face_copy, "%s", face_copy_engine ? "engine" : "kernel");
 
   gpu_props_private.sm_count = prop.multiProcessorCount;
   gpu_props_private.l2_bytes = (size_t)prop.l2CacheSize;
@@ -378,7 +372,7 @@ struct face_bufs {
   real_t *b0, *b1, *b2, *b3, *b4, *b5;
 };
 
-__host__ __device__ inline real_t *face_buf(const face_bufs &fb, int face)
+__device__ inline real_t *face_buf(const face_bufs &fb, int face)
 {
   return face == 0 ? fb.b0 : face == 1 ? fb.b1 : face == 2 ? fb.b2 : face == 3 ? fb.b3 : face == 4 ? fb.b4 : fb.b5;
 }
@@ -403,15 +397,7 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-/* How faces travel between field and buffer (FDMINI_FACE_COPY, read by be_init):
- *   kernel  (default) one k_faces launch for all active faces (on the SMs)
- *   engine  y and z faces (rows contiguous in the field) as one 2D copy each on the copy
- *           engine, which takes no SM time from the interior update running beside it;
- *           x faces (a gather with stride nx+2) still by k_faces.
- * Measured on 2x H200, 512^3 per GPU (bench/results/multigpu): the kernel hides more of the
- * exchange (0.95 against 0.89) and gives the shorter step; a single 2 MiB face took 7-8 us
- * by 2D copy on an idle GPU. */
-
+/* One k_faces launch for all active faces of f: pack (u -> bufs) or unpack (bufs -> u). */
 static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, const face_bufs &bufs,
                         int pack, be_stream s)
 {
@@ -427,13 +413,6 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, const fa
   for (int face = 0; face < FD_FACES; face++) {
     if (!f->active[face] || f->count[face] == 0) continue;
     const face_geom fg = face_geometry(n0, n1, n2, face, pack);
-    const size_t pitch = (size_t)fg.sq * sizeof(real_t), width = (size_t)fg.na * sizeof(real_t);
-    if (face_copy_engine && face >= 2 && pitch <= (size_t)INT32_MAX) {
-      real_t *fp = u + fg.layer * fg.sl + fg.sp + fg.sq, *bp = face_buf(bufs, face);
-      if (pack) GPU(hipMemcpy2DAsync(bp, width, fp, pitch, width, (size_t)fg.nb, hipMemcpyDefault, st));
-      else GPU(hipMemcpy2DAsync(fp, pitch, bp, width, width, (size_t)fg.nb, hipMemcpyDeviceToDevice, st));
-      continue;
-    }
     list |= (unsigned)face << (4 * nlist++);
     if (fg.na > most_a) most_a = fg.na;
     if (fg.nb > most_b) most_b = fg.nb;

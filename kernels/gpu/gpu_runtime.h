@@ -69,7 +69,6 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
 #define hipMemcpyPeerAsync cudaMemcpyPeerAsync
 #define hipMemcpyDefault cudaMemcpyDefault
-#define hipMemcpy2DAsync cudaMemcpy2DAsync
 #define hipDeviceGetByPCIBusId cudaDeviceGetByPCIBusId
 #define hipEventCreateWithFlags cudaEventCreateWithFlags
 #define hipEventDisableTiming cudaEventDisableTiming

@@ -84,7 +84,6 @@ int be_init(int index, be_info *info)
   info->device_index = 0;
   info->device_count = 1;
   info->is_accelerator = 0;
-  snprintf(info->face_copy, sizeof info->face_copy, "host");
 #ifdef _OPENMP
   info->host_threads = omp_get_max_threads();
 #else

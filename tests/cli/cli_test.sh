@@ -177,7 +177,7 @@ assert r["bandwidth_total_GBs"] > 0 and r["points_per_s"] > 0
 assert r["baseline"] is True and 0 < r["efficiency"]["min"] <= r["efficiency"]["max"]
 assert 0 <= r["hidden_share"]["min"] <= r["hidden_share"]["max"] <= 1
 assert r["halo_path"] == "mpi" and r["halo_faces_mpi"] == 2 and r["halo_faces_ipc"] == 0
-assert r["face_copy"] in ("host", "kernel", "engine") and "ipc_sync" not in r and "ipc_move" not in r
+assert not {"face_copy", "ipc_sync", "ipc_move"} & set(r)  # the removed measurement knobs
 assert r["ipc_copy_ms"]["max"] == 0
 PY
 size=$(stat -c %s "$work/u.raw" 2>/dev/null || echo 0)
