@@ -60,6 +60,7 @@
  *   complete (no buffer has been written yet).
  *
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

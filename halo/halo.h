@@ -15,7 +15,12 @@
 #include <mpi.h>
 
 #include "backend.h"
-#include "options.h"
+
+/* --mpi-gpu: device buffers to MPI (aware), through pinned host memory (staged), or whichever
+ * this MPI supports (auto). Names in src/options.c. */
+typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
+/* --halo-path: how faces reach a neighbour (see halo_create). Names in src/options.c. */
+typedef enum { FD_HALO_PATH_AUTO = 0, FD_HALO_PATH_MPI, FD_HALO_PATH_IPC } fd_halo_path;
 
 typedef struct {
   MPI_Comm comm;

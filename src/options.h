@@ -1,15 +1,14 @@
-/* options.h - the command line of fdmini (getopt_long). Parsing is pure (no MPI, no I/O), so
- * every rank parses the same argv to the same result and the unit tests drive it directly. */
+/* options.h - the command line of fdmini (getopt_long). Parsing is pure (no MPI call, no I/O),
+ * so every rank parses the same argv to the same result and the unit tests drive it directly. */
 #ifndef FDMINI_OPTIONS_H
 #define FDMINI_OPTIONS_H
 
 #include <stddef.h>
 #include <stdio.h>
 
+#include "halo.h" /* fd_mpi_gpu, fd_halo_path */
+
 typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
-typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
-/* --halo-path: how faces reach a neighbour (halo/halo.h) */
-typedef enum { FD_HALO_PATH_AUTO = 0, FD_HALO_PATH_MPI, FD_HALO_PATH_IPC } fd_halo_path;
 
 #define FD_PATH_MAX 4096
 

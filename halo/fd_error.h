@@ -1,10 +1,11 @@
 /* fd_error.h - how errors travel in fdmini (PETSc style): every fallible function returns an
  * fd error code, callers propagate it with FD_CALL, and the wrappers FD_BE (backend API) and
  * FD_MPI turn a failed call into a code plus one message line naming the call, file, line
- * and rank. main() prints that line and ends the job: from rank 0 and collectively when every
- * rank agreed on the error (bad input, I/O, a failure every rank checked together such as
- * fields that do not fit in memory), from the failing rank with MPI_Abort otherwise (a
- * rank-local failure must not leave the other ranks waiting).
+ * and rank. fd_agree makes an error every rank's. The driver (src/main.c) prints that line and
+ * ends the job: from rank 0 and collectively when every rank agreed on the error (bad input,
+ * I/O, a failure every rank checked together such as fields that do not fit in memory), from
+ * the failing rank with MPI_Abort otherwise (a rank-local failure must not leave the other
+ * ranks waiting). It lives in halo/ because the exchange uses it; src/ uses it too.
  */
 #ifndef FDMINI_ERROR_H
 #define FDMINI_ERROR_H
