@@ -4,28 +4,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump.h"
 #include "fd_error.h"
-#include "state.h"
 
-int dump_field(fd_state *s, const real_t *field, const char *path)
+int dump_field(const fd_decomp *dec, be_stream stream, const real_t *field, const char *path)
 {
-  const int *n = s->grid.n;
-  size_t all = fd_grid_points_with_ghosts(&s->grid);
+  const int *n = dec->n;
+  const fd_grid g = {{n[0], n[1], n[2]}};
+  size_t all = fd_grid_points_with_ghosts(&g);
   real_t *host = NULL;
   int err = be_host_alloc((void **)&host, all * sizeof(real_t)) == BE_OK
                 ? FD_OK
                 : fd_set_error(FD_ERR_RUNTIME, "dump: %s", be_error_message());
-  FD_CALL(fd_agree(s->dec.cart, err));
-  FD_BE(be_memcpy_async(host, field, all * sizeof(real_t), BE_COPY_D2H, s->compute));
-  FD_BE(be_stream_sync(s->compute));
+  FD_CALL(fd_agree(dec->cart, err));
+  FD_BE(be_memcpy_async(host, field, all * sizeof(real_t), BE_COPY_D2H, stream));
+  FD_BE(be_stream_sync(stream));
 
   /* memory: the interior of the ghosted block; file: this block of the global grid */
   int gsizes[3], lsizes[3], gstarts[3], msizes[3], mstarts[3];
   for (int d = 0; d < 3; d++) {
     int r = 2 - d; /* MPI subarrays in C order: slowest (z) first */
-    gsizes[r] = (int)s->dec.N[d];
+    gsizes[r] = (int)dec->N[d];
     lsizes[r] = n[d];
-    gstarts[r] = (int)s->dec.start[d];
+    gstarts[r] = (int)dec->start[d];
     msizes[r] = n[d] + 2;
     mstarts[r] = 1;
   }
@@ -36,9 +37,9 @@ int dump_field(fd_state *s, const real_t *field, const char *path)
   FD_MPI(MPI_Type_commit(&memtype));
 
   MPI_File fh;
-  int rc = MPI_File_open(s->dec.cart, path, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
+  int rc = MPI_File_open(dec->cart, path, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
   err = rc == MPI_SUCCESS ? FD_OK : fd_set_error(FD_ERR_USAGE, "--dump: cannot open '%s' for writing", path);
-  FD_CALL(fd_agree(s->dec.cart, err));
+  FD_CALL(fd_agree(dec->cart, err));
   FD_MPI(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
   FD_MPI(MPI_File_set_size(fh, 0));
   FD_MPI(MPI_File_set_view(fh, 0, FD_MPI_REAL, filetype, "native", MPI_INFO_NULL));

@@ -10,6 +10,7 @@
 #include "halo.h"
 #include "options.h"
 #include "problem.h"
+#include "verify.h"
 
 /* Per-rank phase times, milliseconds per step. */
 enum { PH_PACK = 0, PH_EXCHANGE, PH_UNPACK, PH_INTERIOR, PH_SHELL, PH_STEP, PH_COUNT };
@@ -18,19 +19,6 @@ extern const char *const fd_phase_names[PH_COUNT];
 typedef struct {
   double min, avg, max;
 } fd_stat;
-
-typedef struct {
-  char name[32];     /* what was checked: "laplacian of quadratic" ... */
-  int checked;       /* 0 with --no-check */
-  int passed;
-  double error_max;  /* max |u - exact| (laplacian: |f - 3|; heat: relative to the amplitude) */
-  double error_rms;
-  double tolerance;  /* bound error_max must meet */
-  double residual0, residual; /* jacobi: RMS residual before and after */
-  int converged;     /* jacobi: residual fell by 1e-6 or more; the O(h^2) bound then applies */
-  double error_h2;   /* jacobi: error_max / sum h^2 */
-  char detail[256];  /* one line for the report */
-} fd_verify;
 
 typedef struct {
   /* configuration as run */

@@ -50,10 +50,6 @@ typedef struct {
 /* A blocking halo exchange of u (ghosts current when it returns to the compute stream). */
 int state_exchange(fd_state *s, real_t *u);
 
-int verify_run(fd_state *s, fd_verify *out);
-/* RMS residual of lap u = f over the interior (jacobi). Uses v as scratch. Collective. */
-int verify_residual(fd_state *s, double *rms);
-int dump_field(fd_state *s, const real_t *field, const char *path);
 /* The field a run's result is: v for laplacian, u otherwise. */
 real_t *state_result(fd_state *s);
 
