@@ -9,7 +9,47 @@
 
 #include "dump.h"
 #include "fd_error.h"
-#include "state.h"
+#include "snapshot.h"
+#include "solver.h"
+
+/* Field buffers of the rotation: 2 (laplacian, heat, jacobi) or 3 (wave) time levels, plus one
+ * a snapshot may hold while it is copied off the device. */
+#define FD_POOL_MAX 4
+
+/* The live state of one run (set up by state_create, freed by state_destroy). */
+typedef struct {
+  const fd_options *opt;
+  const be_info *dev;
+  fd_decomp dec;
+  fd_problem prob;
+  fd_grid grid;      /* local interior extents */
+  fd_kernel kernel;
+  real_t *pool[FD_POOL_MAX]; /* every field buffer. Dimensions: (nx+2) x (ny+2) x (nz+2), x
+                        fastest; every ghost holds the boundary values (filled once) */
+  int npool;
+  int iters, warmup; /* timed and untimed steps of each run (defaults resolved) */
+  real_t *u;         /* the step's input (wave: U1). One of pool */
+  real_t *um;        /* wave: the level before u (U0, read as the stencil's f), else NULL */
+  real_t *v;         /* laplacian: the last output; others: a pool buffer that is not u
+                        (scratch for verification) */
+  real_t *f;         /* right-hand side (jacobi) or NULL. Same shape */
+  int src_owned;     /* wave: 1 when this rank owns the source point */
+  int src_local[3];  /* wave: its local index */
+  int layer_k1;      /* wave: last local plane of layer 1 (0: none here; nz: all) */
+  be_stream compute; /* interior and shell updates */
+  be_stream halo_stream; /* pack, staging copies, unpack (high priority) */
+  be_event ready;    /* recorded on compute when u is final for the step */
+  be_event t_ev[2][4]; /* per slot: interior start/end, shell start/end */
+  int timing_pending;
+  double ms_interior, ms_shell; /* accumulated since the timed loop began */
+  fd_halo halo;
+  fd_snapshots snap;
+  long long steps;   /* steps done (warm-up included) */
+  int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values */
+  unsigned deferred; /* faces whose ghosts arrive by exchange (bit f, faces.h): the interior
+                        update leaves their one-point layers to the shell update; none when
+                        alone, so a block alone is one interior update */
+} fd_state;
 
 const char *const fd_phase_names[PH_COUNT] = {"pack", "exchange", "unpack", "interior",
                                               "boundary", "step"};
@@ -120,13 +160,13 @@ static int pick_output(fd_state *s, real_t **out)
     for (int b = 0; b < s->npool; b++) {
       real_t *c = s->pool[b];
       if (c == s->u || c == s->um) continue;
-      if (!snapshot_holds(s, c)) {
+      if (!snapshot_holds(&s->snap, c)) {
         *out = c;
         return FD_OK;
       }
       if (pass == 1) {
-        FD_CALL(snapshot_release(s, c));
-        if (!snapshot_holds(s, c)) {
+        FD_CALL(snapshot_release(&s->snap, c));
+        if (!snapshot_holds(&s->snap, c)) {
           *out = c;
           return FD_OK;
         }
@@ -194,13 +234,15 @@ static int solver_step(fd_state *s)
     s->v = out;
   }
   s->steps++;
-  FD_CALL(snapshot_after_step(s, out));
+  if (!s->alone) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
   return FD_OK;
 }
 
-real_t *state_result(fd_state *s) { return s->prob.swaps ? s->u : s->v; }
+static real_t *state_result(fd_state *s) { return s->prob.swaps ? s->u : s->v; }
 
-int state_exchange(fd_state *s, real_t *u)
+/* A blocking halo exchange of u: its ghosts are current on the compute stream when it
+ * returns. Collective. */
+static int state_exchange(fd_state *s, real_t *u)
 {
   FD_BE(be_event_record(s->ready, s->compute));
   FD_CALL(halo_exchange_begin(&s->halo, u, s->ready));
@@ -228,6 +270,8 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   memset(s, 0, sizeof *s);
   s->opt = o;
   s->dev = dev;
+  s->iters = o->iters > 0 ? o->iters : 100;
+  s->warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
   s->dec.cart = MPI_COMM_NULL;
   FD_CALL(decomp_create(comm, N, P, &s->dec));
   for (int d = 0; d < 3; d++) s->grid.n[d] = s->dec.n[d];
@@ -272,13 +316,17 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, staged, o->halo_path, dev,
                           s->halo_stream));
-  FD_CALL(snapshot_create(s));
+  const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
+                                    o->fail_snapshot, (long long)s->warmup + s->iters, &s->dec,
+                                    {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
+                                    s->prob.dt > 0 ? s->prob.dt : 1.0, s->compute};
+  FD_CALL(snapshot_create(&s->snap, &snap));
   return FD_OK;
 }
 
 static int state_destroy(fd_state *s)
 {
-  FD_CALL(snapshot_destroy(s));
+  FD_CALL(snapshot_destroy(&s->snap));
   FD_CALL(halo_destroy(&s->halo));
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
@@ -300,7 +348,7 @@ static void state_abandon(fd_state *s)
 {
   fd_error_saved first;
   fd_error_save(&first);
-  (void)snapshot_destroy(s);
+  (void)snapshot_destroy(&s->snap);
   (void)halo_destroy(&s->halo);
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
   (void)be_free(s->f);
@@ -368,17 +416,17 @@ static int state_fill(fd_state *s)
 static int timed_loop(fd_state *s, int warmup, int iters, double *step_ms)
 {
   FD_CALL(run_steps(s, warmup, 0));
-  FD_CALL(snapshot_drain(s));
+  FD_CALL(snapshot_drain(&s->snap));
   FD_BE(be_stream_sync(s->compute));
   FD_CALL(accumulate_previous(s));
   FD_CALL(halo_flush_timers(&s->halo));
   s->ms_interior = s->ms_shell = 0.0;
-  snapshot_reset_timers(s);
+  snapshot_reset_timers(&s->snap);
   halo_reset_timers(&s->halo);
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
   FD_CALL(run_steps(s, iters, 1));
-  FD_CALL(snapshot_drain(s)); /* the snapshots' cost is the run's: timed until on disk */
+  FD_CALL(snapshot_drain(&s->snap)); /* the snapshots' cost is the run's: timed until on disk */
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
   FD_CALL(accumulate_previous(s));
@@ -397,7 +445,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   long long N[3];
   int P[3];
   FD_CALL(fd_agree(comm, fd_resolve_grid(o, ranks, dev, N, P)));
-  FD_CALL(fd_agree(comm, snapshot_check(o)));
+  FD_CALL(fd_agree(comm, snapshot_check(o->snapshot_every)));
   if (o->op == FD_OP_WAVE && o->have_source)
     for (int d = 0; d < 3; d++)
       if (o->source[d] > N[d])
@@ -425,8 +473,8 @@ static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int ran
 
   r->op = o->op;
   r->ranks = ranks;
-  r->iters = o->iters > 0 ? o->iters : 100;
-  r->warmup = o->warmup >= 0 ? o->warmup : (s->dev->is_accelerator ? 10 : 2);
+  r->iters = s->iters;
+  r->warmup = s->warmup;
   r->kernel = s->kernel;
   r->staged = s->halo.staged;
   r->ipc_faces = s->halo.ipc_faces_all;
@@ -479,7 +527,7 @@ static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int ran
   FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
   r->snapshot_bytes = (double)N[0] * N[1] * N[2] * sizeof(real_t);
   double snap_host, snap_stall, snap_copy, snap_writer;
-  snapshot_timers(s, &snap_host, &snap_stall, &snap_copy, &snap_writer);
+  snapshot_timers(&s->snap, &snap_host, &snap_stall, &snap_copy, &snap_writer);
   reduce_stat(comm, ranks, snap_host / it, &r->snapshot_host_ms);
   reduce_stat(comm, ranks, snap_stall / it, &r->snapshot_stall_ms);
   reduce_stat(comm, ranks, snap_copy / it, &r->snapshot_copy_ms);
