@@ -178,7 +178,7 @@ static int open_peers(fd_halo *h, const ipc_card card[FD_FACES], int rank)
 }
 
 /* Decides ipc[f] for every active face (see halo_create). Collective over comm. */
-static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
+static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, int node_id)
 {
   char why[256] = "";
   int rank;
@@ -192,12 +192,6 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
   FD_CALL(fd_agree(h->comm, path == FD_HALO_PATH_IPC && !can
                                 ? fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", why)
                                 : FD_OK));
-  /* node of each rank: the lowest rank of comm on it */
-  MPI_Comm node;
-  int node_id = rank;
-  FD_MPI(MPI_Comm_split_type(h->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  FD_MPI(MPI_Bcast(&node_id, 1, MPI_INT, 0, node));
-  FD_MPI(MPI_Comm_free(&node));
 
   ipc_card mine[FD_FACES], theirs[FD_FACES];
   memset(mine, 0, sizeof mine);
@@ -285,7 +279,7 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
 }
 
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
-                fd_halo_path path, const be_info *dev, be_stream halo_stream)
+                fd_halo_path path, const be_info *dev, int node, be_stream halo_stream)
 {
   memset(h, 0, sizeof *h);
   h->comm = comm;
@@ -305,7 +299,7 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->send_d[s] = h->send_block + s * h->faces.total;
     h->recv_d[s] = h->recv_block + s * h->faces.total;
   }
-  FD_CALL(choose_transport(h, path, dev));
+  FD_CALL(choose_transport(h, path, dev, node));
   long long counts[2] = {0, 0};
   for (int f = 0; f < FD_FACES; f++)
     if (h->faces.active[f]) counts[h->ipc[f] ? 0 : 1]++;

@@ -80,7 +80,7 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
  * and staged MPI elsewhere.
  * Collective over comm. */
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
-                fd_halo_path path, const be_info *dev, be_stream halo_stream);
+                fd_halo_path path, const be_info *dev, int node, be_stream halo_stream);
 /* Collective over comm when any rank uses the IPC path (a neighbour may still read this
  * rank's buffers until all have synchronised). */
 int halo_destroy(fd_halo *h);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "dump.h"
 #include "fd_error.h"
@@ -53,28 +52,6 @@ typedef struct {
 
 const char *const fd_phase_names[PH_COUNT] = {"pack", "exchange", "unpack", "interior",
                                               "boundary", "step"};
-
-/* ---- device binding ---- */
-
-int fd_device_init(MPI_Comm comm, be_info *dev, int *shared)
-{
-  MPI_Comm node;
-  int local_rank, local_size, count = 0;
-  FD_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  FD_MPI(MPI_Comm_rank(node, &local_rank));
-  FD_MPI(MPI_Comm_size(node, &local_size));
-  FD_MPI(MPI_Comm_free(&node));
-  int err = be_device_count(&count) != BE_OK
-                ? fd_set_error(FD_ERR_RUNTIME, "no usable device: %s", be_error_message())
-                : (count < 1 ? fd_set_error(FD_ERR_RUNTIME, "no device visible to this rank") : FD_OK);
-  FD_CALL(fd_agree(comm, err));
-  /* without OMP_NUM_THREADS, ranks on a node share its cores instead of each taking all */
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  if (!getenv("OMP_NUM_THREADS")) be_set_host_threads((int)(cores / local_size));
-  FD_BE(be_init(local_rank % count, dev));
-  *shared = dev->is_accelerator && local_size > count;
-  return FD_OK;
-}
 
 /* ---- sizes ---- */
 
@@ -265,7 +242,7 @@ static int residual(fd_state *s, double *rms)
 /* ---- set-up and tear-down ---- */
 
 static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info *dev,
-                        const long long N[3], const int P[3])
+                        int node, const long long N[3], const int P[3])
 {
   memset(s, 0, sizeof *s);
   s->opt = o;
@@ -315,7 +292,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   for (int k = 0; k < 2; k++)
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, staged, o->halo_path, dev,
-                          s->halo_stream));
+                      node, s->halo_stream));
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
                                     o->fail_snapshot, (long long)s->warmup + s->iters, &s->dec,
                                     {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
@@ -435,7 +412,7 @@ static int timed_loop(fd_state *s, int warmup, int iters, double *step_ms)
   return FD_OK;
 }
 
-int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
+int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_result *r)
 {
   int ranks, rank;
   FD_MPI(MPI_Comm_size(comm, &ranks));
@@ -453,7 +430,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
                             o->source[0], o->source[1], o->source[2], N[0], N[1], N[2]);
 
   fd_state st, *s = &st;
-  int rc = state_create(s, o, comm, dev, N, P);
+  int rc = state_create(s, o, comm, dev, node, N, P);
   if (rc == FD_OK) rc = run_on_state(s, o, comm, rank, ranks, N, P, r);
   /* a runtime failure of this rank alone: the caller aborts the job */
   if (rc == FD_ERR_RUNTIME && !fd_error_agreed()) return rc;

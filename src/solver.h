@@ -62,18 +62,16 @@ typedef struct {
                                work the solver did not wait for */
 } fd_result;
 
-/* Runs the job described by o on comm (device already bound: dev). Collective. Returns FD_OK
- * (verification passed or skipped), FD_ERR_VERIFY, FD_ERR_USAGE or FD_ERR_IO (agreed on every
- * rank), or FD_ERR_RUNTIME: agreed on every rank when fd_error_agreed() (say, fields that do
- * not fit in memory; everything freed), else possibly on this rank only (the caller aborts). */
-int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r);
+/* Runs the job described by o on comm: the device is bound (dev, bind_device) and `node`
+ * identifies this rank's node (fd_node.id of bind_node, on comm or a communicator holding it).
+ * Fills *r (rank 0's is the one to report). Collective. Returns FD_OK (verification passed or
+ * skipped), FD_ERR_VERIFY, FD_ERR_USAGE or FD_ERR_IO (agreed on every rank), or
+ * FD_ERR_RUNTIME: agreed on every rank when fd_error_agreed() (say, fields that do not fit in
+ * memory; everything freed), else possibly on this rank only (the caller aborts). */
+int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_result *r);
 
 /* Resolves sizes and process grid from options and the rank count (defaults, --procs
  * product, subdomain thickness). Not Collective (every rank gets the same answer). */
 int fd_resolve_grid(const fd_options *o, int ranks, const be_info *dev, long long N[3], int P[3]);
-
-/* Binds this rank to a device: node-local rank modulo visible devices. Collective. Sets
- * *shared when more ranks than devices run on this node. */
-int fd_device_init(MPI_Comm comm, be_info *dev, int *shared);
 
 #endif
