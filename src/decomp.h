@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include "options.h"
+
 /* Extent and start of block c (0 <= c < P) when N points are split over P ranks: the first
  * N % P blocks get one point more. Pure. */
 void decomp_split(long long N, int P, int c, long long *n, long long *start);
@@ -12,6 +14,13 @@ void decomp_split(long long N, int P, int c, long long *n, long long *start);
 /* Checks that N over P gives every rank at least 2 points per dimension and that local
  * extents fit an int. Returns FD_OK or FD_ERR_USAGE with a message. Pure. */
 int decomp_check(const long long N[3], const int P[3]);
+
+/* The global grid N and the process grid P of a job of `ranks` ranks: --procs (its product
+ * must be ranks) or MPI_Dims_create's factors, the largest to z, then y; --global, or --local
+ * times P, or the default (512^3 per rank on accelerators, 128^3 in all on host). Then
+ * decomp_check. FD_OK or FD_ERR_USAGE with a message. Not Collective (every rank gets the same
+ * answer). */
+int decomp_resolve_grid(const fd_options *o, int ranks, int accelerator, long long N[3], int P[3]);
 
 typedef struct {
   MPI_Comm cart;      /* Cartesian communicator (not periodic, no reordering) */

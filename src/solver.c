@@ -53,41 +53,6 @@ typedef struct {
 const char *const fd_phase_names[PH_COUNT] = {"pack", "exchange", "unpack", "interior",
                                               "boundary", "step"};
 
-/* ---- sizes ---- */
-
-int fd_resolve_grid(const fd_options *o, int ranks, const be_info *dev, long long N[3], int P[3])
-{
-  if (o->have_procs) {
-    long long prod = (long long)o->procs[0] * o->procs[1] * o->procs[2];
-    if (prod != ranks)
-      return fd_set_error(FD_ERR_USAGE, "--procs %d,%d,%d has %lld ranks but the job has %d",
-                          o->procs[0], o->procs[1], o->procs[2], prod, ranks);
-    memcpy(P, o->procs, sizeof o->procs);
-  } else {
-    /* MPI_Dims_create's factors come largest first; give the largest to z, then y: z and y
-     * faces are whole planes and rows in memory (x fastest), cheap to pack, while an x face
-     * is a gather with stride nx+2 */
-    int dims[3] = {0, 0, 0};
-    MPI_Dims_create(ranks, 3, dims);
-    P[0] = dims[2];
-    P[1] = dims[1];
-    P[2] = dims[0];
-  }
-  if (o->have_global) {
-    memcpy(N, o->global, 3 * sizeof N[0]);
-  } else if (o->have_local || dev->is_accelerator) {
-    /* weak scaling: --local per rank; GPUs default to 512^3 per rank */
-    for (int d = 0; d < 3; d++) {
-      long long n = o->have_local ? o->local[d] : 512;
-      if (n > (1LL << 40) / P[d]) return fd_set_error(FD_ERR_USAGE, "--local: global grid too large");
-      N[d] = n * P[d];
-    }
-  } else {
-    N[0] = N[1] = N[2] = 128; /* host default: seconds for 8 ranks on 2 cores */
-  }
-  return decomp_check(N, P);
-}
-
 /* ---- the step ---- */
 
 /* Adds the compute-stream timings of the previous step. With an exchange they are complete
@@ -421,7 +386,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
 
   long long N[3];
   int P[3];
-  FD_CALL(fd_agree(comm, fd_resolve_grid(o, ranks, dev, N, P)));
+  FD_CALL(fd_agree(comm, decomp_resolve_grid(o, ranks, dev->is_accelerator, N, P)));
   FD_CALL(fd_agree(comm, snapshot_check(o->snapshot_every)));
   if (o->op == FD_OP_WAVE && o->have_source)
     for (int d = 0; d < 3; d++)

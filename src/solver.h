@@ -70,8 +70,4 @@ typedef struct {
  * memory; everything freed), else possibly on this rank only (the caller aborts). */
 int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_result *r);
 
-/* Resolves sizes and process grid from options and the rank count (defaults, --procs
- * product, subdomain thickness). Not Collective (every rank gets the same answer). */
-int fd_resolve_grid(const fd_options *o, int ranks, const be_info *dev, long long N[3], int P[3]);
-
 #endif
