@@ -304,18 +304,7 @@ static void state_abandon(fd_state *s)
   fd_error_restore(&first);
 }
 
-static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int rank, int ranks,
-                        const long long N[3], const int P[3], fd_result *r);
-
-/* ---- the run ---- */
-
-static void reduce_stat(MPI_Comm comm, int ranks, double x, fd_stat *st)
-{
-  MPI_Allreduce(&x, &st->min, 1, MPI_DOUBLE, MPI_MIN, comm);
-  MPI_Allreduce(&x, &st->max, 1, MPI_DOUBLE, MPI_MAX, comm);
-  MPI_Allreduce(&x, &st->avg, 1, MPI_DOUBLE, MPI_SUM, comm);
-  st->avg /= ranks;
-}
+/* ---- the loop ---- */
 
 static int run_steps(fd_state *s, int n, int timed)
 {
@@ -353,11 +342,11 @@ static int state_fill(fd_state *s)
   return FD_OK;
 }
 
-/* warmup untimed steps, then iters timed ones between barriers; *step_ms = wall time per
- * step. Phase sums restart at the timed steps. Collective. */
-static int timed_loop(fd_state *s, int warmup, int iters, double *step_ms)
+/* s->warmup untimed steps, then s->iters timed ones between barriers; *step_ms = wall time per
+ * timed step. Phase sums restart at the timed steps. Collective. */
+static int timed_loop(fd_state *s, double *step_ms)
 {
-  FD_CALL(run_steps(s, warmup, 0));
+  FD_CALL(run_steps(s, s->warmup, 0));
   FD_CALL(snapshot_drain(&s->snap));
   FD_BE(be_stream_sync(s->compute));
   FD_CALL(accumulate_previous(s));
@@ -367,21 +356,191 @@ static int timed_loop(fd_state *s, int warmup, int iters, double *step_ms)
   halo_reset_timers(&s->halo);
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
-  FD_CALL(run_steps(s, iters, 1));
+  FD_CALL(run_steps(s, s->iters, 1));
   FD_CALL(snapshot_drain(&s->snap)); /* the snapshots' cost is the run's: timed until on disk */
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
   FD_CALL(accumulate_previous(s));
   FD_CALL(halo_flush_timers(&s->halo));
-  *step_ms = (t1 - t0) * 1e3 / iters;
+  *step_ms = (t1 - t0) * 1e3 / s->iters;
+  return FD_OK;
+}
+
+/* ---- the numbers of the report ---- */
+
+/* min, avg and max of x over the ranks of comm (size ranks). Collective. */
+static void reduce_stat(MPI_Comm comm, int ranks, double x, fd_stat *st)
+{
+  MPI_Allreduce(&x, &st->min, 1, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(&x, &st->max, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(&x, &st->avg, 1, MPI_DOUBLE, MPI_SUM, comm);
+  st->avg /= ranks;
+}
+
+/* The configuration as run. Not Collective. */
+static void describe_run(const fd_state *s, fd_result *r)
+{
+  const fd_options *o = s->opt;
+  r->op = o->op;
+  r->ranks = s->dec.size;
+  r->iters = s->iters;
+  r->warmup = s->warmup;
+  r->kernel = s->kernel;
+  r->staged = s->halo.staged;
+  r->ipc_faces = s->halo.ipc_faces_all;
+  r->mpi_faces = s->halo.mpi_faces_all;
+  r->overlap = o->overlap;
+  r->bytes_per_point = s->prob.bytes_per_point;
+  r->dt = s->prob.dt;
+  r->prob = s->prob;
+  r->snapshot_every = o->snapshot_every;
+  r->snapshot_bytes = (double)s->dec.N[0] * s->dec.N[1] * s->dec.N[2] * sizeof(real_t);
+  for (int d = 0; d < 3; d++) {
+    r->procs[d] = s->dec.P[d];
+    r->global[d] = s->dec.N[d];
+    r->local_min[d] = s->dec.nmin[d];
+    r->local_max[d] = s->dec.nmax[d];
+  }
+}
+
+/* This rank's phase times of the timed loop, ms per step (PH_STEP: step_ms, the wall time). */
+static void phase_times(const fd_state *s, double step_ms, double ph[PH_COUNT])
+{
+  const double it = s->iters;
+  ph[PH_PACK] = s->halo.pack_ms / it;
+  ph[PH_EXCHANGE] = s->halo.exchange_ms / it;
+  ph[PH_UNPACK] = s->halo.unpack_ms / it;
+  ph[PH_INTERIOR] = s->ms_interior / it;
+  ph[PH_SHELL] = s->ms_shell / it;
+  ph[PH_STEP] = step_ms;
+}
+
+/* Phases, bandwidth, halo and IPC-copy figures of the timed loop over the ranks. Collective. */
+static int reduce_timings(const fd_state *s, double step_ms, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const int ranks = s->dec.size;
+  const long long *N = s->dec.N;
+  double ph[PH_COUNT];
+  phase_times(s, step_ms, ph);
+  for (int k = 0; k < PH_COUNT; k++) reduce_stat(comm, ranks, ph[k], &r->phase[k]);
+  double loop_s = step_ms * 1e-3 * s->iters;
+  FD_MPI(MPI_Allreduce(&loop_s, &r->total_s, 1, MPI_DOUBLE, MPI_MAX, comm));
+  double local_points = (double)s->grid.n[0] * s->grid.n[1] * s->grid.n[2];
+  double bw = local_points * s->prob.bytes_per_point / (step_ms * 1e-3) / 1e9;
+  reduce_stat(comm, ranks, bw, &r->bw_rank);
+  r->bw_total = r->bw_rank.avg * ranks;
+  r->points_per_s = (double)N[0] * N[1] * N[2] / (r->phase[PH_STEP].max * 1e-3);
+  unsigned long long hb = s->halo.bytes_sent, hb_max;
+  FD_MPI(MPI_Allreduce(&hb, &hb_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+  r->halo_bytes_max = (size_t)hb_max;
+  double hgbs = ph[PH_EXCHANGE] > 0 ? (double)hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
+  reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
+  reduce_stat(comm, ranks, s->halo.copy_ms / s->iters, &r->ipc_copy_ms);
+  return FD_OK;
+}
+
+/* Snapshots written and their costs per timed step over the ranks. Collective. */
+static int reduce_snapshots(fd_state *s, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const int ranks = s->dec.size;
+  const double it = s->iters;
+  r->snapshots = s->snap.written; /* rank 0 counts them */
+  FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
+  double host, stall, copy, writer;
+  snapshot_timers(&s->snap, &host, &stall, &copy, &writer);
+  reduce_stat(comm, ranks, host / it, &r->snapshot_host_ms);
+  reduce_stat(comm, ranks, stall / it, &r->snapshot_stall_ms);
+  reduce_stat(comm, ranks, copy / it, &r->snapshot_copy_ms);
+  reduce_stat(comm, ranks, writer / it, &r->snapshot_writer_ms);
+  double work = copy + writer, hidden = work > 0 ? 1.0 - stall / work : 1.0;
+  reduce_stat(comm, ranks, hidden < 0 ? 0 : hidden, &r->snapshot_hidden);
+  return FD_OK;
+}
+
+/* --baseline: each rank's efficiency against its block alone (alone_ms per step) and the share
+ * of its exchange hidden, 1 - (T_step - T_alone) / (pack + exchange + unpack) clamped to
+ * [0, 1], over the ranks. Collective. */
+static void reduce_baseline(const fd_state *s, double step_ms, double alone_ms, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const int ranks = s->dec.size;
+  double ph[PH_COUNT];
+  phase_times(s, step_ms, ph);
+  double comm_ms = ph[PH_PACK] + ph[PH_EXCHANGE] + ph[PH_UNPACK];
+  double hidden = comm_ms > 0 ? 1.0 - (step_ms - alone_ms) / comm_ms : 1.0;
+  hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
+  r->baseline = 1;
+  reduce_stat(comm, ranks, alone_ms, &r->alone_ms);
+  reduce_stat(comm, ranks, alone_ms / step_ms, &r->efficiency);
+  reduce_stat(comm, ranks, hidden, &r->hidden);
+}
+
+/* ---- the answer ---- */
+
+/* Test only (--test-inject-fault): the last rank adds to the centre point of its block of
+ * field (a device field with ghosts), so that verification must fail. Not Collective;
+ * synchronous. */
+static int inject_fault(fd_state *s, real_t *field)
+{
+  if (s->dec.rank != s->dec.size - 1) return FD_OK;
+  const int *n = s->grid.n;
+  size_t sx = (size_t)n[0] + 2, sy = (size_t)n[1] + 2;
+  size_t c = (size_t)(n[0] / 2 + 1) + sx * ((size_t)(n[1] / 2 + 1) + sy * (size_t)(n[2] / 2 + 1));
+  real_t x;
+  FD_BE(be_memcpy_async(&x, field + c, sizeof x, BE_COPY_D2H, s->compute));
+  FD_BE(be_stream_sync(s->compute));
+  x = x * (real_t)1.01 + (real_t)0.5;
+  FD_BE(be_memcpy_async(field + c, &x, sizeof x, BE_COPY_H2D, s->compute));
+  FD_BE(be_stream_sync(s->compute));
+  return FD_OK;
+}
+
+/* Verifies the run's result (jacobi: with the residual before the first step, residual0, and
+ * the one computed here). Collective. */
+static int verify(fd_state *s, const real_t *result, double residual0, fd_verify *v)
+{
+  fd_verify_input in = {&s->prob, &s->dec, s->compute, s->steps, result, residual0, 0.0};
+  if (s->prob.op == FD_OP_JACOBI) FD_CALL(residual(s, &in.residual));
+  return verify_run(&in, v);
+}
+
+/* ---- the run ---- */
+
+/* fd_run after state_create: fill, time (the block alone first with --baseline), reduce,
+ * verify, dump. s stays allocated. Collective. */
+static int run_on_state(fd_state *s, fd_result *r)
+{
+  const fd_options *o = s->opt;
+  double alone_ms = 0.0, step_ms = 0.0, residual0 = 0.0;
+  describe_run(s, r);
+  FD_CALL(state_fill(s));
+  if (o->baseline) {
+    /* every rank's block alone (same kernels and steps, no exchange), then the fields start
+     * over for the distributed run */
+    s->alone = 1;
+    FD_CALL(timed_loop(s, &alone_ms));
+    s->alone = 0;
+    FD_CALL(state_fill(s));
+  }
+  if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));
+  FD_CALL(timed_loop(s, &step_ms));
+  FD_CALL(reduce_timings(s, step_ms, r));
+  FD_CALL(reduce_snapshots(s, r));
+  if (o->baseline) reduce_baseline(s, step_ms, alone_ms, r);
+
+  real_t *result = state_result(s);
+  if (o->inject_fault) FD_CALL(inject_fault(s, result));
+  if (o->check) FD_CALL(verify(s, result, residual0, &r->verify));
+  if (o->dump[0]) FD_CALL(dump_field(&s->dec, s->compute, result, o->dump));
   return FD_OK;
 }
 
 int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_result *r)
 {
-  int ranks, rank;
+  int ranks;
   FD_MPI(MPI_Comm_size(comm, &ranks));
-  FD_MPI(MPI_Comm_rank(comm, &rank));
   memset(r, 0, sizeof *r);
 
   long long N[3];
@@ -396,7 +555,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
 
   fd_state st, *s = &st;
   int rc = state_create(s, o, comm, dev, node, N, P);
-  if (rc == FD_OK) rc = run_on_state(s, o, comm, rank, ranks, N, P, r);
+  if (rc == FD_OK) rc = run_on_state(s, r);
   /* a runtime failure of this rank alone: the caller aborts the job */
   if (rc == FD_ERR_RUNTIME && !fd_error_agreed()) return rc;
   if (rc != FD_OK) { /* agreed by every rank: free what this rank holds, then report it */
@@ -405,109 +564,4 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
   }
   FD_CALL(state_destroy(s));
   return (o->check && !r->verify.passed) ? FD_ERR_VERIFY : FD_OK;
-}
-
-/* fd_run after state_create: fill, time, reduce, verify, dump (s stays allocated). */
-static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int rank, int ranks,
-                        const long long N[3], const int P[3], fd_result *r)
-{
-  FD_CALL(state_fill(s));
-
-  r->op = o->op;
-  r->ranks = ranks;
-  r->iters = s->iters;
-  r->warmup = s->warmup;
-  r->kernel = s->kernel;
-  r->staged = s->halo.staged;
-  r->ipc_faces = s->halo.ipc_faces_all;
-  r->mpi_faces = s->halo.mpi_faces_all;
-  r->overlap = o->overlap;
-  r->bytes_per_point = s->prob.bytes_per_point;
-  r->dt = s->prob.dt;
-  r->prob = s->prob;
-  for (int d = 0; d < 3; d++) {
-    r->procs[d] = P[d];
-    r->global[d] = N[d];
-    r->local_min[d] = s->dec.nmin[d];
-    r->local_max[d] = s->dec.nmax[d];
-  }
-
-  /* --baseline: every rank's block alone first (same kernels and steps, no exchange), then
-   * the fields start over for the distributed run */
-  double alone_ms = 0.0;
-  if (o->baseline) {
-    s->alone = 1;
-    FD_CALL(timed_loop(s, r->warmup, r->iters, &alone_ms));
-    s->alone = 0;
-    FD_CALL(state_fill(s));
-  }
-
-  /* jacobi: the residual before the first step */
-  double residual0 = 0.0;
-  if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));
-
-  double step_ms;
-  FD_CALL(timed_loop(s, r->warmup, r->iters, &step_ms));
-
-  /* ---- timings over ranks ---- */
-  const double it = r->iters;
-  double ph[PH_COUNT] = {s->halo.pack_ms / it, s->halo.exchange_ms / it, s->halo.unpack_ms / it,
-                         s->ms_interior / it, s->ms_shell / it, step_ms};
-  for (int k = 0; k < PH_COUNT; k++) reduce_stat(comm, ranks, ph[k], &r->phase[k]);
-  double loop_s = step_ms * 1e-3 * it;
-  FD_MPI(MPI_Allreduce(&loop_s, &r->total_s, 1, MPI_DOUBLE, MPI_MAX, comm));
-  double local_points = (double)s->grid.n[0] * s->grid.n[1] * s->grid.n[2];
-  double bw = local_points * s->prob.bytes_per_point / (ph[PH_STEP] * 1e-3) / 1e9;
-  reduce_stat(comm, ranks, bw, &r->bw_rank);
-  r->bw_total = r->bw_rank.avg * ranks;
-  r->points_per_s = (double)N[0] * N[1] * N[2] / (r->phase[PH_STEP].max * 1e-3);
-  unsigned long long hb = s->halo.bytes_sent, hb_max;
-  FD_MPI(MPI_Allreduce(&hb, &hb_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
-  r->halo_bytes_max = (size_t)hb_max;
-  r->snapshot_every = o->snapshot_every;
-  r->snapshots = s->snap.written;
-  FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
-  r->snapshot_bytes = (double)N[0] * N[1] * N[2] * sizeof(real_t);
-  double snap_host, snap_stall, snap_copy, snap_writer;
-  snapshot_timers(&s->snap, &snap_host, &snap_stall, &snap_copy, &snap_writer);
-  reduce_stat(comm, ranks, snap_host / it, &r->snapshot_host_ms);
-  reduce_stat(comm, ranks, snap_stall / it, &r->snapshot_stall_ms);
-  reduce_stat(comm, ranks, snap_copy / it, &r->snapshot_copy_ms);
-  reduce_stat(comm, ranks, snap_writer / it, &r->snapshot_writer_ms);
-  double snap_work = snap_copy + snap_writer;
-  double snap_hidden = snap_work > 0 ? 1.0 - snap_stall / snap_work : 1.0;
-  reduce_stat(comm, ranks, snap_hidden < 0 ? 0 : snap_hidden, &r->snapshot_hidden);
-  double hgbs = ph[PH_EXCHANGE] > 0 ? (double)hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
-  reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
-  reduce_stat(comm, ranks, s->halo.copy_ms / it, &r->ipc_copy_ms);
-  if (o->baseline) {
-    double comm_ms = ph[PH_PACK] + ph[PH_EXCHANGE] + ph[PH_UNPACK];
-    double hidden = comm_ms > 0 ? 1.0 - (step_ms - alone_ms) / comm_ms : 1.0;
-    hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
-    r->baseline = 1;
-    reduce_stat(comm, ranks, alone_ms, &r->alone_ms);
-    reduce_stat(comm, ranks, alone_ms / step_ms, &r->efficiency);
-    reduce_stat(comm, ranks, hidden, &r->hidden);
-  }
-
-  /* ---- verification and output ---- */
-  real_t *result = state_result(s);
-  if (o->inject_fault && rank == ranks - 1) {
-    /* test-only: corrupt the centre point of the last rank's block */
-    size_t sx = (size_t)s->grid.n[0] + 2, sy = (size_t)s->grid.n[1] + 2;
-    size_t c = (size_t)(s->grid.n[0] / 2 + 1) + sx * ((size_t)(s->grid.n[1] / 2 + 1) + sy * (size_t)(s->grid.n[2] / 2 + 1));
-    real_t x;
-    FD_BE(be_memcpy_async(&x, result + c, sizeof x, BE_COPY_D2H, s->compute));
-    FD_BE(be_stream_sync(s->compute));
-    x = x * (real_t)1.01 + (real_t)0.5;
-    FD_BE(be_memcpy_async(result + c, &x, sizeof x, BE_COPY_H2D, s->compute));
-    FD_BE(be_stream_sync(s->compute));
-  }
-  if (o->check) {
-    fd_verify_input in = {&s->prob, &s->dec, s->compute, s->steps, result, residual0, 0.0};
-    if (o->op == FD_OP_JACOBI) FD_CALL(residual(s, &in.residual));
-    FD_CALL(verify_run(&in, &r->verify));
-  }
-  if (o->dump[0]) FD_CALL(dump_field(&s->dec, s->compute, result, o->dump));
-  return FD_OK;
 }
