@@ -1,64 +1,16 @@
-/* halo.c - the halo exchange (halo.h): every MPI call of the exchange is in this file.
+/* halo.c - the halo exchange (halo.h). Every MPI call of the exchange is in this file.
  *
  * Each active face travels one of two ways, chosen once by halo_create (--halo-path):
- *   MPI  the packed face goes to MPI as a device buffer (GPU-aware) or through pinned host
- *        memory (staged);
- *   IPC  the neighbour runs on the same node on a device this one can reach. At set-up each
- *        rank maps one buffer of each IPC neighbour and opens two of its interprocess events;
- *        the pack goes into this rank's send_d[s]; the neighbour copies it into its
- *        recv_d[s] on its own halo stream (a copy-engine copy).
- *
- * Events of a rank (interprocess, both parities s): packed[s], recorded after its pack;
- * consumed[s], recorded after its copies out of the neighbours' send_d[s].
- *
- * One exchange k, slot s = k % 2, in numbered steps (begin: 1-3, end: 4-8):
- *   1. prepost MPI_Irecv: MPI faces the data into recv (device or pinned host buffer); IPC
- *      faces a zero-byte note
- *   2. halo stream: wait for the field, and (IPC) for every IPC neighbour's consumed[s];
- *      pack all active faces into send_d[s] in one launch
- *   3. IPC: record packed[s] on the halo stream, then MPI_Isend the zero-byte note to every
- *      IPC neighbour (the host does not wait for the device)
- *   4. IPC: wait for the neighbours' notes; the halo stream waits for each IPC neighbour's
- *      packed[s]; copy its face from its send_d[s] into recv_d[s], record consumed[s];
- *      record xfer_end[s]
- *   5. MPI: host waits for the pack; staged: copy the MPI faces send_d -> send_h
- *   6. MPI: MPI_Isend of every MPI face, MPI_Waitall
- *   7. staged: copy the MPI faces recv_h -> recv_d on the halo stream; unpack all faces (one
- *      launch)
- *   8. record "unpacked"; the consumer stream waits for it
- * Message tags: a face is sent with the tag of the sender's face index f (notes f + 16); the
- * receiver's matching face is f^1 (x-low of the receiver meets x-high of its neighbour).
- *
- * Why the buffers are never read and written at once:
- * - Receive buffers alternate by exchange parity. Step 8 returns before the unpack (and,
- *   staged, the copy to the device) has run, and a neighbour may already send the next
- *   step's faces: receiving them into the same buffer could overwrite ghosts not yet unpacked
- *   (seen with two ranks time-sharing one GPU). MPI faces: exchange k+1 receives into the
- *   buffer of exchange k-1, whose unpack ran before the pack of exchange k on the same stream,
- *   which step 5 of exchange k waited for. Each face has its own region of the buffer, and
- *   the staged copies cover runs of MPI faces only (never an IPC face's region).
- * - IPC copies write recv_d[s] on this rank's own halo stream, before the unpack that
- *   reads it: stream order. The neighbour's copy of exchange k reads this rank's send_d[s]
- *   after this rank's pack k has run (its stream waits for packed[s], which step 3 recorded
- *   before the note was sent). The next writer of send_d[s] is pack k+2, and step 2 of k+2
- *   makes it wait on the device for the neighbour's consumed[s], recorded after that copy.
- * - Interprocess events are re-recorded every other exchange, and a stream wait binds to the
- *   latest record made before it is enqueued, so each wait must fall between the record it
- *   means and the next record of that event. The notes order the hosts (a rank's note of
- *   exchange j leaves in its begin j, and its end j
- *   does not return before the neighbour's note of j has arrived):
- *   packed[s] (both ways): the neighbour waits for packed[s] of k (step 4 of k) after this
- *   rank's note of k, sent after the record; this rank records packed[s] again in step 3 of
- *   k+2, after its step 4 of k+1 received the neighbour's note of k+1, sent after the
- *   neighbour's step 4 of k.
- *   consumed[s] (both ways): this rank waits for the neighbour's consumed[s] of k in step 2
- *   of k+2, after its end of k+1 received the neighbour's note of k+1, sent after the
- *   neighbour's end of k, where it recorded consumed[s] (step 4). The
- *   neighbour records it again in its end of k+2, after its step 4 of k+2 received this
- *   rank's note of k+2, sent after this rank enqueued the wait.
- *   Both events are recorded once at set-up, so the waits of exchanges 0 and 1 find them
- *   complete (no buffer has been written yet).
- *
+ *   MPI  the packed face goes to MPI as a device buffer (GPU-aware MPI) or through pinned
+ *        host memory (staged);
+ *   IPC  the neighbour runs on this node on a device this one can reach. At set-up each rank
+ *        maps the neighbour's send buffer and opens two of its interprocess events; in every
+ *        exchange it copies the neighbour's packed face into its own receive buffer on its
+ *        halo stream ("pull"), ordered on the device by those events (see "the exchange").
+ * Exchange k uses the buffers of parity s = k % 2 and runs in numbered steps, 1-3 in
+ * halo_exchange_begin and 4-8 in halo_exchange_end.
+ * Tags: face f leaves with the sender's face index f (its IPC note with TAG_NOTE + f) and is
+ * face f ^ 1 of the receiver (the x-low face of one rank meets the x-high face of the other).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +23,10 @@
 
 #include "fd_error.h"
 #include "halo.h"
+
+enum { TAG_NOTE = 16, TAG_CARD = 32, TAG_DECIDE = 48 };
+
+/* ---- GPU-aware or staged MPI ---- */
 
 int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len)
 {
@@ -131,16 +87,77 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
 
 /* What a rank tells the neighbour on face f about itself and its face towards it. */
 typedef struct {
-  int node;                   /* lowest rank of comm on the sender's node */
+  int node;                   /* the sender's node id (fd_node.id, src/bind.h) */
   int can_share;              /* the sender's backend can share device memory */
   char pci[32];               /* the sender's device */
   unsigned long long total;   /* elements of one parity of the sender's send buffer */
   unsigned long long offset;  /* element offset of the sender's face towards the receiver */
   unsigned long long count;   /* its elements */
-  be_ipc_handle mem, packed[2], consumed[2]; /* mem: the sender's send_block */
+  be_ipc_handle mem, packed[2], consumed[2]; /* the sender's send_block and events */
 } ipc_card;
 
-enum { TAG_NOTE = 16, TAG_CARD = 32, TAG_DECIDE = 48 };
+/* Sends item f of `mine` to the neighbour on face f and receives that neighbour's item into
+ * item f of `theirs`, for every active face; items are `size` bytes. Collective among
+ * neighbours; synchronous. */
+static int swap_with_neighbours(fd_halo *h, const void *mine, void *theirs, size_t size, int tag)
+{
+  MPI_Request rq[2 * FD_FACES];
+  int n = 0;
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!h->faces.active[f]) continue;
+    FD_MPI(MPI_Irecv((char *)theirs + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + (f ^ 1), h->comm, &rq[n++]));
+    FD_MPI(MPI_Isend((const char *)mine + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + f, h->comm, &rq[n++]));
+  }
+  FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+  return FD_OK;
+}
+
+/* This rank's interprocess events packed[2] and consumed[2], recorded once so that the
+ * neighbours' first waits (exchanges 0 and 1) find them complete. Synchronous. */
+static int create_ipc_events(fd_halo *h)
+{
+  for (int s = 0; s < 2; s++) {
+    FD_BE(be_ipc_event_create(&h->packed[s]));
+    FD_BE(be_ipc_event_create(&h->consumed[s]));
+    FD_BE(be_event_record(h->packed[s], h->stream));
+    FD_BE(be_event_record(h->consumed[s], h->stream));
+  }
+  FD_BE(be_stream_sync(h->stream));
+  return FD_OK;
+}
+
+/* This rank's card for the neighbour on face f (handles only when it can share). */
+static int fill_card(const fd_halo *h, int f, int can, const be_info *dev, int node, ipc_card *c)
+{
+  c->node = node;
+  c->can_share = can;
+  snprintf(c->pci, sizeof c->pci, "%s", dev->pci_bus_id);
+  c->total = h->faces.total;
+  c->offset = h->faces.offset[f];
+  c->count = h->faces.count[f];
+  if (!can) return FD_OK;
+  FD_BE(be_ipc_mem_handle(h->send_block, &c->mem));
+  for (int s = 0; s < 2; s++) {
+    FD_BE(be_ipc_event_handle(h->packed[s], &c->packed[s]));
+    FD_BE(be_ipc_event_handle(h->consumed[s], &c->consumed[s]));
+  }
+  return FD_OK;
+}
+
+/* *ok = 1 when this rank can copy face f from the neighbour whose card is c; else 0 and the
+ * reason (can, why: whether this rank's backend can share, and why not). Not Collective. */
+static int face_reachable(const fd_halo *h, int f, int can, const char *why, int node,
+                          const ipc_card *c, int *ok, char *reason, size_t len)
+{
+  *ok = 0;
+  if (!can) snprintf(reason, len, "%s", why);
+  else if (!c->can_share) snprintf(reason, len, "its backend cannot share device memory");
+  else if (c->node != node) snprintf(reason, len, "it runs on another node");
+  else if (c->count != h->faces.count[f])
+    snprintf(reason, len, "its face has %llu points, this one %zu", c->count, h->faces.count[f]);
+  else FD_BE(be_device_can_reach(c->pci, ok, reason, len));
+  return FD_OK;
+}
 
 /* Releases what this rank opened of its neighbours. */
 static int close_peers(fd_halo *h)
@@ -158,8 +175,8 @@ static int close_peers(fd_halo *h)
   return FD_OK;
 }
 
-/* Opens the neighbour's send_block and events of every
- * face with ipc[f]; on failure one line in the error message, FD_ERR_RUNTIME. */
+/* Maps the send buffer and opens the events of the neighbour of every face with ipc[f]; on
+ * failure one line in the error message and FD_ERR_RUNTIME. Not Collective. */
 static int open_peers(fd_halo *h, const ipc_card card[FD_FACES], int rank)
 {
   for (int f = 0; f < FD_FACES; f++) {
@@ -177,85 +194,34 @@ static int open_peers(fd_halo *h, const ipc_card card[FD_FACES], int rank)
   return FD_OK;
 }
 
-/* Decides ipc[f] for every active face (see halo_create). Collective over comm. */
-static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, int node_id)
+/* Decides ipc[f] for every active face and maps the IPC neighbours (see halo_create): a face
+ * goes by IPC when both sides can reach each other. Collective over comm. */
+static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, int node)
 {
-  char why[256] = "";
-  int rank;
-  FD_MPI(MPI_Comm_rank(h->comm, &rank));
-  /* every rank has the same path and the same staged verdict (halo_choose_mode agrees it).
-   * auto takes IPC only where MPI would stage faces through host memory: where MPI is
-   * GPU-aware it hides behind the interior update at least as well (4x H200, 512^3 per GPU:
-   * 0.983 of one GPU through MPI, 0.975 by IPC; bench/results/multigpu/README.md) */
+  /* every rank has the same path and staged verdict (halo_choose_mode agreed it). auto takes
+   * IPC only where MPI would stage the faces through host memory: GPU-aware MPI hid the
+   * exchange as well (bench/results/multigpu/README.md) */
   if (path == FD_HALO_PATH_MPI || (path == FD_HALO_PATH_AUTO && !h->staged)) return FD_OK;
+  char why[256] = "", reason[FD_FACES][256];
+  int rank, ok[FD_FACES] = {0}, peer_ok[FD_FACES] = {0};
+  FD_MPI(MPI_Comm_rank(h->comm, &rank));
   const int can = be_ipc_supported(why, sizeof why);
   FD_CALL(fd_agree(h->comm, path == FD_HALO_PATH_IPC && !can
                                 ? fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", why)
                                 : FD_OK));
-
+  if (can) FD_CALL(create_ipc_events(h));
   ipc_card mine[FD_FACES], theirs[FD_FACES];
   memset(mine, 0, sizeof mine);
   memset(theirs, 0, sizeof theirs);
-  if (can) {
-    for (int s = 0; s < 2; s++) {
-      FD_BE(be_ipc_event_create(&h->packed[s]));
-      FD_BE(be_ipc_event_create(&h->consumed[s]));
-      /* recorded once, so that the first waits of the neighbours find them complete */
-      FD_BE(be_event_record(h->packed[s], h->stream));
-      FD_BE(be_event_record(h->consumed[s], h->stream));
-    }
-    FD_BE(be_stream_sync(h->stream));
-  }
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->faces.active[f]) continue;
-    ipc_card *c = &mine[f];
-    c->node = node_id;
-    c->can_share = can;
-    snprintf(c->pci, sizeof c->pci, "%s", dev->pci_bus_id);
-    c->total = h->faces.total;
-    c->offset = h->faces.offset[f];
-    c->count = h->faces.count[f];
-    if (can) {
-      FD_BE(be_ipc_mem_handle(h->send_block, &c->mem));
-      for (int s = 0; s < 2; s++) {
-        FD_BE(be_ipc_event_handle(h->packed[s], &c->packed[s]));
-        FD_BE(be_ipc_event_handle(h->consumed[s], &c->consumed[s]));
-      }
-    }
-  }
-  /* exchange the cards, then each side's verdict: a face goes by IPC when both sides can */
-  MPI_Request rq[2 * FD_FACES];
-  int n = 0;
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->faces.active[f]) continue;
-    FD_MPI(MPI_Irecv(&theirs[f], (int)sizeof theirs[f], MPI_BYTE, h->nbr[f], TAG_CARD + (f ^ 1), h->comm, &rq[n++]));
-    FD_MPI(MPI_Isend(&mine[f], (int)sizeof mine[f], MPI_BYTE, h->nbr[f], TAG_CARD + f, h->comm, &rq[n++]));
-  }
-  FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
-  int ok[FD_FACES] = {0}, peer_ok[FD_FACES] = {0};
-  char reason[FD_FACES][256];
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->faces.active[f]) FD_CALL(fill_card(h, f, can, dev, node, &mine[f]));
+  FD_CALL(swap_with_neighbours(h, mine, theirs, sizeof mine[0], TAG_CARD));
   for (int f = 0; f < FD_FACES; f++) {
     reason[f][0] = '\0';
-    if (!h->faces.active[f]) continue;
-    const ipc_card *c = &theirs[f];
-    if (!can) snprintf(reason[f], sizeof reason[f], "%s", why);
-    else if (!c->can_share) snprintf(reason[f], sizeof reason[f], "its backend cannot share device memory");
-    else if (c->node != node_id) snprintf(reason[f], sizeof reason[f], "it runs on another node");
-    else if (c->count != h->faces.count[f])
-      snprintf(reason[f], sizeof reason[f], "its face has %llu points, this one %zu", c->count, h->faces.count[f]);
-    else {
-      char r2[200] = "";
-      FD_BE(be_device_can_reach(c->pci, &ok[f], r2, sizeof r2));
-      if (!ok[f]) snprintf(reason[f], sizeof reason[f], "%s", r2);
-    }
+    if (h->faces.active[f])
+      FD_CALL(face_reachable(h, f, can, why, node, &theirs[f], &ok[f], reason[f], sizeof reason[f]));
   }
-  n = 0;
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->faces.active[f]) continue;
-    FD_MPI(MPI_Irecv(&peer_ok[f], 1, MPI_INT, h->nbr[f], TAG_DECIDE + (f ^ 1), h->comm, &rq[n++]));
-    FD_MPI(MPI_Isend(&ok[f], 1, MPI_INT, h->nbr[f], TAG_DECIDE + f, h->comm, &rq[n++]));
-  }
-  FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+  FD_CALL(swap_with_neighbours(h, ok, peer_ok, sizeof ok[0], TAG_DECIDE));
   int err = FD_OK;
   for (int f = 0; f < FD_FACES; f++) {
     h->ipc[f] = h->faces.active[f] && ok[f] && peer_ok[f];
@@ -265,16 +231,46 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, i
   }
   FD_CALL(fd_agree(h->comm, err));
   /* map the neighbours; where that fails anywhere, ipc refuses and auto falls back to MPI */
-  int open_err = open_peers(h, theirs, rank);
-  int agreed = fd_agree(h->comm, open_err == FD_OK ? FD_OK : FD_ERR_USAGE);
-  if (agreed != FD_OK) {
-    FD_CALL(close_peers(h));
-    for (int f = 0; f < FD_FACES; f++) h->ipc[f] = 0;
-    if (path == FD_HALO_PATH_IPC)
-      return fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", fd_error_message());
-    if (rank == 0)
-      printf("fdmini: notice: IPC halo path unavailable (%s); faces go through MPI\n", fd_error_message());
+  if (fd_agree(h->comm, open_peers(h, theirs, rank) == FD_OK ? FD_OK : FD_ERR_USAGE) == FD_OK) return FD_OK;
+  FD_CALL(close_peers(h));
+  for (int f = 0; f < FD_FACES; f++) h->ipc[f] = 0;
+  if (path == FD_HALO_PATH_IPC)
+    return fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", fd_error_message());
+  if (rank == 0) printf("fdmini: notice: IPC halo path unavailable (%s); faces go through MPI\n", fd_error_message());
+  return FD_OK;
+}
+
+/* Runs of MPI faces in the buffers for the staged copies (inactive faces between them may
+ * ride along). An IPC face ends a run: its region of the device receive buffer is written by
+ * its copy, and a staged copy over it would overwrite the face with stale host memory. */
+static void plan_staging(fd_halo *h)
+{
+  int open_run = 0;
+  h->n_stage = 0;
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!h->faces.active[f]) continue;
+    if (h->ipc[f]) {
+      open_run = 0;
+      continue;
+    }
+    if (!open_run) h->stage_lo[h->n_stage++] = h->faces.offset[f];
+    h->stage_n[h->n_stage - 1] = h->faces.offset[f] + h->faces.count[f] - h->stage_lo[h->n_stage - 1];
+    open_run = 1;
   }
+}
+
+/* Counts this rank's active faces by transport, and all ranks' (n_ipc, n_mpi, *_faces_all).
+ * Collective over comm. */
+static int count_faces(fd_halo *h)
+{
+  long long counts[2] = {0, 0};
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->faces.active[f]) counts[h->ipc[f] ? 0 : 1]++;
+  h->n_ipc = (int)counts[0];
+  h->n_mpi = (int)counts[1];
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_SUM, h->comm));
+  h->ipc_faces_all = counts[0];
+  h->mpi_faces_all = counts[1];
   return FD_OK;
 }
 
@@ -300,29 +296,8 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->recv_d[s] = h->recv_block + s * h->faces.total;
   }
   FD_CALL(choose_transport(h, path, dev, node));
-  long long counts[2] = {0, 0};
-  for (int f = 0; f < FD_FACES; f++)
-    if (h->faces.active[f]) counts[h->ipc[f] ? 0 : 1]++;
-  h->n_ipc = (int)counts[0];
-  h->n_mpi = (int)counts[1];
-  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_SUM, comm));
-  h->ipc_faces_all = counts[0];
-  h->mpi_faces_all = counts[1];
-  /* staging copies runs of MPI faces (inactive faces between them may ride along); an IPC
-   * face ends a run: its region of the device receive buffer is written by the IPC path, and
-   * a staged copy over it would overwrite the face with stale host memory */
-  h->n_stage = 0;
-  int open_run = 0;
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->faces.active[f]) continue;
-    if (h->ipc[f]) {
-      open_run = 0;
-      continue;
-    }
-    if (!open_run) h->stage_lo[h->n_stage++] = h->faces.offset[f];
-    h->stage_n[h->n_stage - 1] = h->faces.offset[f] + h->faces.count[f] - h->stage_lo[h->n_stage - 1];
-    open_run = 1;
-  }
+  FD_CALL(count_faces(h));
+  plan_staging(h);
   if (staged) {
     FD_BE(be_host_alloc((void **)&h->send_h, bytes));
     for (int s = 0; s < 2; s++) FD_BE(be_host_alloc((void **)&h->recv_h[s], bytes));
@@ -348,9 +323,9 @@ const char *halo_path_resolved(long long ipc_faces, long long mpi_faces)
 int halo_destroy(fd_halo *h)
 {
   if (h->ipc_faces_all > 0) {
-    FD_BE(be_stream_sync(h->stream));
+    FD_BE(be_stream_sync(h->stream)); /* no copy of this rank reads a neighbour any more */
     FD_CALL(close_peers(h));
-    FD_MPI(MPI_Barrier(h->comm)); /* nobody reads or waits on this rank's buffer any more */
+    FD_MPI(MPI_Barrier(h->comm)); /* nor does any neighbour read or wait on this rank */
   }
   FD_BE(be_free(h->send_block));
   FD_BE(be_free(h->recv_block));
@@ -365,39 +340,121 @@ int halo_destroy(fd_halo *h)
   return FD_OK;
 }
 
-/* ---- the exchange ---- */
+/* ---- the exchange ----
+ *
+ * Why no buffer is read while it is written, and the device waits bind to the right records:
+ * - Receive buffers alternate by parity: halo_exchange_end returns before its unpack (and the
+ *   staged copy to the device) has run, and a neighbour may already send the next exchange's
+ *   faces. MPI faces of exchange k+1 land in the buffer of k-1, whose unpack ran on the halo
+ *   stream before the pack of k, which step 5 of k waited for. Each face has its own region of
+ *   the buffers, and the staged copies cover runs of MPI faces only (plan_staging).
+ * - IPC faces: a rank's copies into its recv_d[s] run on its own halo stream before its unpack
+ *   (stream order). Its copy of exchange k out of the neighbour's send_d[s] waits on the device
+ *   for the neighbour's packed[s] (step 4), recorded after the neighbour's pack k; the
+ *   neighbour's next pack into send_d[s], k+2, waits on the device for this rank's consumed[s]
+ *   (step 2), recorded after the copy.
+ * - An interprocess event is recorded again every other exchange, and a stream wait binds to
+ *   the latest record enqueued before it: each wait must come after the record it means and
+ *   before the next one. The zero-byte notes order the hosts: a rank sends its note of
+ *   exchange j after recording packed[s] (begin j), and its end j returns only once the
+ *   neighbour's note of j has arrived.
+ *   packed[s]: the neighbour waits for it in its end k, after this rank's note of k, so after
+ *   the record; this rank records it again in its begin k+2, after its end k+1 received the
+ *   neighbour's note of k+1, sent after the neighbour's end k.
+ *   consumed[s]: this rank waits for the neighbour's in its begin k+2, after its end k+1
+ *   received the neighbour's note of k+1, sent after the neighbour's end k recorded it; the
+ *   neighbour records it again in its end k+2, after this rank's note of k+2, sent after the
+ *   wait was enqueued. create_ipc_events records both once, for exchanges 0 and 1.
+ */
 
-int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
+/* 1. Preposts the receives of slot s: each MPI face into recv (device, or pinned host when
+ * staged), a zero-byte note from each IPC neighbour. */
+static int post_receives(fd_halo *h, int s)
 {
-  static char none; /* the zero-byte notes' buffer */
-  const int s = (int)(h->exchanges % 2);
+  static char none; /* the notes' buffer */
   real_t *recv = h->staged ? h->recv_h[s] : h->recv_d[s];
-  be_range_push("halo_begin");
-  /* 1. prepost receives */
   h->nreq = h->nnote = 0;
   for (int f = 0; f < FD_FACES; f++) {
     if (!h->faces.active[f]) continue;
-    if (h->ipc[f]) {
+    if (h->ipc[f])
       FD_MPI(MPI_Irecv(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + (f ^ 1), h->comm, &h->note[h->nnote++]));
-    } else
+    else
       FD_MPI(MPI_Irecv(recv + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f],
                        f ^ 1, h->comm, &h->req[h->nreq++]));
   }
-  /* 2. pack once the field is ready and the IPC neighbours have copied exchange k-2 out of
-   * send_d[s] */
+  return FD_OK;
+}
+
+/* 2. The halo stream packs every active face of u into send_d[s] once the field is ready and
+ * the IPC neighbours have copied exchange k-2 out of send_d[s]; 3. records packed[s] and
+ * sends each IPC neighbour a note (the host does not wait for the device). */
+static int pack(fd_halo *h, const real_t *u, be_event field_ready, int s)
+{
+  static char none;
   FD_BE(be_stream_wait_event(h->stream, field_ready));
   for (int f = 0; f < FD_FACES; f++)
     if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
   FD_BE(be_event_record(h->pack_start[s], h->stream));
   FD_BE(be_pack_faces(&h->grid, &h->faces, u, h->send_d[s], h->stream));
   FD_BE(be_event_record(h->pack_end[s], h->stream));
-  /* 3. tell the IPC neighbours that packed[s] is recorded (by a note) */
-  if (h->n_ipc) {
-    FD_BE(be_event_record(h->packed[s], h->stream));
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
+  if (!h->n_ipc) return FD_OK;
+  FD_BE(be_event_record(h->packed[s], h->stream));
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
+  return FD_OK;
+}
+
+/* 4. Once the IPC neighbours' notes are in (their packed[s] is recorded), the halo stream
+ * waits for each packed[s], copies each face from the neighbour's send_d[s] into recv_d[s]
+ * and records consumed[s]; xfer_start/xfer_end time the copies. */
+static int pull_ipc_faces(fd_halo *h, int s)
+{
+  FD_MPI(MPI_Waitall(h->nnote, h->note, MPI_STATUSES_IGNORE));
+  h->nnote = 0;
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
+  FD_BE(be_event_record(h->xfer_start[s], h->stream));
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->ipc[f])
+      FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_face[f][s],
+                                 h->faces.count[f] * sizeof(real_t), h->stream));
+  FD_BE(be_event_record(h->consumed[s], h->stream));
+  FD_BE(be_event_record(h->xfer_end[s], h->stream));
+  return FD_OK;
+}
+
+/* Copies the staged runs of slot s between device and pinned host buffers on the halo stream:
+ * send_d -> send_h (to_host) or recv_h -> recv_d. Asynchronous. */
+static int stage(fd_halo *h, int s, int to_host)
+{
+  for (int r = 0; r < h->n_stage; r++) {
+    const size_t lo = h->stage_lo[r], bytes = h->stage_n[r] * sizeof(real_t);
+    if (to_host) FD_BE(be_memcpy_async(h->send_h + lo, h->send_d[s] + lo, bytes, BE_COPY_D2H, h->stream));
+    else FD_BE(be_memcpy_async(h->recv_d[s] + lo, h->recv_h[s] + lo, bytes, BE_COPY_H2D, h->stream));
   }
-  be_range_pop();
+  return FD_OK;
+}
+
+/* 5. The host waits for the pack (staged: and its copy to host memory); 6. sends every MPI
+ * face and waits for all messages; 7. staged: the halo stream copies the received faces to the
+ * device. host_ms[s] is the host's time from the finished pack to here. */
+static int exchange_mpi_faces(fd_halo *h, int s)
+{
+  real_t *send = h->staged ? h->send_h : h->send_d[s];
+  FD_BE(be_event_sync(h->pack_end[s]));
+  double t0 = fd_now();
+  if (h->staged) {
+    FD_CALL(stage(h, s, 1));
+    FD_BE(be_stream_sync(h->stream));
+  }
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->faces.active[f] && !h->ipc[f])
+      FD_MPI(MPI_Isend(send + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f], f,
+                       h->comm, &h->req[h->nreq++]));
+  FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
+  h->nreq = 0;
+  if (h->staged) FD_CALL(stage(h, s, 0));
+  h->host_ms[s] = (fd_now() - t0) * 1e3;
   return FD_OK;
 }
 
@@ -425,56 +482,28 @@ static int accumulate(fd_halo *h, int s)
   return FD_OK;
 }
 
+int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
+{
+  const int s = (int)(h->exchanges % 2);
+  be_range_push("halo_begin");
+  FD_CALL(post_receives(h, s));
+  FD_CALL(pack(h, u, field_ready, s));
+  be_range_pop();
+  return FD_OK;
+}
+
 int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
 {
   const int s = (int)(h->exchanges % 2);
   be_range_push("halo_exchange");
-  /* 4. IPC: once the neighbours' packed[s] are recorded, copy their faces in */
-  if (h->n_ipc) {
-    FD_MPI(MPI_Waitall(h->nnote, h->note, MPI_STATUSES_IGNORE));
-    h->nnote = 0;
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
-    FD_BE(be_event_record(h->xfer_start[s], h->stream));
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f])
-        FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_face[f][s],
-                                   h->faces.count[f] * sizeof(real_t), h->stream));
-    FD_BE(be_event_record(h->consumed[s], h->stream));
-    FD_BE(be_event_record(h->xfer_end[s], h->stream));
-  }
-  if (h->n_mpi) {
-    real_t *send = h->staged ? h->send_h : h->send_d[s];
-    /* 5. wait for the pack (and stage it) */
-    FD_BE(be_event_sync(h->pack_end[s]));
-    double t0 = fd_now();
-    if (h->staged) {
-      for (int r = 0; r < h->n_stage; r++)
-        FD_BE(be_memcpy_async(h->send_h + h->stage_lo[r], h->send_d[s] + h->stage_lo[r],
-                              h->stage_n[r] * sizeof(real_t), BE_COPY_D2H, h->stream));
-      FD_BE(be_stream_sync(h->stream));
-    }
-    /* 6. send, wait */
-    for (int f = 0; f < FD_FACES; f++) {
-      if (!h->faces.active[f] || h->ipc[f]) continue;
-      FD_MPI(MPI_Isend(send + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f], f,
-                       h->comm, &h->req[h->nreq++]));
-    }
-    FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
-    h->nreq = 0;
-    /* 7. unstage */
-    if (h->staged)
-      for (int r = 0; r < h->n_stage; r++)
-        FD_BE(be_memcpy_async(h->recv_d[s] + h->stage_lo[r], h->recv_h[s] + h->stage_lo[r],
-                              h->stage_n[r] * sizeof(real_t), BE_COPY_H2D, h->stream));
-    h->host_ms[s] = (fd_now() - t0) * 1e3;
-  }
+  if (h->n_ipc) FD_CALL(pull_ipc_faces(h, s));
+  if (h->n_mpi) FD_CALL(exchange_mpi_faces(h, s));
   be_range_pop();
+  /* 8. unpack every active face of recv_d[s] into the ghosts of u; the consumer waits */
   be_range_push("halo_unpack");
   FD_BE(be_event_record(h->unpack_start[s], h->stream));
   FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
   FD_BE(be_event_record(h->unpack_end[s], h->stream));
-  /* 8. the consumer waits for the ghosts */
   FD_BE(be_stream_wait_event(consumer, h->unpack_end[s]));
   be_range_pop();
   h->exchanges++;
