@@ -1,4 +1,5 @@
-/* decomp.c - 3D Cartesian decomposition (decomp.h). */
+/* decomp.c - the 3D Cartesian decomposition and the resolution of the global and process
+ * grids (decomp.h). */
 #include <limits.h>
 #include <string.h>
 
@@ -58,7 +59,7 @@ int decomp_resolve_grid(const fd_options *o, int ranks, int accelerator, long lo
       N[d] = n * P[d];
     }
   } else {
-    N[0] = N[1] = N[2] = 128; /* host default: seconds for 8 ranks on 2 cores */
+    N[0] = N[1] = N[2] = 128; /* host default: a short run for 8 ranks on a small machine */
   }
   return decomp_check(N, P);
 }

@@ -1,5 +1,6 @@
-/* decomp.h - the 3D Cartesian decomposition: process grid, each rank's block of the global
- * grid (uneven splits spread the remainder over the first ranks), and its six neighbours. */
+/* decomp.h - the 3D Cartesian decomposition: global and process grid from the options, each
+ * rank's block of the global grid (uneven splits spread the remainder over the first ranks),
+ * and its six neighbours. */
 #ifndef FDMINI_DECOMP_H
 #define FDMINI_DECOMP_H
 
@@ -38,6 +39,7 @@ typedef struct {
 /* Builds the decomposition of the global grid N over comm with process grid P (all P[d] > 0,
  * product = size of comm; checked by the caller with decomp_check). Collective. */
 int decomp_create(MPI_Comm comm, const long long N[3], const int P[3], fd_decomp *d);
+/* Frees the Cartesian communicator (none: fine). Collective over it. */
 int decomp_destroy(fd_decomp *d);
 
 #endif

@@ -51,6 +51,7 @@ typedef struct {
  * line saying what was expected. Not Collective. */
 int fd_options_parse(int argc, char **argv, fd_options *o);
 
+/* The option values' names ("wave", "staged", "ipc"): static strings. */
 const char *fd_op_name(fd_op op);
 const char *fd_mpi_gpu_name(fd_mpi_gpu m);
 const char *fd_halo_path_name(fd_halo_path p);

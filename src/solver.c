@@ -206,6 +206,11 @@ static int residual(fd_state *s, double *rms)
 
 /* ---- set-up and tear-down ---- */
 
+/* Sets *s up for the job o on the global grid N over the process grid P: decomposition (a
+ * Cartesian communicator over comm), problem, kernel, the field pool (device memory; a
+ * failure to allocate is agreed), streams, events, the halo exchange and the snapshots.
+ * Collective over comm. On error *s holds what was made: state_abandon (agreed errors) frees
+ * it. */
 static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info *dev,
                         int node, const long long N[3], const int P[3])
 {
@@ -266,6 +271,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   return FD_OK;
 }
 
+/* Frees everything state_create made. Collective (halo_destroy). */
 static int state_destroy(fd_state *s)
 {
   FD_CALL(snapshot_destroy(&s->snap));
@@ -306,6 +312,8 @@ static void state_abandon(fd_state *s)
 
 /* ---- the loop ---- */
 
+/* n steps, with a progress line from rank 0 every --progress seconds ("timed" or
+ * "warm-up"). Collective. */
 static int run_steps(fd_state *s, int n, int timed)
 {
   const int progress = s->opt->progress < 0 ? 10 : s->opt->progress;
