@@ -44,28 +44,31 @@ typedef struct {
   int is_accelerator;  /* 1 when fields live in memory apart from the host's */
   int host_threads;    /* OpenMP threads of the host backend, 0 on GPUs */
   size_t memory_bytes; /* device memory, 0 when unknown */
-  char face_copy[16];  /* how halo faces move between field and buffer: "kernel" (default),
-                          "engine" (copy engine for y/z faces; GPU env FDMINI_FACE_COPY), "host" */
 } be_info;
 
-/* Number of devices this process can see. Not Collective; synchronous. */
+/* Number of devices this process can see. Synchronous. */
 int be_device_count(int *count);
-/* Binds this process to device `index` (0 <= index < count) and fills *info.
- * Call once before any other be_* call except be_device_count. */
+/* Binds this process to device `index` (0 <= index < count) and fills *info. Call once,
+ * before any other be_* call except be_device_count and be_set_host_threads. Synchronous. */
 int be_init(int index, be_info *info);
 /* Host threads (OpenMP) this process may use, e.g. cores / ranks on the node; ignored where
  * OpenMP is absent. Implemented once for every backend (common.c). */
 void be_set_host_threads(int threads);
-/* Releases what be_init set up. */
+/* Releases what be_init set up (after every block, stream and event is freed). Synchronous. */
 int be_finalize(void);
-/* The last error as one line ("hipMalloc(...) failed: out of memory", ...). */
+/* The last error as one line ("hipMalloc(...) failed: out of memory", ...); valid until the
+ * next failing call. */
 const char *be_error_message(void);
 
 /* ---- memory -------------------------------------------------------------------------- */
 
-int be_malloc(void **ptr, size_t bytes); /* device memory */
-int be_free(void *ptr);                  /* NULL is fine */
-int be_host_alloc(void **ptr, size_t bytes); /* pinned host memory (staged MPI, output) */
+/* Device memory (host memory on the host backend), at least 64-byte aligned; the caller frees
+ * it with be_free (NULL is fine). Synchronous. */
+int be_malloc(void **ptr, size_t bytes);
+int be_free(void *ptr);
+/* Pinned host memory (staged MPI, copies off the device); the caller frees it with
+ * be_host_free (NULL is fine). Synchronous. */
+int be_host_alloc(void **ptr, size_t bytes);
 int be_host_free(void *ptr);
 
 typedef enum { BE_COPY_H2D, BE_COPY_D2H, BE_COPY_D2D } be_copy_kind;
@@ -79,15 +82,17 @@ typedef struct be_event_s *be_event;
  * interior update's blocks instead of queueing behind them (the overlap depends on it). */
 typedef enum { BE_PRIORITY_NORMAL = 0, BE_PRIORITY_HIGH = 1 } be_priority;
 
+/* Streams and events: the caller destroys what it creates with be_stream_destroy and
+ * be_event_destroy (NULL is fine). Creation and destruction are synchronous. */
 int be_stream_create(be_stream *s, be_priority priority);
 int be_stream_destroy(be_stream s);
-int be_stream_sync(be_stream s);
-int be_event_create(be_event *e); /* timing-capable */
+int be_stream_sync(be_stream s);                    /* host waits for all work on s */
+int be_event_create(be_event *e);                   /* timing-capable */
 int be_event_destroy(be_event e);
 int be_event_record(be_event e, be_stream s);       /* asynchronous on s */
 int be_event_sync(be_event e);                      /* host waits for e */
 int be_stream_wait_event(be_stream s, be_event e);  /* s waits for e, host does not */
-/* Milliseconds between two completed events. */
+/* Milliseconds between two completed events. Synchronous. */
 int be_event_elapsed_ms(float *ms, be_event start, be_event end);
 
 /* Asynchronous on s. */
@@ -95,10 +100,9 @@ int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind,
 
 /* ---- device memory and events shared between processes of a node ------------------ */
 
-/* The node-local halo transport (halo/halo.c) maps each neighbour's receive buffer (push:
- * be_pack_faces_to stores the face there) or send buffer (pull: a device-to-device copy) and
- * two of its events once; the device waits for the neighbour's events: no MPI message
- * carries face data, and no host waits for a device.
+/* The node-local halo transport (halo/halo.c) maps each neighbour's send buffer and two of
+ * its events once, then copies faces device to device, ordered by the neighbour's events: no
+ * MPI message carries face data, and no host waits for a device.
  * GPU backends implement it with CUDA/HIP IPC (cudaIpc*Handle, hipIpc*Handle). The host
  * backend keeps fields in host memory and has nothing to share: be_ipc_supported() says so
  * and the other calls return BE_UNSUPPORTED. Handles are plain bytes, sent as MPI_BYTE. */
@@ -115,13 +119,16 @@ int be_ipc_supported(char *why, size_t why_len);
  * device can access. *yes = 0 and one line in why otherwise (not visible here, no peer path).
  * Synchronous. */
 int be_device_can_reach(const char *pci_bus_id, int *yes, char *why, size_t why_len);
-/* Handle of a block from be_malloc (ptr is its start), for another process to open. */
+/* Handle of a block from be_malloc (ptr is its start), for another process to open.
+ * Synchronous. */
 int be_ipc_mem_handle(void *ptr, be_ipc_handle *h);
-/* Maps another process's block here; *ptr is valid in this process until be_ipc_mem_close.
- * The same handle must not be opened twice by one process, nor by the process that made it. */
+/* Maps another process's block here; *ptr is valid in this process until be_ipc_mem_close
+ * (NULL is fine), which the opener calls before the owner frees the block. The same handle
+ * must not be opened twice by one process, nor by the process that made it. Synchronous. */
 int be_ipc_mem_open(const be_ipc_handle *h, void **ptr);
 int be_ipc_mem_close(void *ptr);
-/* An event other processes can wait for (be_stream_wait_event); not timing-capable. */
+/* An event other processes can wait for (be_stream_wait_event); not timing-capable;
+ * be_event_destroy frees it. Synchronous. */
 int be_ipc_event_create(be_event *e);
 int be_ipc_event_handle(be_event e, be_ipc_handle *h);
 /* Opens another process's event (be_ipc_event_create); be_event_destroy releases it. A wait
@@ -131,30 +138,7 @@ int be_ipc_event_open(const be_ipc_handle *h, be_event *e);
  * by be_ipc_mem_open, on this device or a peer). Asynchronous on s. */
 int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be_stream s);
 
-/* ---- flags in device memory, written and awaited by streams ------------------------- */
-
-/* The halo's default ordering of IPC faces (FDMINI_IPC_SYNC=flag, halo/halo.c): 32-bit words
- * in device memory (a be_malloc block, shared with be_ipc_mem_handle/open), set and awaited by
- * stream memory operations, with no event, no MPI message and no host wait per step.
- * GPU backends: cuStreamWriteValue32/cuStreamWaitValue32 (CUDA driver API),
- * hipStreamWriteValue32/hipStreamWaitValue32 (HIP). The host backend has none. */
-
-/* 1 when streams of this device can set and await flags (attribute query, then one set and
- * one wait run on a scratch word and synchronised); 0 and one line in why otherwise.
- * Synchronous. */
-int be_flags_supported(char *why, size_t why_len);
-/* Once all work enqueued on s before it has completed, *flag = value, preceded by a
- * system-wide memory fence: every store of that earlier work (a kernel's stores to a
- * neighbour's mapped memory included) is visible to whoever sees the new value. flag may be
- * this device's memory or another process's block mapped by be_ipc_mem_open. Asynchronous
- * on s. */
-int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value);
-/* Work enqueued on s after this call starts once *flag >= value (CUDA compares cyclically,
- * (int32_t)(*flag - value) >= 0; HIP as unsigned numbers). The host does not wait.
- * Asynchronous on s. */
-int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value);
-
-/* Profiler ranges (roctx/NVTX on GPUs, no-ops on host). Not Collective. */
+/* Profiler ranges (roctx/NVTX on GPUs, no-ops on host), nested; host-side markers only. */
 void be_range_push(const char *name);
 void be_range_pop(void);
 
@@ -331,17 +315,9 @@ int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u,
 /* ---- halo faces ---------------------------------------------------------------------- */
 
 /* Packs the send layers of the active faces of u into buf (layout: faces.h). One launch.
- * Asynchronous on s. Implemented once (common.c) as be_pack_faces_to with dst[f] = buf +
- * offset[f]. */
+ * Asynchronous on s. */
 int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
                   be_stream s);
-/* be_pack_faces with a destination per face: active face f goes to dst[f] .. dst[f] +
- * count[f] - 1 (its in-plane layout of faces.h), memory of this process's device or another
- * process's block mapped by be_ipc_mem_open (the halo's push path stores IPC faces straight
- * into the neighbour's receive buffer). dst[f] of an inactive face is ignored. One launch.
- * Asynchronous on s. */
-int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
-                     real_t *const dst[FD_FACES], be_stream s);
 /* Copies the active faces of buf into the ghost layers of u. One launch. Asynchronous on s. */
 int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                     be_stream s);

@@ -1,5 +1,6 @@
 /* common.c - the parts of the backend API that are the same for every backend: kernel names,
- * the host-side evaluation of analytic fields and be_pack_faces. Compiled into every build. */
+ * kernel specs, the host-side evaluation of analytic fields and the host thread count. Compiled
+ * into every build; calls no backend function. */
 #include <stdio.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -130,12 +131,4 @@ void be_set_host_threads(int threads)
 #else
   (void)threads;
 #endif
-}
-
-int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
-                  be_stream s)
-{
-  real_t *dst[FD_FACES];
-  for (int face = 0; face < FD_FACES; face++) dst[face] = buf + f->offset[face];
-  return be_pack_faces_to(g, f, u, dst, s);
 }

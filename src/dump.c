@@ -4,13 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump.h"
 #include "fd_error.h"
-#include "state.h"
 
-int dump_field(fd_state *s, const real_t *field, const char *path)
+int dump_field(const fd_decomp *dec, const fd_grid *g, be_stream stream, const real_t *field,
+               const char *path)
 {
-  const int *n = s->grid.n;
-  const size_t all = s->grid.elems, mine = (size_t)n[0] * n[1] * n[2];
+  const int *n = dec->n;
+  const size_t all = g->elems, mine = (size_t)n[0] * n[1] * n[2];
   real_t *host = NULL, *pack = malloc(mine * sizeof(real_t));
   int err = be_host_alloc((void **)&host, all * sizeof(real_t)) == BE_OK && pack
                 ? FD_OK
@@ -19,13 +20,13 @@ int dump_field(fd_state *s, const real_t *field, const char *path)
     free(pack);
     if (host) (void)be_host_free(host);
   }
-  FD_CALL(fd_agree(s->dec.cart, err));
-  FD_BE(be_memcpy_async(host, field, all * sizeof(real_t), BE_COPY_D2H, s->compute));
-  FD_BE(be_stream_sync(s->compute));
+  FD_CALL(fd_agree(dec->cart, err));
+  FD_BE(be_memcpy_async(host, field, all * sizeof(real_t), BE_COPY_D2H, stream));
+  FD_BE(be_stream_sync(stream));
   /* the interior rows, x fastest, contiguous */
   for (int k = 0; k < n[2]; k++)
     for (int j = 0; j < n[1]; j++)
-      memcpy(pack + (size_t)n[0] * (j + (size_t)n[1] * k), host + fd_grid_index(&s->grid, 1, j + 1, k + 1),
+      memcpy(pack + (size_t)n[0] * (j + (size_t)n[1] * k), host + fd_grid_index(g, 1, j + 1, k + 1),
              (size_t)n[0] * sizeof(real_t));
   FD_BE(be_host_free(host));
 
@@ -33,18 +34,18 @@ int dump_field(fd_state *s, const real_t *field, const char *path)
   int gsizes[3], lsizes[3], gstarts[3];
   for (int d = 0; d < 3; d++) {
     int r = 2 - d; /* MPI subarrays in C order: slowest (z) first */
-    gsizes[r] = (int)s->dec.N[d];
+    gsizes[r] = (int)dec->N[d];
     lsizes[r] = n[d];
-    gstarts[r] = (int)s->dec.start[d];
+    gstarts[r] = (int)dec->start[d];
   }
   MPI_Datatype filetype;
   FD_MPI(MPI_Type_create_subarray(3, gsizes, lsizes, gstarts, MPI_ORDER_C, FD_MPI_REAL, &filetype));
   FD_MPI(MPI_Type_commit(&filetype));
 
   MPI_File fh;
-  int rc = MPI_File_open(s->dec.cart, path, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
+  int rc = MPI_File_open(dec->cart, path, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
   err = rc == MPI_SUCCESS ? FD_OK : fd_set_error(FD_ERR_USAGE, "--dump: cannot open '%s' for writing", path);
-  err = fd_agree(s->dec.cart, err);
+  err = fd_agree(dec->cart, err);
   if (err) {
     free(pack);
     MPI_Type_free(&filetype);

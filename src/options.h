@@ -1,5 +1,5 @@
-/* options.h - the command line of fdmini (getopt_long). Parsing is pure (no MPI, no I/O), so
- * every rank parses the same argv to the same result and the unit tests drive it directly. */
+/* options.h - the command line of fdmini (getopt_long). Parsing is pure (no MPI call, no I/O),
+ * so every rank parses the same argv to the same result and the unit tests drive it directly. */
 #ifndef FDMINI_OPTIONS_H
 #define FDMINI_OPTIONS_H
 
@@ -7,13 +7,11 @@
 #include <stdio.h>
 
 #include "backend.h" /* fd_kernel */
+#include "halo.h"    /* fd_mpi_gpu, fd_halo_path */
 
 typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
-typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
 /* --tune: the start-up autotune of the stencil configuration (src/tune.h) */
 typedef enum { FD_TUNE_DEFAULT = 0, FD_TUNE_AUTO, FD_TUNE_OFF } fd_tune_mode;
-/* --halo-path: how faces reach a neighbour (halo/halo.h) */
-typedef enum { FD_HALO_PATH_AUTO = 0, FD_HALO_PATH_MPI, FD_HALO_PATH_IPC } fd_halo_path;
 
 #define FD_PATH_MAX 4096
 
@@ -58,6 +56,7 @@ typedef struct {
  * line saying what was expected. Not Collective. */
 int fd_options_parse(int argc, char **argv, fd_options *o);
 
+/* The option values' names ("wave", "staged", "ipc"): static strings. */
 const char *fd_op_name(fd_op op);
 const char *fd_mpi_gpu_name(fd_mpi_gpu m);
 const char *fd_halo_path_name(fd_halo_path p);

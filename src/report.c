@@ -40,10 +40,10 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     }
   }
   fprintf(out, "  halo        path %s (%lld faces by device copy between ranks, %lld through MPI, over all ranks);"
-          " MPI %s; faces packed by %s; overlap %s\n",
+          " MPI %s; overlap %s\n",
           halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
-          dev->face_copy, r->overlap ? "on" : "off");
+          r->overlap ? "on" : "off");
   fprintf(out, "  steps       %d timed after %d warm-up, %.3f s\n", r->iters, r->warmup, r->total_s);
   fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks)\n", "phase", "min", "avg", "max");
   for (int k = 0; k < PH_COUNT; k++)
@@ -51,26 +51,20 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
             r->phase[k].avg, r->phase[k].max);
   fprintf(out, "\n  effective bandwidth  %.2f / %.2f / %.2f GB/s per rank (min/avg/max), %.2f GB/s total\n",
           r->bw_rank.min, r->bw_rank.avg, r->bw_rank.max, r->bw_total);
+  fprintf(out, "                       (%d bytes per point and step: one read and one write%s)\n",
+          r->bytes_per_point, r->op == FD_OP_JACOBI ? ", plus the right-hand side"
+                                               : (r->op == FD_OP_WAVE ? ", plus the previous level" : ""));
   fprintf(out, "                       %.1f / %.1f / %.1f %% of each rank's memcpy (min/avg/max)\n",
           r->pct_memcpy.min, r->pct_memcpy.avg, r->pct_memcpy.max);
   fprintf(out, "  memcpy               %.2f / %.2f / %.2f GB/s per rank (a device-to-device copy of the rank's field\n"
                "                       at start-up, bytes read + written)\n",
           r->memcpy_gbs.min, r->memcpy_gbs.avg, r->memcpy_gbs.max);
-  fprintf(out, "                       (%d bytes per point and step: one read and one write%s)\n",
-          r->bytes_per_point, r->op == FD_OP_JACOBI ? ", plus the right-hand side"
-                                               : (r->op == FD_OP_WAVE ? ", plus the previous level" : ""));
   fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg\n",
           r->halo_bytes_max, r->halo_gbs.avg);
-  const char *ipc_order = r->ipc_sync == HALO_IPC_SYNC_HOST    ? "by the host (FDMINI_IPC_SYNC=host)"
-                          : r->ipc_sync == HALO_IPC_SYNC_EVENT ? "on the device by interprocess events (FDMINI_IPC_SYNC=event)"
-                                                               : "on the device by flags in stream order";
-  if (r->ipc_faces && r->ipc_pull)
-    fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering %s\n",
-            r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max, ipc_order);
-  else if (r->ipc_faces)
-    fprintf(out, "  IPC faces            pushed (FDMINI_IPC_MOVE=push): the pack stores them into the neighbours' receive buffers (in the pack time); ordering %s\n",
-            ipc_order);
+  if (r->ipc_faces)
+    fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering on the device by interprocess events\n",
+            r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max);
   if (r->snapshot_every)
     fprintf(out, "  snapshots            every %d steps: %lld written, %.4g MB each; host %.4f / %.4f / %.4f ms per step in snapshot work\n",
             r->snapshot_every, r->snapshots, r->snapshot_bytes / 1e6, r->snapshot_host_ms.min,
@@ -164,9 +158,6 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_str(&j, "halo_path", halo_path_resolved(r->ipc_faces, r->mpi_faces));
   json_int(&j, "halo_faces_ipc", r->ipc_faces);
   json_int(&j, "halo_faces_mpi", r->mpi_faces);
-  json_str(&j, "face_copy", dev->face_copy);
-  json_str(&j, "ipc_sync", halo_ipc_sync_name(r->ipc_sync));
-  json_str(&j, "ipc_move", r->ipc_pull ? "pull" : "push");
   stat(&j, "ipc_copy_ms", &r->ipc_copy_ms);
   json_bool(&j, "overlap", r->overlap);
   json_num(&j, "total_s", r->total_s);

@@ -9,8 +9,10 @@
 #include "options.h"
 #include "solver.h"
 
+/* The report of run r on out (README "Reading the report"). Rank 0 calls it; Not Collective. */
 void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r);
-/* The JSON record; binding (rank 0's gathered records, may be NULL) goes in "binding". */
+/* The JSON record (schema fdmini-run/1, README "JSON record") on out; binding (rank 0's
+ * gathered records, may be NULL) goes in "binding". Rank 0 calls it; Not Collective. */
 void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
                  const fd_binding *binding, int nbinding);
 

@@ -1,5 +1,5 @@
 /* test_options.c - option parsing: defaults, every accepted form, and every bad input with the
- * message the user sees; process-grid and size resolution (fd_resolve_grid). */
+ * message the user sees; process-grid and size resolution (decomp_resolve_grid). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 
 #include "fd_error.h"
 #include "options.h"
-#include "solver.h"
+#include "decomp.h"
 
 #define MAXARGS 16
 
@@ -207,39 +207,38 @@ static void test_parsing_is_repeatable(void **state)
 static void test_resolve_grid_checks_procs_and_thickness(void **state)
 {
   (void)state;
-  be_info host = {.is_accelerator = 0};
-  be_info gpu = {.is_accelerator = 1};
+  const int host = 0, gpu = 1; /* accelerator */
   fd_options o;
   long long N[3];
   int P[3];
   const char *mismatch[] = {"--procs", "3,1,1", NULL};
   parse(&o, mismatch);
-  assert_int_equal(fd_resolve_grid(&o, 8, &host, N, P), FD_ERR_USAGE);
+  assert_int_equal(decomp_resolve_grid(&o, 8, host, N, P), FD_ERR_USAGE);
   assert_non_null(strstr(fd_error_message(), "--procs 3,1,1 has 3 ranks but the job has 8"));
 
   const char *thin[] = {"--global", "3,64,64", "--procs", "2,1,1", NULL};
   parse(&o, thin);
-  assert_int_equal(fd_resolve_grid(&o, 2, &host, N, P), FD_ERR_USAGE);
+  assert_int_equal(decomp_resolve_grid(&o, 2, host, N, P), FD_ERR_USAGE);
   assert_non_null(strstr(fd_error_message(), "subdomain too thin"));
 
   const char *weak[] = {"--local", "10,20,30", "--procs", "2,2,1", NULL};
   parse(&o, weak);
-  assert_int_equal(fd_resolve_grid(&o, 4, &host, N, P), FD_OK);
+  assert_int_equal(decomp_resolve_grid(&o, 4, host, N, P), FD_OK);
   assert_int_equal(N[0], 20);
   assert_int_equal(N[1], 40);
   assert_int_equal(N[2], 30);
 
   const char *none[] = {"--procs", "1,1,2", NULL};
   parse(&o, none);
-  assert_int_equal(fd_resolve_grid(&o, 2, &gpu, N, P), FD_OK); /* GPU default 512^3 per rank */
+  assert_int_equal(decomp_resolve_grid(&o, 2, gpu, N, P), FD_OK); /* GPU default 512^3 per rank */
   assert_int_equal(N[2], 1024);
   assert_int_equal(N[0], 512);
-  assert_int_equal(fd_resolve_grid(&o, 2, &host, N, P), FD_OK); /* host default global */
+  assert_int_equal(decomp_resolve_grid(&o, 2, host, N, P), FD_OK); /* host default global */
   assert_int_equal(N[0], 128);
 
   const char *dims[] = {"--global", "40,40,40", NULL};
   parse(&o, dims);
-  assert_int_equal(fd_resolve_grid(&o, 12, &host, N, P), FD_OK); /* MPI_Dims_create */
+  assert_int_equal(decomp_resolve_grid(&o, 12, host, N, P), FD_OK); /* MPI_Dims_create */
   assert_int_equal(P[0] * P[1] * P[2], 12);
 }
 

@@ -7,9 +7,11 @@
 #   4. runs the whole ctest suite of build/ (unit, mpi, cli and the srun test)
 #   5. cross-builds the HIP (gfx90a) and CUDA (sm_90) binaries (tests/gpu/build_gpu_backends.sh,
 #      when present)
-#   6. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit,
+#   6. checks the layer stack on the three builds (tools/check-layers.py: includes, the getenv
+#      list of CONTRIBUTING.md, files that call each other)
+#   7. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit,
 #      multi-rank and command-line tests (the CLI's error exits must not leak either)
-#   7. runs shellcheck over every shell script of the project
+#   8. runs shellcheck over every shell script of the project
 # and prints the time of each stage. Exits non-zero if any stage fails.
 # Knobs: CTEST_PARALLEL_LEVEL (ctest's own; default 1), FDMINI_TEST_JOBS (build jobs; nproc).
 set -euo pipefail
@@ -122,6 +124,12 @@ gpu_builds() {
   fi
 }
 
+# The layer stack (CONTRIBUTING.md) on every build made above; a GPU build that failed or was
+# skipped has no objects and is skipped with a note.
+check_layers() {
+  python3 tools/check-layers.py build build-hip build-cuda
+}
+
 asan() {
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFDMINI_BACKEND=host \
     -DFDMINI_WERROR=ON -DFDMINI_SANITIZE=ON -DFDMINI_TESTS=ON &&
@@ -156,6 +164,7 @@ if [[ -e tests/gpu/build_gpu_backends.sh ]]; then
 else
   skip gpu-cross-builds "tests/gpu/build_gpu_backends.sh not present"
 fi
+stage layers check_layers || true
 stage asan-ubsan-unit asan || true
 stage shellcheck run_shellcheck || true
 

@@ -42,7 +42,6 @@ int gpu_failf_private(int code, const char *fmt, ...)
 /* ---- device ---------------------------------------------------------------------------- */
 
 gpu_device_props gpu_props_private;
-static int face_copy_engine; /* halo faces by copy engine (1) or kernel (0): see faces_launch */
 int gpu_initialized_private = 0;
 
 /* Scratch of be_norms: per-block partial sums and maxima, and the pinned result. */
@@ -65,10 +64,6 @@ extern "C" int be_init(int index, be_info *info)
   if (index < 0 || index >= count)
     return gpu_failf_private(BE_ERROR, "be_init: device index %d out of range (%d visible)",
                              index, count);
-  const char *fc = getenv("FDMINI_FACE_COPY");
-  if (fc && strcmp(fc, "kernel") != 0 && strcmp(fc, "engine") != 0)
-    return gpu_failf_private(BE_ERROR, "FDMINI_FACE_COPY: unknown value '%s', expected kernel or engine", fc);
-  face_copy_engine = fc && strcmp(fc, "engine") == 0;
   GPU(hipSetDevice(index));
   hipDeviceProp_t prop;
   GPU(hipGetDeviceProperties(&prop, index));
@@ -84,7 +79,6 @@ extern "C" int be_init(int index, be_info *info)
   info->is_accelerator = 1;
   info->host_threads = 0;
   info->memory_bytes = prop.totalGlobalMem;
-  snprintf(info->face_copy, sizeof info->face_copy, "%s", face_copy_engine ? "engine" : "kernel");
 
   gpu_props_private.sm_count = prop.multiProcessorCount;
   gpu_props_private.l2_bytes = (size_t)prop.l2CacheSize;
@@ -257,51 +251,6 @@ extern "C" int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be
   return BE_OK;
 }
 
-/* ---- flags set and awaited by streams (backend.h) --------------------------------------- */
-
-extern "C" int be_flags_supported(char *why, size_t why_len)
-{
-  int dev = 0, yes = 0;
-  GPU(hipGetDevice(&dev));
-  GPU(gpu_stream_value_ops_attribute(&yes, dev));
-  if (!yes) {
-    snprintf(why, why_len, "device %d cannot wait for values in memory (stream memory operations)", dev);
-    return 0;
-  }
-  /* the attribute does not cover every configuration (CUDA: drivers with stream memory
-   * operations disabled): set and await a scratch word once */
-  uint32_t *word = NULL;
-  hipStream_t st = NULL;
-  GPU(hipMalloc((void **)&word, sizeof *word));
-  hipError_t e = hipMemsetAsync(word, 0, sizeof *word, 0);
-  if (e == hipSuccess) e = hipStreamCreateWithPriority(&st, hipStreamDefault, 0);
-  if (e == hipSuccess) e = hipStreamWriteValue32(st, word, 1u, 0);
-  if (e == hipSuccess) e = hipStreamWaitValue32(st, word, 1u, hipStreamWaitValueGte, 0xffffffffu);
-  if (e == hipSuccess) e = hipStreamSynchronize(st);
-  (void)hipGetLastError();
-  if (st) (void)hipStreamDestroy(st);
-  (void)hipFree(word);
-  if (e != hipSuccess) {
-    snprintf(why, why_len, "device %d: stream memory operations failed: %s", dev, hipGetErrorString(e));
-    return 0;
-  }
-  return 1;
-}
-
-extern "C" int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value)
-{
-  /* flags 0: the write follows a system-wide memory fence (CUDA's default; HIP documents the
-   * write as performed after all earlier commands of the stream have completed) */
-  GPU(hipStreamWriteValue32(gpu_stream(s), flag, value, 0));
-  return BE_OK;
-}
-
-extern "C" int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value)
-{
-  GPU(hipStreamWaitValue32(gpu_stream(s), (void *)flag, value, hipStreamWaitValueGte, 0xffffffffu));
-  return BE_OK;
-}
-
 /* ---- streams and events ---------------------------------------------------------------- */
 
 extern "C" int be_stream_create(be_stream *s, be_priority priority)
@@ -429,9 +378,8 @@ static field_dims dims_of(const fd_grid *g)
   return fd;
 }
 
-/* The buffer of each face (its element (0,0)): in this process's buffer at its offset, or,
- * packing for the halo's push path, in a neighbour's receive buffer mapped here. Six scalars
- * picked by branches (no kernel-parameter array indexed at run time). */
+/* Where each face starts (its element (0,0)) in the pack buffer: buffer + offset[f] (faces.h).
+ * Six scalars picked by branches (no kernel-parameter array indexed at run time). */
 struct face_bufs {
   real_t *b0, *b1, *b2, *b3, *b4, *b5;
 };
@@ -461,16 +409,8 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-/* How faces travel between field and buffer (FDMINI_FACE_COPY, read by be_init):
- *   kernel  (default) one k_faces launch for all active faces (on the SMs)
- *   engine  y and z faces (rows contiguous in the field) as one 2D copy each on the copy
- *           engine, which takes no SM time from the interior update running beside it;
- *           x faces (a gather with stride nx+2) still by k_faces.
- * Measured on 2x H200, 512^3 per GPU (bench/results/multigpu): the kernel hides more of the
- * exchange (0.95 against 0.89) and gives the shorter step; a single 2 MiB face took 7-8 us
- * by 2D copy on an idle GPU. */
-
-static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *const dst[FD_FACES],
+/* One k_faces launch for all active faces of f: pack (u -> bufs) or unpack (bufs -> u). */
+static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, const face_bufs &bufs,
                         int pack, be_stream s)
 {
   for (int d = 0; d < 3; d++)
@@ -485,38 +425,36 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
   for (int face = 0; face < FD_FACES; face++) {
     if (!f->active[face] || f->count[face] == 0) continue;
     const face_geom fg = face_geometry(fd, face, pack);
-    const size_t pitch = (size_t)fg.sq * sizeof(real_t), width = (size_t)fg.na * sizeof(real_t);
-    if (face_copy_engine && face >= 2 && pitch <= (size_t)INT32_MAX) {
-      real_t *fp = u + fg.base, *bp = dst[face];
-      if (pack) GPU(hipMemcpy2DAsync(bp, width, fp, pitch, width, (size_t)fg.nb, hipMemcpyDefault, st));
-      else GPU(hipMemcpy2DAsync(fp, pitch, bp, width, width, (size_t)fg.nb, hipMemcpyDeviceToDevice, st));
-      continue;
-    }
     list |= (unsigned)face << (4 * nlist++);
     if (fg.na > most_a) most_a = fg.na;
     if (fg.nb > most_b) most_b = fg.nb;
   }
   if (nlist == 0) return BE_OK;
   dim3 grid((unsigned)((most_a + 255) / 256), (unsigned)(most_b < 65535 ? most_b : 65535), (unsigned)nlist);
-  const face_bufs bufs = {dst[0], dst[1], dst[2], dst[3], dst[4], dst[5]};
   if (pack) k_faces<1><<<grid, 256, 0, st>>>(fd, list, u, bufs);
   else k_faces<0><<<grid, 256, 0, st>>>(fd, list, u, bufs);
   GPU_LAUNCHED(pack ? "k_faces(pack)" : "k_faces(unpack)");
   return BE_OK;
 }
 
-extern "C" int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
-                                real_t *const dst[FD_FACES], be_stream s)
+/* The six faces' places in a buffer of the faces.h layout. */
+static face_bufs faces_in(const fd_faces *f, real_t *buf)
 {
-  return faces_launch(g, f, (real_t *)u, dst, 1, s);
+  const face_bufs b = {buf + f->offset[0], buf + f->offset[1], buf + f->offset[2],
+                       buf + f->offset[3], buf + f->offset[4], buf + f->offset[5]};
+  return b;
+}
+
+extern "C" int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
+                             be_stream s)
+{
+  return faces_launch(g, f, (real_t *)u, faces_in(f, buf), 1, s);
 }
 
 extern "C" int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                                be_stream s)
 {
-  real_t *src[FD_FACES];
-  for (int face = 0; face < FD_FACES; face++) src[face] = (real_t *)buf + f->offset[face];
-  return faces_launch(g, f, u, src, 0, s);
+  return faces_launch(g, f, u, faces_in(f, (real_t *)buf), 0, s);
 }
 
 /* ---- point source ----------------------------------------------------------------------- */

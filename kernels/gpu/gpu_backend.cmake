@@ -59,10 +59,6 @@ elseif(FDMINI_BACKEND STREQUAL "cuda")
   set_target_properties(fdmini_kernels PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
   # static runtime: the binary needs only the driver on the GPU node
   target_link_libraries(fdmini_kernels PUBLIC CUDA::cudart_static)
-  # the driver API's stream memory operations (cuStreamWaitValue32/cuStreamWriteValue32, the
-  # halo's flag ordering): libcuda.so.1 of the driver at run time; where the toolkit has no
-  # driver (CI), FindCUDAToolkit links against the toolkit's stubs/libcuda.so
-  target_link_libraries(fdmini_kernels PUBLIC CUDA::cuda_driver)
   # NVTX3 is header-only (it dlopens the tool's injection library at run time)
   find_path(FDMINI_NVTX3_INCLUDE nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
   if(FDMINI_NVTX3_INCLUDE)

@@ -16,8 +16,6 @@
  *   gpu_shfl_up1/down1(v) the value v of the lane below / above in the warp (wavefront):
  *                        __shfl_up_sync/__shfl_down_sync on NVIDIA, __shfl_up/__shfl_down on AMD;
  *                        the test build FDMINI_EMULATE_WAVE64 gives NVIDIA 64-lane groups
- *   gpu_stream_value_ops_attribute(yes, dev) whether streams can wait for values in memory:
- *                        hipDeviceAttributeCanUseStreamWaitValue; 1 on CUDA 12+ (always there)
  *   gpu_range_push/pop   profiler ranges: NVTX (header-only nvtx3) under CUDA, roctx under HIP
  *                        when CMake found it (FDMINI_HAVE_ROCTX), otherwise no-ops. CMake, not
  *                        this header, decides: FDMINI_HAVE_NVTX / FDMINI_HAVE_ROCTX.
@@ -27,9 +25,7 @@
 
 #if defined(__CUDACC__) && !defined(__HIP__)
 /* ---------------------------------------------------------------- CUDA (nvcc) */
-#include <cuda.h> /* stream memory operations (driver API) */
 #include <cuda_runtime.h>
-#include <stdint.h>
 #ifdef FDMINI_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
 #endif
@@ -56,7 +52,6 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipMalloc cudaMalloc
 #define hipFree cudaFree
 #define hipMemcpyAsync cudaMemcpyAsync
-#define hipMemsetAsync cudaMemsetAsync
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
@@ -74,7 +69,6 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
 #define hipMemcpyPeerAsync cudaMemcpyPeerAsync
 #define hipMemcpyDefault cudaMemcpyDefault
-#define hipMemcpy2DAsync cudaMemcpy2DAsync
 #define hipDeviceGetByPCIBusId cudaDeviceGetByPCIBusId
 #define hipEventCreateWithFlags cudaEventCreateWithFlags
 #define hipEventDisableTiming cudaEventDisableTiming
@@ -88,28 +82,6 @@ typedef cudaIpcEventHandle_t hipIpcEventHandle_t;
 #define hipIpcMemLazyEnablePeerAccess cudaIpcMemLazyEnablePeerAccess
 #define hipIpcGetEventHandle cudaIpcGetEventHandle
 #define hipIpcOpenEventHandle cudaIpcOpenEventHandle
-
-/* flags set and awaited by streams: the CUDA driver API's stream memory operations (the
- * runtime has none; CMake links CUDA::cuda_driver). CUresult and cudaError_t share the codes
- * these calls return (1 invalid value, 801 not supported). 32-bit operations exist on every
- * device since CUDA 12 (the v1 attribute is deprecated): the attribute reads 1, and
- * be_flags_supported tries one write and one wait. */
-#define hipStreamWaitValueGte CU_STREAM_WAIT_VALUE_GEQ
-static inline cudaError_t hipStreamWaitValue32(cudaStream_t s, void *p, uint32_t v, unsigned flags, uint32_t mask)
-{
-  if (mask != 0xffffffffu) return cudaErrorInvalidValue; /* CUDA has no mask */
-  return (cudaError_t)cuStreamWaitValue32((CUstream)s, (CUdeviceptr)(uintptr_t)p, v, flags);
-}
-static inline cudaError_t hipStreamWriteValue32(cudaStream_t s, void *p, uint32_t v, unsigned flags)
-{
-  return (cudaError_t)cuStreamWriteValue32((CUstream)s, (CUdeviceptr)(uintptr_t)p, v, flags);
-}
-static inline cudaError_t gpu_stream_value_ops_attribute(int *yes, int dev)
-{
-  (void)dev;
-  *yes = 1;
-  return cudaSuccess;
-}
 
 /* Pinned host memory: hipHostMalloc(p, n, flags) and cudaMallocHost(p, n) differ in arity. */
 #define gpuHostAlloc(ptr, bytes) cudaMallocHost((ptr), (bytes))
@@ -182,11 +154,6 @@ static inline void gpu_range_pop(void) { nvtxRangePop(); }
 
 #define FDMINI_GPU_PLATFORM "hip"
 
-/* whether hipStreamWaitValue32/hipStreamWriteValue32 work on device dev */
-static inline hipError_t gpu_stream_value_ops_attribute(int *yes, int dev)
-{
-  return hipDeviceGetAttribute(yes, hipDeviceAttributeCanUseStreamWaitValue, dev);
-}
 #define gpuHostAlloc(ptr, bytes) hipHostMalloc((ptr), (bytes), hipHostMallocDefault)
 #define gpuHostFree(ptr) hipHostFree(ptr)
 

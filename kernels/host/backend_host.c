@@ -84,7 +84,6 @@ int be_init(int index, be_info *info)
   info->device_index = 0;
   info->device_count = 1;
   info->is_accelerator = 0;
-  snprintf(info->face_copy, sizeof info->face_copy, "host");
 #ifdef _OPENMP
   info->host_threads = omp_get_max_threads();
 #else
@@ -125,33 +124,6 @@ int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind,
   (void)s;
   if (bytes) memcpy(dst, src, bytes);
   return BE_OK;
-}
-
-/* ---- flags set and awaited by streams: host streams are synchronous, a wait could only
- * deadlock (the writer would be another process) ---- */
-
-static const char no_flags[] = "the host backend has no device streams to set or await flags";
-
-int be_flags_supported(char *why, size_t why_len)
-{
-  snprintf(why, why_len, "%s", no_flags);
-  return 0;
-}
-int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value)
-{
-  (void)s;
-  (void)flag;
-  (void)value;
-  fail("be_stream_set_flag: %s", no_flags);
-  return BE_UNSUPPORTED;
-}
-int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value)
-{
-  (void)s;
-  (void)flag;
-  (void)value;
-  fail("be_stream_wait_flag: %s", no_flags);
-  return BE_UNSUPPORTED;
 }
 
 /* ---- sharing with other processes: nothing to share, fields are host memory ---- */
@@ -390,12 +362,12 @@ static void face_copy(const fd_grid *g, const fd_faces *fc, int face, real_t *u,
     }
 }
 
-int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
-                     real_t *const dst[FD_FACES], be_stream s)
+int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
+                  be_stream s)
 {
   (void)s;
   for (int face = 0; face < FD_FACES; face++)
-    if (f->active[face]) face_copy(g, f, face, (real_t *)u, dst[face], 1);
+    if (f->active[face]) face_copy(g, f, face, (real_t *)u, buf + f->offset[face], 1);
   return BE_OK;
 }
 
