@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_node.sh - issue 4 on an NVIDIA multi-GPU node, in one call: the multi-GPU tests (1, 2, 4
-# GPUs and 8 ranks on 4 GPUs, or 1, 2 GPUs and 4 and 8 ranks on 2 GPUs; GPU-aware MPI, staged
+# GPUs and 8 ranks on 4 GPUs, or 1, 2 GPUs and 4 and 8 ranks on 2 GPUs, or 2, 4 and 8 ranks
+# sharing one GPU; GPU-aware MPI, staged
 # MPI and the node-local IPC path (faces pulled by device copies, ordered by interprocess
 # events); every operator; bitwise equal to the single-GPU run; GPU
 # equal to the host backend to rounding; --mpi-gpu aware refused by a non-CUDA-aware MPI;
@@ -88,7 +89,15 @@ d = np.abs(g - h).max() / max(np.abs(h).max(), 1e-300)
 print(f"  gpu vs host: {g.size} points, max |diff| / max |host| = {d:.3e}")
 sys.exit(0 if g.size == h.size and d <= 1e-12 else 1)
 PY
-    [ "$ngpu" -lt 2 ] && continue
+    if [ "$ngpu" -lt 2 ]; then
+      # one GPU: ranks share it (as --oversubscribe on a workstation); every path still
+      # exchanges faces (IPC between processes of one device, GPU-aware and staged MPI)
+      for cfg in "2 1,1,2 ipc" "2 1,1,2 aware" "2 1,1,2 staged" "4 2,2,1 ipc" "8 2,2,2 aware"; do
+        read -r np procs mode <<< "$cfg"
+        case_run "$np" "$procs" "$mode" "$op"
+      done
+      continue
+    fi
     # IPC: 2 ranks on 2 GPUs, 4 ranks on 2 (or 4) GPUs (x, y and z faces; on 2 GPUs ranks
     # share them); heat and wave (whose inputs change every step, so stale ghosts show) also
     # through GPU-aware and staged MPI, and 8 ranks
@@ -181,14 +190,12 @@ run_bench() {
 #   weak256-PATH     2 GPUs (1,1,2) of 256^3, overlap, --baseline (one repeat)
 # with PATH mpi (GPU-aware MPI) and ipc (faces pulled, ordered by interprocess events and MPI
 # notes).
-# signal_latency first splits the time of a pushed 2 MiB face (pack, signal) in one process.
 # summarize.py: the table.
 run_halo() {
   local rec=$OUT/records r path
   mkdir -p "$rec"
   echo "== halo-path benchmarks on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/halo.log"
   "$bin/peer_bandwidth" > "$rec/peer_bandwidth.txt" 2>&1 # summarize.py prints it into halo.log
-  "$bin/signal_latency" 2>&1 | tee -a "$OUT/halo.log"
   for r in 1 2 3; do
     fd 1 --local 512,512,512 --iters 100 --json "$rec/weak512-1gpu-r$r.json" || bad "weak512 1 GPU r$r"
     for path in mpi ipc; do

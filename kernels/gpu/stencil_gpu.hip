@@ -665,14 +665,26 @@ extern "C" int be_kernel_resolve(const fd_grid *g, fd_kernel *k)
   return setup_tiles(g, k, lo, hi, &a);
 }
 
-/* The rule for --tune off (README "GPU kernels"; measurements in bench/results/README.md). */
+/* The rule for --tune off (README "GPU kernels"): short-chunk z-marching, one row and an x
+ * pair per thread, 32x8 blocks, chunks of 6 planes, the strips rule: within a point or two of
+ * the best measured configuration on the H100 and the H200 at 512^3 and 1024x1024x512
+ * (bench/results/README.md). */
 extern "C" int be_kernel_default(const fd_grid *g, fd_kernel *k)
 {
   memset(k, 0, sizeof *k);
   k->id = FD_KERNEL_ZMARCH;
+  k->tile = 1;
+  k->vec = 2;
+  k->block[0] = 32, k->block[1] = 8;
+  k->chunk = 6;
   return be_kernel_resolve(g, k);
 }
 
+/* The autotune's candidates: z-marching around the configurations that won on the H100 and
+ * the H200 (x pairs; blocks 32x4, 32x8, 64x4; chunks of 4, 6 and 8 planes; two rows per
+ * thread; single points), and the per-plane kernels of the lab notes (pairs with m = 2,
+ * m = 4 and m = 8, the seeds' best on MI250X), so that a device whose balance differs finds
+ * its own. */
 extern "C" int be_kernel_candidates(fd_kernel *list, int max)
 {
   int n = 0;
@@ -683,13 +695,13 @@ extern "C" int be_kernel_candidates(fd_kernel *list, int max)
     k.id = id, k.tile = tile, k.vec = vec, k.block[0] = bx, k.block[1] = by, k.chunk = chunk;
     list[n++] = k;
   };
-  static const int chunks[] = {8, 16, 32};
-  static const int shapes[][2] = {{64, 4}, {32, 8}};
-  for (int rows = 1; rows <= 2; rows++)
-    for (int vec = 1; vec <= 2; vec++)
-      for (int s = 0; s < 2; s++)
-        for (int c = 0; c < 3; c++)
-          add(FD_KERNEL_ZMARCH, rows, vec, shapes[s][0], shapes[s][1], chunks[c]);
+  static const int chunks[] = {4, 6, 8};
+  static const int shapes[][2] = {{32, 4}, {32, 8}, {64, 4}};
+  for (int s = 0; s < 3; s++)
+    for (int c = 0; c < 3; c++) add(FD_KERNEL_ZMARCH, 1, 2, shapes[s][0], shapes[s][1], chunks[c]);
+  add(FD_KERNEL_ZMARCH, 2, 2, 32, 4, 4);
+  add(FD_KERNEL_ZMARCH, 2, 2, 64, 4, 8);
+  add(FD_KERNEL_ZMARCH, 1, 1, 64, 4, 8);
   add(FD_KERNEL_REORDERED, 2, 2, 256, 1, 0); /* pairs */
   add(FD_KERNEL_REORDERED, 4, 1, 256, 1, 0); /* the lab notes' kernel 4 */
   add(FD_KERNEL_REORDERED, 8, 1, 256, 1, 0); /* the lab notes' best on MI250X */
