@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ncu_stencil.sh - Nsight Compute input for the stencil kernels: DRAM bytes read and written,
 # L2 hit rate and duration of the baseline (lab-notes kernel 1), the per-plane reordered kernel
-# with m = 8 (lab-notes kernel 5) and the default (reordered z-marching), one launch each on
-# 512^3 (kernel_sweep --profile). Fetch efficiency = theoretical fetch bytes (every point the
+# with m = 4 and m = 2 (lab-notes kernels 4 and 3) and the default (short-chunk z-marching), one
+# launch each on 512^3 (kernel_sweep --profile). Fetch efficiency = theoretical fetch bytes (every point the
 # stencil reads, once) / dram__bytes_read.sum; bench/results/README.md explains the numbers.
 #
 # Usage: bench/profile/ncu_stencil.sh KERNEL_SWEEP [SIZE]   (SIZE default 512x512x512)
