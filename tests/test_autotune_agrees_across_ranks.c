@@ -1,0 +1,100 @@
+/* test_autotune_agrees_across_ranks.c - the autotune's agreement (src/tune.c): whatever each
+ * rank measured, every rank takes the same candidate, the one whose slowest rank is fastest,
+ * and sees the slowest rank's times; and the whole autotune on this backend's candidates
+ * (tune_kernel) returns the same choice on every rank. Run on 1 and 3 ranks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <mpi.h>
+
+#include "fd_error.h"
+#include "tune.h"
+
+static int rank, size;
+
+/* Rank r measures candidate i as base[i] + r * bump[i]: candidate 1 is fastest on rank 0 but
+ * slowest on the last rank, so only the maximum over the ranks picks candidate 2. */
+static void test_agreement_takes_the_fastest_slowest_rank(void **state)
+{
+  (void)state;
+  const double base[4] = {5.0, 1.0, 2.0, 3.0}, bump[4] = {0.0, 2.0, 0.1, 0.0};
+  double ms[4];
+  for (int i = 0; i < 4; i++) ms[i] = base[i] + rank * bump[i];
+  int chosen = -1;
+  assert_int_equal(tune_agree(MPI_COMM_WORLD, ms, 4, &chosen), FD_OK);
+  const int last = size - 1;
+  int want = 0;
+  for (int i = 1; i < 4; i++)
+    if (base[i] + last * bump[i] < base[want] + last * bump[want]) want = i;
+  assert_int_equal(chosen, want);
+  if (size > 1) assert_int_equal(chosen, 2);
+  for (int i = 0; i < 4; i++) assert_true(ms[i] == base[i] + last * bump[i]);
+  /* every rank chose the same */
+  int lo = chosen, hi = chosen;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  assert_int_equal(lo, hi);
+}
+
+/* Ties go to the first candidate on every rank. */
+static void test_ties_go_to_the_first(void **state)
+{
+  (void)state;
+  double ms[3] = {2.0, 1.0, 1.0};
+  int chosen = -1;
+  assert_int_equal(tune_agree(MPI_COMM_WORLD, ms, 3, &chosen), FD_OK);
+  assert_int_equal(chosen, 1);
+}
+
+/* The whole trial on this backend: every rank gets the same candidate list, times and choice. */
+static void test_tune_kernel_same_on_every_rank(void **state)
+{
+  (void)state;
+  const int n[3] = {20 + rank, 9, 7}; /* blocks of different sizes */
+  fd_grid g;
+  assert_int_equal(fd_grid_init(&g, n, 1), 0);
+  real_t *u, *out;
+  be_stream s;
+  assert_int_equal(be_stream_create(&s, BE_PRIORITY_NORMAL), BE_OK);
+  assert_int_equal(be_malloc((void **)&u, g.elems * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&out, g.elems * sizeof(real_t)), BE_OK);
+  fd_field fl = {.kind = FD_FIELD_RANDOM, .scale = 1.0, .seed = 3};
+  assert_int_equal(be_fill(&g, &fl, u, s), BE_OK);
+  const fd_kernel_trial t = {g, FD_REGION_INTERIOR, FD_FACES_ALL, {-6, 1, 1, 1, 0}, u, NULL, out, s};
+  fd_tune tn;
+  assert_int_equal(tune_kernel(MPI_COMM_WORLD, &t, &tn), FD_OK);
+  assert_true(tn.ran && tn.n >= 1 && tn.chosen >= 0 && tn.chosen < tn.n);
+  int mine[2] = {tn.n, tn.chosen}, lo[2], hi[2];
+  MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  assert_int_equal(lo[0], hi[0]);
+  assert_int_equal(lo[1], hi[1]);
+  double first = tn.ms[0], first_hi;
+  MPI_Allreduce(&first, &first_hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  assert_true(first == first_hi);
+  be_free(u);
+  be_free(out);
+  be_stream_destroy(s);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  be_info info;
+  if (be_init(0, &info) != BE_OK) return 1;
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_agreement_takes_the_fastest_slowest_rank),
+    cmocka_unit_test(test_ties_go_to_the_first),
+    cmocka_unit_test(test_tune_kernel_same_on_every_rank),
+  };
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  be_finalize();
+  MPI_Finalize();
+  return failed;
+}
