@@ -15,6 +15,7 @@
 #include "fd_error.h"
 #include "bind.h"
 #include "options.h"
+#include "provenance.h"
 #include "report.h"
 #include "solver.h"
 
@@ -58,6 +59,8 @@ static int finish(int code)
 
 int main(int argc, char **argv)
 {
+  fd_provenance prov; /* what the run ran on: start time now, the rest after the device */
+  prov_start(&prov);
   /* FUNNELED: the snapshot writer thread makes no MPI call (snapshot.h); snapshot_create
    * refuses to run snapshots where MPI provides less */
   int provided = MPI_THREAD_SINGLE;
@@ -94,6 +97,7 @@ int main(int argc, char **argv)
            dev.device_count);
   fd_binding *binding = NULL; /* rank 0: one record per rank */
   int nbinding = 0;
+  if (rc == FD_OK) rc = fd_agree(world, prov_collect(&prov));
   if (rc == FD_OK) rc = bind_report(world, &dev, o.bind_report, stdout, &binding, &nbinding);
   if (rc == FD_OK) rc = fd_run(&o, world, &dev, &r);
 
@@ -112,10 +116,10 @@ int main(int argc, char **argv)
     return FD_ERR_RUNTIME;
   }
   if (rank == 0) {
-    report_print(stdout, &o, &dev, &r);
+    report_print(stdout, &o, &dev, &r, &prov);
     fflush(stdout);
     if (json) {
-      report_json(json, &o, &dev, &r, binding, nbinding);
+      report_json(json, &o, &dev, &r, binding, nbinding, &prov);
       fclose(json);
     }
   }

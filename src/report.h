@@ -7,11 +7,15 @@
 #include "backend.h"
 #include "bind.h"
 #include "options.h"
+#include "provenance.h"
 #include "solver.h"
 
-void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r);
-/* The JSON record; binding (rank 0's gathered records, may be NULL) goes in "binding". */
+/* The report; its header carries the provenance (build, MPI, GPU, job, MPI environment). */
+void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
+                  const fd_provenance *prov);
+/* The JSON record; binding (rank 0's gathered records, may be NULL) goes in "binding", the
+ * provenance in its own keys (provenance.h). */
 void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
-                 const fd_binding *binding, int nbinding);
+                 const fd_binding *binding, int nbinding, const fd_provenance *prov);
 
 #endif

@@ -133,7 +133,9 @@ RUN_COLS = ["study", "variant", "git_commit", "date", "device", "backend", "prec
             "overlap", "step_ms_avg", "step_ms_max", "pack_ms_avg", "exchange_ms_avg",
             "unpack_ms_avg", "interior_ms_avg", "boundary_ms_avg", "bw_per_rank_GBs_avg",
             "bw_total_GBs", "halo_GBs_avg", "hidden_share_avg", "efficiency_vs_alone_avg",
-            "verification"]
+            "verification", "start_time", "mpi_library", "gpu_runtime", "gpu_driver", "compiler",
+            "build_type", "build_flags", "hwloc", "slurm_job_id", "slurm_nodelist", "mpi_env",
+            "binding_source"]
 
 def results_shape():
     cols, rows = read(os.path.join(work, "results.csv"))
@@ -164,6 +166,11 @@ def results_values():
         step = float(r["step_ms_max"])
         if not (math.isfinite(step) and step > 0):
             return f"{where}: step {step}"
+        # provenance carried from the record
+        if not (r["mpi_library"] and r["compiler"] and r["start_time"] and r["gpu_runtime"] == "none"):
+            return f"{where}: provenance missing: {r['mpi_library']!r} {r['compiler']!r} {r['start_time']!r}"
+        if r["binding_source"] not in ("hwloc", "os"):
+            return f"{where}: binding_source {r['binding_source']!r}"
     got = sorted({(r["study"], r["variant"], int(r["ranks"])) for r in rows})
     want = sorted([("weak", v, n) for v in ("overlap", "no-overlap") for n in (1, 2, 4, 8)]
                   + [("strong", "overlap", n) for n in (1, 2, 4, 8)])
@@ -272,7 +279,7 @@ else
   show_tail "$work/x.out"
 fi
 if "$py" "$scaling/collect.py" "$work/bad-verify" --study weak --allow-failed -o "$work/x.csv" \
-  >"$work/x.out" 2>&1 && grep -q ',failed$' "$work/x.csv"; then
+  >"$work/x.out" 2>&1 && "$py" -c 'import csv, sys; assert [r["verification"] for r in csv.DictReader(open(sys.argv[1]))] == ["failed"]' "$work/x.csv"; then
   pass "collect.py --allow-failed keeps it, marked failed"
 else
   fail "collect.py --allow-failed"
