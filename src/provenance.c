@@ -110,8 +110,8 @@ int prov_collect(fd_provenance *p)
 
 void prov_print(FILE *out, const fd_provenance *p)
 {
-  fprintf(out, "  built       %s, %s, %s; hwloc %s\n", FDMINI_COMPILER, FDMINI_BUILD_TYPE,
-          FDMINI_BUILD_FLAGS, FDMINI_HWLOC_VERSION);
+  fprintf(out, "  built       %s, %s, %s; hwloc %s; GTL %s\n", FDMINI_COMPILER,
+          FDMINI_BUILD_TYPE, FDMINI_BUILD_FLAGS, FDMINI_HWLOC_VERSION, FDMINI_GTL_STATUS);
   fprintf(out, "  MPI         %s\n", p->mpi_library);
   fprintf(out, "  GPU         runtime %s, driver %s\n", p->gpu_runtime, p->gpu_driver);
   if (p->slurm_job_id[0])
@@ -133,6 +133,7 @@ void prov_json(fd_json *j, const fd_provenance *p)
   json_str(j, "build_type", FDMINI_BUILD_TYPE);
   json_str(j, "build_flags", FDMINI_BUILD_FLAGS);
   json_str(j, "hwloc", FDMINI_HWLOC_VERSION);
+  json_str(j, "gtl", FDMINI_GTL_STATUS);
   json_str(j, "mpi_library", p->mpi_library);
   json_str(j, "gpu_runtime", p->gpu_runtime);
   json_str(j, "gpu_driver", p->gpu_driver);

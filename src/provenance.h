@@ -1,7 +1,7 @@
 /* provenance.h - what a run ran on and with, for the report header and the JSON record, so
  * that a scaling study can say which software stack produced each number:
  *   build     compiler ids and versions, build type, flags (generated/fdmini_config.h, from
- *             CMake), hwloc version, git commit
+ *             CMake), hwloc version, the GTL of Cray MPICH (linked or not), git commit
  *   MPI       the first line of MPI_Get_library_version
  *   GPU       the runtime and driver versions (be_runtime_versions; "none" on the host backend)
  *   job       start time (UTC), SLURM_JOB_ID and SLURM_JOB_NODELIST where set
@@ -59,7 +59,7 @@ int prov_env_selected(const char *name);
  * "  MPI env ..."). Not Collective. */
 void prov_print(FILE *out, const fd_provenance *p);
 
-/* Members of the open JSON object j: start_time, compiler, build_type, build_flags, hwloc,
+/* Members of the open JSON object j: start_time, compiler, build_type, build_flags, hwloc, gtl,
  * mpi_library, gpu_runtime, gpu_driver, slurm_job_id and slurm_nodelist (null when not under
  * Slurm), mpi_env {name: value}. Not Collective. */
 void prov_json(fd_json *j, const fd_provenance *p);

@@ -115,6 +115,7 @@ static void test_collect_records_the_environment_sorted_and_cut(void **state)
   assert_non_null(strstr(json, "\"mpi_env\": {"));
   assert_non_null(strstr(json, "\"MPICH_FDMINI_TEST_A\": \"1\""));
   assert_non_null(strstr(json, "\"build_flags\": \""));
+  assert_non_null(strstr(json, "\"gtl\": \"" FDMINI_GTL_STATUS "\""));
   free(json);
 
   unsetenv("UCX_FDMINI_TEST_B");

@@ -187,7 +187,7 @@ assert r["face_copy"] in ("host", "kernel", "engine") and r["ipc_sync"] == "even
 assert r["ipc_copy_ms"]["max"] == 0
 # provenance: what the run ran on
 import os, re
-for k in ("compiler", "build_type", "build_flags", "hwloc", "mpi_library", "gpu_runtime", "gpu_driver"):
+for k in ("compiler", "build_type", "build_flags", "hwloc", "gtl", "mpi_library", "gpu_runtime", "gpu_driver"):
     assert isinstance(r[k], str) and r[k] and r[k] != "unknown", (k, r[k])
 assert r["build_flags"].startswith("C: "), r["build_flags"]
 assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["start_time"]) and r["start_time"] <= r["date"]
