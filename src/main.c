@@ -104,6 +104,8 @@ int main(int argc, char **argv)
   int nbinding = 0;
   if (rc == FD_OK) rc = fd_agree(world, prov_collect(&prov));
   if (rc == FD_OK) rc = bind_report(world, &dev, o.bind_report, stdout, &binding, &nbinding);
+  /* --halo-path ipc where each rank sees one GPU: refused with its reason before allocating */
+  if (rc == FD_OK) rc = site_check_ipc(world, &o, &dev);
   if (rc == FD_OK) rc = fd_run(&o, world, &dev, &r);
 
   /* agreed on every rank: bad input, I/O, or a runtime failure all ranks checked together

@@ -1,8 +1,10 @@
 /* site.c - checks a supercomputer's job setup calls for (site.h): GPU-aware Cray MPICH without
- * its GTL, refused before MPI_Init. The driver reads the launcher's environment here on
+ * its GTL, refused before MPI_Init; the IPC halo path where each rank sees only its own GPU,
+ * refused before anything is allocated. The driver reads the launcher's environment here on
  * purpose: these are facts about the job, not settings of fdmini. */
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,4 +72,59 @@ int site_check_gtl(FILE *err)
                  "--mpi-gpu staged, or build with the GTL (README: LUMI-G and Frontier)\n",
             want, FDMINI_GTL_STATUS);
   return FD_ERR_USAGE;
+}
+
+/* ---- --halo-path ipc where every rank sees one GPU ---- */
+
+int site_ipc_refusal(const site_gpu *ranks, int n, char *why, size_t len)
+{
+  if (why && len) why[0] = '\0';
+  const char *first = NULL, *other = NULL; /* two distinct GPUs, if there are */
+  for (int i = 0; i < n; i++) {
+    if (!ranks[i].pci[0] || ranks[i].device_count != 1) return 0;
+    if (!first) first = ranks[i].pci;
+    else if (strcmp(first, ranks[i].pci) != 0 && !other) other = ranks[i].pci;
+  }
+  if (!first || !other) return 0; /* one GPU shared by every rank: IPC works */
+  if (why && len)
+    snprintf(why, len, "--halo-path ipc: each rank on host %s sees only its own GPU (1 visible "
+                       "device, e.g. %s and %s: ROCR_VISIBLE_DEVICES/CUDA_VISIBLE_DEVICES per "
+                       "rank, select_gpu.sh or --gpus-per-task=1), so ranks cannot map each "
+                       "other's GPU memory; use --halo-path auto or mpi (GPU-aware MPI moves the "
+                       "faces)",
+             ranks[0].host, first, other);
+  return 1;
+}
+
+int site_check_ipc(MPI_Comm comm, const fd_options *o, const be_info *dev)
+{
+  if (o->halo_path != FD_HALO_PATH_IPC || !dev->is_accelerator) return FD_OK;
+  MPI_Comm node;
+  int n = 0, len = 0;
+  FD_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  FD_MPI(MPI_Comm_size(node, &n));
+  site_gpu me;
+  memset(&me, 0, sizeof me);
+  char host[MPI_MAX_PROCESSOR_NAME];
+  FD_MPI(MPI_Get_processor_name(host, &len));
+  snprintf(me.host, sizeof me.host, "%.*s", len < (int)sizeof me.host ? len : (int)sizeof me.host - 1, host);
+  snprintf(me.pci, sizeof me.pci, "%s", dev->pci_bus_id);
+  me.device_count = dev->device_count;
+  site_gpu *all = malloc((size_t)n * sizeof *all);
+  int err = all ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "site: no memory for %d device records", n);
+  if (err == FD_OK) {
+    int rc = MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, node);
+    if (rc != MPI_SUCCESS) err = fd_mpi_failed(__FILE__, __LINE__, "MPI_Allgather(devices)", rc);
+  }
+  if (err == FD_OK) {
+    for (int i = 0; i < n; i++) {
+      all[i].host[sizeof all[i].host - 1] = '\0';
+      all[i].pci[sizeof all[i].pci - 1] = '\0';
+    }
+    char why[512];
+    if (site_ipc_refusal(all, n, why, sizeof why)) err = fd_set_error(FD_ERR_USAGE, "%s", why);
+  }
+  free(all);
+  MPI_Comm_free(&node);
+  return fd_agree(comm, err);
 }

@@ -33,4 +33,24 @@ int site_check_gtl(FILE *err);
  * (dl_iterate_phdr); 0 otherwise. Not Collective. */
 int site_gtl_loaded(char *name, size_t len);
 
+/* One rank's device, as site_ipc_refusal sees it. */
+typedef struct {
+  char host[64];
+  char pci[32];      /* be_info.pci_bus_id; "" on the host backend */
+  int device_count;  /* devices this rank sees */
+} site_gpu;
+
+/* Pure: given the ranks of one host, whether the IPC halo path is impossible because every rank
+ * sees exactly one device and the ranks drive more than one distinct GPU (so neighbours on
+ * different GPUs cannot reach each other's memory). 1 and one line in why[len] then; 0
+ * otherwise (one GPU shared by every rank, or ranks that see several GPUs: halo_create decides
+ * per face). Not Collective. */
+int site_ipc_refusal(const site_gpu *ranks, int n, char *why, size_t len);
+
+/* With --halo-path ipc on a GPU backend: gathers every rank's device on its node
+ * (MPI_COMM_TYPE_SHARED) and refuses, agreed on every rank (FD_ERR_USAGE, message from the
+ * lowest failing rank), where site_ipc_refusal says the path is impossible. FD_OK otherwise, and
+ * for every other --halo-path. Collective over comm. */
+int site_check_ipc(MPI_Comm comm, const fd_options *o, const be_info *dev);
+
 #endif

@@ -48,6 +48,11 @@ DEFAULT_BINARY = {
     "frontier": os.path.join(REPO_ROOT, "build-frontier", "fdmini"),
 }
 DEFAULT_PARTITION = {"lumi-g": "standard-g", "frontier": None, "local": None}
+# Machines whose jobs give each rank only its own GCD (LUMI-G: select_gpu sets
+# ROCR_VISIBLE_DEVICES=$SLURM_LOCALID; Frontier: --gpus-per-task=1): a rank cannot map another
+# GCD's memory, so fdmini refuses --halo-path ipc there and the study leaves it out.
+ONE_GCD_PER_RANK = {"lumi-g": "select_gpu: ROCR_VISIBLE_DEVICES=$SLURM_LOCALID",
+                    "frontier": "--gpus-per-task=1 --gpu-bind=closest"}
 
 
 class StudyError(Exception):
@@ -197,7 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--halo-path", type=parse_choices(["auto", "mpi", "ipc"]), default=None,
                      metavar="LIST", help="auto, mpi, ipc or several: each is a variant (default: "
                      "fdmini's own, auto, not named in variant names); ipc makes one variant "
-                     "without --mpi-gpu (an ipc exchange sends no face through MPI)")
+                     "without --mpi-gpu (an ipc exchange sends no face through MPI) and is left "
+                     "out on lumi-g and frontier, where each rank sees only its own GCD")
     run.add_argument("--iters", type=positive_int, help="fdmini --iters (default: fdmini's, 100)")
     run.add_argument("--warmup", type=non_negative_int, help="fdmini --warmup (default: fdmini's)")
     run.add_argument("--kernel", choices=["baseline", "reordered"], help="fdmini --kernel")
@@ -617,6 +623,23 @@ def prepare_out_dir(args: argparse.Namespace) -> str:
     return out
 
 
+def drop_ipc_where_each_rank_sees_one_gcd(args: argparse.Namespace) -> List[dict]:
+    """On lumi-g and frontier, remove 'ipc' from --halo-path (each rank sees one GCD, so fdmini
+    refuses the IPC path); returns what was left out and why, for the manifest. A study of ipc
+    alone is an error there."""
+    if args.machine not in ONE_GCD_PER_RANK or not args.halo_path or "ipc" not in args.halo_path:
+        return []
+    why = (f"each rank sees only its own GCD on {args.machine} ({ONE_GCD_PER_RANK[args.machine]}), "
+           "so fdmini refuses --halo-path ipc: a rank cannot map another GCD's memory")
+    kept = [h for h in args.halo_path if h != "ipc"]
+    if not kept:
+        raise StudyError(f"--halo-path ipc: {why}; use --halo-path auto or mpi (GPU-aware MPI "
+                         "moves the faces)")
+    print(f"study: note: --halo-path ipc left out: {why}; the faces go through MPI")
+    args.halo_path = kept
+    return [{"halo_path": "ipc", "why": why}]
+
+
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """The `run` subcommand."""
     if args.machine == "local":
@@ -634,6 +657,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                              "(--binary PATH)")
         print(f"study: warning: fdmini binary '{binary}' does not exist here; the jobs need it",
               file=sys.stderr)
+    left_out = drop_ipc_where_each_rank_sees_one_gcd(args)
     variants = make_variants(args.variants, args.mpi_gpu, args.halo_path)
     runs = plan_runs(args, variants)
     print(f"study: {args.study} scaling on {args.machine}, size {size_text(args.size)} "
@@ -650,6 +674,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     out_dir = prepare_out_dir(args)
     print(f"study: output folder {out_dir}")
     manifest = new_manifest(args, argv, binary, variants, runs)
+    if left_out:
+        manifest["left_out"] = left_out
     write_manifest(out_dir, manifest)
     if args.machine == "local":
         t0 = time.monotonic()
