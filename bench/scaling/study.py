@@ -230,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "(write --launcher-args='...')")
     run.add_argument("--timeout", type=positive_int, default=900,
                      help="local only: seconds a run may take before it is killed (default 900)")
-    run.add_argument("--account", help="lumi-g/frontier: #SBATCH --account (project)")
+    run.add_argument("--account", help="lumi-g/frontier: #SBATCH --account (project; required "
+                     "unless SBATCH_ACCOUNT is set)")
     run.add_argument("--partition", help="lumi-g/frontier: #SBATCH --partition "
                      "(default standard-g on LUMI-G, the site default on Frontier)")
     run.add_argument("--time", default="00:30:00", metavar="HH:MM:SS",
@@ -650,6 +651,10 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             raise StudyError("--setup and --chain are for lumi-g and frontier, not local")
     elif args.launcher != "mpirun":
         raise StudyError(f"--launcher is for local; on {args.machine} jobs use srun")
+    elif not args.account and not os.environ.get("SBATCH_ACCOUNT"):
+        raise StudyError(f"--account is required on {args.machine}: every job is billed to a "
+                         "project (e.g. --account project_465000000 on LUMI, --account abc123 on "
+                         "Frontier; or set SBATCH_ACCOUNT)")
     binary = os.path.abspath(args.binary or DEFAULT_BINARY[args.machine])
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         if args.machine == "local" and not args.dry_run:
