@@ -42,10 +42,14 @@ GCDS_PER_NODE = 8  # LUMI-G and Frontier: 4 MI250X per node, 2 GCDs each
 # LUMI-G: the core closest to each GCD 0..7 (LUMI documentation, "GPU binding").
 LUMI_CPU_MAP = "map_cpu:49,57,17,25,1,9,33,41"
 REPO_ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+# Installed (cmake --install, P/share/fdmini/bench/scaling/study.py): P/bin/fdmini.
+INSTALLED_BINARY = os.path.normpath(os.path.join(REPO_ROOT, "..", "..", "bin", "fdmini"))
+IN_CHECKOUT = os.path.exists(os.path.join(REPO_ROOT, "CMakeLists.txt"))
 DEFAULT_BINARY = {
-    "local": os.path.join(REPO_ROOT, "build", "fdmini"),
-    "lumi-g": os.path.join(REPO_ROOT, "build-lumi", "fdmini"),
-    "frontier": os.path.join(REPO_ROOT, "build-frontier", "fdmini"),
+    "local": os.path.join(REPO_ROOT, "build", "fdmini") if IN_CHECKOUT else INSTALLED_BINARY,
+    "lumi-g": os.path.join(REPO_ROOT, "build-lumi", "fdmini") if IN_CHECKOUT else INSTALLED_BINARY,
+    "frontier": (os.path.join(REPO_ROOT, "build-frontier", "fdmini") if IN_CHECKOUT
+                 else INSTALLED_BINARY),
 }
 DEFAULT_PARTITION = {"lumi-g": "standard-g", "frontier": None, "local": None}
 # Machines whose jobs give each rank only its own GCD (LUMI-G: select_gpu sets
@@ -222,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "a study")
     run.add_argument("--binary", metavar="PATH",
                      help="fdmini binary (default: build/fdmini for local, build-lumi/fdmini, "
-                     "build-frontier/fdmini)")
+                     "build-frontier/fdmini of the checkout; installed: PREFIX/bin/fdmini)")
     run.add_argument("--launcher", choices=["mpirun", "srun"], default="mpirun",
                      help="local only: mpirun -n N --oversubscribe (default) or srun -n N")
     run.add_argument("--launcher-args", default="", metavar="'ARGS'",
