@@ -107,6 +107,22 @@ else
   show_tail "$work/plot.out"
 fi
 
+# plot.py run by a python3 without matplotlib (a venv first on PATH) uses the system's, which has
+# it (tools/install-deps.sh installs python3-matplotlib for /usr/bin/python3)
+if [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null &&
+  /usr/bin/python3 -m venv "$work/venv" >/dev/null 2>&1 && ! "$work/venv/bin/python3" -c 'import matplotlib' 2>/dev/null; then
+  if "$work/venv/bin/python3" "$scaling/plot.py" "$work/summary.csv" -o "$work/plots-venv" >"$work/venv.out" 2>&1 &&
+    grep -q "running with /usr/bin/python3, which has it" "$work/venv.out" &&
+    [[ $(find "$work/plots-venv" -name '*.png' | wc -l) -eq 6 ]]; then
+    pass "plot.py under a python3 without matplotlib runs again with /usr/bin/python3"
+  else
+    fail "plot.py under a python3 without matplotlib"
+    show_tail "$work/venv.out"
+  fi
+else
+  echo "bench test: (no venv without matplotlib could be made: the interpreter fallback is not checked)"
+fi
+
 # 3. Contents. Each check prints PASS:/FAIL: lines; they are counted below.
 "$py" - "$work" <<'PY' >"$work/checks.out" 2>&1
 import csv, glob, json, math, os, struct, sys
