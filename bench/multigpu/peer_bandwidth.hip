@@ -2,7 +2,7 @@
 // (hipMemcpyPeerAsync; cudaMemcpyPeerAsync through gpu_runtime.h), one way and both ways at
 // once, for message sizes around a halo face (a 512^2 face of doubles is 2 MiB), and single
 // copies pushed by the source or pulled by the destination (what one face costs). It is the
-// reference fdmini's halo bandwidth is compared with (bench/multigpu/README.md).
+// reference fdmini's halo bandwidth is compared with (bench/results/multigpu/README.md).
 // Usage: peer_bandwidth            (prints one line per size and direction)
 #include <stdio.h>
 #include <stdlib.h>

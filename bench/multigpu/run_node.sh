@@ -155,7 +155,7 @@ PY
       ok "--halo-path auto with the neighbour's GPU invisible: MPI path, PASS, bitwise equal"; else bad "auto out of reach"; cat "$work/last.log" >> "$OUT/tests.log"; fi
     # compute-sanitizer on 2 ranks (memcheck) on the IPC path, pushed and pulled. Staged MPI,
     # so that Open MPI's own CUDA calls stay out of the report
-    # (bench/results/multigpu/sanitizer-aware-api-errors.log): every face goes by IPC anyway,
+    # (bench/results/multigpu/README.md, its last finding): every face goes by IPC anyway,
     # and API errors are reported.
     # The flag ordering pushed and pulled, and the event ordering (default) pushed and pulled.
     # (FDMINI_IPC_MOVE is always set: pull is the default.)
