@@ -273,9 +273,8 @@ def reexec_with_system_python() -> None:
     """When this interpreter lacks matplotlib (a venv, conda or module python3 first on PATH)
     but the system's python3 has it, run this script again with that one (never returns then).
     """
+    # (a venv's python3 is the same binary as the system's, with other packages: ask it)
     if os.environ.get("FDMINI_PLOT_REEXEC") or not os.access(SYSTEM_PYTHON, os.X_OK):
-        return
-    if os.path.realpath(sys.executable) == os.path.realpath(SYSTEM_PYTHON):
         return
     probe = subprocess.run([SYSTEM_PYTHON, "-c", "import matplotlib"], capture_output=True,
                            check=False)
