@@ -21,8 +21,9 @@ Records that are not fdmini-run/1 or whose verification failed are errors (exit 
 file named) unless --allow-failed lets the failed ones through.
 
 Every row also carries the record's provenance (what the run ran on): start time, MPI library,
-GPU runtime and driver, compiler, build type and flags, hwloc, Slurm job id and node list, the
-MPI-related environment (`mpi_env`, NAME=VALUE pairs joined by ';') and the binding's source.
+GPU runtime and driver, compiler, build type and flags, hwloc, the Cray GTL, Slurm job id and
+node list, the MPI-related environment (`mpi_env`, NAME=VALUE pairs joined by ';') and the
+binding's source.
 Records written before fdmini recorded these leave those cells empty.
 """
 
@@ -56,7 +57,7 @@ RUN_COLUMNS = [
     "verification",
     # provenance: what the run ran on (empty for records that predate it)
     "start_time", "mpi_library", "gpu_runtime", "gpu_driver", "compiler", "build_type",
-    "build_flags", "hwloc", "slurm_job_id", "slurm_nodelist", "mpi_env", "binding_source",
+    "build_flags", "hwloc", "gtl", "slurm_job_id", "slurm_nodelist", "mpi_env", "binding_source",
 ]
 
 # summary.csv: one row per (study, size, op, variant, ranks).
@@ -262,6 +263,7 @@ def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict
         "gpu_runtime": text(rec.get("gpu_runtime")), "gpu_driver": text(rec.get("gpu_driver")),
         "compiler": text(rec.get("compiler")), "build_type": text(rec.get("build_type")),
         "build_flags": text(rec.get("build_flags")), "hwloc": text(rec.get("hwloc")),
+        "gtl": text(rec.get("gtl")),
         "slurm_job_id": text(rec.get("slurm_job_id")),
         "slurm_nodelist": text(rec.get("slurm_nodelist")),
         "mpi_env": env_text(rec.get("mpi_env")),

@@ -150,7 +150,7 @@ RUN_COLS = ["study", "variant", "git_commit", "date", "device", "backend", "prec
             "unpack_ms_avg", "interior_ms_avg", "boundary_ms_avg", "bw_per_rank_GBs_avg",
             "bw_total_GBs", "halo_GBs_avg", "hidden_share_avg", "efficiency_vs_alone_avg",
             "verification", "start_time", "mpi_library", "gpu_runtime", "gpu_driver", "compiler",
-            "build_type", "build_flags", "hwloc", "slurm_job_id", "slurm_nodelist", "mpi_env",
+            "build_type", "build_flags", "hwloc", "gtl", "slurm_job_id", "slurm_nodelist", "mpi_env",
             "binding_source"]
 
 def results_shape():
