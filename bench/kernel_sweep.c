@@ -1,7 +1,8 @@
-/* kernel_sweep.c - GPU stencil sweep in the manner of the AMD lab notes' tables: every
- * variant (baseline, reordered per-plane, reordered z-marching) x tile factor m x block shape
- * (x vector width, x z-chunks for the default) -> median time, effective GB/s and % of the
- * device-to-device memcpy bandwidth measured in the same run, for each size given.
+/* kernel_sweep.c - GPU stencil sweep in the manner of the AMD lab notes' tables: every variant
+ * (baseline, reordered per plane, short-chunk z-marching) x its configurations -> median time,
+ * effective GB/s and % of the device-to-device memcpy bandwidth measured in the same run, for
+ * each size given; and the configuration the start-up autotune picks on that grid (the same
+ * candidates and the same timing routine as fdmini, fd_kernel_time) beside the best measured.
  *
  * Effective bytes, as the lab notes count them: every point the stencil reads once (the
  * interior plus the six ghost faces, (nx+2)(ny+2)(nz+2) - 8 - 4(nx+ny+nz)) plus every point it
@@ -14,10 +15,13 @@
  *
  * Usage: kernel_sweep [--size NXxNYxNZ]... [--reps N] [--quick] [--csv FILE] [--md FILE]
  *                     [--only-default] [--profile] [--device-slug]
- *   --quick         fewer block shapes
- *   --only-default  only be_kernel_default's configuration
- *   --profile       baseline, lab-notes kernel 5 (plane m=8, 256x1) and the default, once
- *                   each without warm-up: the input of bench/profile/ncu_stencil.sh
+ *   --quick         the default, the autotune's candidates and a few more
+ *   --only-default  only be_kernel_default's configuration and the autotune's choice
+ *   --match TEXT    only configurations whose spec contains TEXT, or one of the '|'-separated
+ *                   TEXTs (and the default and the autotune's choice), e.g. --match
+ *                   'zmarch:tile=1|reordered:tile=2,vec=2' 
+ *   --profile       baseline, the lab notes' kernels 4 and 5, the default, once each without
+ *                   warm-up: the input of bench/profile/ncu_stencil.sh
  *   --device-slug   print the device name as a file-name slug ("NVIDIA-H100-80GB-HBM3") and exit
  */
 #define _POSIX_C_SOURCE 200809L
@@ -37,19 +41,16 @@
     }                                                                                       \
   } while (0)
 
-typedef struct {
-  fd_kernel k;
-  gpu_stencil_cfg cfg;
-  const char *tag; /* "default" for the be_kernel_default configuration */
-} sweep_cfg;
+enum { TAG_DEFAULT = 1, TAG_CANDIDATE = 2, TAG_AUTOTUNE = 4 };
 
 typedef struct {
-  char desc[96];
-  const char *variant;
-  int m;
+  fd_kernel k;   /* as listed */
+  fd_kernel run; /* as resolved for the grid */
+  char desc[FD_KERNEL_SPEC_MAX];
+  int tags;
   double ms, gbs, pct;
-  int is_default, bitwise_ok;
-} result;
+  int bitwise_ok;
+} entry;
 
 static int cmp_float(const void *a, const void *b)
 {
@@ -63,82 +64,98 @@ static double median_ms(float *t, int n)
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-/* One timed operation on stream s (a stencil launch or the reference copy). */
-typedef int (*timed_op)(void *ctx, be_stream s);
-
-/* Times `reps` runs of op after `warm` untimed ones, events around each; median ms. */
-static double time_op(timed_op op, void *ctx, be_stream s, be_event e0, be_event e1, int warm,
-                      int reps)
+static int same_kernel(const fd_kernel *a, const fd_kernel *b)
 {
-  float *t = malloc(sizeof *t * (size_t)reps);
-  if (!t) {
-    fprintf(stderr, "kernel_sweep: out of host memory\n");
-    exit(1);
+  return a->id == b->id && a->tile == b->tile && a->vec == b->vec && a->block[0] == b->block[0] &&
+         a->block[1] == b->block[1] && a->chunk == b->chunk && a->strips == b->strips;
+}
+
+/* Adds k (unless an entry resolving to the same configuration exists: then only its tags). */
+static int add(entry *list, int n, int max, const fd_grid *g, fd_kernel k, int tags)
+{
+  fd_kernel r = k;
+  CHECK(be_kernel_resolve(g, &r));
+  for (int i = 0; i < n; i++)
+    if (same_kernel(&list[i].run, &r)) {
+      list[i].tags |= tags;
+      return n;
+    }
+  if (n >= max) return n;
+  memset(&list[n], 0, sizeof list[n]);
+  list[n].k = k;
+  list[n].run = r;
+  list[n].tags = tags;
+  fd_kernel_format(&r, list[n].desc, sizeof list[n].desc);
+  return n + 1;
+}
+
+/* 1 when spec contains one of the '|'-separated parts of pattern. */
+static int matches(const char *spec, const char *pattern)
+{
+  char part[128];
+  for (const char *p = pattern; *p;) {
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    if (len >= sizeof part) len = sizeof part - 1;
+    memcpy(part, p, len);
+    part[len] = '\0';
+    if (len && strstr(spec, part)) return 1;
+    if (!bar) break;
+    p = bar + 1;
   }
-  for (int r = 0; r < warm; r++) CHECK(op(ctx, s));
+  return 0;
+}
+
+static fd_kernel kcfg(fd_kernel_id id, int tile, int vec, int bx, int by, int chunk)
+{
+  fd_kernel k;
+  memset(&k, 0, sizeof k);
+  k.id = id, k.tile = tile, k.vec = vec, k.block[0] = bx, k.block[1] = by, k.chunk = chunk;
+  return k;
+}
+
+/* Times `reps` launches of k after `warm` untimed ones, events around each; median ms. */
+static double time_stencil(const fd_kernel_trial *t, const fd_kernel *k, be_event e0,
+                           be_event e1, int warm, int reps)
+{
+  float *ms = malloc(sizeof *ms * (size_t)reps);
+  if (!ms) exit(1);
+  for (int r = 0; r < warm; r++)
+    CHECK(be_stencil(&t->grid, t->region, t->deferred, &t->coeffs, t->u, t->f, t->out, *k, t->stream));
   for (int r = 0; r < reps; r++) {
-    CHECK(be_event_record(e0, s));
-    CHECK(op(ctx, s));
-    CHECK(be_event_record(e1, s));
+    CHECK(be_event_record(e0, t->stream));
+    CHECK(be_stencil(&t->grid, t->region, t->deferred, &t->coeffs, t->u, t->f, t->out, *k, t->stream));
+    CHECK(be_event_record(e1, t->stream));
     CHECK(be_event_sync(e1));
-    CHECK(be_event_elapsed_ms(&t[r], e0, e1));
+    CHECK(be_event_elapsed_ms(&ms[r], e0, e1));
   }
-  double m = median_ms(t, reps);
-  free(t);
+  double m = median_ms(ms, reps);
+  free(ms);
   return m;
 }
 
-typedef struct {
-  const fd_grid *g;
-  const fd_coeffs *c;
-  const real_t *u;
-  real_t *out;
-  const sweep_cfg *sc;
-  gpu_stencil_cfg *used;
-} stencil_op;
-
-static int run_stencil(void *ctx, be_stream s)
+static double time_copy(void *dst, const void *src, size_t bytes, be_stream s, be_event e0,
+                        be_event e1, int warm, int reps)
 {
-  const stencil_op *o = ctx;
-  return gpu_stencil_launch(o->g, FD_REGION_ALL, 0, o->c, o->u, NULL, o->out, o->sc->k,
-                            &o->sc->cfg, s, o->used);
-}
-
-typedef struct {
-  void *dst;
-  const void *src;
-  size_t bytes;
-} copy_op;
-
-static int run_copy(void *ctx, be_stream s)
-{
-  const copy_op *o = ctx;
-  return be_memcpy_async(o->dst, o->src, o->bytes, BE_COPY_D2D, s);
-}
-
-/* zchunks < 0: -zchunks times the rule's number of chunks */
-static int add_cfg(sweep_cfg *list, int n, int max, fd_kernel_id id, int m, gpu_schedule sched,
-                   int bx, int by, int vec, int depth, int zchunks, int prefetch, const char *tag)
-{
-  if (n >= max) return n;
-  memset(&list[n], 0, sizeof list[n]);
-  list[n].k.id = id;
-  list[n].k.tile = m;
-  list[n].cfg.schedule = sched;
-  list[n].cfg.block[0] = bx;
-  list[n].cfg.block[1] = by;
-  list[n].cfg.vec = vec;
-  list[n].cfg.zchunks = zchunks;
-  list[n].cfg.depth = depth;
-  list[n].cfg.prefetch = prefetch;
-  list[n].tag = tag;
-  return n + 1;
+  float *ms = malloc(sizeof *ms * (size_t)reps);
+  if (!ms) exit(1);
+  for (int r = 0; r < warm; r++) CHECK(be_memcpy_async(dst, src, bytes, BE_COPY_D2D, s));
+  for (int r = 0; r < reps; r++) {
+    CHECK(be_event_record(e0, s));
+    CHECK(be_memcpy_async(dst, src, bytes, BE_COPY_D2D, s));
+    CHECK(be_event_record(e1, s));
+    CHECK(be_event_sync(e1));
+    CHECK(be_event_elapsed_ms(&ms[r], e0, e1));
+  }
+  double m = median_ms(ms, reps);
+  free(ms);
+  return m;
 }
 
 int main(int argc, char **argv)
 {
   int sizes[8][3], nsizes = 0, reps = 20, quick = 0, only_default = 0, profile = 0, slug = 0;
-  const char *csv_path = NULL, *md_path = NULL;
+  const char *csv_path = NULL, *md_path = NULL, *match = NULL;
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--size") && a + 1 < argc && nsizes < 8) {
       if (sscanf(argv[++a], "%dx%dx%d", &sizes[nsizes][0], &sizes[nsizes][1],
@@ -158,6 +175,8 @@ int main(int argc, char **argv)
       profile = 1;
     } else if (!strcmp(argv[a], "--device-slug")) {
       slug = 1;
+    } else if (!strcmp(argv[a], "--match") && a + 1 < argc) {
+      match = argv[++a];
     } else if (!strcmp(argv[a], "--csv") && a + 1 < argc) {
       csv_path = argv[++a];
     } else if (!strcmp(argv[a], "--md") && a + 1 < argc) {
@@ -165,7 +184,7 @@ int main(int argc, char **argv)
     } else {
       fprintf(stderr,
               "usage: kernel_sweep [--size NXxNYxNZ]... [--reps N] [--quick] [--only-default]"
-              " [--profile] [--device-slug] [--csv FILE] [--md FILE]\n");
+              " [--match TEXT] [--profile] [--device-slug] [--csv FILE] [--md FILE]\n");
       return 2;
     }
   }
@@ -208,14 +227,17 @@ int main(int argc, char **argv)
   FILE *csv = csv_path ? fopen(csv_path, "a") : NULL;
   FILE *md = md_path ? fopen(md_path, "a") : NULL;
   if (csv && ftell(csv) == 0)
-    fprintf(csv, "device,date,precision,nx,ny,nz,variant,m,config,default,ms,eff_GBps,"
+    fprintf(csv, "device,date,precision,nx,ny,nz,variant,config,default,autotune,ms,eff_GBps,"
                  "memcpy_GBps,pct_memcpy,bitwise_ok\n");
   int failures = 0;
 
   for (int si = 0; si < nsizes; si++) {
-    fd_grid g = {{sizes[si][0], sizes[si][1], sizes[si][2]}};
-    const size_t pts = fd_grid_points_with_ghosts(&g);
-    const size_t bytes = pts * sizeof(real_t);
+    fd_grid g;
+    if (fd_grid_init(&g, sizes[si], 1) != 0) {
+      fprintf(stderr, "kernel_sweep: %dx%dx%d is too large\n", sizes[si][0], sizes[si][1], sizes[si][2]);
+      return 2;
+    }
+    const size_t bytes = g.elems * sizeof(real_t);
     real_t *u, *out, *ref;
     CHECK(be_malloc((void **)&u, bytes));
     CHECK(be_malloc((void **)&out, bytes));
@@ -235,145 +257,142 @@ int main(int argc, char **argv)
     const double hx = fl.h[0], hy = fl.h[1], hz = fl.h[2];
     fd_coeffs c = {0, (real_t)(1 / (hx * hx)), (real_t)(1 / (hy * hy)), (real_t)(1 / (hz * hz)), 0};
     c.cc = -2 * (c.cx + c.cy + c.cz);
+    fd_kernel_trial trial = {g, FD_REGION_ALL, 0, c, u, NULL, out, s};
 
     const double nx = g.n[0], ny = g.n[1], nz = g.n[2];
-    const double eff_bytes =
-        ((double)pts - 8 - 4 * (nx + ny + nz) + nx * ny * nz) * (double)sizeof(real_t);
-    copy_op cop = {out, u, bytes};
-    const double mc_ms = time_op(run_copy, &cop, s, e0, e1, profile ? 0 : 3, reps);
+    const double pts = (nx + 2) * (ny + 2) * (nz + 2);
+    const double eff_bytes = (pts - 8 - 4 * (nx + ny + nz) + nx * ny * nz) * (double)sizeof(real_t);
+    const double mc_ms = time_copy(out, u, bytes, s, e0, e1, profile ? 0 : 3, reps);
     const double mc_gbs = 2.0 * (double)bytes / (mc_ms * 1e6);
 
     /* reference output: baseline */
-    fd_kernel kb = {FD_KERNEL_BASELINE, 1};
-    CHECK(gpu_stencil_launch(&g, FD_REGION_ALL, 0, &c, u, NULL, ref, kb, NULL, s, NULL));
+    const fd_kernel kb = kcfg(FD_KERNEL_BASELINE, 0, 0, 0, 0, 0);
+    CHECK(be_stencil(&g, FD_REGION_ALL, 0, &c, u, NULL, ref, kb, s));
 
+    /* the autotune, as fdmini runs it on one rank: candidates, 5 timed rounds */
+    enum { MAXC = 800 };
+    fd_kernel cand[64];
+    const int ncand = be_kernel_candidates(cand, 64);
+    double cand_ms[64];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK(fd_kernel_time(&trial, cand, ncand, 5, cand_ms));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double tune_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    const int pick = fd_kernel_fastest(cand_ms, ncand);
+    char cand_desc[FD_KERNEL_SPEC_MAX];
+    fd_kernel_format(&cand[pick], cand_desc, sizeof cand_desc);
+
+    entry *list = calloc(MAXC, sizeof *list);
+    if (!list) return 1;
+    int n = 0;
     fd_kernel kdef;
     CHECK(be_kernel_default(&g, &kdef));
-    gpu_stencil_cfg cdef;
-    CHECK(gpu_stencil_cfg_default(&g, kdef, &cdef));
-
-    enum { MAXC = 256 };
-    sweep_cfg list[MAXC];
-    int n = 0;
-    n = add_cfg(list, n, MAXC, kdef.id, kdef.tile, cdef.schedule, 0, 0, 0, 0, 0, 0, "default");
+    n = add(list, n, MAXC, &g, kdef, TAG_DEFAULT);
+    n = add(list, n, MAXC, &g, cand[pick], TAG_AUTOTUNE);
     if (profile) {
-      n = add_cfg(list, n, MAXC, FD_KERNEL_BASELINE, 1, GPU_SCHED_BASELINE, 256, 1, 0, 0, 0, -1, NULL);
-      n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 8, GPU_SCHED_PLANE, 256, 1, 0, 0, 0, -1, NULL);
-      n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 4, GPU_SCHED_PLANE, 256, 1, 0, 0, 0, -1, NULL);
-      n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 2, GPU_SCHED_ZMARCH, 256, 1, 1, 4, 0, -1, NULL);
+      n = add(list, n, MAXC, &g, kb, 0);
+      n = add(list, n, MAXC, &g, kcfg(FD_KERNEL_REORDERED, 4, 1, 256, 1, 0), 0);
+      n = add(list, n, MAXC, &g, kcfg(FD_KERNEL_REORDERED, 2, 1, 256, 1, 0), 0);
     }
     if (!only_default) {
-      /* 1. every schedule x m x block shape (x vec x depth) with the rules' other choices */
-      static const int bshape[][2] = {{256, 1}, {128, 2}, {64, 4}, {32, 8}};
-      const int nb = quick ? 2 : 4, nbr = quick ? 1 : 3;
-      for (int b = 0; b < nb; b++)
-        n = add_cfg(list, n, MAXC, FD_KERNEL_BASELINE, 1, GPU_SCHED_BASELINE, bshape[b][0],
-                    bshape[b][1], 0, 0, 0, 0, NULL);
-      for (int m = 1; m <= 16; m *= 2)
-        for (int vec = 1; vec <= 2; vec++) {
-          if (vec == 2 && m > 8) continue;
-          for (int b = 0; b < nbr; b++)
-            n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, bshape[b][0],
-                        bshape[b][1], vec, 0, 0, 0, NULL);
-        }
+      for (int i = 0; i < ncand; i++) n = add(list, n, MAXC, &g, cand[i], TAG_CANDIDATE);
+      /* baseline and the per-plane kernel: tile x vec x block shape */
+      static const int pshape[][2] = {{256, 1}, {128, 2}, {64, 4}, {32, 8}};
+      const int nps = quick ? 1 : 4;
+      for (int b = 0; b < nps; b++)
+        n = add(list, n, MAXC, &g, kcfg(FD_KERNEL_BASELINE, 0, 0, pshape[b][0], pshape[b][1], 0), 0);
       for (int m = 1; m <= 16; m *= 2)
         for (int vec = 1; vec <= 2; vec++)
-          for (int depth = 1; depth <= 4; depth *= 2) {
-            if (m > 4 && (vec == 2 || depth > 1)) continue;
-            for (int b = 0; b < nbr; b++)
-              n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, bshape[b][0],
-                          bshape[b][1], vec, depth, 0, 0, NULL);
+          for (int b = 0; b < nps; b++)
+            if (!(vec == 2 && m > 8))
+              n = add(list, n, MAXC, &g, kcfg(FD_KERNEL_REORDERED, m, vec, pshape[b][0], pshape[b][1], 0), 0);
+      /* short-chunk z-marching: rows x vec x ahead x block shape x chunk (the strips rule),
+       * then the y-strips for two shapes */
+      static const int zshape[][2] = {{64, 4}, {32, 8}, {64, 8}, {32, 4}, {128, 2}};
+      static const int zchunk[] = {3, 4, 6, 8, 12, 16, 24, 32};
+      const int nzs = quick ? 2 : 5, nzc = quick ? 4 : 8;
+      for (int rows = 1; rows <= 2; rows++)
+        for (int vec = 1; vec <= 2; vec++)
+          for (int b = 0; b < nzs; b++)
+            for (int ci = 0; ci < nzc; ci++)
+              n = add(list, n, MAXC, &g,
+                      kcfg(FD_KERNEL_ZMARCH, rows, vec, zshape[b][0], zshape[b][1],
+                           zchunk[quick ? ci + 1 : ci]), 0);
+      for (int b = 0; b < 2; b++)
+        for (int ci = 0; ci < nzc; ci++)
+          for (int st = 1; st <= 8; st *= 2) {
+            fd_kernel k = kcfg(FD_KERNEL_ZMARCH, 1, 2, zshape[b][0], zshape[b][1], zchunk[ci]);
+            k.strips = st;
+            n = add(list, n, MAXC, &g, k, 0);
           }
-      /* 2. the L2 prefetch distance (-1 = off) */
-      static const int pfs[] = {-1, 1, 2, 4};
-      for (int q = 0; q < 4; q++) {
-        n = add_cfg(list, n, MAXC, FD_KERNEL_BASELINE, 1, GPU_SCHED_BASELINE, 256, 1, 0, 0, 0,
-                    pfs[q], NULL);
-        n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 4, GPU_SCHED_PLANE, 256, 1, 0, 0, 0,
-                    pfs[q], NULL);
-        n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, 2, GPU_SCHED_ZMARCH, 256, 1, 1, 4, 0,
-                    pfs[q], NULL);
-      }
-      /* 3. z-marching with more chunks than one resident wave */
-      for (int f = 2; f <= 8; f *= 2)
-        for (int m = 1; m <= 4; m *= 2)
-          n = add_cfg(list, n, MAXC, FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 256, 1, 1, 4, -f,
-                      0, NULL);
     }
 
-    for (int i = 0; i < n; i++)
-      if (list[i].cfg.zchunks < 0) {
-        gpu_stencil_cfg r;
-        CHECK(gpu_stencil_cfg_default(&g, list[i].k, &r));
-        gpu_stencil_cfg probe = list[i].cfg;
-        probe.zchunks = 0;
-        fd_kernel kk = list[i].k;
-        CHECK(gpu_stencil_launch(&g, FD_REGION_ALL, 0, &c, u, NULL, out, kk, &probe, s, &r));
-        list[i].cfg.zchunks = -list[i].cfg.zchunks * r.zchunks;
-      }
-    result *res = calloc(n > 0 ? (size_t)n : 1, sizeof *res); /* n >= 1: the default */
-    if (!res) {
-      fprintf(stderr, "kernel_sweep: out of host memory\n");
-      return 1;
+    if (match) { /* keep the default, the autotune's choice and the matching ones */
+      int kept = 0;
+      for (int i = 0; i < n; i++)
+        if (list[i].tags & (TAG_DEFAULT | TAG_AUTOTUNE) || matches(list[i].desc, match))
+          list[kept++] = list[i];
+      n = kept;
     }
     for (int i = 0; i < n; i++) {
-      gpu_stencil_cfg used;
       CHECK(be_fill(&g, &fl, out, s)); /* fresh output: a config that skips points shows */
-      stencil_op sop = {&g, &c, u, out, &list[i], &used};
-      res[i].ms = time_op(run_stencil, &sop, s, e0, e1, profile ? 0 : 2, reps);
-      gpu_stencil_cfg_describe(&used, list[i].k, res[i].desc, sizeof res[i].desc);
-      res[i].variant = used.schedule == GPU_SCHED_BASELINE ? "baseline"
-                       : used.schedule == GPU_SCHED_PLANE  ? "reordered-plane"
-                                                           : "reordered-zmarch";
-      res[i].m = list[i].k.tile;
-      res[i].gbs = eff_bytes / (res[i].ms * 1e6);
-      res[i].pct = 100.0 * res[i].gbs / mc_gbs;
-      res[i].is_default = list[i].tag != NULL;
+      list[i].ms = time_stencil(&trial, &list[i].k, e0, e1, profile ? 0 : 2, reps);
+      list[i].gbs = eff_bytes / (list[i].ms * 1e6);
+      list[i].pct = 100.0 * list[i].gbs / mc_gbs;
       fd_norms dn;
       CHECK(be_norms(&g, out, ref, NULL, &dn, s));
-      res[i].bitwise_ok = dn.max_abs == 0.0;
-      if (!res[i].bitwise_ok) failures++;
+      list[i].bitwise_ok = dn.max_abs == 0.0;
+      if (!list[i].bitwise_ok) failures++;
     }
 
     printf("\n## %dx%dx%d %s: memcpy D2D %.1f GB/s (%.3f ms for %.1f MB), effective bytes %.1f MB\n",
            g.n[0], g.n[1], g.n[2], FDMINI_REAL_NAME, mc_gbs, mc_ms, bytes / 1e6, eff_bytes / 1e6);
-    printf("%-18s %3s %-46s %9s %9s %8s %s\n", "variant", "m", "configuration", "ms", "GB/s",
-           "%memcpy", "check");
+    printf("autotune: %d candidates timed in %.3f s, picked %s (trial median %.4f ms)\n", ncand,
+           tune_s, cand_desc, cand_ms[pick]);
+    printf("%-60s %9s %9s %8s %s\n", "configuration", "ms", "GB/s", "%memcpy", "check");
     if (md) {
       fprintf(md, "\n### %s, %dx%dx%d, %s\n\n", info.name, g.n[0], g.n[1], g.n[2],
               FDMINI_REAL_NAME);
       fprintf(md, "memcpy device-to-device: %.1f GB/s (%.3f ms for %.1f MB read + written); "
-                  "effective bytes per stencil: %.1f MB; %s; median of %d\n\n",
-              mc_gbs, mc_ms, 2 * bytes / 1e6, eff_bytes / 1e6, date, reps);
-      fprintf(md, "| variant | m | configuration | ms | effective GB/s | %% of memcpy | bitwise = baseline |\n");
-      fprintf(md, "|---|---|---|---|---|---|---|\n");
+                  "effective bytes per stencil: %.1f MB; %s; median of %d. Autotune: %d "
+                  "candidates in %.3f s.\n\n",
+              mc_gbs, mc_ms, 2 * bytes / 1e6, eff_bytes / 1e6, date, reps, ncand, tune_s);
+      fprintf(md, "| configuration | role | ms | effective GB/s | %% of memcpy | bitwise = baseline |\n");
+      fprintf(md, "|---|---|---|---|---|---|\n");
     }
-    int best = 0;
+    int best = 0, chosen = 0;
+    for (int i = 0; i < n; i++)
+      if (list[i].tags & TAG_AUTOTUNE) chosen = i;
     for (int i = 0; i < n; i++) {
-      if (res[i].gbs > res[best].gbs) best = i;
-      printf("%-18s %3d %-46s %9.4f %9.1f %7.1f%% %s%s\n", res[i].variant, res[i].m,
-             res[i].desc, res[i].ms, res[i].gbs, res[i].pct, res[i].bitwise_ok ? "ok" : "MISMATCH",
-             res[i].is_default ? "  <- default" : "");
+      if (list[i].gbs > list[best].gbs) best = i;
+      char role[64];
+      snprintf(role, sizeof role, "%s%s%s", list[i].tags & TAG_DEFAULT ? " default" : "",
+               list[i].tags & TAG_AUTOTUNE ? " autotune" : "",
+               list[i].tags & TAG_CANDIDATE ? " candidate" : "");
+      printf("%-60s %9.4f %9.1f %7.1f%% %s%s\n", list[i].desc, list[i].ms, list[i].gbs,
+             list[i].pct, list[i].bitwise_ok ? "ok" : "MISMATCH", role);
       if (md)
-        fprintf(md, "| %s%s | %d | %s | %.4f | %.1f | %.1f | %s |\n", res[i].is_default ? "**" : "",
-                res[i].variant, res[i].m, res[i].desc, res[i].ms, res[i].gbs, res[i].pct,
-                res[i].bitwise_ok ? "yes" : "NO");
+        fprintf(md, "| %s%s%s | %s | %.4f | %.1f | %.1f | %s |\n",
+                list[i].tags & (TAG_DEFAULT | TAG_AUTOTUNE) ? "**" : "", list[i].desc,
+                list[i].tags & (TAG_DEFAULT | TAG_AUTOTUNE) ? "**" : "", role, list[i].ms,
+                list[i].gbs, list[i].pct, list[i].bitwise_ok ? "yes" : "NO");
       if (csv)
-        fprintf(csv, "\"%s\",%s,%s,%d,%d,%d,%s,%d,\"%s\",%d,%.5f,%.2f,%.2f,%.2f,%d\n", info.name,
-                date, FDMINI_REAL_NAME, g.n[0], g.n[1], g.n[2], res[i].variant, res[i].m,
-                res[i].desc, res[i].is_default, res[i].ms, res[i].gbs, mc_gbs, res[i].pct,
-                res[i].bitwise_ok);
+        fprintf(csv, "\"%s\",%s,%s,%d,%d,%d,%s,\"%s\",%d,%d,%.5f,%.2f,%.2f,%.2f,%d\n", info.name,
+                date, FDMINI_REAL_NAME, g.n[0], g.n[1], g.n[2], fd_kernel_name(list[i].run.id),
+                list[i].desc, !!(list[i].tags & TAG_DEFAULT), !!(list[i].tags & TAG_AUTOTUNE),
+                list[i].ms, list[i].gbs, mc_gbs, list[i].pct, list[i].bitwise_ok);
     }
-    printf("SUMMARY %s %dx%dx%d %s: memcpy %.1f GB/s; default [%s] %.1f GB/s = %.1f%%; "
-           "best [%s m=%d %s] %.1f GB/s = %.1f%%\n",
-           info.name, g.n[0], g.n[1], g.n[2], FDMINI_REAL_NAME, mc_gbs, res[0].desc, res[0].gbs,
-           res[0].pct, res[best].variant, res[best].m, res[best].desc, res[best].gbs,
-           res[best].pct);
+    printf("SUMMARY %s %dx%dx%d %s: memcpy %.1f GB/s; default [%s] %.1f%%; autotune [%s] %.1f%%;"
+           " best [%s] %.1f%%\n",
+           info.name, g.n[0], g.n[1], g.n[2], FDMINI_REAL_NAME, mc_gbs, list[0].desc,
+           list[0].pct, list[chosen].desc, list[chosen].pct, list[best].desc, list[best].pct);
     if (md)
-      fprintf(md, "\nDefault: %s, %.1f GB/s = %.1f%% of memcpy. Best: %s %s, %.1f GB/s = %.1f%%.\n",
-              res[0].desc, res[0].gbs, res[0].pct, res[best].variant, res[best].desc,
-              res[best].gbs, res[best].pct);
-    free(res);
+      fprintf(md, "\nDefault (`--tune off`): %s, %.1f%% of memcpy. Autotune's choice: %s, %.1f%%. "
+                  "Best measured: %s, %.1f%%.\n",
+              list[0].desc, list[0].pct, list[chosen].desc, list[chosen].pct, list[best].desc,
+              list[best].pct);
+    free(list);
     CHECK(be_free(u));
     CHECK(be_free(out));
     CHECK(be_free(ref));

@@ -1,133 +1,18 @@
-/* halo.c - the halo exchange (halo.h): every MPI call of the exchange is in this file.
+/* halo.c - the halo exchange (halo.h). Every MPI call of the exchange is in this file.
  *
  * Each active face travels one of two ways, chosen once by halo_create (--halo-path):
- *   MPI  the packed face goes to MPI as a device buffer (GPU-aware) or through pinned host
- *        memory (staged);
- *   IPC  the neighbour runs on the same node on a device this one can reach. At set-up each
- *        rank maps one buffer of each IPC neighbour and opens two of its interprocess events
- *        (or, FDMINI_IPC_SYNC=flag, maps its block of flag words instead);
- *        faces then move on the device, one of two ways (FDMINI_IPC_MOVE, agreed by all):
- *        pull (default)  the pack goes into this rank's send_d[s]; the neighbour copies it
- *                        into its recv_d[s] on its own halo stream (a copy-engine copy);
- *        push            the pack kernel stores the face straight into the neighbour's
- *                        receive buffer recv_d[s] (peer stores over NVLink, no copy).
- *        Measured on 2x and 4x H200 (bench/results/multigpu): pull hides best behind the
- *        interior update (4 GPUs: 93% against 85%, step 1% shorter; equal on 2), push makes
- *        the step without overlap shorter (2 GPUs: 1.7%). See README "Multi-GPU".
- *
- * Events of a rank (interprocess, both parities s): packed[s], recorded after its pack;
- * consumed[s], recorded once it is done with the IPC face data of parity s: pull after its
- * copies out of the neighbours' send_d[s], push after its unpack of its own recv_d[s].
- *
- * One exchange k, slot s = k % 2, in numbered steps (begin: 1-3, end: 4-8):
- *   1. prepost MPI_Irecv: MPI faces the data into recv (device or pinned host buffer); IPC
- *      faces a zero-byte note
- *   2. halo stream: wait for the field, and (IPC) for every IPC neighbour's consumed[s];
- *      pack all active faces in one launch: MPI faces (and pull IPC faces) into send_d[s],
- *      push IPC faces into the neighbour's recv_d[s] at its face towards this rank
- *   3. IPC: record packed[s] on the halo stream, then MPI_Isend the zero-byte note to every
- *      IPC neighbour (the host does not wait for the device)
- *   4. IPC: wait for the neighbours' notes; the halo stream waits for each IPC neighbour's
- *      packed[s]; pull: copy its face from its send_d[s] into recv_d[s], record consumed[s];
- *      record xfer_end[s]
- *   5. MPI: host waits for the pack; staged: copy the MPI faces send_d -> send_h
- *   6. MPI: MPI_Isend of every MPI face, MPI_Waitall
- *   7. staged: copy the MPI faces recv_h -> recv_d on the halo stream; unpack all faces (one
- *      launch); push: record consumed[s]
- *   8. record "unpacked"; the consumer stream waits for it
- * FDMINI_IPC_SYNC=host (a measurement knob; default "event") moves step 3 into step 4: the
- * host waits for its own pack, then sends the notes, and step 4 goes on without a device
- * wait for packed[s] (the note says the pack is complete); consumed[s] works as below.
- * FDMINI_IPC_SYNC=flag replaces events and notes of the IPC faces by flags (below).
- * Message tags: a face is sent with the tag of the sender's face index f (notes f + 16); the
- * receiver's matching face is f^1 (x-low of the receiver meets x-high of its neighbour).
- *
- * Why the buffers are never read and written at once:
- * - Receive buffers alternate by exchange parity. Step 8 returns before the unpack (and,
- *   staged, the copy to the device) has run, and a neighbour may already send the next
- *   step's faces: receiving them into the same buffer could overwrite ghosts not yet unpacked
- *   (seen with two ranks time-sharing one GPU). MPI faces: exchange k+1 receives into the
- *   buffer of exchange k-1, whose unpack ran before the pack of exchange k on the same stream,
- *   which step 5 of exchange k waited for. Each face has its own region of the buffer, and
- *   the staged copies cover runs of MPI faces only (never an IPC face's region).
- * - Pull: IPC copies write recv_d[s] on this rank's own halo stream, before the unpack that
- *   reads it: stream order. The neighbour's copy of exchange k reads this rank's send_d[s]
- *   after this rank's pack k has run (its stream waits for packed[s], which step 3 recorded
- *   before the note was sent). The next writer of send_d[s] is pack k+2, and step 2 of k+2
- *   makes it wait on the device for the neighbour's consumed[s], recorded after that copy.
- * - Push (the mirror image: the shared buffer is the receiver's recv_d[s], written by the
- *   sender's pack, read by the receiver's unpack): the receiver R unpacks exchange k after
- *   its halo stream waited (step 4 of k) for the sender S's packed[s], recorded after S's
- *   pack k, which stored the face: the data is complete before it is read. The next writer
- *   of that region is S's pack k+2, which waits (step 2 of k+2) for R's consumed[s], recorded
- *   after R's unpack k: no store lands while the unpack reads. Nothing else writes the
- *   region: each face of recv_d[s] has exactly one writer (its one neighbour, or MPI).
- * - Interprocess events are re-recorded every other exchange, and a stream wait binds to the
- *   latest record made before it is enqueued, so each wait must fall between the record it
- *   means and the next record of that event. The notes order the hosts (a rank's note of
- *   exchange j leaves in its begin j, or end j with FDMINI_IPC_SYNC=host, and its end j
- *   does not return before the neighbour's note of j has arrived):
- *   packed[s] (both ways): the neighbour waits for packed[s] of k (step 4 of k) after this
- *   rank's note of k, sent after the record; this rank records packed[s] again in step 3 of
- *   k+2, after its step 4 of k+1 received the neighbour's note of k+1, sent after the
- *   neighbour's step 4 of k.
- *   consumed[s] (both ways): this rank waits for the neighbour's consumed[s] of k in step 2
- *   of k+2, after its end of k+1 received the neighbour's note of k+1, sent after the
- *   neighbour's end of k, where it recorded consumed[s] (pull: step 4; push: step 7). The
- *   neighbour records it again in its end of k+2, after its step 4 of k+2 received this
- *   rank's note of k+2, sent after this rank enqueued the wait.
- *   Both events are recorded once at set-up, so the waits of exchanges 0 and 1 find them
- *   complete (no buffer has been written yet).
- *
- * Flag ordering (FDMINI_IPC_SYNC=flag). Each rank owns a device block of 2 x 6 32-bit words,
- * zeroed before its handle goes out: PACKED(f), written only by the neighbour on face f,
- * and DONE(f), likewise. Exchange k carries the value v = k + 1 (so the zeroed words mean
- * "nothing yet"); the neighbour's face towards this rank is f ^ 1, so this rank writes
- * the neighbour's words PACKED(f^1) / DONE(f^1). Per IPC face f of exchange k, all on the halo
- * stream, in stream order:
- *   step 2: k >= 2: wait until DONE(f) >= v - 2 (the neighbour finished exchange k-2 with the
- *           buffer of parity s: push, it unpacked its recv_d[s], which this pack overwrites;
- *           pull, it copied out of this rank's send_d[s]); then the pack;
- *   step 3: set the neighbour's PACKED(f^1) = v (instead of packed[s] and the note);
- *   step 4: wait until PACKED(f) >= v (the neighbour's pack k is complete); pull: copy, then
- *           set the neighbour's DONE(f^1) = v;
- *   step 7: push: after the unpack, set the neighbour's DONE(f^1) = v.
- * No event, no note and no host wait per step: the hosts only enqueue. Why it is race-free:
- * - A word has one writer (the neighbour on that face), whose stream writes it in exchange
- *   order, so the values only grow, one per exchange; a wait for >= v is met by v or by any
- *   later value, and each later value is written after the work that v stands for (stream
- *   order of the writer). Nothing needs the "latest record" binding of events: a wait cannot
- *   bind to an older or newer exchange, it compares numbers.
- * - Data before the flag: the set is a stream memory operation (cuStreamWriteValue32 with
- *   flags 0 = CU_STREAM_WRITE_VALUE_DEFAULT, hipStreamWriteValue32) that runs after all
- *   earlier work of the stream has completed; on CUDA it is preceded by a system-wide memory
- *   fence (the default: CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER is what drops it), so the
- *   pack kernel's stores into the neighbour's memory are visible before the flag is: no
- *   __threadfence_system() in the kernel. The reader's unpack (or copy) is enqueued after
- *   the wait, so it starts only once the flag is seen. HIP documents the write as performed
- *   after the earlier commands completed (its kernels end with a release at system scope);
- *   this path never ran on AMD.
- * - Buffer reuse by parity, as with events: pack k writes the neighbour's recv_d[s] (push)
- *   only after DONE >= k - 1, i.e. after the neighbour's unpack of k-2, the last reader of
- *   that parity; the neighbour's unpack k reads only after PACKED >= k + 1, i.e. after pack
- *   k. Pack k+1 writes the other parity, so it may overlap unpack k; pack k+2 waits for
- *   DONE >= k + 1, written after unpack k. Pull: the same with the copy out of send_d[s] in
- *   place of the unpack. Exchanges 0 and 1 wait for no DONE: no buffer was written yet.
- * - No deadlock: every wait of exchange k needs a neighbour's work of exchange k (its pack)
- *   or of k-2 (its unpack), which its stream reaches without waiting for this rank's later
- *   work; all ranks run the same exchanges. Ranks on one GPU work as well: a stream wait takes
- *   no SM, and the words are device memory of one device either way (the IPC mapping).
- * - Wrap-around: values are k + 1 modulo 2^32. CUDA compares cyclically ((int32_t)(*w - v)
- *   >= 0), and a word is never more than 2 exchanges behind a wait, so CUDA would never see
- *   a wrap; HIP compares as unsigned numbers and would pass early after 2^32. Not an issue
- *   within 2^31 exchanges (2^31 steps of 0.1 ms are 2.5 days); halo_exchange_begin refuses
- *   the flag ordering beyond 2^31 - 1 exchanges with an error instead of racing.
- * - Support: be_flags_supported (attribute, then one set and one wait) on every rank with
- *   IPC; where any rank lacks it, all order by events, with a notice.
- * - Set-up maps the neighbours' memory once; halo_destroy synchronises its stream (no copy
- *   or pack of this rank still reads or writes a neighbour) and meets every rank in a barrier
- *   before any rank frees what others have mapped.
+ *   MPI  the packed face goes to MPI as a device buffer (GPU-aware MPI) or through pinned
+ *        host memory (staged);
+ *   IPC  the neighbour runs on this node on a device this one can reach. At set-up each rank
+ *        maps the neighbour's send buffer and opens two of its interprocess events; in every
+ *        exchange it copies the neighbour's packed face into its own receive buffer on its
+ *        halo stream ("pull"), ordered on the device by those events (see "the exchange").
+ * Exchange k uses the buffers of parity s = k % 2 and runs in numbered steps, 1-3 in
+ * halo_exchange_begin and 4-8 in halo_exchange_end.
+ * Tags: face f leaves with the sender's face index f (its IPC note with TAG_NOTE + f) and is
+ * face f ^ 1 of the receiver (the x-low face of one rank meets the x-high face of the other).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +23,10 @@
 
 #include "fd_error.h"
 #include "halo.h"
+
+enum { TAG_NOTE = 16, TAG_CARD = 32, TAG_DECIDE = 48 };
+
+/* ---- GPU-aware or staged MPI ---- */
 
 int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len)
 {
@@ -198,30 +87,84 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
 
 /* What a rank tells the neighbour on face f about itself and its face towards it. */
 typedef struct {
-  int node;                   /* lowest rank of comm on the sender's node */
+  int node;                   /* the sender's node id (fd_node.id, src/bind.h) */
   int can_share;              /* the sender's backend can share device memory */
   char pci[32];               /* the sender's device */
   unsigned long long total;   /* elements of one parity of the sender's send buffer */
   unsigned long long offset;  /* element offset of the sender's face towards the receiver */
   unsigned long long count;   /* its elements */
-  be_ipc_handle mem, packed[2], consumed[2]; /* mem: send_block (pull) or recv_block (push) */
-  be_ipc_handle flags;        /* the sender's flag words (FDMINI_IPC_SYNC=flag) */
+  be_ipc_handle mem, packed[2], consumed[2]; /* the sender's send_block and events */
 } ipc_card;
 
-/* the flag words of a rank (fd_halo.flags): the neighbour on face f writes them */
-#define FLAG_PACKED(f) (f)
-#define FLAG_DONE(f) (FD_FACES + (f))
+/* Sends item f of `mine` to the neighbour on face f and receives that neighbour's item into
+ * item f of `theirs`, for every active face; items are `size` bytes. Collective among
+ * neighbours; synchronous. */
+static int swap_with_neighbours(fd_halo *h, const void *mine, void *theirs, size_t size, int tag)
+{
+  MPI_Request rq[2 * FD_FACES];
+  int n = 0;
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!h->faces.active[f]) continue;
+    FD_MPI(MPI_Irecv((char *)theirs + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + (f ^ 1), h->comm, &rq[n++]));
+    FD_MPI(MPI_Isend((const char *)mine + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + f, h->comm, &rq[n++]));
+  }
+  FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+  return FD_OK;
+}
 
-enum { TAG_NOTE = 16, TAG_CARD = 32, TAG_DECIDE = 48 };
+/* This rank's interprocess events packed[2] and consumed[2], recorded once so that the
+ * neighbours' first waits (exchanges 0 and 1) find them complete. Synchronous. */
+static int create_ipc_events(fd_halo *h)
+{
+  for (int s = 0; s < 2; s++) {
+    FD_BE(be_ipc_event_create(&h->packed[s]));
+    FD_BE(be_ipc_event_create(&h->consumed[s]));
+    FD_BE(be_event_record(h->packed[s], h->stream));
+    FD_BE(be_event_record(h->consumed[s], h->stream));
+  }
+  FD_BE(be_stream_sync(h->stream));
+  return FD_OK;
+}
+
+/* This rank's card for the neighbour on face f (handles only when it can share). */
+static int fill_card(const fd_halo *h, int f, int can, const be_info *dev, int node, ipc_card *c)
+{
+  c->node = node;
+  c->can_share = can;
+  snprintf(c->pci, sizeof c->pci, "%s", dev->pci_bus_id);
+  c->total = h->faces.total;
+  c->offset = h->faces.offset[f];
+  c->count = h->faces.count[f];
+  if (!can) return FD_OK;
+  FD_BE(be_ipc_mem_handle(h->send_block, &c->mem));
+  for (int s = 0; s < 2; s++) {
+    FD_BE(be_ipc_event_handle(h->packed[s], &c->packed[s]));
+    FD_BE(be_ipc_event_handle(h->consumed[s], &c->consumed[s]));
+  }
+  return FD_OK;
+}
+
+/* *ok = 1 when this rank can copy face f from the neighbour whose card is c; else 0 and the
+ * reason (can, why: whether this rank's backend can share, and why not). Not Collective. */
+static int face_reachable(const fd_halo *h, int f, int can, const char *why, int node,
+                          const ipc_card *c, int *ok, char *reason, size_t len)
+{
+  *ok = 0;
+  if (!can) snprintf(reason, len, "%s", why);
+  else if (!c->can_share) snprintf(reason, len, "its backend cannot share device memory");
+  else if (c->node != node) snprintf(reason, len, "it runs on another node");
+  else if (c->count != h->faces.count[f])
+    snprintf(reason, len, "its face has %llu points, this one %zu", c->count, h->faces.count[f]);
+  else FD_BE(be_device_can_reach(c->pci, ok, reason, len));
+  return FD_OK;
+}
 
 /* Releases what this rank opened of its neighbours. */
 static int close_peers(fd_halo *h)
 {
   for (int f = 0; f < FD_FACES; f++) {
     FD_BE(be_ipc_mem_close(h->peer_block[f]));
-    FD_BE(be_ipc_mem_close(h->peer_flags[f]));
     h->peer_block[f] = NULL;
-    h->peer_flags[f] = NULL;
     for (int s = 0; s < 2; s++) {
       if (h->peer_packed[f][s]) FD_BE(be_event_destroy(h->peer_packed[f][s]));
       if (h->peer_consumed[f][s]) FD_BE(be_event_destroy(h->peer_consumed[f][s]));
@@ -232,24 +175,17 @@ static int close_peers(fd_halo *h)
   return FD_OK;
 }
 
-/* Opens the neighbour's buffer (send_block for pull, recv_block for push) and events of every
- * face with ipc[f]; on failure one line in the error message, FD_ERR_RUNTIME. */
+/* Maps the send buffer and opens the events of the neighbour of every face with ipc[f]; on
+ * failure one line in the error message and FD_ERR_RUNTIME. Not Collective. */
 static int open_peers(fd_halo *h, const ipc_card card[FD_FACES], int rank)
 {
   for (int f = 0; f < FD_FACES; f++) {
     if (!h->ipc[f]) continue;
     if (be_ipc_mem_open(&card[f].mem, &h->peer_block[f]) != BE_OK)
-      return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the %s buffer of rank %d: %s", rank,
-                          h->ipc_pull ? "send" : "receive", h->nbr[f], be_error_message());
-    if (h->ipc_sync == HALO_IPC_SYNC_FLAG) {
-      void *p = NULL;
-      if (be_ipc_mem_open(&card[f].flags, &p) != BE_OK)
-        return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the flags of rank %d: %s", rank, h->nbr[f], be_error_message());
-      h->peer_flags[f] = (uint32_t *)p;
-    }
+      return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the send buffer of rank %d: %s", rank,
+                          h->nbr[f], be_error_message());
     for (int s = 0; s < 2; s++) {
       h->peer_face[f][s] = (real_t *)h->peer_block[f] + s * card[f].total + card[f].offset;
-      if (h->ipc_sync == HALO_IPC_SYNC_FLAG) continue;
       if (be_ipc_event_open(&card[f].packed[s], &h->peer_packed[f][s]) != BE_OK ||
           be_ipc_event_open(&card[f].consumed[s], &h->peer_consumed[f][s]) != BE_OK)
         return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot open the events of rank %d: %s", rank, h->nbr[f], be_error_message());
@@ -258,111 +194,34 @@ static int open_peers(fd_halo *h, const ipc_card card[FD_FACES], int rank)
   return FD_OK;
 }
 
-/* Decides ipc[f] for every active face (see halo_create). Collective over comm. */
-static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
+/* Decides ipc[f] for every active face and maps the IPC neighbours (see halo_create): a face
+ * goes by IPC when both sides can reach each other. Collective over comm. */
+static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, int node)
 {
-  char why[256] = "";
-  int rank;
-  FD_MPI(MPI_Comm_rank(h->comm, &rank));
-  /* every rank has the same path and the same staged verdict (halo_choose_mode agrees it).
-   * auto takes IPC only where MPI would stage faces through host memory: where MPI is
-   * GPU-aware it hides behind the interior update at least as well (4x H200, 512^3 per GPU:
-   * 0.983 of one GPU through MPI, 0.975 by IPC; bench/results/multigpu/README.md) */
+  /* every rank has the same path and staged verdict (halo_choose_mode agreed it). auto takes
+   * IPC only where MPI would stage the faces through host memory: GPU-aware MPI hid the
+   * exchange as well (bench/results/multigpu/README.md) */
   if (path == FD_HALO_PATH_MPI || (path == FD_HALO_PATH_AUTO && !h->staged)) return FD_OK;
+  char why[256] = "", reason[FD_FACES][256];
+  int rank, ok[FD_FACES] = {0}, peer_ok[FD_FACES] = {0};
+  FD_MPI(MPI_Comm_rank(h->comm, &rank));
   const int can = be_ipc_supported(why, sizeof why);
   FD_CALL(fd_agree(h->comm, path == FD_HALO_PATH_IPC && !can
                                 ? fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", why)
                                 : FD_OK));
-  /* node of each rank: the lowest rank of comm on it */
-  MPI_Comm node;
-  int node_id = rank;
-  FD_MPI(MPI_Comm_split_type(h->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  FD_MPI(MPI_Bcast(&node_id, 1, MPI_INT, 0, node));
-  FD_MPI(MPI_Comm_free(&node));
-
-  /* flag ordering needs stream memory operations on every rank that has IPC faces; where a
-   * rank lacks them, all order by events (agreed) */
-  if (h->ipc_sync == HALO_IPC_SYNC_FLAG) {
-    char fwhy[200] = "";
-    int flags_ok = !can || be_flags_supported(fwhy, sizeof fwhy);
-    int all_ok = flags_ok;
-    FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, h->comm));
-    if (!all_ok) {
-      h->ipc_sync = HALO_IPC_SYNC_EVENT;
-      if (!flags_ok)
-        printf("fdmini: notice: rank %d: %s; IPC faces are ordered by interprocess events (FDMINI_IPC_SYNC=event)\n", rank, fwhy);
-    }
-  }
+  if (can) FD_CALL(create_ipc_events(h));
   ipc_card mine[FD_FACES], theirs[FD_FACES];
   memset(mine, 0, sizeof mine);
   memset(theirs, 0, sizeof theirs);
-  if (can && h->ipc_sync == HALO_IPC_SYNC_FLAG) {
-    /* zeroed before any neighbour can learn of them (the cards below) */
-    static const uint32_t zero[HALO_FLAG_WORDS];
-    FD_BE(be_malloc((void **)&h->flags, sizeof zero));
-    FD_BE(be_memcpy_async(h->flags, zero, sizeof zero, BE_COPY_H2D, h->stream));
-    FD_BE(be_stream_sync(h->stream));
-  } else if (can) {
-    for (int s = 0; s < 2; s++) {
-      FD_BE(be_ipc_event_create(&h->packed[s]));
-      FD_BE(be_ipc_event_create(&h->consumed[s]));
-      /* recorded once, so that the first waits of the neighbours find them complete */
-      FD_BE(be_event_record(h->packed[s], h->stream));
-      FD_BE(be_event_record(h->consumed[s], h->stream));
-    }
-    FD_BE(be_stream_sync(h->stream));
-  }
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->faces.active[f]) continue;
-    ipc_card *c = &mine[f];
-    c->node = node_id;
-    c->can_share = can;
-    snprintf(c->pci, sizeof c->pci, "%s", dev->pci_bus_id);
-    c->total = h->faces.total;
-    c->offset = h->faces.offset[f];
-    c->count = h->faces.count[f];
-    if (can) {
-      FD_BE(be_ipc_mem_handle(h->ipc_pull ? h->send_block : h->recv_block, &c->mem));
-      if (h->flags) FD_BE(be_ipc_mem_handle(h->flags, &c->flags));
-      for (int s = 0; s < 2 && !h->flags; s++) {
-        FD_BE(be_ipc_event_handle(h->packed[s], &c->packed[s]));
-        FD_BE(be_ipc_event_handle(h->consumed[s], &c->consumed[s]));
-      }
-    }
-  }
-  /* exchange the cards, then each side's verdict: a face goes by IPC when both sides can */
-  MPI_Request rq[2 * FD_FACES];
-  int n = 0;
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->faces.active[f]) continue;
-    FD_MPI(MPI_Irecv(&theirs[f], (int)sizeof theirs[f], MPI_BYTE, h->nbr[f], TAG_CARD + (f ^ 1), h->comm, &rq[n++]));
-    FD_MPI(MPI_Isend(&mine[f], (int)sizeof mine[f], MPI_BYTE, h->nbr[f], TAG_CARD + f, h->comm, &rq[n++]));
-  }
-  FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
-  int ok[FD_FACES] = {0}, peer_ok[FD_FACES] = {0};
-  char reason[FD_FACES][256];
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->faces.active[f]) FD_CALL(fill_card(h, f, can, dev, node, &mine[f]));
+  FD_CALL(swap_with_neighbours(h, mine, theirs, sizeof mine[0], TAG_CARD));
   for (int f = 0; f < FD_FACES; f++) {
     reason[f][0] = '\0';
-    if (!h->faces.active[f]) continue;
-    const ipc_card *c = &theirs[f];
-    if (!can) snprintf(reason[f], sizeof reason[f], "%s", why);
-    else if (!c->can_share) snprintf(reason[f], sizeof reason[f], "its backend cannot share device memory");
-    else if (c->node != node_id) snprintf(reason[f], sizeof reason[f], "it runs on another node");
-    else if (c->count != h->faces.count[f])
-      snprintf(reason[f], sizeof reason[f], "its face has %llu points, this one %zu", c->count, h->faces.count[f]);
-    else {
-      char r2[200] = "";
-      FD_BE(be_device_can_reach(c->pci, &ok[f], r2, sizeof r2));
-      if (!ok[f]) snprintf(reason[f], sizeof reason[f], "%s", r2);
-    }
+    if (h->faces.active[f])
+      FD_CALL(face_reachable(h, f, can, why, node, &theirs[f], &ok[f], reason[f], sizeof reason[f]));
   }
-  n = 0;
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->faces.active[f]) continue;
-    FD_MPI(MPI_Irecv(&peer_ok[f], 1, MPI_INT, h->nbr[f], TAG_DECIDE + (f ^ 1), h->comm, &rq[n++]));
-    FD_MPI(MPI_Isend(&ok[f], 1, MPI_INT, h->nbr[f], TAG_DECIDE + f, h->comm, &rq[n++]));
-  }
-  FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+  FD_CALL(swap_with_neighbours(h, ok, peer_ok, sizeof ok[0], TAG_DECIDE));
   int err = FD_OK;
   for (int f = 0; f < FD_FACES; f++) {
     h->ipc[f] = h->faces.active[f] && ok[f] && peer_ok[f];
@@ -372,21 +231,51 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev)
   }
   FD_CALL(fd_agree(h->comm, err));
   /* map the neighbours; where that fails anywhere, ipc refuses and auto falls back to MPI */
-  int open_err = open_peers(h, theirs, rank);
-  int agreed = fd_agree(h->comm, open_err == FD_OK ? FD_OK : FD_ERR_USAGE);
-  if (agreed != FD_OK) {
-    FD_CALL(close_peers(h));
-    for (int f = 0; f < FD_FACES; f++) h->ipc[f] = 0;
-    if (path == FD_HALO_PATH_IPC)
-      return fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", fd_error_message());
-    if (rank == 0)
-      printf("fdmini: notice: IPC halo path unavailable (%s); faces go through MPI\n", fd_error_message());
+  if (fd_agree(h->comm, open_peers(h, theirs, rank) == FD_OK ? FD_OK : FD_ERR_USAGE) == FD_OK) return FD_OK;
+  FD_CALL(close_peers(h));
+  for (int f = 0; f < FD_FACES; f++) h->ipc[f] = 0;
+  if (path == FD_HALO_PATH_IPC)
+    return fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", fd_error_message());
+  if (rank == 0) printf("fdmini: notice: IPC halo path unavailable (%s); faces go through MPI\n", fd_error_message());
+  return FD_OK;
+}
+
+/* Runs of MPI faces in the buffers for the staged copies (inactive faces between them may
+ * ride along). An IPC face ends a run: its region of the device receive buffer is written by
+ * its copy, and a staged copy over it would overwrite the face with stale host memory. */
+static void plan_staging(fd_halo *h)
+{
+  int open_run = 0;
+  h->n_stage = 0;
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!h->faces.active[f]) continue;
+    if (h->ipc[f]) {
+      open_run = 0;
+      continue;
+    }
+    if (!open_run) h->stage_lo[h->n_stage++] = h->faces.offset[f];
+    h->stage_n[h->n_stage - 1] = h->faces.offset[f] + h->faces.count[f] - h->stage_lo[h->n_stage - 1];
+    open_run = 1;
   }
+}
+
+/* Counts this rank's active faces by transport, and all ranks' (n_ipc, n_mpi, *_faces_all).
+ * Collective over comm. */
+static int count_faces(fd_halo *h)
+{
+  long long counts[2] = {0, 0};
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->faces.active[f]) counts[h->ipc[f] ? 0 : 1]++;
+  h->n_ipc = (int)counts[0];
+  h->n_mpi = (int)counts[1];
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_SUM, h->comm));
+  h->ipc_faces_all = counts[0];
+  h->mpi_faces_all = counts[1];
   return FD_OK;
 }
 
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
-                fd_halo_path path, const be_info *dev, be_stream halo_stream)
+                fd_halo_path path, const be_info *dev, int node, be_stream halo_stream)
 {
   memset(h, 0, sizeof *h);
   h->comm = comm;
@@ -399,19 +288,6 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->faces.active[f] = nbr[f] != MPI_PROC_NULL;
     if (h->faces.active[f]) h->bytes_sent += h->faces.count[f] * sizeof(real_t);
   }
-  const char *sync = getenv("FDMINI_IPC_SYNC");
-  h->ipc_sync = HALO_IPC_SYNC_EVENT;
-  if (sync && strcmp(sync, "flag") == 0) h->ipc_sync = HALO_IPC_SYNC_FLAG;
-  if (sync && strcmp(sync, "host") == 0) h->ipc_sync = HALO_IPC_SYNC_HOST;
-  int bad_sync = sync && h->ipc_sync == HALO_IPC_SYNC_EVENT && strcmp(sync, "event") != 0;
-  FD_CALL(fd_agree(comm, bad_sync ? fd_set_error(FD_ERR_USAGE, "FDMINI_IPC_SYNC: unknown value '%s', expected flag, event or host", sync) : FD_OK));
-  /* where ranks were told differently, the most conservative ordering (host, event, flag) */
-  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &h->ipc_sync, 1, MPI_INT, MPI_MAX, comm));
-  const char *move = getenv("FDMINI_IPC_MOVE");
-  int bad_move = move && strcmp(move, "push") != 0 && strcmp(move, "pull") != 0;
-  FD_CALL(fd_agree(comm, bad_move ? fd_set_error(FD_ERR_USAGE, "FDMINI_IPC_MOVE: unknown value '%s', expected push or pull", move) : FD_OK));
-  h->ipc_pull = !(move && strcmp(move, "push") == 0);
-  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &h->ipc_pull, 1, MPI_INT, MPI_MAX, comm));
   size_t bytes = h->faces.total * sizeof(real_t);
   FD_BE(be_malloc((void **)&h->send_block, 2 * bytes));
   FD_BE(be_malloc((void **)&h->recv_block, 2 * bytes));
@@ -419,33 +295,9 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->send_d[s] = h->send_block + s * h->faces.total;
     h->recv_d[s] = h->recv_block + s * h->faces.total;
   }
-  FD_CALL(choose_transport(h, path, dev));
-  for (int s = 0; s < 2; s++)
-    for (int f = 0; f < FD_FACES; f++)
-      h->pack_dst[s][f] = h->ipc[f] && !h->ipc_pull ? h->peer_face[f][s] : h->send_d[s] + h->faces.offset[f];
-  long long counts[2] = {0, 0};
-  for (int f = 0; f < FD_FACES; f++)
-    if (h->faces.active[f]) counts[h->ipc[f] ? 0 : 1]++;
-  h->n_ipc = (int)counts[0];
-  h->n_mpi = (int)counts[1];
-  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_SUM, comm));
-  h->ipc_faces_all = counts[0];
-  h->mpi_faces_all = counts[1];
-  /* staging copies runs of MPI faces (inactive faces between them may ride along); an IPC
-   * face ends a run: its region of the device receive buffer is written by the IPC path, and
-   * a staged copy over it would overwrite the face with stale host memory */
-  h->n_stage = 0;
-  int open_run = 0;
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->faces.active[f]) continue;
-    if (h->ipc[f]) {
-      open_run = 0;
-      continue;
-    }
-    if (!open_run) h->stage_lo[h->n_stage++] = h->faces.offset[f];
-    h->stage_n[h->n_stage - 1] = h->faces.offset[f] + h->faces.count[f] - h->stage_lo[h->n_stage - 1];
-    open_run = 1;
-  }
+  FD_CALL(choose_transport(h, path, dev, node));
+  FD_CALL(count_faces(h));
+  plan_staging(h);
   if (staged) {
     FD_BE(be_host_alloc((void **)&h->send_h, bytes));
     for (int s = 0; s < 2; s++) FD_BE(be_host_alloc((void **)&h->recv_h[s], bytes));
@@ -461,11 +313,6 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
   return FD_OK;
 }
 
-const char *halo_ipc_sync_name(int sync)
-{
-  return sync == HALO_IPC_SYNC_HOST ? "host" : sync == HALO_IPC_SYNC_EVENT ? "event" : "flag";
-}
-
 const char *halo_path_resolved(long long ipc_faces, long long mpi_faces)
 {
   if (ipc_faces && mpi_faces) return "mixed";
@@ -476,13 +323,12 @@ const char *halo_path_resolved(long long ipc_faces, long long mpi_faces)
 int halo_destroy(fd_halo *h)
 {
   if (h->ipc_faces_all > 0) {
-    FD_BE(be_stream_sync(h->stream));
+    FD_BE(be_stream_sync(h->stream)); /* no copy of this rank reads a neighbour any more */
     FD_CALL(close_peers(h));
-    FD_MPI(MPI_Barrier(h->comm)); /* nobody reads or waits on this rank's buffer any more */
+    FD_MPI(MPI_Barrier(h->comm)); /* nor does any neighbour read or wait on this rank */
   }
   FD_BE(be_free(h->send_block));
   FD_BE(be_free(h->recv_block));
-  FD_BE(be_free(h->flags));
   FD_BE(be_host_free(h->send_h));
   for (int s = 0; s < 2; s++) FD_BE(be_host_free(h->recv_h[s]));
   be_event *ev[] = {h->pack_start, h->pack_end,   h->unpack_start, h->unpack_end,
@@ -494,59 +340,128 @@ int halo_destroy(fd_halo *h)
   return FD_OK;
 }
 
-/* ---- the exchange ---- */
+/* ---- the exchange ----
+ *
+ * Why no buffer is read while it is written, and the device waits bind to the right records:
+ * - Receive buffers alternate by parity: halo_exchange_end returns before its unpack (and the
+ *   staged copy to the device) has run, and a neighbour may already send the next exchange's
+ *   faces. MPI faces of exchange k+1 land in the buffer of k-1, whose unpack ran on the halo
+ *   stream before the pack of k, which step 5 of k waited for. Each face has its own region of
+ *   the buffers, and the staged copies cover runs of MPI faces only (plan_staging).
+ * - IPC faces: a rank's copies into its recv_d[s] run on its own halo stream before its unpack
+ *   (stream order). Its copy of exchange k out of the neighbour's send_d[s] waits on the device
+ *   for the neighbour's packed[s] (step 4), recorded after the neighbour's pack k; the
+ *   neighbour's next pack into send_d[s], k+2, waits on the device for this rank's consumed[s]
+ *   (step 2), recorded after the copy.
+ * - An interprocess event is recorded again every other exchange, and a stream wait binds to
+ *   the latest record enqueued before it: each wait must come after the record it means and
+ *   before the next one. The zero-byte notes order the hosts: a rank sends its note of
+ *   exchange j after recording packed[s] (begin j), and its end j returns only once the
+ *   neighbour's note of j has arrived.
+ *   packed[s]: the neighbour waits for it in its end k, after this rank's note of k, so after
+ *   the record; this rank records it again in its begin k+2, after its end k+1 received the
+ *   neighbour's note of k+1, sent after the neighbour's end k.
+ *   consumed[s]: this rank waits for the neighbour's in its begin k+2, after its end k+1
+ *   received the neighbour's note of k+1, sent after the neighbour's end k recorded it; the
+ *   neighbour records it again in its end k+2, after this rank's note of k+2, sent after the
+ *   wait was enqueued. create_ipc_events records both once, for exchanges 0 and 1.
+ */
 
-int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
+/* 1. Preposts the receives of slot s: each MPI face into recv (device, or pinned host when
+ * staged), a zero-byte note from each IPC neighbour. */
+static int post_receives(fd_halo *h, int s)
 {
-  static char none; /* the zero-byte notes' buffer */
-  const int s = (int)(h->exchanges % 2);
-  const int flag = h->ipc_sync == HALO_IPC_SYNC_FLAG && h->n_ipc;
-  /* flag values are exchange + 1 in 32 bits: see the header on wrap-around */
-  if (flag && h->exchanges >= 0x7fffffffLL)
-    return fd_set_error(FD_ERR_RUNTIME, "halo: 2^31 - 1 exchanges with FDMINI_IPC_SYNC=flag (the 32-bit flag values would wrap); use FDMINI_IPC_SYNC=event");
-  const uint32_t k1 = (uint32_t)(h->exchanges + 1); /* this exchange's flag value */
+  static char none; /* the notes' buffer */
   real_t *recv = h->staged ? h->recv_h[s] : h->recv_d[s];
-  be_range_push("halo_begin");
-  /* 1. prepost receives */
   h->nreq = h->nnote = 0;
   for (int f = 0; f < FD_FACES; f++) {
     if (!h->faces.active[f]) continue;
-    if (h->ipc[f]) {
-      if (!flag) FD_MPI(MPI_Irecv(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + (f ^ 1), h->comm, &h->note[h->nnote++]));
-    } else
+    if (h->ipc[f])
+      FD_MPI(MPI_Irecv(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + (f ^ 1), h->comm, &h->note[h->nnote++]));
+    else
       FD_MPI(MPI_Irecv(recv + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f],
                        f ^ 1, h->comm, &h->req[h->nreq++]));
   }
-  /* 2. pack once the field is ready and the IPC neighbours are done with exchange k-2 (pull:
-   * copied out of send_d[s]; push: unpacked their recv_d[s], which this pack writes) */
+  return FD_OK;
+}
+
+/* 2. The halo stream packs every active face of u into send_d[s] once the field is ready and
+ * the IPC neighbours have copied exchange k-2 out of send_d[s]; 3. records packed[s] and
+ * sends each IPC neighbour a note (the host does not wait for the device). */
+static int pack(fd_halo *h, const real_t *u, be_event field_ready, int s)
+{
+  static char none;
   FD_BE(be_stream_wait_event(h->stream, field_ready));
-  for (int f = 0; f < FD_FACES; f++) {
-    if (!h->ipc[f]) continue;
-    if (!flag) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
-    else if (h->exchanges >= 2) FD_BE(be_stream_wait_flag(h->stream, &h->flags[FLAG_DONE(f)], k1 - 2));
-  }
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
   FD_BE(be_event_record(h->pack_start[s], h->stream));
-  FD_BE(be_pack_faces_to(&h->grid, &h->faces, u, h->pack_dst[s], h->stream));
+  FD_BE(be_pack_faces(&h->grid, &h->faces, u, h->send_d[s], h->stream));
   FD_BE(be_event_record(h->pack_end[s], h->stream));
-  /* 3. tell the IPC neighbours: flag, in their memory after the pack; event, packed[s] is
-   * recorded (by a note) */
-  if (flag) {
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f]) FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_PACKED(f ^ 1), k1));
-  } else if (h->n_ipc && h->ipc_sync == HALO_IPC_SYNC_EVENT) {
-    FD_BE(be_event_record(h->packed[s], h->stream));
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
+  if (!h->n_ipc) return FD_OK;
+  FD_BE(be_event_record(h->packed[s], h->stream));
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
+  return FD_OK;
+}
+
+/* 4. Once the IPC neighbours' notes are in (their packed[s] is recorded), the halo stream
+ * waits for each packed[s], copies each face from the neighbour's send_d[s] into recv_d[s]
+ * and records consumed[s]; xfer_start/xfer_end time the copies. */
+static int pull_ipc_faces(fd_halo *h, int s)
+{
+  FD_MPI(MPI_Waitall(h->nnote, h->note, MPI_STATUSES_IGNORE));
+  h->nnote = 0;
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
+  FD_BE(be_event_record(h->xfer_start[s], h->stream));
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->ipc[f])
+      FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_face[f][s],
+                                 h->faces.count[f] * sizeof(real_t), h->stream));
+  FD_BE(be_event_record(h->consumed[s], h->stream));
+  FD_BE(be_event_record(h->xfer_end[s], h->stream));
+  return FD_OK;
+}
+
+/* Copies the staged runs of slot s between device and pinned host buffers on the halo stream:
+ * send_d -> send_h (to_host) or recv_h -> recv_d. Asynchronous. */
+static int stage(fd_halo *h, int s, int to_host)
+{
+  for (int r = 0; r < h->n_stage; r++) {
+    const size_t lo = h->stage_lo[r], bytes = h->stage_n[r] * sizeof(real_t);
+    if (to_host) FD_BE(be_memcpy_async(h->send_h + lo, h->send_d[s] + lo, bytes, BE_COPY_D2H, h->stream));
+    else FD_BE(be_memcpy_async(h->recv_d[s] + lo, h->recv_h[s] + lo, bytes, BE_COPY_H2D, h->stream));
   }
-  be_range_pop();
+  return FD_OK;
+}
+
+/* 5. The host waits for the pack (staged: and its copy to host memory); 6. sends every MPI
+ * face and waits for all messages; 7. staged: the halo stream copies the received faces to the
+ * device. host_ms[s] is the host's time from the finished pack to here. */
+static int exchange_mpi_faces(fd_halo *h, int s)
+{
+  real_t *send = h->staged ? h->send_h : h->send_d[s];
+  FD_BE(be_event_sync(h->pack_end[s]));
+  double t0 = fd_now();
+  if (h->staged) {
+    FD_CALL(stage(h, s, 1));
+    FD_BE(be_stream_sync(h->stream));
+  }
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->faces.active[f] && !h->ipc[f])
+      FD_MPI(MPI_Isend(send + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f], f,
+                       h->comm, &h->req[h->nreq++]));
+  FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
+  h->nreq = 0;
+  if (h->staged) FD_CALL(stage(h, s, 0));
+  h->host_ms[s] = (fd_now() - t0) * 1e3;
   return FD_OK;
 }
 
 /* Adds the timings of exchange slot s once its unpack is complete. Exchange time: MPI faces
  * the host's time from the finished pack to the arrived messages; IPC faces the device's time
- * from this rank's finished pack to the last face in (pull: the neighbour's pack, the notes
- * and the copies; push: the neighbour's pack, which stored the face here, and the notes -
- * this rank's own stores to its neighbours are in the pack time); with both, the longer. */
+ * from this rank's finished pack to the last face in (the neighbour's pack, the notes and the
+ * copies); with both, the longer. */
 static int accumulate(fd_halo *h, int s)
 {
   float ms;
@@ -567,83 +482,28 @@ static int accumulate(fd_halo *h, int s)
   return FD_OK;
 }
 
+int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
+{
+  const int s = (int)(h->exchanges % 2);
+  be_range_push("halo_begin");
+  FD_CALL(post_receives(h, s));
+  FD_CALL(pack(h, u, field_ready, s));
+  be_range_pop();
+  return FD_OK;
+}
+
 int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
 {
   const int s = (int)(h->exchanges % 2);
-  const int flag = h->ipc_sync == HALO_IPC_SYNC_FLAG && h->n_ipc;
-  const uint32_t k1 = (uint32_t)(h->exchanges + 1);
   be_range_push("halo_exchange");
-  /* 4. IPC: once the neighbours' packed[s] are recorded, (pull) copy their faces in */
-  if (flag) {
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f]) FD_BE(be_stream_wait_flag(h->stream, &h->flags[FLAG_PACKED(f)], k1));
-    FD_BE(be_event_record(h->xfer_start[s], h->stream));
-    if (h->ipc_pull)
-      for (int f = 0; f < FD_FACES; f++)
-        if (h->ipc[f]) {
-          FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_face[f][s],
-                                     h->faces.count[f] * sizeof(real_t), h->stream));
-          FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_DONE(f ^ 1), k1));
-        }
-    FD_BE(be_event_record(h->xfer_end[s], h->stream));
-  } else if (h->n_ipc) {
-    if (h->ipc_sync == HALO_IPC_SYNC_HOST) {
-      static char none;
-      FD_BE(be_event_sync(h->pack_end[s]));
-      for (int f = 0; f < FD_FACES; f++)
-        if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
-    }
-    FD_MPI(MPI_Waitall(h->nnote, h->note, MPI_STATUSES_IGNORE));
-    h->nnote = 0;
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f] && h->ipc_sync == HALO_IPC_SYNC_EVENT) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
-    FD_BE(be_event_record(h->xfer_start[s], h->stream));
-    if (h->ipc_pull) {
-      for (int f = 0; f < FD_FACES; f++)
-        if (h->ipc[f])
-          FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_face[f][s],
-                                     h->faces.count[f] * sizeof(real_t), h->stream));
-      FD_BE(be_event_record(h->consumed[s], h->stream));
-    }
-    FD_BE(be_event_record(h->xfer_end[s], h->stream));
-  }
-  if (h->n_mpi) {
-    real_t *send = h->staged ? h->send_h : h->send_d[s];
-    /* 5. wait for the pack (and stage it) */
-    FD_BE(be_event_sync(h->pack_end[s]));
-    double t0 = fd_now();
-    if (h->staged) {
-      for (int r = 0; r < h->n_stage; r++)
-        FD_BE(be_memcpy_async(h->send_h + h->stage_lo[r], h->send_d[s] + h->stage_lo[r],
-                              h->stage_n[r] * sizeof(real_t), BE_COPY_D2H, h->stream));
-      FD_BE(be_stream_sync(h->stream));
-    }
-    /* 6. send, wait */
-    for (int f = 0; f < FD_FACES; f++) {
-      if (!h->faces.active[f] || h->ipc[f]) continue;
-      FD_MPI(MPI_Isend(send + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f], f,
-                       h->comm, &h->req[h->nreq++]));
-    }
-    FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
-    h->nreq = 0;
-    /* 7. unstage */
-    if (h->staged)
-      for (int r = 0; r < h->n_stage; r++)
-        FD_BE(be_memcpy_async(h->recv_d[s] + h->stage_lo[r], h->recv_h[s] + h->stage_lo[r],
-                              h->stage_n[r] * sizeof(real_t), BE_COPY_H2D, h->stream));
-    h->host_ms[s] = (fd_now() - t0) * 1e3;
-  }
+  if (h->n_ipc) FD_CALL(pull_ipc_faces(h, s));
+  if (h->n_mpi) FD_CALL(exchange_mpi_faces(h, s));
   be_range_pop();
+  /* 8. unpack every active face of recv_d[s] into the ghosts of u; the consumer waits */
   be_range_push("halo_unpack");
   FD_BE(be_event_record(h->unpack_start[s], h->stream));
   FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
   FD_BE(be_event_record(h->unpack_end[s], h->stream));
-  if (flag && !h->ipc_pull) {
-    for (int f = 0; f < FD_FACES; f++)
-      if (h->ipc[f]) FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_DONE(f ^ 1), k1));
-  } else if (h->n_ipc && !h->ipc_pull)
-    FD_BE(be_event_record(h->consumed[s], h->stream));
-  /* 8. the consumer waits for the ghosts */
   FD_BE(be_stream_wait_event(consumer, h->unpack_end[s]));
   be_range_pop();
   h->exchanges++;

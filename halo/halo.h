@@ -1,14 +1,13 @@
-/* halo.h - the halo exchange: six faces of a local field travel to the six neighbours, on
- * the device between ranks of a node (IPC path: the pack stores into the neighbour's receive
- * buffer, or a copy pulls from its send buffer), or as device buffers handed to a GPU-aware
- * MPI or staged through pinned host memory. Every MPI call of the exchange lives
- * in halo.c.
+/* halo.h - the halo exchange: the six faces of a local field travel to the six neighbours,
+ * device to device between ranks of a node (IPC: a copy from the neighbour's send buffer), or
+ * through MPI as device buffers (GPU-aware MPI) or staged through pinned host memory. Every
+ * MPI call of the exchange lives in halo.c.
  *
  * The exchange is split so that the solver computes between its halves:
- *   halo_exchange_begin   prepost receives; halo stream waits for the field, packs   (async)
+ *   halo_exchange_begin   prepost receives; the halo stream waits for the field and packs
  *   ... interior update on the compute stream ...
- *   halo_exchange_end     wait for the pack, send, wait for all messages, unpack on the halo
- *                         stream; the consumer stream waits for the unpack            (async)
+ *   halo_exchange_end     copy IPC faces in; wait for the pack, send, wait for the messages;
+ *                         the halo stream unpacks; the consumer stream waits for the unpack
  */
 #ifndef FDMINI_HALO_H
 #define FDMINI_HALO_H
@@ -16,24 +15,23 @@
 #include <mpi.h>
 
 #include "backend.h"
-#include "options.h"
 
-/* How IPC faces are ordered between the ranks (FDMINI_IPC_SYNC, halo.c):
- *   event  (default) interprocess events, and a zero-byte MPI note per face and step
- *   flag   the streams set flags in the neighbours' memory and wait for flags in their own:
- *          no event, no MPI message, no host wait per step (measured equal, not better)
- *   host   the host waits for its pack, then sends the notes (a measurement knob) */
-enum { HALO_IPC_SYNC_FLAG = 0, HALO_IPC_SYNC_EVENT = 1, HALO_IPC_SYNC_HOST = 2 };
-enum { HALO_FLAG_WORDS = 2 * FD_FACES };
+/* --mpi-gpu: device buffers to MPI (aware), through pinned host memory (staged), or whichever
+ * this MPI supports (auto). Names in src/options.c. */
+typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
+/* --halo-path: how faces reach a neighbour (see halo_create). Names in src/options.c. */
+typedef enum { FD_HALO_PATH_AUTO = 0, FD_HALO_PATH_MPI, FD_HALO_PATH_IPC } fd_halo_path;
 
+/* One field's exchange: set up by halo_create, freed by halo_destroy. Buffers hold faces in
+ * the layout of faces.h (face f at offset[f], faces.total elements per parity). */
 typedef struct {
-  MPI_Comm comm;
+  MPI_Comm comm;          /* the Cartesian communicator (the caller's) */
   int nbr[FD_FACES];      /* neighbour rank of each face, MPI_PROC_NULL at global edges */
-  fd_grid grid;
+  fd_grid grid;           /* the field's interior extents */
   fd_faces faces;         /* geometry and buffer layout (faces.h) */
   int staged;             /* 1: MPI messages go through the pinned host buffers */
-  /* transport of each active face: ipc[f] = 1 moves it on the device through a neighbour's
-   * buffer mapped into this process (node-local, halo.c "IPC path"), 0 sends it through MPI */
+  /* transport of each active face: ipc[f] = 1 copies it on the device from the neighbour's
+   * send buffer mapped into this process (node-local), 0 sends it through MPI */
   int ipc[FD_FACES];
   int n_ipc, n_mpi;       /* this rank's active faces by transport */
   long long ipc_faces_all, mpi_faces_all; /* the same, summed over the ranks of comm */
@@ -48,22 +46,13 @@ typedef struct {
   int nnote;
   be_stream stream;       /* the halo stream (high priority), owned by the caller */
   be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2], xfer_start[2], xfer_end[2];
-  int ipc_sync;           /* ordering of the IPC faces (FDMINI_IPC_SYNC, halo.c): HALO_IPC_SYNC_* */
-  int ipc_pull;           /* FDMINI_IPC_MOVE=pull: copy from the neighbour's send buffer; 0 =
-                             push (default): the pack stores into its receive buffer (halo.c) */
   /* IPC path: this rank's interprocess events and the neighbours' ones opened here;
-   * consumed[s]: this rank is done with the IPC faces of parity s (pull: copied out of the
-   * neighbour's send buffer; push: unpacked from its own receive buffer) */
+   * consumed[s]: this rank has copied the IPC faces of parity s out of the neighbours' send
+   * buffers */
   be_event packed[2], consumed[2];
   be_event peer_packed[FD_FACES][2], peer_consumed[FD_FACES][2];
-  /* flag ordering: this rank's flag words (device, HALO_FLAG_WORDS; word f: the neighbour on
-   * face f packed exchange value-1 into this rank, word FD_FACES + f: it is done with this
-   * rank's data of exchange value-1) and each IPC neighbour's block mapped here */
-  uint32_t *flags;
-  uint32_t *peer_flags[FD_FACES];
-  void *peer_block[FD_FACES];     /* neighbour's send_block (pull) or recv_block (push) here */
+  void *peer_block[FD_FACES];     /* neighbour's send_block, mapped here */
   real_t *peer_face[FD_FACES][2]; /* in it, the neighbour's face towards this rank, by parity */
-  real_t *pack_dst[2][FD_FACES];  /* where pack s puts face f: send_d[s] or (push) peer_face */
   long long exchanges;    /* completed exchanges; slot = exchanges % 2 */
   int timing_pending;     /* an exchange whose timings are not yet read */
   double host_ms[2];      /* MPI faces: host time of the exchange, by slot */
@@ -75,44 +64,53 @@ typedef struct {
   size_t stage_lo[FD_FACES], stage_n[FD_FACES]; /* first element and length of each */
 } fd_halo;
 
-/* Whether device pointers may go to this MPI for this backend: compile-time and run-time
- * detection (Open MPI's mpi-ext.h, MPICH 4 GPU queries, Cray MPICH's
+/* 1 when device pointers may go to this MPI for this backend (one line in why, either way):
+ * compile-time and run-time detection (Open MPI's mpi-ext.h, MPICH 4 GPU queries, Cray MPICH's
  * MPICH_GPU_SUPPORT_ENABLED). Host-memory backends always may. Not Collective. */
 int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len);
 
-/* Resolves --mpi-gpu against the MPI in use: auto picks aware where supported, else staged;
- * aware where MPI is not GPU-aware is a usage error (before any device pointer reaches MPI).
- * Collective over comm (all ranks agree). Sets *staged. */
+/* Resolves --mpi-gpu against the MPI in use into *staged (the same on every rank): auto picks
+ * aware where every rank's MPI supports it, else staged; aware where MPI is not GPU-aware is a
+ * usage error agreed by all ranks, before any device pointer reaches MPI. Collective over
+ * comm. */
 int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, int *staged);
 
-/* Allocates buffers and events for a field of extents g on the Cartesian communicator comm
- * with neighbours nbr, and picks each face's transport (path): FD_HALO_PATH_MPI every face
- * through MPI; IPC every face on the device (pushed, or pulled with FDMINI_IPC_MOVE=pull), a
- * usage error (agreed) where a neighbour is on another node or its device is out of reach;
- * AUTO: where MPI is GPU-aware (staged == 0) every face through MPI, else IPC where possible
- * and staged MPI elsewhere.
- * Collective over comm. */
+/* Sets up *h for a field of interior extents g on the Cartesian communicator comm with
+ * neighbours nbr: device send and receive buffers of both parities (pinned host ones too when
+ * staged, from halo_choose_mode), events, and each face's transport (path):
+ * FD_HALO_PATH_MPI every face through MPI; IPC every face on the device, a usage error
+ * (agreed) where a neighbour is on another node or its device is out of reach; AUTO: where MPI
+ * is GPU-aware (staged == 0) every face through MPI, else IPC where possible and staged MPI
+ * elsewhere. dev is this rank's device; node identifies its node (equal on the ranks of one
+ * node, different between nodes: fd_node.id of src/bind.h). halo_stream (high priority) stays
+ * the caller's. Collective over comm; synchronous. halo_destroy frees *h, after a failure
+ * too. */
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
-                fd_halo_path path, const be_info *dev, be_stream halo_stream);
-/* Collective over comm when any rank uses the IPC path (a neighbour may still read this
- * rank's buffers until all have synchronised). */
+                fd_halo_path path, const be_info *dev, int node, be_stream halo_stream);
+/* Frees what halo_create allocated and closes the neighbours' mappings. Collective over comm
+ * when any rank uses the IPC path (a neighbour may still read this rank's buffers until all
+ * have synchronised); synchronous. */
 int halo_destroy(fd_halo *h);
-/* "flag", "event" or "host" (HALO_IPC_SYNC_*). */
-const char *halo_ipc_sync_name(int sync);
-/* "ipc", "mpi", "mixed" (some faces each way, over all ranks) or "none" (no neighbours). */
+/* "ipc", "mpi", "mixed" (some faces each way, over all ranks) or "none" (no neighbours). Pure. */
 const char *halo_path_resolved(long long ipc_faces, long long mpi_faces);
 
-/* Starts exchanging the ghosts of u once `field_ready` (recorded on the producing stream) has
- * happened. Not Collective, but every neighbour must call it for the same step. Asynchronous. */
+/* Starts exchanging the ghosts of u (a device field of h's grid, with ghosts) once
+ * `field_ready` (recorded on the producing stream) has happened: preposts the receives and
+ * packs on the halo stream. Not Collective, but every neighbour must call it for the same
+ * exchange. Asynchronous on the halo stream; u must not change until the pack has run. */
 int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready);
-/* Completes the exchange begun last; `consumer` waits (on the device) for the ghosts of u.
- * Blocks the host until the MPI messages have arrived (IPC faces ordered by events: until the
- * neighbours have begun the same exchange; by flags: never; the device orders the data). */
+/* Completes the exchange begun last: IPC faces are copied in on the halo stream, MPI faces
+ * sent and received, every face unpacked into the ghost layers of u on the halo stream, and
+ * `consumer` waits (on the device) for the unpack. Blocks the host until the MPI messages have
+ * arrived (IPC faces: until the neighbours have begun the same exchange; the device orders
+ * the data). Not Collective, as begin. */
 int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer);
 
-/* Reads the timings of the last exchange into the sums and resets nothing. Call after the
- * consumer stream has been synchronised. */
+/* Adds the timings of the last exchange to the sums (pack_ms, unpack_ms, exchange_ms,
+ * copy_ms, timed); call after the consumer stream has been synchronised. Not Collective;
+ * synchronous. */
 int halo_flush_timers(fd_halo *h);
+/* Zeroes the sums. Not Collective. */
 void halo_reset_timers(fd_halo *h);
 
 #endif

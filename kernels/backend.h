@@ -44,33 +44,36 @@ typedef struct {
   int is_accelerator;  /* 1 when fields live in memory apart from the host's */
   int host_threads;    /* OpenMP threads of the host backend, 0 on GPUs */
   size_t memory_bytes; /* device memory, 0 when unknown */
-  char face_copy[16];  /* how halo faces move between field and buffer: "kernel" (default),
-                          "engine" (copy engine for y/z faces; GPU env FDMINI_FACE_COPY), "host" */
 } be_info;
 
-/* Number of devices this process can see. Not Collective; synchronous. */
+/* Number of devices this process can see. Synchronous. */
 int be_device_count(int *count);
-/* Binds this process to device `index` (0 <= index < count) and fills *info.
- * Call once before any other be_* call except be_device_count. */
+/* Binds this process to device `index` (0 <= index < count) and fills *info. Call once,
+ * before any other be_* call except be_device_count and be_set_host_threads. Synchronous. */
 int be_init(int index, be_info *info);
 /* Host threads (OpenMP) this process may use, e.g. cores / ranks on the node; ignored where
  * OpenMP is absent. Implemented once for every backend (common.c). */
 void be_set_host_threads(int threads);
-/* Releases what be_init set up. */
+/* Releases what be_init set up (after every block, stream and event is freed). Synchronous. */
 int be_finalize(void);
 /* The GPU runtime and driver this process uses, one short line each, for the record of a run:
  * CUDA "CUDA runtime 13.0" / "NVIDIA 580.65.06 (CUDA driver API 13.0)"; HIP "HIP 5.2.21153" /
  * "amdgpu 6.8.5 (HIP driver 5.2.21153)" (kernel module versions where the OS shows them,
  * "unknown" otherwise); "none" / "none" on the host backend. Synchronous. */
 int be_runtime_versions(char *runtime, size_t runtime_len, char *driver, size_t driver_len);
-/* The last error as one line ("hipMalloc(...) failed: out of memory", ...). */
+/* The last error as one line ("hipMalloc(...) failed: out of memory", ...); valid until the
+ * next failing call. */
 const char *be_error_message(void);
 
 /* ---- memory -------------------------------------------------------------------------- */
 
-int be_malloc(void **ptr, size_t bytes); /* device memory */
-int be_free(void *ptr);                  /* NULL is fine */
-int be_host_alloc(void **ptr, size_t bytes); /* pinned host memory (staged MPI, output) */
+/* Device memory (host memory on the host backend), at least 64-byte aligned; the caller frees
+ * it with be_free (NULL is fine). Synchronous. */
+int be_malloc(void **ptr, size_t bytes);
+int be_free(void *ptr);
+/* Pinned host memory (staged MPI, copies off the device); the caller frees it with
+ * be_host_free (NULL is fine). Synchronous. */
+int be_host_alloc(void **ptr, size_t bytes);
 int be_host_free(void *ptr);
 
 typedef enum { BE_COPY_H2D, BE_COPY_D2H, BE_COPY_D2D } be_copy_kind;
@@ -84,15 +87,17 @@ typedef struct be_event_s *be_event;
  * interior update's blocks instead of queueing behind them (the overlap depends on it). */
 typedef enum { BE_PRIORITY_NORMAL = 0, BE_PRIORITY_HIGH = 1 } be_priority;
 
+/* Streams and events: the caller destroys what it creates with be_stream_destroy and
+ * be_event_destroy (NULL is fine). Creation and destruction are synchronous. */
 int be_stream_create(be_stream *s, be_priority priority);
 int be_stream_destroy(be_stream s);
-int be_stream_sync(be_stream s);
-int be_event_create(be_event *e); /* timing-capable */
+int be_stream_sync(be_stream s);                    /* host waits for all work on s */
+int be_event_create(be_event *e);                   /* timing-capable */
 int be_event_destroy(be_event e);
 int be_event_record(be_event e, be_stream s);       /* asynchronous on s */
 int be_event_sync(be_event e);                      /* host waits for e */
 int be_stream_wait_event(be_stream s, be_event e);  /* s waits for e, host does not */
-/* Milliseconds between two completed events. */
+/* Milliseconds between two completed events. Synchronous. */
 int be_event_elapsed_ms(float *ms, be_event start, be_event end);
 
 /* Asynchronous on s. */
@@ -100,10 +105,9 @@ int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind,
 
 /* ---- device memory and events shared between processes of a node ------------------ */
 
-/* The node-local halo transport (halo/halo.c) maps each neighbour's receive buffer (push:
- * be_pack_faces_to stores the face there) or send buffer (pull: a device-to-device copy) and
- * two of its events once; the device waits for the neighbour's events: no MPI message
- * carries face data, and no host waits for a device.
+/* The node-local halo transport (halo/halo.c) maps each neighbour's send buffer and two of
+ * its events once, then copies faces device to device, ordered by the neighbour's events: no
+ * MPI message carries face data, and no host waits for a device.
  * GPU backends implement it with CUDA/HIP IPC (cudaIpc*Handle, hipIpc*Handle). The host
  * backend keeps fields in host memory and has nothing to share: be_ipc_supported() says so
  * and the other calls return BE_UNSUPPORTED. Handles are plain bytes, sent as MPI_BYTE. */
@@ -120,13 +124,16 @@ int be_ipc_supported(char *why, size_t why_len);
  * device can access. *yes = 0 and one line in why otherwise (not visible here, no peer path).
  * Synchronous. */
 int be_device_can_reach(const char *pci_bus_id, int *yes, char *why, size_t why_len);
-/* Handle of a block from be_malloc (ptr is its start), for another process to open. */
+/* Handle of a block from be_malloc (ptr is its start), for another process to open.
+ * Synchronous. */
 int be_ipc_mem_handle(void *ptr, be_ipc_handle *h);
-/* Maps another process's block here; *ptr is valid in this process until be_ipc_mem_close.
- * The same handle must not be opened twice by one process, nor by the process that made it. */
+/* Maps another process's block here; *ptr is valid in this process until be_ipc_mem_close
+ * (NULL is fine), which the opener calls before the owner frees the block. The same handle
+ * must not be opened twice by one process, nor by the process that made it. Synchronous. */
 int be_ipc_mem_open(const be_ipc_handle *h, void **ptr);
 int be_ipc_mem_close(void *ptr);
-/* An event other processes can wait for (be_stream_wait_event); not timing-capable. */
+/* An event other processes can wait for (be_stream_wait_event); not timing-capable;
+ * be_event_destroy frees it. Synchronous. */
 int be_ipc_event_create(be_event *e);
 int be_ipc_event_handle(be_event e, be_ipc_handle *h);
 /* Opens another process's event (be_ipc_event_create); be_event_destroy releases it. A wait
@@ -136,43 +143,54 @@ int be_ipc_event_open(const be_ipc_handle *h, be_event *e);
  * by be_ipc_mem_open, on this device or a peer). Asynchronous on s. */
 int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be_stream s);
 
-/* ---- flags in device memory, written and awaited by streams ------------------------- */
-
-/* The halo's default ordering of IPC faces (FDMINI_IPC_SYNC=flag, halo/halo.c): 32-bit words
- * in device memory (a be_malloc block, shared with be_ipc_mem_handle/open), set and awaited by
- * stream memory operations, with no event, no MPI message and no host wait per step.
- * GPU backends: cuStreamWriteValue32/cuStreamWaitValue32 (CUDA driver API),
- * hipStreamWriteValue32/hipStreamWaitValue32 (HIP). The host backend has none. */
-
-/* 1 when streams of this device can set and await flags (attribute query, then one set and
- * one wait run on a scratch word and synchronised); 0 and one line in why otherwise.
- * Synchronous. */
-int be_flags_supported(char *why, size_t why_len);
-/* Once all work enqueued on s before it has completed, *flag = value, preceded by a
- * system-wide memory fence: every store of that earlier work (a kernel's stores to a
- * neighbour's mapped memory included) is visible to whoever sees the new value. flag may be
- * this device's memory or another process's block mapped by be_ipc_mem_open. Asynchronous
- * on s. */
-int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value);
-/* Work enqueued on s after this call starts once *flag >= value (CUDA compares cyclically,
- * (int32_t)(*flag - value) >= 0; HIP as unsigned numbers). The host does not wait.
- * Asynchronous on s. */
-int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value);
-
-/* Profiler ranges (roctx/NVTX on GPUs, no-ops on host). Not Collective. */
+/* Profiler ranges (roctx/NVTX on GPUs, no-ops on host), nested; host-side markers only. */
 void be_range_push(const char *name);
 void be_range_pop(void);
 
 /* ---- stencil ------------------------------------------------------------------------- */
 
-/* Local grid: interior extents; the array holds (n[0]+2)(n[1]+2)(n[2]+2) points. */
+/* Local grid and its memory layout. The interior is 1..n[d] in every dimension, surrounded
+ * by `ghost` layers (indices 1-ghost .. n[d]+ghost); point (i,j,k) is element
+ * fd_grid_index(g, i, j, k) = origin + i + sx*j + sxy*k of the field's allocation (be_malloc
+ * of elems * sizeof(real_t) bytes), x fastest. Rows are padded so that every interior row
+ * starts on a 128-byte boundary (sx and sxy multiples of FD_GRID_ALIGN elements, element
+ * (1, j, k) aligned) wherever that costs at most an eighth more memory; otherwise rows are
+ * packed (sx = n[0] + 2*ghost). Padding elements belong to no point: be_fill zeroes them and
+ * nothing else reads or writes them. The layout is a function of n and ghost alone, the same
+ * on every backend and rank. */
+#define FD_GRID_ALIGN (128 / (int)sizeof(real_t))
 typedef struct {
-  int n[3];
+  int n[3];          /* interior extents */
+  int ghost;         /* ghost layers on every side (>= 1) */
+  long long sx, sxy; /* element strides of y and z */
+  long long origin;  /* element of point (0,0,0) */
+  size_t elems;      /* elements of the allocation */
 } fd_grid;
 
-static inline size_t fd_grid_points_with_ghosts(const fd_grid *g)
+/* Sets *g for interior extents n (each >= 1) and `ghost` layers. Returns 0, or -1 when the
+ * allocation's element count would not fit in 63 bits (g is then unusable). Pure. */
+static inline int fd_grid_init(fd_grid *g, const int n[3], int ghost)
 {
-  return (size_t)(g->n[0] + 2) * (size_t)(g->n[1] + 2) * (size_t)(g->n[2] + 2);
+  const long long G = ghost, A = FD_GRID_ALIGN, big = 0x7fffffffffffffffLL;
+  const long long row = n[0] + 2 * G, padded = (row + A - 1) / A * A;
+  const int pad = padded * 8 <= row * 9; /* at most an eighth more */
+  for (int d = 0; d < 3; d++) g->n[d] = n[d];
+  g->ghost = ghost;
+  g->sx = pad ? padded : row;
+  const long long ny = n[1] + 2 * G, nz = n[2] + 2 * G;
+  if (g->sx > big / ny || g->sx * ny > big / nz - 2 * A) return -1;
+  g->sxy = g->sx * ny;
+  /* the first point is (1-G, 1-G, 1-G); padded rows put every (1, j, k) on an aligned
+   * element: origin's x part is the smallest >= G-1 that is A-1 modulo A */
+  const long long ox = pad ? A - 1 + (G > A ? (G - 1) / A * A : 0) : G - 1;
+  g->origin = (G - 1) * (g->sx + g->sxy) + ox;
+  g->elems = (size_t)(g->origin + (n[0] + G) + g->sx * (n[1] + G) + g->sxy * (n[2] + G) + 1);
+  return 0;
+}
+
+static inline long long fd_grid_index(const fd_grid *g, long long i, long long j, long long k)
+{
+  return g->origin + i + g->sx * j + g->sxy * k;
 }
 
 /* One stencil, three operators through their coefficient sets:
@@ -203,21 +221,83 @@ static inline void fd_interior_box(const fd_grid *g, unsigned deferred, int lo[3
   }
 }
 
-/* Stencil variants (see README "Kernels"). The tile factor m applies to REORDERED. */
-typedef enum { FD_KERNEL_BASELINE = 0, FD_KERNEL_REORDERED = 1, FD_KERNEL_COUNT } fd_kernel_id;
+/* Stencil variants (README "GPU kernels"; kernels/gpu/stencil_gpu.hip has the index maths):
+ *   BASELINE   one point per thread (the lab notes' kernel 1)
+ *   REORDERED  per plane: each thread updates `tile` points along y of one plane, loads in
+ *              ascending address order (the lab notes' kernels 3-5 and 7)
+ *   ZMARCH     short-chunk z-marching: 2D blocks over x-y, each thread owns `tile` rows of a
+ *              column and marches through `chunk` planes, planes z-1, z, z+1 in registers
+ * Every variant evaluates each point with the one expression of pointwise.h, so they all give
+ * bitwise the same field. The host backend runs one loop for every variant. */
+typedef enum {
+  FD_KERNEL_BASELINE = 0,
+  FD_KERNEL_REORDERED = 1,
+  FD_KERNEL_ZMARCH = 2,
+  FD_KERNEL_COUNT
+} fd_kernel_id;
 
+/* One launch configuration. A zero field means "the backend's rule" and is resolved by
+ * be_kernel_resolve (and at every launch), so {id} alone is a valid configuration. A value
+ * that cannot run on a grid (vec 2 where the row pitch is odd, say) falls back at launch to
+ * one that can; be_kernel_resolve says which. Written as a spec string, e.g.
+ * "zmarch:tile=1,vec=2,block=64x4,chunk=16" (fd_kernel_format / fd_kernel_parse). */
 typedef struct {
   fd_kernel_id id;
-  int tile; /* 1, 2, 4, 8 or 16 */
+  int tile;     /* points per thread along y: REORDERED 1, 2, 4, 8, 16; ZMARCH 1, 2; BASELINE 1 */
+  int vec;      /* points per thread along x: 1, or 2 (16-byte loads; even row pitch only) */
+  int block[2]; /* threads per block along x and y (at most FD_KERNEL_MAX_BLOCK in all) */
+  int chunk;    /* ZMARCH: planes each block marches through (>= 1) */
+  int strips;   /* y-strips of the grid walk (the lab notes' kernel 7; >= 1): the blocks
+                   sweep one strip of rows through all planes before the next */
 } fd_kernel;
 
-/* Name <-> id ("baseline", "reordered"); -1 / NULL when unknown. */
+#define FD_KERNEL_MAX_BLOCK 512
+#define FD_KERNEL_SPEC_MAX 96
+
+/* Name <-> id ("baseline", "reordered", "zmarch"); -1 / NULL when unknown. */
 int fd_kernel_from_name(const char *name);
 const char *fd_kernel_name(fd_kernel_id id);
+/* Parses a spec "NAME[:key=value,...]" with keys tile, vec, block (BXxBY), chunk, strips into
+ * *k (unnamed keys 0). Returns 0, or -1 with one line in err saying what was expected (unknown
+ * name or key, a value out of its range, a key the variant does not take). Pure. */
+int fd_kernel_parse(const char *spec, fd_kernel *k, char *err, size_t err_len);
+/* Writes the spec of k ("zmarch:tile=1,vec=2,block=64x4,chunk=16"; zero fields left out):
+ * fd_kernel_parse of it gives k back. */
+void fd_kernel_format(const fd_kernel *k, char *buf, size_t len);
 
-/* The variant and tile this backend uses by default for grid g (a documented rule: see
- * README "Kernels"). Synchronous. */
+/* The configuration this backend uses for grid g when nothing is tuned or forced (the rule
+ * table of README "GPU kernels"), fully resolved. Synchronous; needs be_init. */
 int be_kernel_default(const fd_grid *g, fd_kernel *k);
+/* Fills the zero fields of *k with the rule's values for grid g and replaces a value that
+ * cannot run on g by the one the launch falls back to: *k becomes what be_stencil runs (for
+ * region ALL). BE_ERROR for an invalid configuration (unknown id, tile, vec, block, chunk).
+ * Synchronous; needs be_init. */
+int be_kernel_resolve(const fd_grid *g, fd_kernel *k);
+/* The configurations the start-up autotune times on this backend (src/tune.c), at most max,
+ * written to list; returns how many. The same list on every process of a backend and
+ * precision, whatever its grid, so that ranks can agree on one entry. Not Collective. */
+int be_kernel_candidates(fd_kernel *list, int max);
+
+/* A timing trial of stencil configurations (fd_kernel_time): the update the caller will run
+ * (grid, region of the deferred faces, coefficients, u, f or NULL, out), on stream s. */
+typedef struct {
+  fd_grid grid;
+  fd_region region;
+  unsigned deferred;
+  fd_coeffs coeffs;
+  const real_t *u, *f;
+  real_t *out;
+  be_stream stream;
+} fd_kernel_trial;
+
+/* Times the n configurations list[0..n-1] on trial t: one untimed launch of each, then
+ * `rounds` rounds that launch each once between two events; ms[i] = its median over the
+ * rounds, milliseconds. Overwrites t->out. Synchronous. Not Collective (src/tune.c agrees
+ * across ranks). Implemented once for every backend (kernel_time.c). */
+int fd_kernel_time(const fd_kernel_trial *t, const fd_kernel *list, int n, int rounds,
+                   double *ms);
+/* The index of the smallest of ms[0..n-1] (the first of equals). */
+int fd_kernel_fastest(const double *ms, int n);
 
 /* out over `region` (of `deferred`, see fd_region) of the stencil of u (and f). u and out must
  * differ; points of out outside the region are untouched. Asynchronous on s. */
@@ -240,17 +320,9 @@ int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u,
 /* ---- halo faces ---------------------------------------------------------------------- */
 
 /* Packs the send layers of the active faces of u into buf (layout: faces.h). One launch.
- * Asynchronous on s. Implemented once (common.c) as be_pack_faces_to with dst[f] = buf +
- * offset[f]. */
+ * Asynchronous on s. */
 int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
                   be_stream s);
-/* be_pack_faces with a destination per face: active face f goes to dst[f] .. dst[f] +
- * count[f] - 1 (its in-plane layout of faces.h), memory of this process's device or another
- * process's block mapped by be_ipc_mem_open (the halo's push path stores IPC faces straight
- * into the neighbour's receive buffer). dst[f] of an inactive face is ignored. One launch.
- * Asynchronous on s. */
-int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
-                     real_t *const dst[FD_FACES], be_stream s);
 /* Copies the active faces of buf into the ghost layers of u. One launch. Asynchronous on s. */
 int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                     be_stream s);

@@ -1,5 +1,7 @@
 /* common.c - the parts of the backend API that are the same for every backend: kernel names,
- * the host-side evaluation of analytic fields and be_pack_faces. Compiled into every build. */
+ * kernel specs, the host-side evaluation of analytic fields and the host thread count. Compiled
+ * into every build; calls no backend function. */
+#include <stdio.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -8,7 +10,7 @@
 #include "backend.h"
 #include "pointwise.h"
 
-static const char *const kernel_names[FD_KERNEL_COUNT] = {"baseline", "reordered"};
+static const char *const kernel_names[FD_KERNEL_COUNT] = {"baseline", "reordered", "zmarch"};
 
 int fd_kernel_from_name(const char *name)
 {
@@ -20,6 +22,101 @@ int fd_kernel_from_name(const char *name)
 const char *fd_kernel_name(fd_kernel_id id)
 {
   return (id >= 0 && id < FD_KERNEL_COUNT) ? kernel_names[id] : NULL;
+}
+
+/* Strict decimal integer in [lo, hi] from s up to `end` (exclusive). */
+static int spec_int(const char *s, const char *end, long lo, long hi, int *out)
+{
+  if (s == end) return -1;
+  long v = 0;
+  for (const char *c = s; c < end; c++) {
+    if (*c < '0' || *c > '9') return -1;
+    v = v * 10 + (*c - '0');
+    if (v > hi) return -1;
+  }
+  if (v < lo) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int spec_fail(char *err, size_t len, const char *spec, const char *what)
+{
+  if (err && len) snprintf(err, len, "kernel spec '%s': %s", spec, what);
+  return -1;
+}
+
+int fd_kernel_parse(const char *spec, fd_kernel *k, char *err, size_t err_len)
+{
+  memset(k, 0, sizeof *k);
+  const char *colon = strchr(spec, ':');
+  const size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
+  int id = -1;
+  for (int i = 0; i < FD_KERNEL_COUNT; i++)
+    if (strlen(kernel_names[i]) == nlen && strncmp(spec, kernel_names[i], nlen) == 0) id = i;
+  if (id < 0)
+    return spec_fail(err, err_len, spec, "unknown kernel, expected baseline, reordered or zmarch");
+  k->id = (fd_kernel_id)id;
+  if (!colon) return 0;
+  const char *p = colon + 1;
+  if (*p == '\0') return spec_fail(err, err_len, spec, "nothing after ':'");
+  while (*p) {
+    const char *comma = strchr(p, ',');
+    const char *end = comma ? comma : p + strlen(p);
+    const char *eq = memchr(p, '=', (size_t)(end - p));
+    if (!eq) return spec_fail(err, err_len, spec, "expected key=value after ':' and each ','");
+    const size_t klen = (size_t)(eq - p);
+    const char *v = eq + 1;
+#define KEY(name) (klen == strlen(name) && strncmp(p, name, klen) == 0)
+    if (KEY("tile")) {
+      if (spec_int(v, end, 1, 16, &k->tile) || (k->tile & (k->tile - 1)))
+        return spec_fail(err, err_len, spec, "tile must be 1, 2, 4, 8 or 16");
+    } else if (KEY("vec")) {
+      if (spec_int(v, end, 1, 2, &k->vec)) return spec_fail(err, err_len, spec, "vec must be 1 or 2");
+    } else if (KEY("block")) {
+      const char *x = memchr(v, 'x', (size_t)(end - v));
+      if (!x || spec_int(v, x, 1, FD_KERNEL_MAX_BLOCK, &k->block[0]) ||
+          spec_int(x + 1, end, 1, FD_KERNEL_MAX_BLOCK, &k->block[1]) ||
+          k->block[0] * k->block[1] > FD_KERNEL_MAX_BLOCK)
+        return spec_fail(err, err_len, spec, "block must be BXxBY with BX*BY <= 512 threads");
+    } else if (KEY("chunk")) {
+      if (spec_int(v, end, 1, 1 << 20, &k->chunk))
+        return spec_fail(err, err_len, spec, "chunk must be a number of planes >= 1");
+    } else if (KEY("strips")) {
+      if (spec_int(v, end, 1, 1 << 20, &k->strips))
+        return spec_fail(err, err_len, spec, "strips must be >= 1");
+    } else {
+      return spec_fail(err, err_len, spec, "unknown key, expected tile, vec, block, chunk or strips");
+    }
+#undef KEY
+    if (!comma) break;
+    p = comma + 1;
+    if (*p == '\0') return spec_fail(err, err_len, spec, "nothing after ','");
+  }
+  if (k->id == FD_KERNEL_BASELINE && (k->tile > 1 || k->vec > 1 || k->chunk || k->strips))
+    return spec_fail(err, err_len, spec, "baseline takes only block");
+  if (k->id == FD_KERNEL_REORDERED && k->chunk)
+    return spec_fail(err, err_len, spec, "chunk applies to zmarch only");
+  if (k->id == FD_KERNEL_ZMARCH && k->tile > 2)
+    return spec_fail(err, err_len, spec, "zmarch takes tile 1 or 2");
+  return 0;
+}
+
+void fd_kernel_format(const fd_kernel *k, char *buf, size_t len)
+{
+  const char *name = fd_kernel_name(k->id);
+  int n = snprintf(buf, len, "%s", name ? name : "?");
+  char sep = ':';
+#define PUT(...)                                                                             \
+  do {                                                                                       \
+    if (n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, __VA_ARGS__);     \
+    sep = ',';                                                                               \
+  } while (0)
+  if (k->tile) PUT("%ctile=%d", sep, k->tile);
+  if (k->vec) PUT("%cvec=%d", sep, k->vec);
+  if (k->block[0] && k->block[1]) PUT("%cblock=%dx%d", sep, k->block[0], k->block[1]);
+  if (k->chunk) PUT("%cchunk=%d", sep, k->chunk);
+  if (k->strips) PUT("%cstrips=%d", sep, k->strips);
+#undef PUT
 }
 
 double fd_field_value(const fd_field *fl, long long gi, long long gj, long long gk)
@@ -34,12 +131,4 @@ void be_set_host_threads(int threads)
 #else
   (void)threads;
 #endif
-}
-
-int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
-                  be_stream s)
-{
-  real_t *dst[FD_FACES];
-  for (int face = 0; face < FD_FACES; face++) dst[face] = buf + f->offset[face];
-  return be_pack_faces_to(g, f, u, dst, s);
 }

@@ -1,11 +1,14 @@
-/* bind.c - the rank / CPU / GPU binding report (bind.h): per-rank records from hwloc (or, in
- * builds without it, from the OS: bind_os.c), gathered on rank 0, analysed for far CPUs, shared
- * GPUs and idle GPUs, printed as a table and JSON. */
+/* bind.c - where each rank runs (bind.h): its node and its device (bind_node, bind_device),
+ * and the binding report: per-rank records from hwloc (or, in builds without it, from the OS:
+ * bind_os.c), gathered on rank 0, analysed for far CPUs, shared GPUs and idle GPUs, printed as
+ * a table and JSON. */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bind.h"
 #include "bind_os.h"
@@ -185,15 +188,10 @@ static void terminate_strings(fd_binding *b)
 int bind_gather(MPI_Comm comm, const fd_binding *mine, fd_binding **all)
 {
   int rank, size;
-  MPI_Comm node;
   fd_binding me = *mine;
   *all = NULL;
   FD_MPI(MPI_Comm_rank(comm, &rank));
   FD_MPI(MPI_Comm_size(comm, &size));
-  /* the node-local rank as fd_device_init computes it (device = local rank mod count) */
-  FD_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  FD_MPI(MPI_Comm_rank(node, &me.local_rank));
-  FD_MPI(MPI_Comm_free(&node));
 
   fd_binding *buf = NULL;
   int err = FD_OK;
@@ -421,8 +419,8 @@ void bind_json(fd_json *j, const fd_binding *all, int n)
 /* At most this many warning lines on the terminal; the JSON record holds them all. */
 enum { BIND_PRINT_WARNINGS_MAX = 64 };
 
-int bind_report(MPI_Comm comm, const be_info *dev, int print, FILE *out, fd_binding **all,
-                int *n)
+int bind_report(MPI_Comm comm, const fd_node *node, const be_info *dev, int print, FILE *out,
+                fd_binding **all, int *n)
 {
   int rank, size;
   fd_binding mine;
@@ -431,6 +429,7 @@ int bind_report(MPI_Comm comm, const be_info *dev, int print, FILE *out, fd_bind
   FD_MPI(MPI_Comm_rank(comm, &rank));
   FD_MPI(MPI_Comm_size(comm, &size));
   FD_CALL(fd_agree(comm, bind_collect(comm, dev, &mine)));
+  mine.local_rank = node->local_rank;
   FD_CALL(bind_gather(comm, &mine, all));
   if (rank != 0) return FD_OK;
   *n = size;
@@ -455,4 +454,36 @@ int bind_report(MPI_Comm comm, const be_info *dev, int print, FILE *out, fd_bind
   }
   free(text);
   return err;
+}
+
+/* ---- the node and the device ---- */
+
+int bind_node(MPI_Comm comm, fd_node *node)
+{
+  MPI_Comm shared;
+  int rank;
+  FD_MPI(MPI_Comm_rank(comm, &rank));
+  FD_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared));
+  FD_MPI(MPI_Comm_rank(shared, &node->local_rank));
+  FD_MPI(MPI_Comm_size(shared, &node->local_size));
+  /* key 0 keeps comm's order: local rank 0 is the node's first process */
+  node->id = rank;
+  FD_MPI(MPI_Bcast(&node->id, 1, MPI_INT, 0, shared));
+  FD_MPI(MPI_Comm_free(&shared));
+  return FD_OK;
+}
+
+int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared)
+{
+  int count = 0;
+  int err = be_device_count(&count) != BE_OK
+                ? fd_set_error(FD_ERR_RUNTIME, "no usable device: %s", be_error_message())
+                : (count < 1 ? fd_set_error(FD_ERR_RUNTIME, "no device visible to this rank") : FD_OK);
+  FD_CALL(fd_agree(comm, err));
+  /* without OMP_NUM_THREADS, ranks on a node share its cores instead of each taking all */
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (!getenv("OMP_NUM_THREADS")) be_set_host_threads((int)(cores / node->local_size));
+  FD_BE(be_init(node->local_rank % count, dev));
+  *shared = dev->is_accelerator && node->local_size > count;
+  return FD_OK;
 }

@@ -1,14 +1,19 @@
-/* bind.h - the rank / CPU / GPU binding report: where each rank runs (host, CPUs, NUMA nodes),
- * which GPU it drives (index, PCI bus id) and where that GPU sits (its NUMA node and local CPUs,
- * found with hwloc from the PCI bus id, or from Linux's sysfs in builds without hwloc:
- * bind_os.h), plus the warnings that matter on LUMI-G and Frontier: CPUs far from the rank's
- * GPU, ranks sharing a GPU, visible GPUs left idle. Every record says which source it used.
+/* bind.h - where each rank runs. bind_node finds this process's node (the one node
+ * communicator of fdmini, split once), bind_device binds it to a device. The binding report
+ * says where each rank runs (host, CPUs, NUMA nodes), which GPU it drives (index, PCI bus id)
+ * and where that GPU sits (its NUMA node and local CPUs, found with hwloc from the PCI bus id,
+ * or from Linux's sysfs in builds without hwloc: bind_os.h), plus the warnings that matter on
+ * LUMI-G and Frontier: CPUs far from the rank's GPU, ranks sharing a GPU, visible GPUs left
+ * idle. Every record says which source it used.
  *
- * Integration (main.c, after fd_device_init has filled `dev`):
+ * Integration (main.c):
  *
+ *     fd_node node;
+ *     rc = bind_node(world, &node);                      // Collective
+ *     rc = bind_device(world, &node, &dev, &shared);     // Collective
  *     fd_binding *binding = NULL;   // rank 0: one record per rank; NULL elsewhere
  *     int nbinding = 0;
- *     rc = bind_report(world, &dev, o.bind_report, stdout, &binding, &nbinding);  // Collective
+ *     rc = bind_report(world, &node, &dev, o.bind_report, stdout, &binding, &nbinding);  // Collective
  *     // rc != FD_OK: fd_error_message() says which hwloc call failed on which rank; every rank
  *     // returns the same code (agreed, fd_error_agreed()): rank 0 reports it, all ranks exit.
  *     ...
@@ -40,6 +45,25 @@
 #include <hwloc.h>
 #endif
 
+/* This process among the processes of a communicator on its node (MPI_COMM_TYPE_SHARED). */
+typedef struct {
+  int local_rank; /* its rank among them */
+  int local_size; /* how many they are */
+  int id;         /* rank in the communicator of the node's first process: the same on every
+                     rank of a node, different between nodes (halo_create compares them) */
+} fd_node;
+
+/* Fills *node from one MPI_Comm_split_type of comm, freed again: the only split by node in
+ * fdmini; who needs the node gets *node. Collective over comm. */
+int bind_node(MPI_Comm comm, fd_node *node);
+
+/* Binds this process to device node->local_rank mod (visible devices) with be_init and fills
+ * *dev; unless OMP_NUM_THREADS is set, gives the host backend the node's cores divided by
+ * node->local_size. *shared = 1 when more ranks than devices run on the node (GPU backends).
+ * No visible device is agreed (FD_ERR_RUNTIME on every rank); a failed be_init is this rank's.
+ * Collective over comm. */
+int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared);
+
 /* One rank's binding. Plain chars only (gathered as bytes). Lists are hwloc "list" strings of
  * OS indexes, e.g. "0-6,48" ("..." at the end when one did not fit). */
 typedef struct {
@@ -63,8 +87,8 @@ typedef struct {
 
 /* Fills *mine for this process: host, rank in comm, the CPU binding (hwloc_get_cpubind), the GPU
  * of `dev` and its locality. Loads the topology with I/O devices (or FDMINI_HWLOC_XML). Without
- * hwloc: sched_getaffinity and sysfs (bind_os_collect). local_rank is left at -1 (bind_gather
- * fills it). Not Collective. */
+ * hwloc: sched_getaffinity and sysfs (bind_os_collect). local_rank is left at -1 (bind_report
+ * sets it from the node). Not Collective. */
 int bind_collect(MPI_Comm comm, const be_info *dev, fd_binding *mine);
 
 #if FDMINI_HAVE_HWLOC
@@ -81,9 +105,9 @@ int bind_collect_with_topology(hwloc_topology_t topo, hwloc_const_cpuset_t cpus,
 int bind_topology_load(hwloc_topology_t *topo, const char *xml);
 #endif
 
-/* Fills local_rank (MPI_Comm_split_type, shared memory) and gathers every rank's record on
- * rank 0 of comm: there *all is a malloc'ed array of comm-size records in rank order; on the
- * other ranks *all = NULL. Collective. */
+/* Gathers every rank's record (local_rank as the caller set it) on rank 0 of comm: there *all
+ * is a malloc'ed array of comm-size records in rank order; on the other ranks *all = NULL.
+ * Collective. */
 int bind_gather(MPI_Comm comm, const fd_binding *mine, fd_binding **all);
 
 /* Analyses n records (any order, any number of hosts) and writes one warning per line into
@@ -109,8 +133,8 @@ void bind_json(fd_json *j, const fd_binding *all, int n);
  * warnings on `out` always ("binding warning: ..."). A failure on any rank (hwloc) is agreed, so
  * every rank returns the same code. On rank 0 *all / *n hold the records (bind_free them);
  * elsewhere NULL / 0. Collective. */
-int bind_report(MPI_Comm comm, const be_info *dev, int print, FILE *out, fd_binding **all,
-                int *n);
+int bind_report(MPI_Comm comm, const fd_node *node, const be_info *dev, int print, FILE *out,
+                fd_binding **all, int *n);
 
 /* Frees what bind_gather / bind_report returned; NULL is fine. Not Collective. */
 void bind_free(fd_binding *all);

@@ -1,5 +1,7 @@
-/* decomp.c - 3D Cartesian decomposition (decomp.h). */
+/* decomp.c - the 3D Cartesian decomposition and the resolution of the global and process
+ * grids (decomp.h). */
 #include <limits.h>
+#include <string.h>
 
 #include "decomp.h"
 #include "fd_error.h"
@@ -27,6 +29,39 @@ int decomp_check(const long long N[3], const int P[3])
                           (N[d] + P[d] - 1) / P[d]);
   }
   return FD_OK;
+}
+
+int decomp_resolve_grid(const fd_options *o, int ranks, int accelerator, long long N[3], int P[3])
+{
+  if (o->have_procs) {
+    long long prod = (long long)o->procs[0] * o->procs[1] * o->procs[2];
+    if (prod != ranks)
+      return fd_set_error(FD_ERR_USAGE, "--procs %d,%d,%d has %lld ranks but the job has %d",
+                          o->procs[0], o->procs[1], o->procs[2], prod, ranks);
+    memcpy(P, o->procs, sizeof o->procs);
+  } else {
+    /* MPI_Dims_create's factors come largest first; give the largest to z, then y: z and y
+     * faces are whole planes and rows in memory (x fastest), cheap to pack, while an x face
+     * is a gather with stride nx+2 */
+    int dims[3] = {0, 0, 0};
+    MPI_Dims_create(ranks, 3, dims);
+    P[0] = dims[2];
+    P[1] = dims[1];
+    P[2] = dims[0];
+  }
+  if (o->have_global) {
+    memcpy(N, o->global, 3 * sizeof N[0]);
+  } else if (o->have_local || accelerator) {
+    /* weak scaling: --local per rank; GPUs default to 512^3 per rank */
+    for (int d = 0; d < 3; d++) {
+      long long n = o->have_local ? o->local[d] : 512;
+      if (n > (1LL << 40) / P[d]) return fd_set_error(FD_ERR_USAGE, "--local: global grid too large");
+      N[d] = n * P[d];
+    }
+  } else {
+    N[0] = N[1] = N[2] = 128; /* host default: a short run for 8 ranks on a small machine */
+  }
+  return decomp_check(N, P);
 }
 
 int decomp_create(MPI_Comm comm, const long long N[3], const int P[3], fd_decomp *d)

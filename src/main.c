@@ -95,18 +95,20 @@ int main(int argc, char **argv)
 
   be_info dev;
   fd_result r;
+  fd_node node;
   int shared = 0;
-  rc = fd_device_init(world, &dev, &shared);
+  rc = bind_node(world, &node);
+  if (rc == FD_OK) rc = bind_device(world, &node, &dev, &shared);
   if (rc == FD_OK && shared && rank == 0)
     printf("fdmini: notice: more ranks than devices on a node; ranks share devices (%d visible)\n",
            dev.device_count);
   fd_binding *binding = NULL; /* rank 0: one record per rank */
   int nbinding = 0;
   if (rc == FD_OK) rc = fd_agree(world, prov_collect(&prov));
-  if (rc == FD_OK) rc = bind_report(world, &dev, o.bind_report, stdout, &binding, &nbinding);
+  if (rc == FD_OK) rc = bind_report(world, &node, &dev, o.bind_report, stdout, &binding, &nbinding);
   /* --halo-path ipc where each rank sees one GPU: refused with its reason before allocating */
-  if (rc == FD_OK) rc = site_check_ipc(world, &o, &dev);
-  if (rc == FD_OK) rc = fd_run(&o, world, &dev, &r);
+  if (rc == FD_OK) rc = site_check_ipc(world, &node, &o, &dev);
+  if (rc == FD_OK) rc = fd_run(&o, world, &dev, node.id, &r);
 
   /* agreed on every rank: bad input, I/O, or a runtime failure all ranks checked together
    * (fields that do not fit in memory): one line from rank 0, every rank exits with rc */

@@ -41,9 +41,15 @@ void fd_options_usage(FILE *out)
     "  --ricker-freq F     peak frequency of the Ricker wavelet (default 10)\n"
     "  --source I,J,K      global grid indices of the source, 1..N (default the centre)\n"
     "Kernels\n"
-    "  --kernel NAME       baseline | reordered (default: reordered)\n"
-    "  --tile M            tile factor of the reordered kernel: 1, 2, 4, 8 or 16\n"
-    "                      (default: picked for the grid and device, printed in the report)\n"
+    "  --tune MODE         auto | off: auto (default on GPUs) times a few stencil\n"
+    "                      configurations on each rank's block at start-up and all ranks\n"
+    "                      use the fastest; off takes the rule's configuration\n"
+    "  --kernel SPEC       force one configuration: baseline | reordered | zmarch, with\n"
+    "                      optional :key=value,... (tile, vec, block=BXxBY, chunk, strips),\n"
+    "                      e.g. zmarch:tile=1,vec=2,block=32x8,chunk=8 (the report prints\n"
+    "                      the spec that ran)\n"
+    "  --tile M            points per thread along y (reordered: 1, 2, 4, 8, 16; zmarch:\n"
+    "                      1, 2); alone it means --kernel reordered:tile=M\n"
     "Communication\n"
     "  --mpi-gpu MODE      auto | aware | staged: hand device buffers to MPI, or stage\n"
     "                      them through pinned host memory (default auto)\n"
@@ -145,7 +151,7 @@ enum {
   OPT_GLOBAL = 256, OPT_LOCAL, OPT_PROCS, OPT_OP, OPT_ITERS, OPT_WARMUP, OPT_KERNEL, OPT_TILE,
   OPT_JSON, OPT_DUMP, OPT_NO_CHECK, OPT_HELP, OPT_NO_OVERLAP, OPT_MPI_GPU, OPT_PROGRESS,
   OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT, OPT_VELOCITY, OPT_RICKER, OPT_SOURCE,
-  OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH,
+  OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH, OPT_TUNE,
 };
 
 /* "V" or "V1,V2": positive finite numbers. */
@@ -180,6 +186,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"procs", required_argument, 0, OPT_PROCS},     {"op", required_argument, 0, OPT_OP},
     {"iters", required_argument, 0, OPT_ITERS},     {"warmup", required_argument, 0, OPT_WARMUP},
     {"kernel", required_argument, 0, OPT_KERNEL},   {"tile", required_argument, 0, OPT_TILE},
+    {"tune", required_argument, 0, OPT_TUNE},
     {"json", required_argument, 0, OPT_JSON},       {"dump", required_argument, 0, OPT_DUMP},
     {"no-check", no_argument, 0, OPT_NO_CHECK},     {"help", no_argument, 0, OPT_HELP},
     {"no-overlap", no_argument, 0, OPT_NO_OVERLAP}, {"mpi-gpu", required_argument, 0, OPT_MPI_GPU},
@@ -196,13 +203,11 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"test-fail-snapshot-write", required_argument, 0, OPT_FAIL_SNAP},
     {0, 0, 0, 0},
   };
-  static const char *const kernel_names[] = {"baseline", "reordered"};
+  static const char *const tune_names[] = {"auto", "off"};
   memset(o, 0, sizeof *o);
   o->op = FD_OP_LAPLACIAN;
   o->iters = -1;
   o->warmup = -1;
-  o->kernel = -1;
-  o->tile = 0;
   o->check = 1;
   o->overlap = 1;
   o->progress = -1;
@@ -243,8 +248,16 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     case OPT_WARMUP:
       FD_CALL(parse_int("--warmup", optarg, 0, INT_MAX, &o->warmup));
       break;
-    case OPT_KERNEL:
-      FD_CALL(parse_name("--kernel", optarg, kernel_names, FD_KERNEL_COUNT, &o->kernel));
+    case OPT_KERNEL: {
+      char why[160];
+      if (fd_kernel_parse(optarg, &o->kernel, why, sizeof why) != 0)
+        return fd_set_error(FD_ERR_USAGE, "--kernel: %s", why);
+      o->have_kernel = 1;
+      break;
+    }
+    case OPT_TUNE:
+      FD_CALL(parse_name("--tune", optarg, tune_names, 2, &idx));
+      o->tune = idx == 0 ? FD_TUNE_AUTO : FD_TUNE_OFF;
       break;
     case OPT_TILE:
       FD_CALL(parse_ll("--tile", optarg, 1, 16, &v));
@@ -340,7 +353,20 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     return fd_set_error(FD_ERR_USAGE, "--snapshot-every N and --snapshot-dir DIR go together: give both");
   if (o->op != FD_OP_WAVE && (o->nvel == 2 || o->have_source))
     return fd_set_error(FD_ERR_USAGE, "--velocity V1,V2 and --source apply to --op wave");
-  if (o->tile && o->kernel == FD_KERNEL_BASELINE)
-    return fd_set_error(FD_ERR_USAGE, "--tile applies to the reordered kernel, not to --kernel baseline");
+  if (o->tile) {
+    if (!o->have_kernel) { /* --tile alone: the lab notes' tiled kernel */
+      o->have_kernel = 1;
+      o->kernel.id = FD_KERNEL_REORDERED;
+    }
+    if (o->kernel.id == FD_KERNEL_BASELINE)
+      return fd_set_error(FD_ERR_USAGE, "--tile applies to the reordered and zmarch kernels, not to --kernel baseline");
+    if (o->kernel.id == FD_KERNEL_ZMARCH && o->tile > 2)
+      return fd_set_error(FD_ERR_USAGE, "--tile: zmarch takes 1 or 2 rows per thread, not %d", o->tile);
+    if (o->kernel.tile && o->kernel.tile != o->tile)
+      return fd_set_error(FD_ERR_USAGE, "--tile %d and tile=%d in --kernel disagree: give one", o->tile, o->kernel.tile);
+    o->kernel.tile = o->tile;
+  }
+  if (o->tune == FD_TUNE_AUTO && o->have_kernel)
+    return fd_set_error(FD_ERR_USAGE, "--tune auto and --kernel/--tile exclude each other: the autotune picks the configuration, --kernel forces one");
   return FD_OK;
 }

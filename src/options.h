@@ -1,15 +1,17 @@
-/* options.h - the command line of fdmini (getopt_long). Parsing is pure (no MPI, no I/O), so
- * every rank parses the same argv to the same result and the unit tests drive it directly. */
+/* options.h - the command line of fdmini (getopt_long). Parsing is pure (no MPI call, no I/O),
+ * so every rank parses the same argv to the same result and the unit tests drive it directly. */
 #ifndef FDMINI_OPTIONS_H
 #define FDMINI_OPTIONS_H
 
 #include <stddef.h>
 #include <stdio.h>
 
+#include "backend.h" /* fd_kernel */
+#include "halo.h"    /* fd_mpi_gpu, fd_halo_path */
+
 typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
-typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
-/* --halo-path: how faces reach a neighbour (halo/halo.h) */
-typedef enum { FD_HALO_PATH_AUTO = 0, FD_HALO_PATH_MPI, FD_HALO_PATH_IPC } fd_halo_path;
+/* --tune: the start-up autotune of the stencil configuration (src/tune.h) */
+typedef enum { FD_TUNE_DEFAULT = 0, FD_TUNE_AUTO, FD_TUNE_OFF } fd_tune_mode;
 
 #define FD_PATH_MAX 4096
 
@@ -24,8 +26,10 @@ typedef struct {
   fd_op op;             /* --op */
   int iters;            /* --iters, -1 = default of the backend */
   int warmup;           /* --warmup, -1 = default */
-  int kernel;           /* --kernel, -1 = backend default (fd_kernel_id otherwise) */
-  int tile;             /* --tile, 0 = backend default */
+  int have_kernel;      /* --kernel SPEC (or --tile alone): the configuration is forced */
+  fd_kernel kernel;     /* its configuration, zero fields = the backend's rules */
+  int tile;             /* --tile M, 0 = not given (folded into kernel) */
+  fd_tune_mode tune;    /* --tune auto|off; default: auto on GPUs unless --kernel */
   int check;            /* verification on unless --no-check */
   int overlap;          /* 1 unless --no-overlap */
   fd_mpi_gpu mpi_gpu;   /* --mpi-gpu */
@@ -52,6 +56,7 @@ typedef struct {
  * line saying what was expected. Not Collective. */
 int fd_options_parse(int argc, char **argv, fd_options *o);
 
+/* The option values' names ("wave", "staged", "ipc"): static strings. */
 const char *fd_op_name(fd_op op);
 const char *fd_mpi_gpu_name(fd_mpi_gpu m);
 const char *fd_halo_path_name(fd_halo_path p);

@@ -29,12 +29,23 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   fprintf(out, "  global      %lld x %lld x %lld\n", r->global[0], r->global[1], r->global[2]);
   fprintf(out, "  local       %d x %d x %d (smallest) .. %d x %d x %d (largest)\n", r->local_min[0],
           r->local_min[1], r->local_min[2], r->local_max[0], r->local_max[1], r->local_max[2]);
-  fprintf(out, "  kernel      %s, tile %d\n", fd_kernel_name(r->kernel.id), r->kernel.tile);
+  char spec[FD_KERNEL_SPEC_MAX];
+  fd_kernel_format(&r->kernel, spec, sizeof spec);
+  fprintf(out, "  kernel      %s (%s)\n", spec,
+          r->tune.ran ? "autotuned" : (o->have_kernel ? "--kernel" : (dev->is_accelerator ? "the rule, --tune off" : "host loop")));
+  if (r->tune.ran) {
+    fprintf(out, "  autotune    %d candidates on each rank's block in %.3f s, ms per update on the slowest rank:\n",
+            r->tune.n, r->tune.seconds);
+    for (int i = 0; i < r->tune.n; i++) {
+      fd_kernel_format(&r->tune.cand[i], spec, sizeof spec);
+      fprintf(out, "              %-48s %9.4f%s\n", spec, r->tune.ms[i], i == r->tune.chosen ? "  <- chosen" : "");
+    }
+  }
   fprintf(out, "  halo        path %s (%lld faces by device copy between ranks, %lld through MPI, over all ranks);"
-          " MPI %s; faces packed by %s; overlap %s\n",
+          " MPI %s; overlap %s\n",
           halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
-          dev->face_copy, r->overlap ? "on" : "off");
+          r->overlap ? "on" : "off");
   fprintf(out, "  steps       %d timed after %d warm-up, %.3f s\n", r->iters, r->warmup, r->total_s);
   fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks)\n", "phase", "min", "avg", "max");
   for (int k = 0; k < PH_COUNT; k++)
@@ -45,18 +56,17 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   fprintf(out, "                       (%d bytes per point and step: one read and one write%s)\n",
           r->bytes_per_point, r->op == FD_OP_JACOBI ? ", plus the right-hand side"
                                                : (r->op == FD_OP_WAVE ? ", plus the previous level" : ""));
+  fprintf(out, "                       %.1f / %.1f / %.1f %% of each rank's memcpy (min/avg/max)\n",
+          r->pct_memcpy.min, r->pct_memcpy.avg, r->pct_memcpy.max);
+  fprintf(out, "  memcpy               %.2f / %.2f / %.2f GB/s per rank (a device-to-device copy of the rank's field\n"
+               "                       at start-up, bytes read + written)\n",
+          r->memcpy_gbs.min, r->memcpy_gbs.avg, r->memcpy_gbs.max);
   fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg\n",
           r->halo_bytes_max, r->halo_gbs.avg);
-  const char *ipc_order = r->ipc_sync == HALO_IPC_SYNC_HOST    ? "by the host (FDMINI_IPC_SYNC=host)"
-                          : r->ipc_sync == HALO_IPC_SYNC_EVENT ? "on the device by interprocess events (FDMINI_IPC_SYNC=event)"
-                                                               : "on the device by flags in stream order";
-  if (r->ipc_faces && r->ipc_pull)
-    fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering %s\n",
-            r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max, ipc_order);
-  else if (r->ipc_faces)
-    fprintf(out, "  IPC faces            pushed (FDMINI_IPC_MOVE=push): the pack stores them into the neighbours' receive buffers (in the pack time); ordering %s\n",
-            ipc_order);
+  if (r->ipc_faces)
+    fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering on the device by interprocess events\n",
+            r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max);
   if (r->snapshot_every)
     fprintf(out, "  snapshots            every %d steps: %lld written, %.4g MB each; host %.4f / %.4f / %.4f ms per step in snapshot work\n",
             r->snapshot_every, r->snapshots, r->snapshot_bytes / 1e6, r->snapshot_host_ms.min,
@@ -119,8 +129,27 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_str(&j, "device", dev->name);
   json_str(&j, "precision", FDMINI_REAL_NAME);
   json_str(&j, "op", fd_op_name(r->op));
+  char spec[FD_KERNEL_SPEC_MAX];
+  fd_kernel_format(&r->kernel, spec, sizeof spec);
   json_str(&j, "kernel", fd_kernel_name(r->kernel.id));
   json_int(&j, "tile", r->kernel.tile);
+  json_str(&j, "kernel_config", spec);
+  json_object(&j, "tune");
+  json_str(&j, "mode", r->tune.ran ? "auto" : (o->have_kernel ? "forced" : (dev->is_accelerator ? "off" : "host")));
+  if (r->tune.ran) {
+    json_num(&j, "seconds", r->tune.seconds);
+    json_array(&j, "candidates");
+    for (int i = 0; i < r->tune.n; i++) {
+      json_object(&j, NULL);
+      fd_kernel_format(&r->tune.cand[i], spec, sizeof spec);
+      json_str(&j, "kernel", spec);
+      json_num(&j, "ms", r->tune.ms[i]);
+      json_bool(&j, "chosen", i == r->tune.chosen);
+      json_end(&j);
+    }
+    json_end(&j);
+  }
+  json_end(&j);
   json_int(&j, "ranks", r->ranks);
   triple_i(&j, "procs", r->procs);
   triple_ll(&j, "global", r->global);
@@ -132,9 +161,6 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_str(&j, "halo_path", halo_path_resolved(r->ipc_faces, r->mpi_faces));
   json_int(&j, "halo_faces_ipc", r->ipc_faces);
   json_int(&j, "halo_faces_mpi", r->mpi_faces);
-  json_str(&j, "face_copy", dev->face_copy);
-  json_str(&j, "ipc_sync", halo_ipc_sync_name(r->ipc_sync));
-  json_str(&j, "ipc_move", r->ipc_pull ? "pull" : "push");
   stat(&j, "ipc_copy_ms", &r->ipc_copy_ms);
   json_bool(&j, "overlap", r->overlap);
   json_num(&j, "total_s", r->total_s);
@@ -143,6 +169,8 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_end(&j);
   json_int(&j, "bytes_per_point", r->bytes_per_point);
   stat(&j, "bandwidth_per_rank_GBs", &r->bw_rank);
+  stat(&j, "memcpy_GBs", &r->memcpy_gbs);
+  stat(&j, "bandwidth_pct_memcpy", &r->pct_memcpy);
   json_num(&j, "bandwidth_total_GBs", r->bw_total);
   json_num(&j, "points_per_s", r->points_per_s);
   json_int(&j, "halo_bytes_per_step_max", (long long)r->halo_bytes_max);

@@ -96,35 +96,42 @@ int site_ipc_refusal(const site_gpu *ranks, int n, char *why, size_t len)
   return 1;
 }
 
-int site_check_ipc(MPI_Comm comm, const fd_options *o, const be_info *dev)
+int site_check_ipc(MPI_Comm comm, const fd_node *node, const fd_options *o, const be_info *dev)
 {
   if (o->halo_path != FD_HALO_PATH_IPC || !dev->is_accelerator) return FD_OK;
-  MPI_Comm node;
-  int n = 0, len = 0;
-  FD_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  FD_MPI(MPI_Comm_size(node, &n));
+  int n = 0, len = 0, rank = 0;
+  FD_MPI(MPI_Comm_size(comm, &n));
+  FD_MPI(MPI_Comm_rank(comm, &rank));
   site_gpu me;
   memset(&me, 0, sizeof me);
+  me.node = node->id;
   char host[MPI_MAX_PROCESSOR_NAME];
   FD_MPI(MPI_Get_processor_name(host, &len));
   snprintf(me.host, sizeof me.host, "%.*s", len < (int)sizeof me.host ? len : (int)sizeof me.host - 1, host);
   snprintf(me.pci, sizeof me.pci, "%s", dev->pci_bus_id);
   me.device_count = dev->device_count;
+  /* every rank's record (a few dozen bytes each, once per run), then this rank's node's */
   site_gpu *all = malloc((size_t)n * sizeof *all);
   int err = all ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "site: no memory for %d device records", n);
+  err = fd_agree(comm, err);
   if (err == FD_OK) {
-    int rc = MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, node);
+    int rc = MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, comm);
     if (rc != MPI_SUCCESS) err = fd_mpi_failed(__FILE__, __LINE__, "MPI_Allgather(devices)", rc);
   }
   if (err == FD_OK) {
-    for (int i = 0; i < n; i++) {
-      all[i].host[sizeof all[i].host - 1] = '\0';
-      all[i].pci[sizeof all[i].pci - 1] = '\0';
-    }
+    int m = 0;
+    for (int i = 0; i < n; i++)
+      if (all[i].node == me.node) {
+        all[m] = all[i];
+        all[m].host[sizeof all[m].host - 1] = '\0';
+        all[m].pci[sizeof all[m].pci - 1] = '\0';
+        m++;
+      }
     char why[512];
-    if (site_ipc_refusal(all, n, why, sizeof why)) err = fd_set_error(FD_ERR_USAGE, "%s", why);
+    /* the node's first rank speaks for it: one message per node, the lowest node's wins */
+    if (rank == node->id && site_ipc_refusal(all, m, why, sizeof why))
+      err = fd_set_error(FD_ERR_USAGE, "%s", why);
   }
   free(all);
-  MPI_Comm_free(&node);
   return fd_agree(comm, err);
 }

@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include "backend.h"
+#include "bind.h"
 #include "options.h"
 
 /* Before MPI_Init. When MPICH_GPU_SUPPORT_ENABLED asks for GPU support (set, not "0") and no
@@ -35,6 +36,7 @@ int site_gtl_loaded(char *name, size_t len);
 
 /* One rank's device, as site_ipc_refusal sees it. */
 typedef struct {
+  int node;          /* fd_node.id: the same for the ranks of one node */
   char host[64];
   char pci[32];      /* be_info.pci_bus_id; "" on the host backend */
   int device_count;  /* devices this rank sees */
@@ -47,10 +49,10 @@ typedef struct {
  * per face). Not Collective. */
 int site_ipc_refusal(const site_gpu *ranks, int n, char *why, size_t len);
 
-/* With --halo-path ipc on a GPU backend: gathers every rank's device on its node
- * (MPI_COMM_TYPE_SHARED) and refuses, agreed on every rank (FD_ERR_USAGE, message from the
- * lowest failing rank), where site_ipc_refusal says the path is impossible. FD_OK otherwise, and
- * for every other --halo-path. Collective over comm. */
-int site_check_ipc(MPI_Comm comm, const fd_options *o, const be_info *dev);
+/* With --halo-path ipc on a GPU backend: gathers every rank's device (node from bind_node) and
+ * refuses, agreed on every rank (FD_ERR_USAGE, message from the lowest failing rank), where
+ * site_ipc_refusal says the path is impossible on a node. FD_OK otherwise, and for every other
+ * --halo-path. Collective over comm. */
+int site_check_ipc(MPI_Comm comm, const fd_node *node, const fd_options *o, const be_info *dev);
 
 #endif

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "fd_error.h"
-#include "state.h"
+#include "snapshot.h"
 
 /* rows per pwritev call (Linux and the BSDs accept 1024) */
 enum { SNAP_IOV = 512 };
@@ -61,7 +61,6 @@ static int pwritev_all(int fd, struct iovec *iov, int cnt, off_t off)
 static int write_block(const fd_snapshots *sn, const fd_snap_slot *sl)
 {
   const size_t es = sizeof(real_t), row = (size_t)sn->n[0] * es;
-  const size_t sx = (size_t)sn->n[0] + 2, sy = (size_t)sn->n[1] + 2;
   struct iovec iov[SNAP_IOV];
   int cnt = 0;
   off_t first = 0, next = 0;
@@ -74,7 +73,7 @@ static int write_block(const fd_snapshots *sn, const fd_snap_slot *sl)
         cnt = 0;
       }
       if (cnt == 0) first = off;
-      iov[cnt].iov_base = sl->host + ((size_t)(k + 1) * sy + (size_t)(j + 1)) * sx + 1;
+      iov[cnt].iov_base = sl->host + fd_grid_index(&sn->layout, 1, j + 1, k + 1);
       iov[cnt].iov_len = row;
       cnt++;
       next = off + (off_t)row;
@@ -121,9 +120,8 @@ static void *writer_main(void *arg)
 /* COPYING -> QUEUED: waits for the copy (normally long done: it had a whole interval), which
  * frees the device buffer, and hands the slot (index sn->queued + 1) to the writer. Not
  * Collective. */
-static int slot_queue(fd_state *s, fd_snap_slot *sl)
+static int slot_queue(fd_snapshots *sn, fd_snap_slot *sl)
 {
-  fd_snapshots *sn = &s->snap;
   double t0 = mono_ms();
   FD_BE(be_event_sync(sl->done));
   sn->stall_ms += mono_ms() - t0;
@@ -157,37 +155,36 @@ static long long completed(fd_snapshots *sn, long long until)
 /* Creates (rank 0: truncates) and opens the slot's .tmp on every rank, agreed before anyone
  * writes. The test switch --test-fail-snapshot-write K opens the K-th read-only, so that its
  * writes fail (EBADF: a real failed write, through the real error path). Collective. */
-static int slot_open(fd_state *s, fd_snap_slot *sl)
+static int slot_open(fd_snapshots *sn, fd_snap_slot *sl)
 {
-  const fd_options *o = s->opt;
-  snprintf(sl->path, sizeof sl->path, "%s/snap_%06lld.raw", o->snapshot_dir, sl->step);
-  snprintf(sl->tmp, sizeof sl->tmp, "%s/snap_%06lld.raw.tmp", o->snapshot_dir, sl->step);
+  snprintf(sl->path, sizeof sl->path, "%s/snap_%06lld.raw", sn->dir, sl->step);
+  snprintf(sl->tmp, sizeof sl->tmp, "%s/snap_%06lld.raw.tmp", sn->dir, sl->step);
   int flags = O_CREAT | O_CLOEXEC;
-  if (o->fail_snapshot == sl->index) flags |= O_RDONLY;
-  else flags |= O_WRONLY | (s->dec.rank == 0 ? O_TRUNC : 0);
+  if (sn->fail_index == sl->index) flags |= O_RDONLY;
+  else flags |= O_WRONLY | (sn->rank == 0 ? O_TRUNC : 0);
   sl->fd = open(sl->tmp, flags, 0666);
   int err = sl->fd >= 0 ? FD_OK
                         : fd_set_error(FD_ERR_IO, "snapshot %lld (step %lld): rank %d cannot open '%s': %s",
-                                       sl->index, sl->step, s->dec.rank, sl->tmp, strerror(errno));
-  err = fd_agree(s->dec.cart, err);
+                                       sl->index, sl->step, sn->rank, sl->tmp, strerror(errno));
+  err = fd_agree(sn->comm, err);
   if (err != FD_OK) {
     if (sl->fd >= 0) close(sl->fd);
     sl->fd = -1;
-    if (s->dec.rank == 0) remove(sl->tmp);
+    if (sn->rank == 0) remove(sl->tmp);
   }
   return err;
 }
 
 /* HELD -> COPYING: the IO stream copies the buffer once the compute stream has passed the
  * point where this is called (the end of the step after the snapshot's). Not Collective. */
-static int slot_copy(fd_state *s, fd_snap_slot *sl)
+static int slot_copy(fd_snapshots *sn, fd_snap_slot *sl)
 {
-  const size_t bytes = fd_grid_points_with_ghosts(&s->grid) * sizeof(real_t);
-  FD_BE(be_event_record(s->snap.taken, s->compute));
-  FD_BE(be_stream_wait_event(s->snap.io, s->snap.taken));
-  FD_BE(be_event_record(sl->begin, s->snap.io));
-  FD_BE(be_memcpy_async(sl->host, sl->dev, bytes, BE_COPY_D2H, s->snap.io));
-  FD_BE(be_event_record(sl->done, s->snap.io));
+  const size_t bytes = sn->layout.elems * sizeof(real_t);
+  FD_BE(be_event_record(sn->taken, sn->compute));
+  FD_BE(be_stream_wait_event(sn->io, sn->taken));
+  FD_BE(be_event_record(sl->begin, sn->io));
+  FD_BE(be_memcpy_async(sl->host, sl->dev, bytes, BE_COPY_D2H, sn->io));
+  FD_BE(be_event_record(sl->done, sn->io));
   sl->t_copy = mono_ms();
   sl->stage = SNAP_COPYING;
   return FD_OK;
@@ -198,22 +195,21 @@ static int slot_copy(fd_state *s, fd_snap_slot *sl)
  * order, origin at the first interior point (global index 1: x = h), spacing h, and the raw
  * file as a Binary DataItem of the machine's endianness. Written to a .tmp and renamed, so a
  * reader never sees it half written. Not Collective (rank 0). */
-static int write_xdmf(fd_state *s)
+static int write_xdmf(fd_snapshots *sn)
 {
-  const fd_snapshots *sn = &s->snap;
-  const fd_problem *p = &s->prob;
+  const double *h = sn->h;
   char path[FD_PATH_MAX + 16], tmp[FD_PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/snapshots.xmf", s->opt->snapshot_dir);
+  snprintf(path, sizeof path, "%s/snapshots.xmf", sn->dir);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *fp = fopen(tmp, "w");
   if (!fp) return fd_set_error(FD_ERR_IO, "snapshots: cannot write '%s'", tmp);
   const unsigned one = 1;
   const char *endian = *(const unsigned char *)&one ? "Little" : "Big";
-  const long long *N = p->N;
+  const long long *N = sn->N;
   fprintf(fp, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
               "<Xdmf Version=\"3.0\">\n  <Domain>\n"
               "    <Grid Name=\"fdmini_%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
-          fd_op_name(p->op));
+          sn->name);
   for (long long q = 0; q < sn->written; q++) {
     long long st = sn->steps[q];
     fprintf(fp,
@@ -228,8 +224,8 @@ static int write_xdmf(fd_state *s)
             "          <DataItem Dimensions=\"%lld %lld %lld\" NumberType=\"Float\" Precision=\"%d\" Format=\"Binary\" Endian=\"%s\">snap_%06lld.raw</DataItem>\n"
             "        </Attribute>\n"
             "      </Grid>\n",
-            st, (double)st * sn->time_per_step, N[2], N[1], N[0], p->h[2], p->h[1], p->h[0], p->h[2],
-            p->h[1], p->h[0], N[2], N[1], N[0], (int)sizeof(real_t), endian, st);
+            st, (double)st * sn->time_per_step, N[2], N[1], N[0], h[2], h[1], h[0], h[2], h[1], h[0],
+            N[2], N[1], N[0], (int)sizeof(real_t), endian, st);
   }
   fprintf(fp, "    </Grid>\n  </Domain>\n</Xdmf>\n");
   int bad = ferror(fp);
@@ -244,9 +240,8 @@ static int write_xdmf(fd_state *s)
 /* Snapshot sn->finalized + 1, completed by the writer on every rank -> IDLE: agrees that every
  * part was written; rank 0 renames and lists the file, or on failure (any rank) removes the
  * .tmp; FD_ERR_IO on every rank then. Collective. */
-static int finalize_next(fd_state *s)
+static int finalize_next(fd_snapshots *sn)
 {
-  fd_snapshots *sn = &s->snap;
   fd_snap_slot *sl = &sn->slot[sn->finalized % FD_SNAP_SLOTS];
   pthread_mutex_lock(&sn->lock);
   const int werr = sl->werr;
@@ -254,42 +249,40 @@ static int finalize_next(fd_state *s)
   int err = FD_OK;
   if (werr)
     err = fd_set_error(FD_ERR_IO, "snapshot %lld (step %lld): writing '%s' failed on rank %d: %s; "
-                       "the incomplete file was removed", sl->index, sl->step, sl->path, s->dec.rank, strerror(werr));
-  err = fd_agree(s->dec.cart, err);
+                       "the incomplete file was removed", sl->index, sl->step, sl->path, sn->rank, strerror(werr));
+  err = fd_agree(sn->comm, err);
   sl->stage = SNAP_IDLE;
   sl->dev = NULL;
   sn->finalized++;
-  if (s->dec.rank == 0) {
+  if (sn->rank == 0) {
     if (err != FD_OK) remove(sl->tmp);
     else if (rename(sl->tmp, sl->path) != 0)
       err = fd_set_error(FD_ERR_IO, "snapshot %lld: cannot rename '%s': %s", sl->index, sl->tmp, strerror(errno));
     if (err == FD_OK) {
       sn->steps[sn->written] = sl->step;
       sn->written++;
-      err = write_xdmf(s);
+      err = write_xdmf(sn);
     }
   }
-  return fd_agree(s->dec.cart, err);
+  return fd_agree(sn->comm, err);
 }
 
 /* Finalizes every snapshot that all ranks' writers have completed, without waiting for any
  * (one MPI_Allreduce). Collective. */
-static int finalize_completed(fd_state *s)
+static int finalize_completed(fd_snapshots *sn)
 {
-  fd_snapshots *sn = &s->snap;
   long long mine = completed(sn, 0), all = 0;
-  FD_MPI(MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_MIN, s->dec.cart));
-  while (sn->finalized < all) FD_CALL(finalize_next(s));
+  FD_MPI(MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_MIN, sn->comm));
+  while (sn->finalized < all) FD_CALL(finalize_next(sn));
   return FD_OK;
 }
 
 /* Waits for the writer to finish snapshot `upto` and finalizes up to it. Collective. */
-static int finalize_upto(fd_state *s, long long upto)
+static int finalize_upto(fd_snapshots *sn, long long upto)
 {
-  fd_snapshots *sn = &s->snap;
   while (sn->finalized < upto) {
     completed(sn, sn->finalized + 1);
-    FD_CALL(finalize_next(s));
+    FD_CALL(finalize_next(sn));
   }
   return FD_OK;
 }
@@ -308,9 +301,8 @@ static void writer_stop(fd_snapshots *sn)
 
 /* After a failure: the writer skips what is queued (closing the files), copies in flight
  * finish, every .tmp is removed (rank 0) and nothing is presented. */
-static void snapshot_abandon(fd_state *s)
+static void snapshot_abandon(fd_snapshots *sn)
 {
-  fd_snapshots *sn = &s->snap;
   if (sn->running) {
     pthread_mutex_lock(&sn->lock);
     sn->cancel = 1;
@@ -321,7 +313,7 @@ static void snapshot_abandon(fd_state *s)
     fd_snap_slot *sl = &sn->slot[q];
     if (sl->stage == SNAP_COPYING) be_event_sync(sl->done);
     if (sl->fd >= 0) close(sl->fd);
-    if (sl->stage != SNAP_IDLE && s->dec.rank == 0) remove(sl->tmp);
+    if (sl->stage != SNAP_IDLE && sn->rank == 0) remove(sl->tmp);
     sl->fd = -1;
     sl->dev = NULL;
     sl->stage = SNAP_IDLE;
@@ -333,15 +325,15 @@ static void snapshot_abandon(fd_state *s)
   do {                                                                                         \
     int sn_e_ = (EXPR);                                                                        \
     if (sn_e_ != FD_OK) {                                                                      \
-      snapshot_abandon(s);                                                                     \
+      snapshot_abandon(sn);                                                                     \
       return sn_e_;                                                                            \
     }                                                                                          \
   } while (0)
 
-int snapshot_check(const fd_options *o)
+int snapshot_check(int every)
 {
   int provided = MPI_THREAD_SINGLE;
-  if (!o->snapshot_every) return FD_OK;
+  if (!every) return FD_OK;
   FD_MPI(MPI_Query_thread(&provided));
   if (provided < MPI_THREAD_FUNNELED)
     return fd_set_error(FD_ERR_USAGE, "--snapshot-every: the snapshot writer thread needs MPI_THREAD_FUNNELED, "
@@ -349,33 +341,39 @@ int snapshot_check(const fd_options *o)
   return FD_OK;
 }
 
-int snapshot_create(fd_state *s)
+int snapshot_create(fd_snapshots *sn, const fd_snapshot_config *c)
 {
-  fd_snapshots *sn = &s->snap;
   memset(sn, 0, sizeof *sn);
   for (int q = 0; q < FD_SNAP_SLOTS; q++) sn->slot[q].fd = -1;
-  sn->every = s->opt->snapshot_every;
+  sn->every = c->every;
   if (!sn->every) return FD_OK;
-  sn->time_per_step = s->prob.dt > 0 ? s->prob.dt : 1.0;
+  sn->dir = c->dir;
+  sn->name = c->name;
+  sn->fail_index = c->fail_index;
+  sn->comm = c->dec->cart;
+  sn->rank = c->dec->rank;
+  sn->compute = c->compute;
+  sn->time_per_step = c->time_per_step;
   for (int d = 0; d < 3; d++) {
-    sn->n[d] = s->grid.n[d];
-    sn->start[d] = s->dec.start[d];
-    sn->N[d] = s->dec.N[d];
+    sn->n[d] = c->dec->n[d];
+    sn->start[d] = c->dec->start[d];
+    sn->N[d] = c->dec->N[d];
+    sn->h[d] = c->h[d];
   }
-  const size_t bytes = fd_grid_points_with_ghosts(&s->grid) * sizeof(real_t);
+  sn->layout = *c->grid;
+  const size_t bytes = sn->layout.elems * sizeof(real_t);
   int err = FD_OK;
   for (int q = 0; q < FD_SNAP_SLOTS && err == FD_OK; q++)
     if (be_host_alloc((void **)&sn->slot[q].host, bytes) != BE_OK)
       err = fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot allocate %d x %zu bytes of pinned memory: %s",
-                         s->dec.rank, (int)FD_SNAP_SLOTS, bytes, be_error_message());
-  if (err == FD_OK && s->dec.rank == 0) {
+                         sn->rank, (int)FD_SNAP_SLOTS, bytes, be_error_message());
+  if (err == FD_OK && sn->rank == 0) {
     /* at most one snapshot per step */
-    long long most = 1 + (long long)(s->opt->iters > 0 ? s->opt->iters : 100) +
-                     (s->opt->warmup >= 0 ? s->opt->warmup : 10);
+    long long most = 1 + c->max_steps;
     sn->steps = malloc((size_t)(most / sn->every + 2) * sizeof *sn->steps);
     if (!sn->steps) err = fd_set_error(FD_ERR_RUNTIME, "snapshots: out of memory");
   }
-  FD_CALL(fd_agree(s->dec.cart, err));
+  FD_CALL(fd_agree(sn->comm, err));
   FD_BE(be_stream_create(&sn->io, BE_PRIORITY_NORMAL));
   FD_BE(be_event_create(&sn->taken));
   for (int q = 0; q < FD_SNAP_SLOTS; q++) {
@@ -384,19 +382,18 @@ int snapshot_create(fd_state *s)
   }
   if (pthread_mutex_init(&sn->lock, NULL) != 0 || pthread_cond_init(&sn->job, NULL) != 0 ||
       pthread_cond_init(&sn->finished, NULL) != 0)
-    return fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot initialise the writer's lock", s->dec.rank);
+    return fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot initialise the writer's lock", sn->rank);
   sn->sync_ready = 1;
   int rc = pthread_create(&sn->thread, NULL, writer_main, sn);
   if (rc != 0)
-    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot start the writer thread: %s", s->dec.rank, strerror(rc));
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot start the writer thread: %s", sn->rank, strerror(rc));
   sn->running = rc == 0;
-  return fd_agree(s->dec.cart, err);
+  return fd_agree(sn->comm, err);
 }
 
-int snapshot_destroy(fd_state *s)
+int snapshot_destroy(fd_snapshots *sn)
 {
-  fd_snapshots *sn = &s->snap;
-  if (sn->running) snapshot_abandon(s); /* after snapshot_drain nothing is in flight: it only
+  if (sn->running) snapshot_abandon(sn); /* after snapshot_drain nothing is in flight: it only
                                          * stops the writer */
   if (sn->sync_ready) {
     pthread_mutex_destroy(&sn->lock);
@@ -415,33 +412,32 @@ int snapshot_destroy(fd_state *s)
   return FD_OK;
 }
 
-int snapshot_holds(const fd_state *s, const real_t *buf)
+int snapshot_holds(const fd_snapshots *sn, const real_t *buf)
 {
   for (int q = 0; q < FD_SNAP_SLOTS; q++)
-    if (s->snap.slot[q].dev == buf && buf) return 1;
+    if (sn->slot[q].dev == buf && buf) return 1;
   return 0;
 }
 
-int snapshot_release(fd_state *s, const real_t *buf)
+int snapshot_release(fd_snapshots *sn, const real_t *buf)
 {
   for (int q = 0; q < FD_SNAP_SLOTS; q++) {
-    fd_snap_slot *sl = &s->snap.slot[q];
+    fd_snap_slot *sl = &sn->slot[q];
     if (sl->dev != buf || sl->stage != SNAP_COPYING) continue;
-    FD_BE(be_stream_wait_event(s->compute, sl->done));
+    FD_BE(be_stream_wait_event(sn->compute, sl->done));
     sl->dev = NULL;
   }
   return FD_OK;
 }
 
-int snapshot_after_step(fd_state *s, const real_t *out)
+int snapshot_after_step(fd_snapshots *sn, long long step, const real_t *out)
 {
-  fd_snapshots *sn = &s->snap;
-  if (!sn->every || s->alone) return FD_OK;
+  if (!sn->every) return FD_OK;
   double t0 = fd_now();
   /* 1. a snapshot held since the previous step: its ghosts were exchanged in this step, which
    *    has been enqueued in full; copy it now */
   for (int q = 0; q < FD_SNAP_SLOTS; q++)
-    if (sn->slot[q].stage == SNAP_HELD && sn->slot[q].step < s->steps) SNAP_CALL(slot_copy(s, &sn->slot[q]));
+    if (sn->slot[q].stage == SNAP_HELD && sn->slot[q].step < step) SNAP_CALL(slot_copy(sn, &sn->slot[q]));
   /* 2. a copy that should be done by now goes to the writer: the last copy's duration with
    *    a margin (it starts once the device has finished the step after the snapshot's: the
    *    host runs at most a step or two ahead), measured since it was enqueued. At the latest
@@ -449,24 +445,24 @@ int snapshot_after_step(fd_state *s, const real_t *out)
   const double now = mono_ms();
   if (sn->t_step > 0) sn->step_wall_ms = now - sn->t_step;
   sn->t_step = now;
-  const int snap_step = s->steps % sn->every == 0;
+  const int snap_step = step % sn->every == 0;
   for (long long k = sn->finalized + 1; k <= sn->begun; k++) {
     fd_snap_slot *sl = &sn->slot[(k - 1) % FD_SNAP_SLOTS];
     if (sl->stage != SNAP_COPYING) continue;
     if (!snap_step && !(sn->copy_last_ms > 0 && now - sl->t_copy > 1.25 * sn->copy_last_ms + 3 * sn->step_wall_ms))
       break; /* the writer takes snapshots in order */
-    SNAP_CALL(slot_queue(s, sl));
+    SNAP_CALL(slot_queue(sn, sl));
   }
   if (snap_step) {
     /* 3. present what every writer has finished; then the slot of this snapshot must be free:
      *    when the writer is FD_SNAP_SLOTS snapshots behind, the solver waits here */
-    SNAP_CALL(finalize_completed(s));
-    SNAP_CALL(finalize_upto(s, sn->begun + 1 - FD_SNAP_SLOTS));
+    SNAP_CALL(finalize_completed(sn));
+    SNAP_CALL(finalize_upto(sn, sn->begun + 1 - FD_SNAP_SLOTS));
     /* 4. take this one */
     fd_snap_slot *sl = &sn->slot[sn->begun % FD_SNAP_SLOTS];
     sl->index = ++sn->begun;
-    sl->step = s->steps;
-    SNAP_CALL(slot_open(s, sl));
+    sl->step = step;
+    SNAP_CALL(slot_open(sn, sl));
     sl->dev = out;
     sl->stage = SNAP_HELD;
   }
@@ -474,24 +470,22 @@ int snapshot_after_step(fd_state *s, const real_t *out)
   return FD_OK;
 }
 
-int snapshot_drain(fd_state *s)
+int snapshot_drain(fd_snapshots *sn)
 {
-  fd_snapshots *sn = &s->snap;
   if (!sn->every) return FD_OK;
   double t0 = fd_now();
   for (long long k = sn->finalized + 1; k <= sn->begun; k++) {
     fd_snap_slot *sl = &sn->slot[(k - 1) % FD_SNAP_SLOTS];
-    if (sl->stage == SNAP_HELD) SNAP_CALL(slot_copy(s, sl));
-    if (sl->stage == SNAP_COPYING) SNAP_CALL(slot_queue(s, sl));
+    if (sl->stage == SNAP_HELD) SNAP_CALL(slot_copy(sn, sl));
+    if (sl->stage == SNAP_COPYING) SNAP_CALL(slot_queue(sn, sl));
   }
-  SNAP_CALL(finalize_upto(s, sn->begun));
+  SNAP_CALL(finalize_upto(sn, sn->begun));
   sn->wait_ms += (fd_now() - t0) * 1e3;
   return FD_OK;
 }
 
-void snapshot_reset_timers(fd_state *s)
+void snapshot_reset_timers(fd_snapshots *sn)
 {
-  fd_snapshots *sn = &s->snap;
   sn->wait_ms = sn->stall_ms = sn->copy_ms = 0.0;
   sn->t_step = 0.0;
   if (!sn->sync_ready) return;
@@ -500,9 +494,8 @@ void snapshot_reset_timers(fd_state *s)
   pthread_mutex_unlock(&sn->lock);
 }
 
-void snapshot_timers(fd_state *s, double *host_ms, double *stall_ms, double *copy_ms, double *writer_ms)
+void snapshot_timers(fd_snapshots *sn, double *host_ms, double *stall_ms, double *copy_ms, double *writer_ms)
 {
-  fd_snapshots *sn = &s->snap;
   *host_ms = sn->wait_ms;
   *stall_ms = sn->stall_ms;
   *copy_ms = sn->copy_ms;

@@ -5,7 +5,7 @@
  * Two threads share the work. The solver's (main) thread makes every MPI, stream and event
  * call; the writer thread (one per rank, pthreads) only writes, with POSIX pwritev() at offsets
  * computed from the rank's block of the global grid, and closes the file: it makes no MPI call
- * (MPI_THREAD_FUNNELED is all MPI must provide; checked in snapshot_create) and no GPU runtime
+ * (MPI_THREAD_FUNNELED is all MPI must provide; checked by snapshot_check) and no GPU runtime
  * call (which would bind it to a device of its own).
  *
  * A snapshot passes through these stages. FD_SNAP_SLOTS slots rotate; each owns a pinned
@@ -41,7 +41,8 @@
 #include <mpi.h>
 
 #include "backend.h"
-#include "options.h"
+#include "decomp.h"
+#include "options.h" /* FD_PATH_MAX */
 
 enum { FD_SNAP_SLOTS = 3 };
 enum { SNAP_IDLE = 0, SNAP_HELD, SNAP_COPYING, SNAP_QUEUED };
@@ -62,6 +63,13 @@ typedef struct {
 
 typedef struct {
   int every;         /* 0: off */
+  const char *dir;   /* the snapshot directory (the caller's string) */
+  const char *name;  /* the operator's name (XDMF grid fdmini_NAME) */
+  int fail_index;    /* test only: the snapshot whose write fails, 0 none */
+  MPI_Comm comm;     /* the Cartesian communicator of the run */
+  int rank;          /* this rank in it */
+  be_stream compute; /* the solver's stream, whose buffers the snapshots copy */
+  double h[3];       /* grid spacing (XDMF geometry) */
   be_stream io;      /* the IO stream: device-to-host copies only */
   be_event taken;    /* recorded on the compute stream when a held buffer is final */
   fd_snap_slot slot[FD_SNAP_SLOTS];
@@ -69,7 +77,7 @@ typedef struct {
   long long finalized;  /* main: agreed complete (renamed and listed, or failed) */
   long long written;    /* rank 0: the steps of the written snapshots (XDMF), `written` of them */
   long long *steps;
-  double time_per_step; /* XDMF time of step s = s * time_per_step (dt, or 1 per step) */
+  double time_per_step; /* XDMF time of step s = s * time_per_step */
   double wait_ms;       /* main: host time in snapshot work (opens, waits, agreements) */
   double stall_ms;      /* main: of it, waiting for copies and for the writer (a free slot) */
   double copy_ms;       /* main: device-to-host copy time (IO stream events) */
@@ -77,6 +85,7 @@ typedef struct {
   double t_step, step_wall_ms; /* main: when the last step ended, and its wall time */
   /* the block in the global file: interior extents, global offsets, global extents */
   int n[3];
+  fd_grid layout;     /* the field's layout (host copies have the device's) */
   long long start[3], N[3];
   /* the writer thread */
   pthread_t thread;
@@ -89,5 +98,54 @@ typedef struct {
   int stop, cancel;     /* under lock: leave when the queue is empty; skip queued writes */
   double writer_ms;     /* under lock: writer busy time (write and close) */
 } fd_snapshots;
+
+/* What snapshot_create needs; the pointers must outlive the snapshots. */
+typedef struct {
+  int every;              /* --snapshot-every N: after every N-th step; 0: off */
+  const char *dir;        /* --snapshot-dir (exists and is writable: checked by main.c) */
+  const char *name;       /* the operator's name, e.g. "wave" (XDMF grid fdmini_wave) */
+  int fail_index;         /* test only (--test-fail-snapshot-write K): the K-th snapshot's write
+                             fails; 0: none */
+  long long max_steps;    /* most steps one run takes (warm-up + timed): sizes the list */
+  const fd_decomp *dec;   /* the Cartesian communicator, this rank's block, the global grid */
+  const fd_grid *grid;    /* the layout of the block's fields (backend.h) */
+  double h[3];            /* grid spacing */
+  double time_per_step;   /* XDMF time of step s = s * time_per_step (dt, or 1) */
+  be_stream compute;      /* the solver's stream */
+} fd_snapshot_config;
+
+/* Refuses (FD_ERR_USAGE) snapshots (every > 0) where MPI provides less than
+ * MPI_THREAD_FUNNELED, which the writer thread needs; call before anything is allocated. Not
+ * Collective. */
+int snapshot_check(int every);
+/* Sets *sn up from *c: with every > 0 the IO stream, events, FD_SNAP_SLOTS pinned buffers of
+ * (nx+2) x (ny+2) x (nz+2) real_t and the writer thread; with every = 0 nothing. Failures are
+ * agreed. Collective over c->dec->cart. snapshot_destroy frees it (also after a failure). */
+int snapshot_create(fd_snapshots *sn, const fd_snapshot_config *c);
+/* Stops the writer (abandoning what it had not written: call snapshot_drain first to keep
+ * it) and frees what snapshot_create allocated. Not Collective. */
+int snapshot_destroy(fd_snapshots *sn);
+/* After step `step` (steps so far) whose output is `out` (a device field of the solver's pool):
+ * moves snapshots along their stages and, when step is a multiple of every, takes one of out
+ * (HELD: the pool must not write out until snapshot_holds says it may). Asynchronous on the
+ * compute and IO streams; blocks the host only for copies or writes not yet done. Collective
+ * at snapshot steps (every rank calls it after every step). On error every snapshot in flight
+ * is abandoned (no file presented as complete). */
+int snapshot_after_step(fd_snapshots *sn, long long step, const real_t *out);
+/* 1 when a snapshot still reserves buf (HELD or COPYING): the pool must not write it. Not
+ * Collective. */
+int snapshot_holds(const fd_snapshots *sn, const real_t *buf);
+/* Frees a COPYING buffer for writing: the compute stream waits (on the device) for its copy.
+ * Not Collective; asynchronous. */
+int snapshot_release(fd_snapshots *sn, const real_t *buf);
+/* Completes every snapshot begun: the files are complete and listed when it returns.
+ * Collective; synchronous. */
+int snapshot_drain(fd_snapshots *sn);
+/* Zeroes the timers. Not Collective. */
+void snapshot_reset_timers(fd_snapshots *sn);
+/* Since the reset: host time in snapshot work, of it waiting for copies or the writer thread
+ * (the stall), the device-to-host copy time and the writer's busy time, ms. Not Collective. */
+void snapshot_timers(fd_snapshots *sn, double *host_ms, double *stall_ms, double *copy_ms,
+                     double *writer_ms);
 
 #endif

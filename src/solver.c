@@ -5,70 +5,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "dump.h"
 #include "fd_error.h"
-#include "state.h"
+#include "snapshot.h"
+#include "solver.h"
+
+/* Field buffers of the rotation: 2 (laplacian, heat, jacobi) or 3 (wave) time levels, plus one
+ * a snapshot may hold while it is copied off the device. */
+#define FD_POOL_MAX 4
+
+/* The live state of one run (set up by state_create, freed by state_destroy). */
+typedef struct {
+  const fd_options *opt;
+  const be_info *dev;
+  fd_decomp dec;
+  fd_problem prob;
+  fd_grid grid;      /* local interior extents */
+  fd_kernel kernel;
+  real_t *pool[FD_POOL_MAX]; /* every field buffer. Dimensions: (nx+2) x (ny+2) x (nz+2), x
+                        fastest; every ghost holds the boundary values (filled once) */
+  int npool;
+  int iters, warmup; /* timed and untimed steps of each run (defaults resolved) */
+  real_t *u;         /* the step's input (wave: U1). One of pool */
+  real_t *um;        /* wave: the level before u (U0, read as the stencil's f), else NULL */
+  real_t *v;         /* laplacian: the last output; others: a pool buffer that is not u
+                        (scratch for verification) */
+  real_t *f;         /* right-hand side (jacobi) or NULL. Same shape */
+  int src_owned;     /* wave: 1 when this rank owns the source point */
+  int src_local[3];  /* wave: its local index */
+  int layer_k1;      /* wave: last local plane of layer 1 (0: none here; nz: all) */
+  be_stream compute; /* interior and shell updates */
+  be_stream halo_stream; /* pack, staging copies, unpack (high priority) */
+  be_event ready;    /* recorded on compute when u is final for the step */
+  be_event t_ev[2][4]; /* per slot: interior start/end, shell start/end */
+  int timing_pending;
+  double ms_interior, ms_shell; /* accumulated since the timed loop began */
+  double memcpy_gbs; /* device-to-device copy of one field at start-up, GB/s (read + write) */
+  fd_halo halo;
+  fd_snapshots snap;
+  long long steps;   /* steps done (warm-up included) */
+  int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values */
+  unsigned deferred; /* faces whose ghosts arrive by exchange (bit f, faces.h): the interior
+                        update leaves their one-point layers to the shell update; none when
+                        alone, so a block alone is one interior update */
+} fd_state;
 
 const char *const fd_phase_names[PH_COUNT] = {"pack", "exchange", "unpack", "interior",
                                               "boundary", "step"};
-
-/* ---- device binding ---- */
-
-int fd_device_init(MPI_Comm comm, be_info *dev, int *shared)
-{
-  MPI_Comm node;
-  int local_rank, local_size, count = 0;
-  FD_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  FD_MPI(MPI_Comm_rank(node, &local_rank));
-  FD_MPI(MPI_Comm_size(node, &local_size));
-  FD_MPI(MPI_Comm_free(&node));
-  int err = be_device_count(&count) != BE_OK
-                ? fd_set_error(FD_ERR_RUNTIME, "no usable device: %s", be_error_message())
-                : (count < 1 ? fd_set_error(FD_ERR_RUNTIME, "no device visible to this rank") : FD_OK);
-  FD_CALL(fd_agree(comm, err));
-  /* without OMP_NUM_THREADS, ranks on a node share its cores instead of each taking all */
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  if (!getenv("OMP_NUM_THREADS")) be_set_host_threads((int)(cores / local_size));
-  FD_BE(be_init(local_rank % count, dev));
-  *shared = dev->is_accelerator && local_size > count;
-  return FD_OK;
-}
-
-/* ---- sizes ---- */
-
-int fd_resolve_grid(const fd_options *o, int ranks, const be_info *dev, long long N[3], int P[3])
-{
-  if (o->have_procs) {
-    long long prod = (long long)o->procs[0] * o->procs[1] * o->procs[2];
-    if (prod != ranks)
-      return fd_set_error(FD_ERR_USAGE, "--procs %d,%d,%d has %lld ranks but the job has %d",
-                          o->procs[0], o->procs[1], o->procs[2], prod, ranks);
-    memcpy(P, o->procs, sizeof o->procs);
-  } else {
-    /* MPI_Dims_create's factors come largest first; give the largest to z, then y: z and y
-     * faces are whole planes and rows in memory (x fastest), cheap to pack, while an x face
-     * is a gather with stride nx+2 */
-    int dims[3] = {0, 0, 0};
-    MPI_Dims_create(ranks, 3, dims);
-    P[0] = dims[2];
-    P[1] = dims[1];
-    P[2] = dims[0];
-  }
-  if (o->have_global) {
-    memcpy(N, o->global, 3 * sizeof N[0]);
-  } else if (o->have_local || dev->is_accelerator) {
-    /* weak scaling: --local per rank; GPUs default to 512^3 per rank */
-    for (int d = 0; d < 3; d++) {
-      long long n = o->have_local ? o->local[d] : 512;
-      if (n > (1LL << 40) / P[d]) return fd_set_error(FD_ERR_USAGE, "--local: global grid too large");
-      N[d] = n * P[d];
-    }
-  } else {
-    N[0] = N[1] = N[2] = 128; /* host default: seconds for 8 ranks on 2 cores */
-  }
-  return decomp_check(N, P);
-}
 
 /* ---- the step ---- */
 
@@ -119,13 +103,13 @@ static int pick_output(fd_state *s, real_t **out)
     for (int b = 0; b < s->npool; b++) {
       real_t *c = s->pool[b];
       if (c == s->u || c == s->um) continue;
-      if (!snapshot_holds(s, c)) {
+      if (!snapshot_holds(&s->snap, c)) {
         *out = c;
         return FD_OK;
       }
       if (pass == 1) {
-        FD_CALL(snapshot_release(s, c));
-        if (!snapshot_holds(s, c)) {
+        FD_CALL(snapshot_release(&s->snap, c));
+        if (!snapshot_holds(&s->snap, c)) {
           *out = c;
           return FD_OK;
         }
@@ -193,13 +177,15 @@ static int solver_step(fd_state *s)
     s->v = out;
   }
   s->steps++;
-  FD_CALL(snapshot_after_step(s, out));
+  if (!s->alone) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
   return FD_OK;
 }
 
-real_t *state_result(fd_state *s) { return s->prob.swaps ? s->u : s->v; }
+static real_t *state_result(fd_state *s) { return s->prob.swaps ? s->u : s->v; }
 
-int state_exchange(fd_state *s, real_t *u)
+/* A blocking halo exchange of u: its ghosts are current on the compute stream when it
+ * returns. Collective. */
+static int state_exchange(fd_state *s, real_t *u)
 {
   FD_BE(be_event_record(s->ready, s->compute));
   FD_CALL(halo_exchange_begin(&s->halo, u, s->ready));
@@ -209,17 +195,36 @@ int state_exchange(fd_state *s, real_t *u)
   return FD_OK;
 }
 
+/* RMS residual of lap u = f over the interior (jacobi): exchanges the ghosts of u, then v
+ * holds the residual field (v is scratch for jacobi). Collective. */
+static int residual(fd_state *s, double *rms)
+{
+  double mx;
+  FD_CALL(state_exchange(s, s->u));
+  FD_BE(be_stencil(&s->grid, FD_REGION_ALL, 0, &s->prob.lap, s->u, NULL, s->v, s->kernel, s->compute));
+  return verify_norms(s->dec.cart, &s->grid, s->v, s->f, NULL, s->compute, &mx, rms);
+}
+
 /* ---- set-up and tear-down ---- */
 
+/* Sets *s up for the job o on the global grid N over the process grid P: decomposition (a
+ * Cartesian communicator over comm), problem, kernel, the field pool (device memory; a
+ * failure to allocate is agreed), streams, events, the halo exchange and the snapshots.
+ * Collective over comm. On error *s holds what was made: state_abandon (agreed errors) frees
+ * it. */
 static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info *dev,
-                        const long long N[3], const int P[3])
+                        int node, const long long N[3], const int P[3])
 {
   memset(s, 0, sizeof *s);
   s->opt = o;
   s->dev = dev;
+  s->iters = o->iters > 0 ? o->iters : 100;
+  s->warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
   s->dec.cart = MPI_COMM_NULL;
   FD_CALL(decomp_create(comm, N, P, &s->dec));
-  for (int d = 0; d < 3; d++) s->grid.n[d] = s->dec.n[d];
+  if (fd_grid_init(&s->grid, s->dec.n, 1) != 0)
+    return fd_set_error(FD_ERR_USAGE, "the local block %d x %d x %d is too large to address",
+                        s->dec.n[0], s->dec.n[1], s->dec.n[2]);
   problem_setup(o, N, s->dec.start, &s->prob);
   if (o->op == FD_OP_WAVE) {
     /* the source's owner and local index; layer 1 = global planes <= iface */
@@ -233,17 +238,23 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   long long k1 = s->prob.iface - s->dec.start[2];
   s->layer_k1 = (int)(k1 < 0 ? 0 : (k1 > s->grid.n[2] ? s->grid.n[2] : k1));
 
-  FD_BE(be_kernel_default(&s->grid, &s->kernel));
-  if (o->kernel >= 0) s->kernel.id = (fd_kernel_id)o->kernel;
-  if (o->tile) s->kernel.tile = o->tile;
-  if (s->kernel.id == FD_KERNEL_BASELINE) s->kernel.tile = 1;
+  /* the forced configuration, or the rule's; the autotune may replace it (run_on_state) */
+  if (o->have_kernel) {
+    s->kernel = o->kernel;
+    int err = be_kernel_resolve(&s->grid, &s->kernel) == BE_OK
+                  ? FD_OK
+                  : fd_set_error(FD_ERR_USAGE, "--kernel: %s", be_error_message());
+    FD_CALL(fd_agree(comm, err));
+  } else {
+    FD_BE(be_kernel_default(&s->grid, &s->kernel));
+  }
 
   int staged;
   FD_CALL(halo_choose_mode(s->dec.cart, o->mpi_gpu, dev, &staged));
 
   /* allocation can fail on some ranks only (uneven splits, memory): agree before going on.
    * The pool: the time levels the stencil reads, one output, one spare a snapshot may hold */
-  size_t bytes = fd_grid_points_with_ghosts(&s->grid) * sizeof(real_t);
+  size_t bytes = s->grid.elems * sizeof(real_t);
   s->npool = s->prob.levels + 1 + (o->snapshot_every > 0);
   int err = FD_OK;
   for (int b = 0; b < s->npool && err == FD_OK; b++)
@@ -260,14 +271,19 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   for (int k = 0; k < 2; k++)
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, staged, o->halo_path, dev,
-                          s->halo_stream));
-  FD_CALL(snapshot_create(s));
+                      node, s->halo_stream));
+  const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
+                                    o->fail_snapshot, (long long)s->warmup + s->iters, &s->dec,
+                                    &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
+                                    s->prob.dt > 0 ? s->prob.dt : 1.0, s->compute};
+  FD_CALL(snapshot_create(&s->snap, &snap));
   return FD_OK;
 }
 
+/* Frees everything state_create made. Collective (halo_destroy). */
 static int state_destroy(fd_state *s)
 {
-  FD_CALL(snapshot_destroy(s));
+  FD_CALL(snapshot_destroy(&s->snap));
   FD_CALL(halo_destroy(&s->halo));
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
@@ -289,7 +305,7 @@ static void state_abandon(fd_state *s)
 {
   fd_error_saved first;
   fd_error_save(&first);
-  (void)snapshot_destroy(s);
+  (void)snapshot_destroy(&s->snap);
   (void)halo_destroy(&s->halo);
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
   (void)be_free(s->f);
@@ -303,19 +319,10 @@ static void state_abandon(fd_state *s)
   fd_error_restore(&first);
 }
 
-static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int rank, int ranks,
-                        const long long N[3], const int P[3], fd_result *r);
+/* ---- the loop ---- */
 
-/* ---- the run ---- */
-
-static void reduce_stat(MPI_Comm comm, int ranks, double x, fd_stat *st)
-{
-  MPI_Allreduce(&x, &st->min, 1, MPI_DOUBLE, MPI_MIN, comm);
-  MPI_Allreduce(&x, &st->max, 1, MPI_DOUBLE, MPI_MAX, comm);
-  MPI_Allreduce(&x, &st->avg, 1, MPI_DOUBLE, MPI_SUM, comm);
-  st->avg /= ranks;
-}
-
+/* n steps, with a progress line from rank 0 every --progress seconds ("timed" or
+ * "warm-up"). Collective. */
 static int run_steps(fd_state *s, int n, int timed)
 {
   const int progress = s->opt->progress < 0 ? 10 : s->opt->progress;
@@ -352,41 +359,234 @@ static int state_fill(fd_state *s)
   return FD_OK;
 }
 
-/* warmup untimed steps, then iters timed ones between barriers; *step_ms = wall time per
- * step. Phase sums restart at the timed steps. Collective. */
-static int timed_loop(fd_state *s, int warmup, int iters, double *step_ms)
+/* s->warmup untimed steps, then s->iters timed ones between barriers; *step_ms = wall time per
+ * timed step. Phase sums restart at the timed steps. Collective. */
+static int timed_loop(fd_state *s, double *step_ms)
 {
-  FD_CALL(run_steps(s, warmup, 0));
-  FD_CALL(snapshot_drain(s));
+  FD_CALL(run_steps(s, s->warmup, 0));
+  FD_CALL(snapshot_drain(&s->snap));
   FD_BE(be_stream_sync(s->compute));
   FD_CALL(accumulate_previous(s));
   FD_CALL(halo_flush_timers(&s->halo));
   s->ms_interior = s->ms_shell = 0.0;
-  snapshot_reset_timers(s);
+  snapshot_reset_timers(&s->snap);
   halo_reset_timers(&s->halo);
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
-  FD_CALL(run_steps(s, iters, 1));
-  FD_CALL(snapshot_drain(s)); /* the snapshots' cost is the run's: timed until on disk */
+  FD_CALL(run_steps(s, s->iters, 1));
+  FD_CALL(snapshot_drain(&s->snap)); /* the snapshots' cost is the run's: timed until on disk */
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
   FD_CALL(accumulate_previous(s));
   FD_CALL(halo_flush_timers(&s->halo));
-  *step_ms = (t1 - t0) * 1e3 / iters;
+  *step_ms = (t1 - t0) * 1e3 / s->iters;
   return FD_OK;
 }
 
-int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
+/* ---- the numbers of the report ---- */
+
+/* min, avg and max of x over the ranks of comm (size ranks). Collective. */
+static void reduce_stat(MPI_Comm comm, int ranks, double x, fd_stat *st)
 {
-  int ranks, rank;
+  MPI_Allreduce(&x, &st->min, 1, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(&x, &st->max, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(&x, &st->avg, 1, MPI_DOUBLE, MPI_SUM, comm);
+  st->avg /= ranks;
+}
+
+/* The configuration as run. Not Collective. */
+static void describe_run(const fd_state *s, fd_result *r)
+{
+  const fd_options *o = s->opt;
+  r->op = o->op;
+  r->ranks = s->dec.size;
+  r->iters = s->iters;
+  r->warmup = s->warmup;
+  r->kernel = s->kernel;
+  r->staged = s->halo.staged;
+  r->ipc_faces = s->halo.ipc_faces_all;
+  r->mpi_faces = s->halo.mpi_faces_all;
+  r->overlap = o->overlap;
+  r->bytes_per_point = s->prob.bytes_per_point;
+  r->dt = s->prob.dt;
+  r->prob = s->prob;
+  r->snapshot_every = o->snapshot_every;
+  r->snapshot_bytes = (double)s->dec.N[0] * s->dec.N[1] * s->dec.N[2] * sizeof(real_t);
+  for (int d = 0; d < 3; d++) {
+    r->procs[d] = s->dec.P[d];
+    r->global[d] = s->dec.N[d];
+    r->local_min[d] = s->dec.nmin[d];
+    r->local_max[d] = s->dec.nmax[d];
+  }
+}
+
+/* This rank's phase times of the timed loop, ms per step (PH_STEP: step_ms, the wall time). */
+static void phase_times(const fd_state *s, double step_ms, double ph[PH_COUNT])
+{
+  const double it = s->iters;
+  ph[PH_PACK] = s->halo.pack_ms / it;
+  ph[PH_EXCHANGE] = s->halo.exchange_ms / it;
+  ph[PH_UNPACK] = s->halo.unpack_ms / it;
+  ph[PH_INTERIOR] = s->ms_interior / it;
+  ph[PH_SHELL] = s->ms_shell / it;
+  ph[PH_STEP] = step_ms;
+}
+
+/* Phases, bandwidth, halo and IPC-copy figures of the timed loop over the ranks. Collective. */
+static int reduce_timings(const fd_state *s, double step_ms, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const int ranks = s->dec.size;
+  const long long *N = s->dec.N;
+  double ph[PH_COUNT];
+  phase_times(s, step_ms, ph);
+  for (int k = 0; k < PH_COUNT; k++) reduce_stat(comm, ranks, ph[k], &r->phase[k]);
+  double loop_s = step_ms * 1e-3 * s->iters;
+  FD_MPI(MPI_Allreduce(&loop_s, &r->total_s, 1, MPI_DOUBLE, MPI_MAX, comm));
+  double local_points = (double)s->grid.n[0] * s->grid.n[1] * s->grid.n[2];
+  double bw = local_points * s->prob.bytes_per_point / (step_ms * 1e-3) / 1e9;
+  reduce_stat(comm, ranks, bw, &r->bw_rank);
+  reduce_stat(comm, ranks, 100.0 * bw / s->memcpy_gbs, &r->pct_memcpy);
+  r->bw_total = r->bw_rank.avg * ranks;
+  r->points_per_s = (double)N[0] * N[1] * N[2] / (r->phase[PH_STEP].max * 1e-3);
+  unsigned long long hb = s->halo.bytes_sent, hb_max;
+  FD_MPI(MPI_Allreduce(&hb, &hb_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+  r->halo_bytes_max = (size_t)hb_max;
+  double hgbs = ph[PH_EXCHANGE] > 0 ? (double)hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
+  reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
+  reduce_stat(comm, ranks, s->halo.copy_ms / s->iters, &r->ipc_copy_ms);
+  return FD_OK;
+}
+
+/* Snapshots written and their costs per timed step over the ranks. Collective. */
+static int reduce_snapshots(fd_state *s, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const int ranks = s->dec.size;
+  const double it = s->iters;
+  r->snapshots = s->snap.written; /* rank 0 counts them */
+  FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
+  double host, stall, copy, writer;
+  snapshot_timers(&s->snap, &host, &stall, &copy, &writer);
+  reduce_stat(comm, ranks, host / it, &r->snapshot_host_ms);
+  reduce_stat(comm, ranks, stall / it, &r->snapshot_stall_ms);
+  reduce_stat(comm, ranks, copy / it, &r->snapshot_copy_ms);
+  reduce_stat(comm, ranks, writer / it, &r->snapshot_writer_ms);
+  double work = copy + writer, hidden = work > 0 ? 1.0 - stall / work : 1.0;
+  reduce_stat(comm, ranks, hidden < 0 ? 0 : hidden, &r->snapshot_hidden);
+  return FD_OK;
+}
+
+/* --baseline: each rank's efficiency against its block alone (alone_ms per step) and the share
+ * of its exchange hidden, 1 - (T_step - T_alone) / (pack + exchange + unpack) clamped to
+ * [0, 1], over the ranks. Collective. */
+static void reduce_baseline(const fd_state *s, double step_ms, double alone_ms, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const int ranks = s->dec.size;
+  double ph[PH_COUNT];
+  phase_times(s, step_ms, ph);
+  double comm_ms = ph[PH_PACK] + ph[PH_EXCHANGE] + ph[PH_UNPACK];
+  double hidden = comm_ms > 0 ? 1.0 - (step_ms - alone_ms) / comm_ms : 1.0;
+  hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
+  r->baseline = 1;
+  reduce_stat(comm, ranks, alone_ms, &r->alone_ms);
+  reduce_stat(comm, ranks, alone_ms / step_ms, &r->efficiency);
+  reduce_stat(comm, ranks, hidden, &r->hidden);
+}
+
+/* ---- the answer ---- */
+
+/* Test only (--test-inject-fault): the last rank adds to the centre point of its block of
+ * field (a device field with ghosts), so that verification must fail. Not Collective;
+ * synchronous. */
+static int inject_fault(fd_state *s, real_t *field)
+{
+  if (s->dec.rank != s->dec.size - 1) return FD_OK;
+  const int *n = s->grid.n;
+  const long long c = fd_grid_index(&s->grid, n[0] / 2 + 1, n[1] / 2 + 1, n[2] / 2 + 1);
+  real_t x;
+  FD_BE(be_memcpy_async(&x, field + c, sizeof x, BE_COPY_D2H, s->compute));
+  FD_BE(be_stream_sync(s->compute));
+  x = x * (real_t)1.01 + (real_t)0.5;
+  FD_BE(be_memcpy_async(field + c, &x, sizeof x, BE_COPY_H2D, s->compute));
+  FD_BE(be_stream_sync(s->compute));
+  return FD_OK;
+}
+
+/* Verifies the run's result (jacobi: with the residual before the first step, residual0, and
+ * the one computed here). Collective. */
+static int verify(fd_state *s, const real_t *result, double residual0, fd_verify *v)
+{
+  fd_verify_input in = {&s->prob, &s->dec, &s->grid, s->compute, s->steps, result, residual0, 0.0};
+  if (s->prob.op == FD_OP_JACOBI) FD_CALL(residual(s, &in.residual));
+  return verify_run(&in, v);
+}
+
+/* ---- the run ---- */
+
+/* Start-up measurements on this rank's block (tune.h): the memcpy reference (s->memcpy_gbs,
+ * and over the ranks into r), and, unless the configuration is forced (--kernel), --tune off
+ * or the backend has one kernel, the autotune, whose choice s->kernel becomes on every rank.
+ * Leaves the fields to be filled again. Collective. */
+static int startup_measure(fd_state *s, fd_result *r)
+{
+  const fd_options *o = s->opt;
+  FD_CALL(tune_memcpy_gbs(s->pool[1], s->pool[0], s->grid.elems * sizeof(real_t), s->compute,
+                          &s->memcpy_gbs));
+  reduce_stat(s->dec.cart, s->dec.size, s->memcpy_gbs, &r->memcpy_gbs);
+  if (o->have_kernel || o->tune == FD_TUNE_OFF || !s->dev->is_accelerator) return FD_OK;
+  FD_CALL(state_fill(s));
+  unsigned deferred = 0;
+  for (int f = 0; f < FD_FACES; f++) deferred |= (unsigned)s->halo.faces.active[f] << f;
+  const fd_kernel_trial t = {s->grid, FD_REGION_INTERIOR, deferred, s->prob.coeffs, s->u,
+                             s->prob.levels == 2 ? s->um : s->f, s->v, s->compute};
+  FD_CALL(tune_kernel(s->dec.cart, &t, &r->tune));
+  s->kernel = r->tune.cand[r->tune.chosen];
+  FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
+  return FD_OK;
+}
+
+/* fd_run after state_create: fill, time (the block alone first with --baseline), reduce,
+ * verify, dump. s stays allocated. Collective. */
+static int run_on_state(fd_state *s, fd_result *r)
+{
+  const fd_options *o = s->opt;
+  double alone_ms = 0.0, step_ms = 0.0, residual0 = 0.0;
+  FD_CALL(startup_measure(s, r));
+  describe_run(s, r);
+  FD_CALL(state_fill(s));
+  if (o->baseline) {
+    /* every rank's block alone (same kernels and steps, no exchange), then the fields start
+     * over for the distributed run */
+    s->alone = 1;
+    FD_CALL(timed_loop(s, &alone_ms));
+    s->alone = 0;
+    FD_CALL(state_fill(s));
+  }
+  if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));
+  FD_CALL(timed_loop(s, &step_ms));
+  FD_CALL(reduce_timings(s, step_ms, r));
+  FD_CALL(reduce_snapshots(s, r));
+  if (o->baseline) reduce_baseline(s, step_ms, alone_ms, r);
+
+  real_t *result = state_result(s);
+  if (o->inject_fault) FD_CALL(inject_fault(s, result));
+  if (o->check) FD_CALL(verify(s, result, residual0, &r->verify));
+  if (o->dump[0]) FD_CALL(dump_field(&s->dec, &s->grid, s->compute, result, o->dump));
+  return FD_OK;
+}
+
+int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_result *r)
+{
+  int ranks;
   FD_MPI(MPI_Comm_size(comm, &ranks));
-  FD_MPI(MPI_Comm_rank(comm, &rank));
   memset(r, 0, sizeof *r);
 
   long long N[3];
   int P[3];
-  FD_CALL(fd_agree(comm, fd_resolve_grid(o, ranks, dev, N, P)));
-  FD_CALL(fd_agree(comm, snapshot_check(o)));
+  FD_CALL(fd_agree(comm, decomp_resolve_grid(o, ranks, dev->is_accelerator, N, P)));
+  FD_CALL(fd_agree(comm, snapshot_check(o->snapshot_every)));
   if (o->op == FD_OP_WAVE && o->have_source)
     for (int d = 0; d < 3; d++)
       if (o->source[d] > N[d])
@@ -394,8 +594,8 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
                             o->source[0], o->source[1], o->source[2], N[0], N[1], N[2]);
 
   fd_state st, *s = &st;
-  int rc = state_create(s, o, comm, dev, N, P);
-  if (rc == FD_OK) rc = run_on_state(s, o, comm, rank, ranks, N, P, r);
+  int rc = state_create(s, o, comm, dev, node, N, P);
+  if (rc == FD_OK) rc = run_on_state(s, r);
   /* a runtime failure of this rank alone: the caller aborts the job */
   if (rc == FD_ERR_RUNTIME && !fd_error_agreed()) return rc;
   if (rc != FD_OK) { /* agreed by every rank: free what this rank holds, then report it */
@@ -404,106 +604,4 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r)
   }
   FD_CALL(state_destroy(s));
   return (o->check && !r->verify.passed) ? FD_ERR_VERIFY : FD_OK;
-}
-
-/* fd_run after state_create: fill, time, reduce, verify, dump (s stays allocated). */
-static int run_on_state(fd_state *s, const fd_options *o, MPI_Comm comm, int rank, int ranks,
-                        const long long N[3], const int P[3], fd_result *r)
-{
-  FD_CALL(state_fill(s));
-
-  r->op = o->op;
-  r->ranks = ranks;
-  r->iters = o->iters > 0 ? o->iters : 100;
-  r->warmup = o->warmup >= 0 ? o->warmup : (s->dev->is_accelerator ? 10 : 2);
-  r->kernel = s->kernel;
-  r->staged = s->halo.staged;
-  r->ipc_faces = s->halo.ipc_faces_all;
-  r->mpi_faces = s->halo.mpi_faces_all;
-  r->ipc_sync = s->halo.ipc_sync;
-  r->ipc_pull = s->halo.ipc_pull;
-  r->overlap = o->overlap;
-  r->bytes_per_point = s->prob.bytes_per_point;
-  r->dt = s->prob.dt;
-  r->prob = s->prob;
-  for (int d = 0; d < 3; d++) {
-    r->procs[d] = P[d];
-    r->global[d] = N[d];
-    r->local_min[d] = s->dec.nmin[d];
-    r->local_max[d] = s->dec.nmax[d];
-  }
-
-  /* --baseline: every rank's block alone first (same kernels and steps, no exchange), then
-   * the fields start over for the distributed run */
-  double alone_ms = 0.0;
-  if (o->baseline) {
-    s->alone = 1;
-    FD_CALL(timed_loop(s, r->warmup, r->iters, &alone_ms));
-    s->alone = 0;
-    FD_CALL(state_fill(s));
-  }
-
-  /* jacobi: the residual before the first step */
-  if (o->check && o->op == FD_OP_JACOBI) FD_CALL(verify_residual(s, &r->verify.residual0));
-
-  double step_ms;
-  FD_CALL(timed_loop(s, r->warmup, r->iters, &step_ms));
-
-  /* ---- timings over ranks ---- */
-  const double it = r->iters;
-  double ph[PH_COUNT] = {s->halo.pack_ms / it, s->halo.exchange_ms / it, s->halo.unpack_ms / it,
-                         s->ms_interior / it, s->ms_shell / it, step_ms};
-  for (int k = 0; k < PH_COUNT; k++) reduce_stat(comm, ranks, ph[k], &r->phase[k]);
-  double loop_s = step_ms * 1e-3 * it;
-  FD_MPI(MPI_Allreduce(&loop_s, &r->total_s, 1, MPI_DOUBLE, MPI_MAX, comm));
-  double local_points = (double)s->grid.n[0] * s->grid.n[1] * s->grid.n[2];
-  double bw = local_points * s->prob.bytes_per_point / (ph[PH_STEP] * 1e-3) / 1e9;
-  reduce_stat(comm, ranks, bw, &r->bw_rank);
-  r->bw_total = r->bw_rank.avg * ranks;
-  r->points_per_s = (double)N[0] * N[1] * N[2] / (r->phase[PH_STEP].max * 1e-3);
-  unsigned long long hb = s->halo.bytes_sent, hb_max;
-  FD_MPI(MPI_Allreduce(&hb, &hb_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
-  r->halo_bytes_max = (size_t)hb_max;
-  r->snapshot_every = o->snapshot_every;
-  r->snapshots = s->snap.written;
-  FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
-  r->snapshot_bytes = (double)N[0] * N[1] * N[2] * sizeof(real_t);
-  double snap_host, snap_stall, snap_copy, snap_writer;
-  snapshot_timers(s, &snap_host, &snap_stall, &snap_copy, &snap_writer);
-  reduce_stat(comm, ranks, snap_host / it, &r->snapshot_host_ms);
-  reduce_stat(comm, ranks, snap_stall / it, &r->snapshot_stall_ms);
-  reduce_stat(comm, ranks, snap_copy / it, &r->snapshot_copy_ms);
-  reduce_stat(comm, ranks, snap_writer / it, &r->snapshot_writer_ms);
-  double snap_work = snap_copy + snap_writer;
-  double snap_hidden = snap_work > 0 ? 1.0 - snap_stall / snap_work : 1.0;
-  reduce_stat(comm, ranks, snap_hidden < 0 ? 0 : snap_hidden, &r->snapshot_hidden);
-  double hgbs = ph[PH_EXCHANGE] > 0 ? (double)hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
-  reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
-  reduce_stat(comm, ranks, s->halo.copy_ms / it, &r->ipc_copy_ms);
-  if (o->baseline) {
-    double comm_ms = ph[PH_PACK] + ph[PH_EXCHANGE] + ph[PH_UNPACK];
-    double hidden = comm_ms > 0 ? 1.0 - (step_ms - alone_ms) / comm_ms : 1.0;
-    hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
-    r->baseline = 1;
-    reduce_stat(comm, ranks, alone_ms, &r->alone_ms);
-    reduce_stat(comm, ranks, alone_ms / step_ms, &r->efficiency);
-    reduce_stat(comm, ranks, hidden, &r->hidden);
-  }
-
-  /* ---- verification and output ---- */
-  real_t *result = state_result(s);
-  if (o->inject_fault && rank == ranks - 1) {
-    /* test-only: corrupt the centre point of the last rank's block */
-    size_t sx = (size_t)s->grid.n[0] + 2, sy = (size_t)s->grid.n[1] + 2;
-    size_t c = (size_t)(s->grid.n[0] / 2 + 1) + sx * ((size_t)(s->grid.n[1] / 2 + 1) + sy * (size_t)(s->grid.n[2] / 2 + 1));
-    real_t x;
-    FD_BE(be_memcpy_async(&x, result + c, sizeof x, BE_COPY_D2H, s->compute));
-    FD_BE(be_stream_sync(s->compute));
-    x = x * (real_t)1.01 + (real_t)0.5;
-    FD_BE(be_memcpy_async(result + c, &x, sizeof x, BE_COPY_H2D, s->compute));
-    FD_BE(be_stream_sync(s->compute));
-  }
-  if (o->check) FD_CALL(verify_run(s, &r->verify));
-  if (o->dump[0]) FD_CALL(dump_field(s, result, o->dump));
-  return FD_OK;
 }

@@ -10,6 +10,8 @@
 #include "halo.h"
 #include "options.h"
 #include "problem.h"
+#include "tune.h"
+#include "verify.h"
 
 /* Per-rank phase times, milliseconds per step. */
 enum { PH_PACK = 0, PH_EXCHANGE, PH_UNPACK, PH_INTERIOR, PH_SHELL, PH_STEP, PH_COUNT };
@@ -20,19 +22,6 @@ typedef struct {
 } fd_stat;
 
 typedef struct {
-  char name[32];     /* what was checked: "laplacian of quadratic" ... */
-  int checked;       /* 0 with --no-check */
-  int passed;
-  double error_max;  /* max |u - exact| (laplacian: |f - 3|; heat: relative to the amplitude) */
-  double error_rms;
-  double tolerance;  /* bound error_max must meet */
-  double residual0, residual; /* jacobi: RMS residual before and after */
-  int converged;     /* jacobi: residual fell by 1e-6 or more; the O(h^2) bound then applies */
-  double error_h2;   /* jacobi: error_max / sum h^2 */
-  char detail[256];  /* one line for the report */
-} fd_verify;
-
-typedef struct {
   /* configuration as run */
   fd_op op;
   int ranks;
@@ -40,11 +29,12 @@ typedef struct {
   long long global[3];
   int local_min[3], local_max[3];
   int iters, warmup;
-  fd_kernel kernel;
+  fd_kernel kernel;        /* the configuration every rank ran */
+  fd_tune tune;            /* the autotune's trial (tune.ran = 0 when none ran) */
+  fd_stat memcpy_gbs;      /* device-to-device copy of each rank's field, GB/s (read + write) */
+  fd_stat pct_memcpy;      /* effective bandwidth / memcpy bandwidth of each rank, % */
   int staged, overlap;
   long long ipc_faces, mpi_faces; /* active faces over all ranks by transport (halo.h) */
-  int ipc_sync;            /* ordering of IPC faces, HALO_IPC_SYNC_* (FDMINI_IPC_SYNC, halo.h) */
-  int ipc_pull;            /* FDMINI_IPC_MOVE=pull (halo.c); 0: IPC faces pushed */
   int bytes_per_point;
   double dt;
   /* timings over ranks (ms per step) */
@@ -76,18 +66,12 @@ typedef struct {
                                work the solver did not wait for */
 } fd_result;
 
-/* Runs the job described by o on comm (device already bound: dev). Collective. Returns FD_OK
- * (verification passed or skipped), FD_ERR_VERIFY, FD_ERR_USAGE or FD_ERR_IO (agreed on every
- * rank), or FD_ERR_RUNTIME: agreed on every rank when fd_error_agreed() (say, fields that do
- * not fit in memory; everything freed), else possibly on this rank only (the caller aborts). */
-int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, fd_result *r);
-
-/* Resolves sizes and process grid from options and the rank count (defaults, --procs
- * product, subdomain thickness). Not Collective (every rank gets the same answer). */
-int fd_resolve_grid(const fd_options *o, int ranks, const be_info *dev, long long N[3], int P[3]);
-
-/* Binds this rank to a device: node-local rank modulo visible devices. Collective. Sets
- * *shared when more ranks than devices run on this node. */
-int fd_device_init(MPI_Comm comm, be_info *dev, int *shared);
+/* Runs the job described by o on comm: the device is bound (dev, bind_device) and `node`
+ * identifies this rank's node (fd_node.id of bind_node, on comm or a communicator holding it).
+ * Fills *r (rank 0's is the one to report). Collective. Returns FD_OK (verification passed or
+ * skipped), FD_ERR_VERIFY, FD_ERR_USAGE or FD_ERR_IO (agreed on every rank), or
+ * FD_ERR_RUNTIME: agreed on every rank when fd_error_agreed() (say, fields that do not fit in
+ * memory; everything freed), else possibly on this rank only (the caller aborts). */
+int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_result *r);
 
 #endif

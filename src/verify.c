@@ -21,60 +21,58 @@
 #include <string.h>
 
 #include "fd_error.h"
-#include "state.h"
+#include "verify.h"
 
 static double real_eps(void) { return sizeof(real_t) == sizeof(double) ? DBL_EPSILON : FLT_EPSILON; }
 static int real_digits(void) { return sizeof(real_t) == sizeof(double) ? DBL_MANT_DIG : FLT_MANT_DIG; }
 
-/* Global max and RMS of a - b - ref over the interior. Collective. */
-static int global_norms(fd_state *s, const real_t *a, const real_t *b, const fd_field *ref,
-                        double *max_abs, double *rms)
+int verify_norms(MPI_Comm comm, const fd_grid *g, const real_t *a, const real_t *b,
+                 const fd_field *ref, be_stream stream, double *max_abs, double *rms)
 {
   fd_norms n;
-  FD_BE(be_norms(&s->grid, a, b, ref, &n, s->compute));
+  FD_BE(be_norms(g, a, b, ref, &n, stream));
   double sums[2] = {n.sum_sq, (double)n.count};
-  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, s->dec.cart));
-  FD_MPI(MPI_Allreduce(&n.max_abs, max_abs, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm));
+  FD_MPI(MPI_Allreduce(&n.max_abs, max_abs, 1, MPI_DOUBLE, MPI_MAX, comm));
   *rms = sqrt(sums[0] / sums[1]);
   return FD_OK;
 }
 
-int verify_residual(fd_state *s, double *rms)
+/* verify_norms over the block of `in`. */
+static int norms(const fd_verify_input *in, const real_t *a, const fd_field *ref, double *max_abs,
+                 double *rms)
 {
-  double mx;
-  FD_CALL(state_exchange(s, s->u));
-  FD_BE(be_stencil(&s->grid, FD_REGION_ALL, 0, &s->prob.lap, s->u, NULL, s->v, s->kernel, s->compute));
-  FD_CALL(global_norms(s, s->v, s->f, NULL, &mx, rms));
-  return FD_OK;
+  return verify_norms(in->dec->cart, in->grid, a, NULL, ref, in->stream, max_abs, rms);
 }
 
 /* Largest grid the wave's symmetry check gathers on rank 0 (points). */
 #define FD_SYMMETRY_MAX_POINTS (1LL << 26)
 
-/* Gathers the interior of u on rank 0 into *global (N[0] x N[1] x N[2], x fastest; rank 0
- * frees it; NULL elsewhere). Collective. */
-static int gather_interior(fd_state *s, const real_t *u, real_t **global)
+/* Gathers the interior of u (device field of dec's block, with ghosts) on rank 0 into *global
+ * (N[0] x N[1] x N[2], x fastest; rank 0 frees it; NULL elsewhere). Collective over
+ * dec->cart; synchronous on stream. */
+static int gather_interior(const fd_decomp *dec, const fd_grid *g, be_stream stream, const real_t *u,
+                           real_t **global)
 {
-  const int *n = s->grid.n;
-  const size_t all = fd_grid_points_with_ghosts(&s->grid), mine = (size_t)n[0] * n[1] * n[2];
-  const size_t sx = (size_t)n[0] + 2, sy = (size_t)n[1] + 2;
+  const int *n = dec->n;
+  const size_t all = g->elems, mine = (size_t)n[0] * n[1] * n[2];
   int ranks;
-  FD_MPI(MPI_Comm_size(s->dec.cart, &ranks));
+  FD_MPI(MPI_Comm_size(dec->cart, &ranks));
   real_t *host = malloc(all * sizeof(real_t)), *pack = malloc(mine * sizeof(real_t));
   int err = host && pack ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "verify: out of memory");
-  FD_CALL(fd_agree(s->dec.cart, err));
-  FD_BE(be_memcpy_async(host, u, all * sizeof(real_t), BE_COPY_D2H, s->compute));
-  FD_BE(be_stream_sync(s->compute));
+  FD_CALL(fd_agree(dec->cart, err));
+  FD_BE(be_memcpy_async(host, u, all * sizeof(real_t), BE_COPY_D2H, stream));
+  FD_BE(be_stream_sync(stream));
   for (int k = 0; k < n[2]; k++)
     for (int j = 0; j < n[1]; j++)
-      memcpy(pack + (size_t)n[0] * (j + (size_t)n[1] * k), host + 1 + sx * (j + 1 + sy * (k + 1)),
+      memcpy(pack + (size_t)n[0] * (j + (size_t)n[1] * k), host + fd_grid_index(g, 1, j + 1, k + 1),
              (size_t)n[0] * sizeof(real_t));
-  long long box[6] = {s->dec.start[0], s->dec.start[1], s->dec.start[2], n[0], n[1], n[2]};
+  long long box[6] = {dec->start[0], dec->start[1], dec->start[2], n[0], n[1], n[2]};
   long long *boxes = NULL;
   int *counts = NULL, *displs = NULL;
   real_t *recv = NULL;
-  const long long *N = s->dec.N;
-  if (s->dec.rank == 0) {
+  const long long *N = dec->N;
+  if (dec->rank == 0) {
     boxes = malloc(6 * sizeof *boxes * (size_t)ranks);
     counts = malloc(sizeof *counts * (size_t)ranks);
     displs = malloc(sizeof *displs * (size_t)ranks);
@@ -82,16 +80,16 @@ static int gather_interior(fd_state *s, const real_t *u, real_t **global)
     *global = malloc((size_t)(N[0] * N[1] * N[2]) * sizeof(real_t));
     if (!boxes || !counts || !displs || !recv || !*global) err = fd_set_error(FD_ERR_RUNTIME, "verify: out of memory");
   }
-  FD_CALL(fd_agree(s->dec.cart, err));
-  FD_MPI(MPI_Gather(box, 6, MPI_LONG_LONG, boxes, 6, MPI_LONG_LONG, 0, s->dec.cart));
-  if (s->dec.rank == 0)
+  FD_CALL(fd_agree(dec->cart, err));
+  FD_MPI(MPI_Gather(box, 6, MPI_LONG_LONG, boxes, 6, MPI_LONG_LONG, 0, dec->cart));
+  if (dec->rank == 0)
     for (int r = 0, off = 0; r < ranks; r++) {
       counts[r] = (int)(boxes[6 * r + 3] * boxes[6 * r + 4] * boxes[6 * r + 5]);
       displs[r] = off;
       off += counts[r];
     }
-  FD_MPI(MPI_Gatherv(pack, (int)mine, FD_MPI_REAL, recv, counts, displs, FD_MPI_REAL, 0, s->dec.cart));
-  if (s->dec.rank == 0)
+  FD_MPI(MPI_Gatherv(pack, (int)mine, FD_MPI_REAL, recv, counts, displs, FD_MPI_REAL, 0, dec->cart));
+  if (dec->rank == 0)
     /* block r: local (i,j,k) -> global (start+i, ...), 0-based in the interior: start is the
      * global index of the block's low ghost plane, so its first interior point is start+1 */
     for (int r = 0; r < ranks; r++) {
@@ -111,13 +109,13 @@ static int gather_interior(fd_state *s, const real_t *u, real_t **global)
 }
 
 /* wave: see the file comment. Collective. */
-static int verify_wave(fd_state *s, fd_verify *out)
+static int verify_wave(const fd_verify_input *in, fd_verify *out)
 {
-  const fd_problem *p = &s->prob;
+  const fd_problem *p = in->prob;
   const long long *N = p->N;
   double mx, rms;
   snprintf(out->name, sizeof out->name, "wave mirror symmetry");
-  FD_CALL(global_norms(s, s->u, NULL, NULL, &mx, &rms));
+  FD_CALL(norms(in, in->result, NULL, &mx, &rms));
   int centred = 1;
   for (int d = 0; d < 3; d++) centred &= 2 * p->src[d] == N[d] + 1;
   const int mirror_z = p->vel[0] == p->vel[1];
@@ -126,8 +124,8 @@ static int verify_wave(fd_state *s, fd_verify *out)
   double asym = 0.0;
   if (check) {
     real_t *g = NULL;
-    FD_CALL(gather_interior(s, s->u, &g));
-    if (s->dec.rank == 0) {
+    FD_CALL(gather_interior(in->dec, in->grid, in->stream, in->result, &g));
+    if (in->dec->rank == 0) {
       /* point (i,j,k) 0-based and its mirror N-1-i (and so on), one axis at a time */
       for (long long k = 0; k < N[2]; k++)
         for (long long j = 0; j < N[1]; j++)
@@ -144,7 +142,7 @@ static int verify_wave(fd_state *s, fd_verify *out)
           }
       free(g);
     }
-    FD_MPI(MPI_Bcast(&asym, 1, MPI_DOUBLE, 0, s->dec.cart));
+    FD_MPI(MPI_Bcast(&asym, 1, MPI_DOUBLE, 0, in->dec->cart));
   }
   out->error_max = asym;
   out->error_rms = rms;
@@ -153,18 +151,18 @@ static int verify_wave(fd_state *s, fd_verify *out)
   if (check)
     snprintf(out->detail, sizeof out->detail,
              "after %lld steps (t = %.4g) max |u| = %.4g; max |u - mirror(u)| in %s = %.3g (tolerance 0: exact)",
-             s->steps, (double)s->steps * p->dt, mx, mirror_z ? "x, y, z" : "x, y (two layers)", asym);
+             in->steps, (double)in->steps * p->dt, mx, mirror_z ? "x, y, z" : "x, y (two layers)", asym);
   else
     snprintf(out->detail, sizeof out->detail,
              "after %lld steps (t = %.4g) max |u| = %.4g, finite and non-zero; symmetry not checked (%s)",
-             s->steps, (double)s->steps * p->dt, mx,
+             in->steps, (double)in->steps * p->dt, mx,
              centred ? "grid above 2^26 points" : "source not at the centre of an odd grid");
   return FD_OK;
 }
 
-int verify_run(fd_state *s, fd_verify *out)
+int verify_run(const fd_verify_input *in, fd_verify *out)
 {
-  const fd_problem *p = &s->prob;
+  const fd_problem *p = in->prob;
   const double eps = real_eps();
   out->checked = 1;
   switch (p->op) {
@@ -173,7 +171,7 @@ int verify_run(fd_state *s, fd_verify *out)
     for (int d = 0; d < 3; d++) umax += 0.125 * p->L[d] * p->L[d];
     int exact = 48.0 * umax < ldexp(1.0, real_digits()); /* 2 x (12 umax) in halves */
     snprintf(out->name, sizeof out->name, "laplacian of quadratic");
-    FD_CALL(global_norms(s, s->v, NULL, &p->exact, &out->error_max, &out->error_rms));
+    FD_CALL(norms(in, in->result, &p->exact, &out->error_max, &out->error_rms));
     out->tolerance = exact ? 0.0 : 64.0 * eps * umax;
     out->passed = out->error_max <= out->tolerance;
     snprintf(out->detail, sizeof out->detail, "max |lap u - 3| = %.3g (tolerance %.3g%s)",
@@ -181,24 +179,25 @@ int verify_run(fd_state *s, fd_verify *out)
     break;
   }
   case FD_OP_HEAT: {
-    double amp = pow(p->decay, (double)s->steps);
+    double amp = pow(p->decay, (double)in->steps);
     fd_field ref = p->exact;
     ref.scale = amp;
     snprintf(out->name, sizeof out->name, "heat mode decay");
-    FD_CALL(global_norms(s, s->u, NULL, &ref, &out->error_max, &out->error_rms));
+    FD_CALL(norms(in, in->result, &ref, &out->error_max, &out->error_rms));
     out->error_max /= amp;
     out->error_rms /= amp;
-    out->tolerance = 16.0 * eps * ((double)s->steps + 4.0);
+    out->tolerance = 16.0 * eps * ((double)in->steps + 4.0);
     out->passed = out->error_max <= out->tolerance;
     snprintf(out->detail, sizeof out->detail,
              "after %lld steps amplitude %.9g; max |u - exact| / amplitude = %.3g (tolerance %.3g)",
-             s->steps, amp, out->error_max, out->tolerance);
+             in->steps, amp, out->error_max, out->tolerance);
     break;
   }
   case FD_OP_JACOBI: {
     snprintf(out->name, sizeof out->name, "jacobi manufactured solution");
-    FD_CALL(verify_residual(s, &out->residual));
-    FD_CALL(global_norms(s, s->u, NULL, &p->exact, &out->error_max, &out->error_rms));
+    out->residual0 = in->residual0;
+    out->residual = in->residual;
+    FD_CALL(norms(in, in->result, &p->exact, &out->error_max, &out->error_rms));
     double sum_h2 = p->h[0] * p->h[0] + p->h[1] * p->h[1] + p->h[2] * p->h[2];
     const double pi = 3.14159265358979323846;
     out->error_h2 = out->error_max / sum_h2;
@@ -215,7 +214,7 @@ int verify_run(fd_state *s, fd_verify *out)
     break;
   }
   case FD_OP_WAVE:
-    FD_CALL(verify_wave(s, out));
+    FD_CALL(verify_wave(in, out));
     break;
   default:
     break;

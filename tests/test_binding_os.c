@@ -411,7 +411,9 @@ static void test_report_on_one_rank_names_its_source(void **state)
   assert_non_null(f);
   fd_binding *all = NULL;
   int n = -1;
-  int rc = bind_report(MPI_COMM_WORLD, &d, 1, f, &all, &n);
+  fd_node node;
+  assert_int_equal(bind_node(MPI_COMM_WORLD, &node), FD_OK);
+  int rc = bind_report(MPI_COMM_WORLD, &node, &d, 1, f, &all, &n);
   if (rc != FD_OK) fprintf(stderr, "%s\n", fd_error_message());
   assert_int_equal(rc, FD_OK);
   assert_int_equal(n, 1);

@@ -10,10 +10,12 @@
 #include <cmocka.h>
 #include <mpi.h>
 
+#include "bind.h"
 #include "fd_error.h"
 #include "solver.h"
 
 static be_info dev;
+static fd_node node;
 
 static double converged_error(long long n)
 {
@@ -27,7 +29,7 @@ static double converged_error(long long n)
   o.warmup = 0;
   o.progress = 0;
   fd_result r;
-  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &r);
+  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
   if (rc != FD_OK) fail_msg("jacobi %lld^3: rc %d: %s / %s", n, rc, fd_error_message(), r.verify.detail);
   assert_true(r.verify.converged);
   assert_true(r.verify.passed);
@@ -49,7 +51,7 @@ int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   int shared;
-  if (fd_device_init(MPI_COMM_WORLD, &dev, &shared) != FD_OK) return 3;
+  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, &dev, &shared) != FD_OK) return 3;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jacobi_converges_second_order),
   };

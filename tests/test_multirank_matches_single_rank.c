@@ -22,11 +22,13 @@
 #include <mpi.h>
 
 #include "decomp.h"
+#include "bind.h"
 #include "fd_error.h"
 #include "solver.h"
 
 static int rank, size;
 static be_info dev;
+static fd_node node;
 static char dir[256];
 
 /* Whole file contents (rank 0). */
@@ -75,13 +77,13 @@ static int same_as_single_rank(fd_op op, const long long N[3], const int P[3])
   fd_result r;
   if (rank == 0) {
     base_options(&o, op, N, ref);
-    int rc = fd_run(&o, MPI_COMM_SELF, &dev, &r);
+    int rc = fd_run(&o, MPI_COMM_SELF, &dev, node.id, &r);
     if (rc != FD_OK) fail_msg("single-rank %s run: rc %d (%s)", fd_op_name(op), rc, fd_error_message());
   }
   base_options(&o, op, N, dist);
   o.have_procs = 1;
   memcpy(o.procs, P, sizeof o.procs);
-  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &r);
+  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
   if (rc != FD_OK) fail_msg("%d-rank %s run: rc %d (%s)", size, fd_op_name(op), rc, fd_error_message());
   int same = 0;
   if (rank == 0) {
@@ -160,7 +162,7 @@ static void test_snapshots_read_back_equal_the_field(void **state)
     base_options(&o, FD_OP_WAVE, N, dump[run]);
     o.snapshot_every = 1;
     snprintf(o.snapshot_dir, sizeof o.snapshot_dir, "%s", sdir[run]);
-    int rc = fd_run(&o, run == 0 ? MPI_COMM_SELF : MPI_COMM_WORLD, &dev, &r);
+    int rc = fd_run(&o, run == 0 ? MPI_COMM_SELF : MPI_COMM_WORLD, &dev, node.id, &r);
     if (rc != FD_OK) fail_msg("%s snapshot run: rc %d (%s)", run ? "distributed" : "single-rank", rc, fd_error_message());
     if (r.snapshots != 5) fail_msg("%lld snapshots written, expected 5", r.snapshots);
   }
@@ -245,7 +247,7 @@ static void test_snapshots_need_mpi_thread_funneled(void **state)
   base_options(&o, FD_OP_HEAT, N, "");
   o.snapshot_every = 1;
   snprintf(o.snapshot_dir, sizeof o.snapshot_dir, "%s", sdir);
-  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &r);
+  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
   int ok = rc == FD_ERR_USAGE && strstr(fd_error_message(), "MPI_THREAD_FUNNELED") != NULL;
   if (!ok) print_message("rank %d: rc %d, message '%s'\n", rank, rc, fd_error_message());
   MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
@@ -304,7 +306,7 @@ int main(int argc, char **argv)
     if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) return 1;
   }
   int shared;
-  if (fd_device_init(MPI_COMM_WORLD, &dev, &shared) != FD_OK) {
+  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, &dev, &shared) != FD_OK) {
     fprintf(stderr, "%s\n", fd_error_message());
     MPI_Abort(MPI_COMM_WORLD, 3);
   }

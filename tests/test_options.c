@@ -1,5 +1,5 @@
 /* test_options.c - option parsing: defaults, every accepted form, and every bad input with the
- * message the user sees; process-grid and size resolution (fd_resolve_grid). */
+ * message the user sees; process-grid and size resolution (decomp_resolve_grid). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 
 #include "fd_error.h"
 #include "options.h"
-#include "solver.h"
+#include "decomp.h"
 
 #define MAXARGS 16
 
@@ -35,13 +35,42 @@ static void test_defaults(void **state)
   assert_int_equal(parse(&o, args), FD_OK);
   assert_int_equal(o.op, FD_OP_LAPLACIAN);
   assert_int_equal(o.iters, -1);
-  assert_int_equal(o.kernel, -1);
+  assert_false(o.have_kernel);
   assert_int_equal(o.tile, 0);
+  assert_int_equal(o.tune, FD_TUNE_DEFAULT);
   assert_true(o.check);
   assert_true(o.overlap);
   assert_int_equal(o.mpi_gpu, FD_MPI_GPU_AUTO);
   assert_int_equal(o.halo_path, FD_HALO_PATH_AUTO);
   assert_false(o.have_global || o.have_local || o.have_procs);
+}
+
+/* A kernel spec round-trips: fd_kernel_format of the parsed spec gives the spec back, and
+ * --tile alone means the tiled per-plane kernel. */
+static void test_kernel_spec_round_trip(void **state)
+{
+  (void)state;
+  const char *specs[] = {"baseline", "baseline:block=128x2", "reordered:tile=2,vec=2,block=256x1,strips=3",
+                         "zmarch:tile=1,vec=2,block=32x8,chunk=8", "zmarch:tile=2,chunk=1000,strips=4"};
+  for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+    fd_kernel k;
+    char err[128], back[FD_KERNEL_SPEC_MAX];
+    assert_int_equal(fd_kernel_parse(specs[i], &k, err, sizeof err), 0);
+    fd_kernel_format(&k, back, sizeof back);
+    assert_string_equal(back, specs[i]);
+  }
+  fd_options o;
+  const char *args[] = {"--tile", "8", NULL};
+  assert_int_equal(parse(&o, args), FD_OK);
+  assert_true(o.have_kernel);
+  assert_int_equal(o.kernel.id, FD_KERNEL_REORDERED);
+  assert_int_equal(o.kernel.tile, 8);
+  const char *args2[] = {"--kernel", "zmarch:chunk=6", "--tile", "2", "--tune", "off", NULL};
+  assert_int_equal(parse(&o, args2), FD_OK);
+  assert_int_equal(o.kernel.id, FD_KERNEL_ZMARCH);
+  assert_int_equal(o.kernel.tile, 2);
+  assert_int_equal(o.kernel.chunk, 6);
+  assert_int_equal(o.tune, FD_TUNE_OFF);
 }
 
 static void test_every_option_accepted(void **state)
@@ -59,8 +88,9 @@ static void test_every_option_accepted(void **state)
   assert_int_equal(o.op, FD_OP_JACOBI);
   assert_int_equal(o.iters, 7);
   assert_int_equal(o.warmup, 0);
-  assert_int_equal(o.kernel, 1);
-  assert_int_equal(o.tile, 16);
+  assert_true(o.have_kernel);
+  assert_int_equal(o.kernel.id, FD_KERNEL_REORDERED);
+  assert_int_equal(o.kernel.tile, 16);
   assert_string_equal(o.json, "out.json");
   assert_false(o.check);
   const char *args2[] = {"--local", "8,9,10", "--op", "heat", "--no-overlap", "--mpi-gpu",
@@ -125,8 +155,24 @@ static const bad_case bad_cases[] = {
   {{"--warmup", "-1"}, "--warmup: -1 is out of range"},
   {{"--tile", "3"}, "--tile: 3 is not a valid tile factor, expected 1, 2, 4, 8 or 16"},
   {{"--tile", "32"}, "--tile: 32 is out of range"},
-  {{"--kernel", "fast"}, "--kernel: unknown value 'fast', expected baseline or reordered"},
-  {{"--kernel", "baseline", "--tile", "4"}, "--tile applies to the reordered kernel"},
+  {{"--kernel", "fast"}, "--kernel: kernel spec 'fast': unknown kernel, expected baseline, reordered or zmarch"},
+  {{"--kernel", "baseline", "--tile", "4"}, "--tile applies to the reordered and zmarch kernels"},
+  {{"--kernel", "zmarch", "--tile", "4"}, "--tile: zmarch takes 1 or 2 rows per thread, not 4"},
+  {{"--kernel", "zmarch:tile=4"}, "zmarch takes tile 1 or 2"},
+  {{"--kernel", "zmarch:chunk=0"}, "chunk must be a number of planes >= 1"},
+  {{"--kernel", "zmarch:chunk"}, "expected key=value"},
+  {{"--kernel", "zmarch:block=64x9"}, "block must be BXxBY with BX*BY <= 512 threads"},
+  {{"--kernel", "zmarch:block=64"}, "block must be BXxBY"},
+  {{"--kernel", "zmarch:vec=3"}, "vec must be 1 or 2"},
+  {{"--kernel", "zmarch:speed=9"}, "unknown key, expected tile, vec, block, chunk or strips"},
+  {{"--kernel", "zmarch:"}, "nothing after ':'"},
+  {{"--kernel", "zmarch:chunk=4,"}, "nothing after ','"},
+  {{"--kernel", "reordered:chunk=4"}, "chunk applies to zmarch only"},
+  {{"--kernel", "baseline:tile=2"}, "baseline takes only block"},
+  {{"--kernel", "reordered:tile=2", "--tile", "4"}, "--tile 4 and tile=2 in --kernel disagree"},
+  {{"--tune", "fast"}, "--tune: unknown value 'fast', expected auto or off"},
+  {{"--tune", "auto", "--kernel", "zmarch"}, "--tune auto and --kernel/--tile exclude each other"},
+  {{"--tune", "auto", "--tile", "2"}, "--tune auto and --kernel/--tile exclude each other"},
   {{"--mpi-gpu", "maybe"}, "--mpi-gpu: unknown value 'maybe', expected auto, aware or staged"},
   {{"--halo-path", "nvlink"}, "--halo-path: unknown value 'nvlink', expected auto, mpi or ipc"},
   {{"--halo-path"}, "option '--halo-path' needs a value"},
@@ -161,39 +207,38 @@ static void test_parsing_is_repeatable(void **state)
 static void test_resolve_grid_checks_procs_and_thickness(void **state)
 {
   (void)state;
-  be_info host = {.is_accelerator = 0};
-  be_info gpu = {.is_accelerator = 1};
+  const int host = 0, gpu = 1; /* accelerator */
   fd_options o;
   long long N[3];
   int P[3];
   const char *mismatch[] = {"--procs", "3,1,1", NULL};
   parse(&o, mismatch);
-  assert_int_equal(fd_resolve_grid(&o, 8, &host, N, P), FD_ERR_USAGE);
+  assert_int_equal(decomp_resolve_grid(&o, 8, host, N, P), FD_ERR_USAGE);
   assert_non_null(strstr(fd_error_message(), "--procs 3,1,1 has 3 ranks but the job has 8"));
 
   const char *thin[] = {"--global", "3,64,64", "--procs", "2,1,1", NULL};
   parse(&o, thin);
-  assert_int_equal(fd_resolve_grid(&o, 2, &host, N, P), FD_ERR_USAGE);
+  assert_int_equal(decomp_resolve_grid(&o, 2, host, N, P), FD_ERR_USAGE);
   assert_non_null(strstr(fd_error_message(), "subdomain too thin"));
 
   const char *weak[] = {"--local", "10,20,30", "--procs", "2,2,1", NULL};
   parse(&o, weak);
-  assert_int_equal(fd_resolve_grid(&o, 4, &host, N, P), FD_OK);
+  assert_int_equal(decomp_resolve_grid(&o, 4, host, N, P), FD_OK);
   assert_int_equal(N[0], 20);
   assert_int_equal(N[1], 40);
   assert_int_equal(N[2], 30);
 
   const char *none[] = {"--procs", "1,1,2", NULL};
   parse(&o, none);
-  assert_int_equal(fd_resolve_grid(&o, 2, &gpu, N, P), FD_OK); /* GPU default 512^3 per rank */
+  assert_int_equal(decomp_resolve_grid(&o, 2, gpu, N, P), FD_OK); /* GPU default 512^3 per rank */
   assert_int_equal(N[2], 1024);
   assert_int_equal(N[0], 512);
-  assert_int_equal(fd_resolve_grid(&o, 2, &host, N, P), FD_OK); /* host default global */
+  assert_int_equal(decomp_resolve_grid(&o, 2, host, N, P), FD_OK); /* host default global */
   assert_int_equal(N[0], 128);
 
   const char *dims[] = {"--global", "40,40,40", NULL};
   parse(&o, dims);
-  assert_int_equal(fd_resolve_grid(&o, 12, &host, N, P), FD_OK); /* MPI_Dims_create */
+  assert_int_equal(decomp_resolve_grid(&o, 12, host, N, P), FD_OK); /* MPI_Dims_create */
   assert_int_equal(P[0] * P[1] * P[2], 12);
 }
 
@@ -202,6 +247,7 @@ int main(int argc, char **argv)
   MPI_Init(&argc, &argv);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_defaults),
+    cmocka_unit_test(test_kernel_spec_round_trip),
     cmocka_unit_test(test_every_option_accepted),
     cmocka_unit_test(test_bad_input_gives_one_clear_message),
     cmocka_unit_test(test_parsing_is_repeatable),

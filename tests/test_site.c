@@ -91,15 +91,17 @@ static void test_check_ipc_passes_where_it_does_not_apply(void **state)
   memset(&o, 0, sizeof o);
   be_info d;
   memset(&d, 0, sizeof d);
+  fd_node node;
+  assert_int_equal(bind_node(MPI_COMM_WORLD, &node), FD_OK);
   o.halo_path = FD_HALO_PATH_IPC;
-  assert_int_equal(site_check_ipc(MPI_COMM_WORLD, &o, &d), FD_OK); /* host: halo.c says why */
+  assert_int_equal(site_check_ipc(MPI_COMM_WORLD, &node, &o, &d), FD_OK); /* host: halo.c says why */
   d.is_accelerator = 1;
   d.device_count = 1;
   snprintf(d.pci_bus_id, sizeof d.pci_bus_id, "0000:c1:00.0");
   o.halo_path = FD_HALO_PATH_AUTO;
-  assert_int_equal(site_check_ipc(MPI_COMM_WORLD, &o, &d), FD_OK);
+  assert_int_equal(site_check_ipc(MPI_COMM_WORLD, &node, &o, &d), FD_OK);
   o.halo_path = FD_HALO_PATH_IPC;
-  assert_int_equal(site_check_ipc(MPI_COMM_WORLD, &o, &d), FD_OK); /* one rank, one GPU */
+  assert_int_equal(site_check_ipc(MPI_COMM_WORLD, &node, &o, &d), FD_OK); /* one rank, one GPU */
 }
 
 static void test_no_gtl_in_this_process_and_the_variable_needs_cray_mpich(void **state)

@@ -11,9 +11,11 @@
 #      and runs its unit tests (the binding tests included)
 #   6. cross-builds the HIP (gfx90a) and the CUDA (sm_90) binaries, one stage each
 #      (tests/gpu/build_gpu_backends.sh)
-#   7. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit,
+#   7. checks the layer stack on the builds (tools/check-layers.py: includes, the getenv list
+#      of CONTRIBUTING.md, files that call each other)
+#   8. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit,
 #      multi-rank and command-line tests (the CLI's error exits must not leak either)
-#   8. runs shellcheck over every shell script of the project
+#   9. runs shellcheck over every shell script of the project
 # and prints the time of each stage. Exits non-zero if any stage fails.
 #
 # A stage whose tool is missing says so in one line and is skipped; with CI=true (.ci/run) a
@@ -155,6 +157,12 @@ nohwloc() {
     ctest --test-dir build-nohwloc -L unit --output-on-failure --timeout 300
 }
 
+# The layer stack (CONTRIBUTING.md) on every build made above; a GPU build that failed or was
+# skipped has no objects and is skipped with a note.
+check_layers() {
+  python3 tools/check-layers.py build build-nohwloc build-hip build-cuda
+}
+
 asan() {
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFDMINI_BACKEND=host \
     -DFDMINI_WERROR=ON -DFDMINI_SANITIZE=ON -DFDMINI_TESTS=ON &&
@@ -196,6 +204,7 @@ if [[ ! -x $nvcc ]]; then
 else
   stage gpu-cross-build-cuda gpu_build cuda || true
 fi
+stage layers check_layers || true
 stage asan-ubsan-unit asan || true
 stage shellcheck run_shellcheck || true
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # run_node.sh - issue 4 on an NVIDIA multi-GPU node, in one call: the multi-GPU tests (1, 2, 4
-# GPUs and 8 ranks on 4 GPUs, or 1, 2 GPUs and 4 and 8 ranks on 2 GPUs; GPU-aware MPI, staged
-# MPI and the node-local IPC path, faces pulled (default) and pushed, ordered by interprocess
-# events (default), flags in stream order or the host; every operator; bitwise
-# equal to the single-GPU run; GPU
+# GPUs and 8 ranks on 4 GPUs, or 1, 2 GPUs and 4 and 8 ranks on 2 GPUs, or 2, 4 and 8 ranks
+# sharing one GPU; GPU-aware MPI, staged
+# MPI and the node-local IPC path (faces pulled by device copies, ordered by interprocess
+# events); every operator; bitwise equal to the single-GPU run; GPU
 # equal to the host backend to rounding; --mpi-gpu aware refused by a non-CUDA-aware MPI;
 # --halo-path ipc refused where a neighbour's GPU is out of reach; compute-sanitizer with 2
 # ranks), then the scaling benchmarks (bench) and the halo-path benchmarks (halo).
@@ -35,16 +35,10 @@ ok() { pass=$((pass + 1)); log "ok   $*"; }
 bad() { fail=$((fail + 1)); log "FAIL $*"; }
 
 # fd NP ARGS...: the aware binary on NP ranks; output to $work/last.log
-# FDMINI_FACE_COPY (kernel|engine), FDMINI_IPC_SYNC (flag|event|host) and FDMINI_IPC_MOVE
-# (push|pull), when set, reach every rank.
 fd() {
   local np=$1
   shift
-  local env=()
-  [ -n "${FDMINI_FACE_COPY:-}" ] && env+=(-x FDMINI_FACE_COPY)
-  [ -n "${FDMINI_IPC_SYNC:-}" ] && env+=(-x FDMINI_IPC_SYNC)
-  [ -n "${FDMINI_IPC_MOVE:-}" ] && env+=(-x FDMINI_IPC_MOVE)
-  timeout 300 "$AWARE_RUN" -n "$np" --bind-to none "${env[@]}" "$bin/fdmini-aware" --progress 0 "$@" > "$work/last.log" 2>&1
+  timeout 300 "$AWARE_RUN" -n "$np" --bind-to none "$bin/fdmini-aware" --progress 0 "$@" > "$work/last.log" 2>&1
 }
 
 # mode_args MODE: the fdmini options of a test mode (aware and staged force the MPI path)
@@ -52,33 +46,23 @@ mode_args() {
   case $1 in
   aware) echo --mpi-gpu aware --halo-path mpi ;;
   staged) echo --mpi-gpu staged --halo-path mpi ;;
-  ipc*) echo --halo-path ipc ;;
+  ipc) echo --halo-path ipc ;;
   esac
 }
 
 # case_run NP PROCS MODE OP: one multi-rank run, bitwise against the 1-GPU reference.
-# MODE aware, staged, ipc (faces pushed, event ordering), ipc-pull (pulled: the default), ipc-flag,
-# ipc-pull-flag, ipc-engine-flag, ipc-host, ipc-pull-host (-flag / -host: FDMINI_IPC_SYNC)
+# MODE aware, staged or ipc (faces pulled, ordered by interprocess events)
 case_run() {
-  local np=$1 procs=$2 mode=$3 op=$4 face=kernel want=mpi sync=event move=push
-  case $mode in ipc-engine*) face=engine ;; esac
-  case $mode in *-host) sync=host ;; *-flag) sync=flag ;; esac
-  case $mode in ipc-pull*) move=pull ;; esac
-  case $mode in ipc*) want=ipc ;; esac
+  local np=$1 procs=$2 mode=$3 op=$4 want=mpi
+  [ "$mode" = ipc ] && want=ipc
   rm -f "$work/d.raw"
-  export FDMINI_FACE_COPY=$face FDMINI_IPC_SYNC=$sync FDMINI_IPC_MOVE=$move
   # shellcheck disable=SC2046
   fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") --dump "$work/d.raw"
   local rc=$?
-  unset FDMINI_FACE_COPY FDMINI_IPC_SYNC FDMINI_IPC_MOVE
-  local order="on the device by flags"
-  [ "$sync" = event ] && order="on the device by interprocess events"
-  [ "$sync" = host ] && order="by the host"
-  if [ "$want" = ipc ] && ! grep -q "ordering $order" "$work/last.log"; then rc=99; fi
-  if [ "$want" = ipc ] && ! grep -q "IPC faces  *$([ $move = pull ] && echo pulled || echo pushed)" "$work/last.log"; then rc=98; fi
-  if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && grep -q "halo        path $want " "$work/last.log" &&
-    grep -q "faces packed by $face" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
-    ok "$np ranks ($procs) $mode $op: PASS, path $want, faces by $face$([ "$want" = ipc ] && echo ", $move, ordering $sync"), bitwise equal to 1 GPU$(grep -q 'share devices' "$work/last.log" && echo ', ranks share GPUs (notice printed)')"
+  if [ "$want" = ipc ] && ! grep -q "IPC faces  *pulled: .*ordering on the device by interprocess events" "$work/last.log"; then rc=99; fi
+  if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "halo        path $want " "$work/last.log" &&
+    cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
+    ok "$np ranks ($procs) $mode $op: PASS, path $want, bitwise equal to 1 GPU$(grep -q 'share devices' "$work/last.log" && echo ', ranks share GPUs (notice printed)')"
   else
     bad "$np ranks ($procs) $mode $op"
     tail -20 "$work/last.log" >> "$OUT/tests.log"
@@ -88,9 +72,8 @@ case_run() {
 run_tests() {
   log "== multi-GPU tests on $ngpu x $device ($(date -u +%FT%TZ))"
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
-  # the single-GPU kernel tests (tests/gpu), both ways of moving faces, and a memcheck run
-  if "$bin/test_gpu_kernels" >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels (faces by kernel): $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels (faces by kernel): $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
-  if FDMINI_FACE_COPY=engine "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels --quick (faces by engine): $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels --quick (faces by engine): $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
+  # the single-GPU kernel tests (tests/gpu) and a memcheck run
+  if "$bin/test_gpu_kernels" >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels: $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels: $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
   if compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then
     ok "test_gpu_kernels --quick under compute-sanitizer memcheck: 0 errors"; else bad "test_gpu_kernels memcheck"; fi
   local size=130,97,65 op cfg np procs mode
@@ -106,16 +89,22 @@ d = np.abs(g - h).max() / max(np.abs(h).max(), 1e-300)
 print(f"  gpu vs host: {g.size} points, max |diff| / max |host| = {d:.3e}")
 sys.exit(0 if g.size == h.size and d <= 1e-12 else 1)
 PY
-    [ "$ngpu" -lt 2 ] && continue
+    if [ "$ngpu" -lt 2 ]; then
+      # one GPU: ranks share it (as --oversubscribe on a workstation); every path still
+      # exchanges faces (IPC between processes of one device, GPU-aware and staged MPI)
+      for cfg in "2 1,1,2 ipc" "2 1,1,2 aware" "2 1,1,2 staged" "4 2,2,1 ipc" "8 2,2,2 aware"; do
+        read -r np procs mode <<< "$cfg"
+        case_run "$np" "$procs" "$mode" "$op"
+      done
+      continue
+    fi
     # IPC: 2 ranks on 2 GPUs, 4 ranks on 2 (or 4) GPUs (x, y and z faces; on 2 GPUs ranks
-    # share them), faces pushed and pulled (default); heat and wave (whose inputs change
-    # every step, so stale ghosts show) also through GPU-aware and staged MPI, with faces
-    # moved by the copy engine, ordered by flags in stream order (FDMINI_IPC_SYNC=flag), by
-    # interprocess events (the default) and by the host, and 8 ranks
-    local cfgs=("2 1,1,2 ipc-flag" "4 2,2,1 ipc-flag" "4 1,2,2 ipc-flag" "4 2,2,1 ipc-pull-flag" "4 2,2,1 ipc")
+    # share them); heat and wave (whose inputs change every step, so stale ghosts show) also
+    # through GPU-aware and staged MPI, and 8 ranks
+    local cfgs=("2 1,1,2 ipc" "4 2,2,1 ipc" "4 1,2,2 ipc")
     case $op in
-    heat) cfgs+=("4 2,2,1 aware" "4 2,2,1 staged" "4 2,2,1 ipc-engine-flag" "4 2,2,1 ipc-host" "8 2,2,2 ipc-flag" "8 2,2,2 ipc" "8 2,2,2 ipc-host" "8 2,2,2 ipc-pull-flag" "4 1,2,2 ipc-pull-host" "4 1,2,2 ipc-pull") ;;
-    wave) cfgs+=("2 1,1,2 aware" "2 1,1,2 staged" "2 2,1,1 ipc-engine-flag" "2 1,1,2 ipc-host" "2 1,1,2 ipc" "2 1,1,2 ipc-pull-flag") ;;
+    heat) cfgs+=("4 2,2,1 aware" "4 2,2,1 staged" "8 2,2,2 ipc") ;;
+    wave) cfgs+=("2 1,1,2 aware" "2 1,1,2 staged" "2 2,1,1 ipc") ;;
     esac
     # one rank per GPU on 4 GPUs and 8 ranks on 4 GPUs (as srun -n 8 on one node), every
     # operator, through the IPC path and GPU-aware and staged MPI
@@ -153,23 +142,16 @@ PY
     timeout 120 "$AWARE_RUN" -n 2 --bind-to none "$work/own-gpu.sh" "$bin/fdmini-aware" --progress 0 --op heat --global 130,97,65 --iters 12 --warmup 1 --dump "$work/d.raw" > "$work/last.log" 2>&1
     if grep -q "halo        path mpi " "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-heat.raw"; then
       ok "--halo-path auto with the neighbour's GPU invisible: MPI path, PASS, bitwise equal"; else bad "auto out of reach"; cat "$work/last.log" >> "$OUT/tests.log"; fi
-    # compute-sanitizer on 2 ranks (memcheck) on the IPC path, pushed and pulled. Staged MPI,
-    # so that Open MPI's own CUDA calls stay out of the report
+    # compute-sanitizer on 2 ranks (memcheck) on the IPC path. Staged MPI, so that Open MPI's
+    # own CUDA calls stay out of the report
     # (bench/results/multigpu/README.md, its last finding): every face goes by IPC anyway,
     # and API errors are reported.
-    # The flag ordering pushed and pulled, and the event ordering (default) pushed and pulled.
-    # (FDMINI_IPC_MOVE is always set: pull is the default.)
-    local ms move sync
-    for ms in push/flag pull/flag push/event pull/event; do
-      move=${ms%/*} sync=${ms#*/}
-      timeout 150 "$AWARE_RUN" -n 2 --bind-to none -x FDMINI_IPC_MOVE="$move" -x FDMINI_IPC_SYNC="$sync" compute-sanitizer --tool memcheck --error-exitcode 9 \
-        "$bin/fdmini-aware" --progress 0 --op jacobi --global 40,33,21 --iters 3 --warmup 1 --mpi-gpu staged --halo-path ipc > "$work/last.log" 2>&1
-      rc=$?
-      cat "$work/last.log" >> "$OUT/sanitizer-ipc.log"
-      if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 2 ] && grep -q "IPC faces  *${move}ed" "$work/last.log" &&
-        grep -q "ordering on the device by $([ "$sync" = flag ] && echo flags || echo interprocess)" "$work/last.log"; then
-        ok "compute-sanitizer memcheck, 2 ranks, ipc $move, ordering $sync: 0 errors"; else bad "compute-sanitizer ipc $move $sync (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
-    done
+    timeout 150 "$AWARE_RUN" -n 2 --bind-to none compute-sanitizer --tool memcheck --error-exitcode 9 \
+      "$bin/fdmini-aware" --progress 0 --op jacobi --global 40,33,21 --iters 3 --warmup 1 --mpi-gpu staged --halo-path ipc > "$work/last.log" 2>&1
+    rc=$?
+    cat "$work/last.log" >> "$OUT/sanitizer-ipc.log"
+    if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 2 ] && grep -q "IPC faces  *pulled" "$work/last.log"; then
+      ok "compute-sanitizer memcheck, 2 ranks, ipc: 0 errors"; else bad "compute-sanitizer ipc (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
   fi
   log "multi-GPU tests: $pass passed, $fail failed"
 }
@@ -206,31 +188,22 @@ run_bench() {
 #   weak512-1gpu     1 GPU, 512^3
 #   weak512-PATH     2 GPUs (1,1,2) of 512^3, overlap, --baseline
 #   weak256-PATH     2 GPUs (1,1,2) of 256^3, overlap, --baseline (one repeat)
-# with PATH mpi (GPU-aware MPI), ipc (faces pushed, ordered by interprocess events and MPI
-# notes; the default move is pull since the 4-GPU runs), ipc-flag (FDMINI_IPC_SYNC=flag: flags in stream order) (also known:
-# ipc-pull-flag, FDMINI_IPC_MOVE=pull with flags; -host sets FDMINI_IPC_SYNC=host); faces packed
-# by the kernel (the default) or, ipc-engine*, moved by the copy engine (FDMINI_FACE_COPY=engine:
-# 2D copies straight from the field into the neighbour's buffer for y and z faces).
-# signal_latency first splits the time of a pushed 2 MiB face (pack, signal) in one process.
+# with PATH mpi (GPU-aware MPI) and ipc (faces pulled, ordered by interprocess events and MPI
+# notes).
 # summarize.py: the table.
 run_halo() {
   local rec=$OUT/records r path
   mkdir -p "$rec"
   echo "== halo-path benchmarks on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/halo.log"
   "$bin/peer_bandwidth" > "$rec/peer_bandwidth.txt" 2>&1 # summarize.py prints it into halo.log
-  "$bin/signal_latency" 2>&1 | tee -a "$OUT/halo.log"
   for r in 1 2 3; do
     fd 1 --local 512,512,512 --iters 100 --json "$rec/weak512-1gpu-r$r.json" || bad "weak512 1 GPU r$r"
-    for path in mpi ipc ipc-flag ipc-engine ipc-engine-flag; do
-      local args=(--halo-path "${path%%-*}" --mpi-gpu aware)
-      case $path in *-host) export FDMINI_IPC_SYNC=host ;; *-flag) export FDMINI_IPC_SYNC=flag ;; esac
-      case $path in ipc-pull*) export FDMINI_IPC_MOVE=pull ;; ipc*) export FDMINI_IPC_MOVE=push ;; esac
-      case $path in ipc-engine*) export FDMINI_FACE_COPY=engine ;; esac
+    for path in mpi ipc; do
+      local args=(--halo-path "$path" --mpi-gpu aware)
       fd 2 --local 512,512,512 --procs 1,1,2 --no-overlap --iters 100 "${args[@]}" --json "$rec/halo2m-$path-r$r.json" || bad "halo2m $path r$r"
       fd 2 --local 512,512,16 --procs 1,1,2 --no-overlap --iters 1000 "${args[@]}" --json "$rec/thin2m-$path-r$r.json" || bad "thin2m $path r$r"
       fd 2 --local 512,512,512 --procs 1,1,2 --baseline --iters 100 "${args[@]}" --json "$rec/weak512-$path-r$r.json" || bad "weak512 $path r$r"
       [ "$r" -eq 1 ] && { fd 2 --local 256,256,256 --procs 1,1,2 --baseline --iters 200 "${args[@]}" --json "$rec/weak256-$path-r$r.json" || bad "weak256 $path r$r"; }
-      unset FDMINI_IPC_SYNC FDMINI_IPC_MOVE FDMINI_FACE_COPY
     done
   done
   python3 bench/multigpu/summarize.py "$rec" 2>&1 | tee -a "$OUT/halo.log"
@@ -238,9 +211,8 @@ run_halo() {
 }
 
 # The default path (no --halo-path, no --mpi-gpu) over 1, 2 and 4 GPUs at 512^3 per GPU, 3
-# repeats with --baseline; then, on 4 GPUs (1,2,2), the IPC variants that the 4-GPU study did
-# not cover: faces pulled (FDMINI_IPC_MOVE=pull) and faces moved by the copy engine
-# (FDMINI_FACE_COPY=engine), each pushed with event ordering, 3 repeats.
+# repeats with --baseline; then, on 4 GPUs (1,2,2), the IPC path against GPU-aware MPI, 3
+# repeats.
 run_defaults() {
   local res=$work/studies-default rec=$OUT/records-4gpu r v
   mkdir -p "$res" "$rec"
@@ -252,11 +224,9 @@ run_defaults() {
   tar -C "$res" -czf "$OUT/studies-default.tar.gz" .
   [ "$ngpu" -lt 4 ] && return
   for r in 1 2 3; do
-    for v in mpi ipc ipc-pull ipc-engine; do
-      case $v in ipc-pull) export FDMINI_IPC_MOVE=pull ;; ipc-engine) export FDMINI_IPC_MOVE=push FDMINI_FACE_COPY=engine ;; ipc) export FDMINI_IPC_MOVE=push ;; esac
-      fd 4 --local 512,512,512 --procs 1,2,2 --baseline --iters 100 --halo-path "${v%%-*}" \
+    for v in mpi ipc; do
+      fd 4 --local 512,512,512 --procs 1,2,2 --baseline --iters 100 --halo-path "$v" \
         --json "$rec/weak512x4-$v-r$r.json" || bad "weak512x4 $v r$r"
-      unset FDMINI_IPC_MOVE FDMINI_FACE_COPY
     done
   done
   python3 bench/multigpu/summarize.py "$rec" 2>&1 | grep -v '^peer' | tee -a "$OUT/defaults.log"

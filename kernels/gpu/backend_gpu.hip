@@ -42,7 +42,6 @@ int gpu_failf_private(int code, const char *fmt, ...)
 /* ---- device ---------------------------------------------------------------------------- */
 
 gpu_device_props gpu_props_private;
-static int face_copy_engine; /* halo faces by copy engine (1) or kernel (0): see faces_launch */
 int gpu_initialized_private = 0;
 
 /* Scratch of be_norms: per-block partial sums and maxima, and the pinned result. */
@@ -65,10 +64,6 @@ extern "C" int be_init(int index, be_info *info)
   if (index < 0 || index >= count)
     return gpu_failf_private(BE_ERROR, "be_init: device index %d out of range (%d visible)",
                              index, count);
-  const char *fc = getenv("FDMINI_FACE_COPY");
-  if (fc && strcmp(fc, "kernel") != 0 && strcmp(fc, "engine") != 0)
-    return gpu_failf_private(BE_ERROR, "FDMINI_FACE_COPY: unknown value '%s', expected kernel or engine", fc);
-  face_copy_engine = fc && strcmp(fc, "engine") == 0;
   GPU(hipSetDevice(index));
   hipDeviceProp_t prop;
   GPU(hipGetDeviceProperties(&prop, index));
@@ -84,7 +79,6 @@ extern "C" int be_init(int index, be_info *info)
   info->is_accelerator = 1;
   info->host_threads = 0;
   info->memory_bytes = prop.totalGlobalMem;
-  snprintf(info->face_copy, sizeof info->face_copy, "%s", face_copy_engine ? "engine" : "kernel");
 
   gpu_props_private.sm_count = prop.multiProcessorCount;
   gpu_props_private.l2_bytes = (size_t)prop.l2CacheSize;
@@ -295,51 +289,6 @@ extern "C" int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be
   return BE_OK;
 }
 
-/* ---- flags set and awaited by streams (backend.h) --------------------------------------- */
-
-extern "C" int be_flags_supported(char *why, size_t why_len)
-{
-  int dev = 0, yes = 0;
-  GPU(hipGetDevice(&dev));
-  GPU(gpu_stream_value_ops_attribute(&yes, dev));
-  if (!yes) {
-    snprintf(why, why_len, "device %d cannot wait for values in memory (stream memory operations)", dev);
-    return 0;
-  }
-  /* the attribute does not cover every configuration (CUDA: drivers with stream memory
-   * operations disabled): set and await a scratch word once */
-  uint32_t *word = NULL;
-  hipStream_t st = NULL;
-  GPU(hipMalloc((void **)&word, sizeof *word));
-  hipError_t e = hipMemsetAsync(word, 0, sizeof *word, 0);
-  if (e == hipSuccess) e = hipStreamCreateWithPriority(&st, hipStreamDefault, 0);
-  if (e == hipSuccess) e = hipStreamWriteValue32(st, word, 1u, 0);
-  if (e == hipSuccess) e = hipStreamWaitValue32(st, word, 1u, hipStreamWaitValueGte, 0xffffffffu);
-  if (e == hipSuccess) e = hipStreamSynchronize(st);
-  (void)hipGetLastError();
-  if (st) (void)hipStreamDestroy(st);
-  (void)hipFree(word);
-  if (e != hipSuccess) {
-    snprintf(why, why_len, "device %d: stream memory operations failed: %s", dev, hipGetErrorString(e));
-    return 0;
-  }
-  return 1;
-}
-
-extern "C" int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value)
-{
-  /* flags 0: the write follows a system-wide memory fence (CUDA's default; HIP documents the
-   * write as performed after all earlier commands of the stream have completed) */
-  GPU(hipStreamWriteValue32(gpu_stream(s), flag, value, 0));
-  return BE_OK;
-}
-
-extern "C" int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value)
-{
-  GPU(hipStreamWaitValue32(gpu_stream(s), (void *)flag, value, hipStreamWaitValueGte, 0xffffffffu));
-  return BE_OK;
-}
-
 /* ---- streams and events ---------------------------------------------------------------- */
 
 extern "C" int be_stream_create(be_stream *s, be_priority priority)
@@ -427,37 +376,48 @@ extern "C" void be_range_pop(void) { gpu_range_pop(); }
 
 /* ---- halo faces ------------------------------------------------------------------------ */
 
-/* Face f = 2d + side of a field with interior n0 x n1 x n2 (layout: faces.h). Its element
- * (p, q), 0 <= p < na, 0 <= q < nb, sits at p + na*q from the face's buffer and in the field at
- * layer*sl + (p+1)*sp + (q+1)*sq: the in-plane dimensions a < b and the strides follow from d
- * alone, so the geometry is a handful of scalars chosen by branches (no arrays indexed at run
- * time, hence no stack frame; no 64-bit division). The send layer is 1 or n[d], the ghost
- * layer 0 or n[d]+1. */
+/* Face f = 2d + side of a field with interior n0 x n1 x n2 (layout: faces.h) stored as grid
+ * g (backend.h). Its element (p, q), 0 <= p < na, 0 <= q < nb, sits at p + na*q from the
+ * face's buffer and in the field at base + p*sp + q*sq, base = the element of the face's point
+ * (p, q) = (0, 0): the in-plane dimensions a < b and the strides follow from d alone, so the
+ * geometry is a handful of scalars chosen by branches (no arrays indexed at run time, hence no
+ * stack frame; no 64-bit division). The send layer is 1 or n[d], the ghost layer 0 or n[d]+1. */
 struct face_geom {
-  int na, nb, layer;
-  long long sl, sp, sq;
+  int na, nb;
+  long long base, sp, sq;
 };
 
-__host__ __device__ inline face_geom face_geometry(int n0, int n1, int n2, int face, int pack)
+struct field_dims {
+  int n0, n1, n2;
+  long long sx, sxy, origin;
+};
+
+__host__ __device__ inline face_geom face_geometry(const field_dims &fd, int face, int pack)
 {
   const int d = face >> 1, high = face & 1;
-  const long long sx = n0 + 2, sxy = sx * (n1 + 2);
   face_geom g;
   int nd;
+  long long sl;
   if (d == 0) {
-    g.na = n1, g.nb = n2, nd = n0, g.sl = 1, g.sp = sx, g.sq = sxy;
+    g.na = fd.n1, g.nb = fd.n2, nd = fd.n0, sl = 1, g.sp = fd.sx, g.sq = fd.sxy;
   } else if (d == 1) {
-    g.na = n0, g.nb = n2, nd = n1, g.sl = sx, g.sp = 1, g.sq = sxy;
+    g.na = fd.n0, g.nb = fd.n2, nd = fd.n1, sl = fd.sx, g.sp = 1, g.sq = fd.sxy;
   } else {
-    g.na = n0, g.nb = n1, nd = n2, g.sl = sxy, g.sp = 1, g.sq = sx;
+    g.na = fd.n0, g.nb = fd.n1, nd = fd.n2, sl = fd.sxy, g.sp = 1, g.sq = fd.sx;
   }
-  g.layer = pack ? (high ? nd : 1) : (high ? nd + 1 : 0);
+  const int layer = pack ? (high ? nd : 1) : (high ? nd + 1 : 0);
+  g.base = fd.origin + layer * sl + g.sp + g.sq;
   return g;
 }
 
-/* The buffer of each face (its element (0,0)): in this process's buffer at its offset, or,
- * packing for the halo's push path, in a neighbour's receive buffer mapped here. Six scalars
- * picked by branches (no kernel-parameter array indexed at run time). */
+static field_dims dims_of(const fd_grid *g)
+{
+  const field_dims fd = {g->n[0], g->n[1], g->n[2], g->sx, g->sxy, g->origin};
+  return fd;
+}
+
+/* Where each face starts (its element (0,0)) in the pack buffer: buffer + offset[f] (faces.h).
+ * Six scalars picked by branches (no kernel-parameter array indexed at run time). */
 struct face_bufs {
   real_t *b0, *b1, *b2, *b3, *b4, *b5;
 };
@@ -471,32 +431,24 @@ __device__ inline real_t *face_buf(const face_bufs &fb, int face)
  * along p (contiguous in the buffer, and in the field for y and z faces), blocks along q. */
 template <int PACK>
 __global__ void __launch_bounds__(256)
-    k_faces(int n0, int n1, int n2, unsigned list, real_t *__restrict__ u, face_bufs bufs)
+    k_faces(const field_dims fd, unsigned list, real_t *__restrict__ u, face_bufs bufs)
 {
   const int face = (int)((list >> (4 * blockIdx.z)) & 7u);
-  const face_geom g = face_geometry(n0, n1, n2, face, PACK);
+  const face_geom g = face_geometry(fd, face, PACK);
   real_t *__restrict__ buf = face_buf(bufs, face);
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= g.na) return;
-  const long long base = g.layer * g.sl + (long long)(p + 1) * g.sp;
+  const long long base = g.base + (long long)p * g.sp;
   for (int q = blockIdx.y; q < g.nb; q += gridDim.y) {
-    const long long fi = base + (long long)(q + 1) * g.sq;
+    const long long fi = base + (long long)q * g.sq;
     const long long bi = p + (long long)g.na * q;
     if (PACK) buf[bi] = u[fi];
     else u[fi] = buf[bi];
   }
 }
 
-/* How faces travel between field and buffer (FDMINI_FACE_COPY, read by be_init):
- *   kernel  (default) one k_faces launch for all active faces (on the SMs)
- *   engine  y and z faces (rows contiguous in the field) as one 2D copy each on the copy
- *           engine, which takes no SM time from the interior update running beside it;
- *           x faces (a gather with stride nx+2) still by k_faces.
- * Measured on 2x H200, 512^3 per GPU (bench/results/multigpu): the kernel hides more of the
- * exchange (0.95 against 0.89) and gives the shorter step; a single 2 MiB face took 7-8 us
- * by 2D copy on an idle GPU. */
-
-static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *const dst[FD_FACES],
+/* One k_faces launch for all active faces of f: pack (u -> bufs) or unpack (bufs -> u). */
+static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, const face_bufs &bufs,
                         int pack, be_stream s)
 {
   for (int d = 0; d < 3; d++)
@@ -504,87 +456,90 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
       return gpu_failf_private(BE_ERROR, "%s: faces built for %dx%dx%d, grid is %dx%dx%d",
                                pack ? "be_pack_faces" : "be_unpack_faces", f->n[0], f->n[1],
                                f->n[2], g->n[0], g->n[1], g->n[2]);
-  const int n0 = g->n[0], n1 = g->n[1], n2 = g->n[2];
+  const field_dims fd = dims_of(g);
   hipStream_t st = gpu_stream(s);
   unsigned list = 0;
   int nlist = 0, most_a = 0, most_b = 0;
   for (int face = 0; face < FD_FACES; face++) {
     if (!f->active[face] || f->count[face] == 0) continue;
-    const face_geom fg = face_geometry(n0, n1, n2, face, pack);
-    const size_t pitch = (size_t)fg.sq * sizeof(real_t), width = (size_t)fg.na * sizeof(real_t);
-    if (face_copy_engine && face >= 2 && pitch <= (size_t)INT32_MAX) {
-      real_t *fp = u + fg.layer * fg.sl + fg.sp + fg.sq, *bp = dst[face];
-      if (pack) GPU(hipMemcpy2DAsync(bp, width, fp, pitch, width, (size_t)fg.nb, hipMemcpyDefault, st));
-      else GPU(hipMemcpy2DAsync(fp, pitch, bp, width, width, (size_t)fg.nb, hipMemcpyDeviceToDevice, st));
-      continue;
-    }
+    const face_geom fg = face_geometry(fd, face, pack);
     list |= (unsigned)face << (4 * nlist++);
     if (fg.na > most_a) most_a = fg.na;
     if (fg.nb > most_b) most_b = fg.nb;
   }
   if (nlist == 0) return BE_OK;
   dim3 grid((unsigned)((most_a + 255) / 256), (unsigned)(most_b < 65535 ? most_b : 65535), (unsigned)nlist);
-  const face_bufs bufs = {dst[0], dst[1], dst[2], dst[3], dst[4], dst[5]};
-  if (pack) k_faces<1><<<grid, 256, 0, st>>>(n0, n1, n2, list, u, bufs);
-  else k_faces<0><<<grid, 256, 0, st>>>(n0, n1, n2, list, u, bufs);
+  if (pack) k_faces<1><<<grid, 256, 0, st>>>(fd, list, u, bufs);
+  else k_faces<0><<<grid, 256, 0, st>>>(fd, list, u, bufs);
   GPU_LAUNCHED(pack ? "k_faces(pack)" : "k_faces(unpack)");
   return BE_OK;
 }
 
-extern "C" int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
-                                real_t *const dst[FD_FACES], be_stream s)
+/* The six faces' places in a buffer of the faces.h layout. */
+static face_bufs faces_in(const fd_faces *f, real_t *buf)
 {
-  return faces_launch(g, f, (real_t *)u, dst, 1, s);
+  const face_bufs b = {buf + f->offset[0], buf + f->offset[1], buf + f->offset[2],
+                       buf + f->offset[3], buf + f->offset[4], buf + f->offset[5]};
+  return b;
+}
+
+extern "C" int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
+                             be_stream s)
+{
+  return faces_launch(g, f, (real_t *)u, faces_in(f, buf), 1, s);
 }
 
 extern "C" int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                                be_stream s)
 {
-  real_t *src[FD_FACES];
-  for (int face = 0; face < FD_FACES; face++) src[face] = (real_t *)buf + f->offset[face];
-  return faces_launch(g, f, u, src, 0, s);
+  return faces_launch(g, f, u, faces_in(f, (real_t *)buf), 0, s);
 }
 
 /* ---- point source ----------------------------------------------------------------------- */
 
-/* One thread: u[p] += value, p = i + sx*(j + sy*k). */
+/* One thread: u[p] += value, p = fd_grid_index of the point. */
 __global__ void k_add_point(real_t *__restrict__ u, long long p, real_t value) { u[p] += value; }
 
 extern "C" int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u,
                             be_stream s)
 {
-  if (i < 0 || j < 0 || k < 0 || i > g->n[0] + 1 || j > g->n[1] + 1 || k > g->n[2] + 1)
+  const int G = g->ghost;
+  if (i < 1 - G || j < 1 - G || k < 1 - G || i > g->n[0] + G || j > g->n[1] + G || k > g->n[2] + G)
     return gpu_failf_private(BE_ERROR, "be_add_point: point (%d,%d,%d) outside the %dx%dx%d grid",
                              i, j, k, g->n[0], g->n[1], g->n[2]);
-  const long long sx = g->n[0] + 2, sy = g->n[1] + 2;
-  k_add_point<<<1, 1, 0, gpu_stream(s)>>>(u, i + sx * (j + sy * (long long)k), value);
+  k_add_point<<<1, 1, 0, gpu_stream(s)>>>(u, fd_grid_index(g, i, j, k), value);
   GPU_LAUNCHED("k_add_point");
   return BE_OK;
 }
 
 /* ---- fields ---------------------------------------------------------------------------- */
 
-/* Every point of the (nx+2)(ny+2)(nz+2) array, ghosts included; linear index t = i + sx*(j +
- * sy*k). Grid-stride so any size fits one launch. */
-__global__ void __launch_bounds__(256)
-    k_fill(const fd_field fl, int sx, int sy, long long total, real_t *__restrict__ u)
+/* Every element of the allocation: a point (ghosts included) gets the field's value, a
+ * padding element 0. Element e is point (i,j,k) when e - first = (i+G-1) + sx*(j+G-1) +
+ * sxy*(k+G-1) with every index in 1-G..n+G, first = the element of (1-G, 1-G, 1-G).
+ * Grid-stride so any size fits one launch. */
+__global__ void __launch_bounds__(256) k_fill(const fd_field fl, const field_dims fd, int ghost,
+                                              long long elems, real_t *__restrict__ u)
 {
-  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total;
-       t += (long long)gridDim.x * blockDim.x) {
-    const long long i = t % sx, r = t / sx;
-    const long long j = r % sy, k = r / sy;
-    u[t] = (real_t)fd_field_eval(fl.kind, fl.scale, fl.h, fl.L, fl.seed, fl.offset[0] + i,
-                                 fl.offset[1] + j, fl.offset[2] + k);
+  const long long G = ghost, first = fd.origin - (G - 1) * (1 + fd.sx + fd.sxy);
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < elems;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long r = e - first;
+    const long long i = r % fd.sx + 1 - G, q = r / fd.sx;
+    const long long j = q % (fd.sxy / fd.sx) + 1 - G, k = q / (fd.sxy / fd.sx) + 1 - G;
+    const bool point = r >= 0 && i <= fd.n0 + G && j <= fd.n1 + G && k <= fd.n2 + G;
+    u[e] = point ? (real_t)fd_field_eval(fl.kind, fl.scale, fl.h, fl.L, fl.seed, fl.offset[0] + i,
+                                         fl.offset[1] + j, fl.offset[2] + k)
+                 : (real_t)0;
   }
 }
 
 extern "C" int be_fill(const fd_grid *g, const fd_field *field, real_t *u, be_stream s)
 {
-  const long long total = (long long)fd_grid_points_with_ghosts(g);
+  const long long total = (long long)g->elems;
   long long blocks = (total + 255) / 256;
   if (blocks > 65536) blocks = 65536;
-  k_fill<<<(unsigned)blocks, 256, 0, gpu_stream(s)>>>(*field, g->n[0] + 2, g->n[1] + 2, total,
-                                                      u);
+  k_fill<<<(unsigned)blocks, 256, 0, gpu_stream(s)>>>(*field, dims_of(g), g->ghost, total, u);
   GPU_LAUNCHED("k_fill");
   return BE_OK;
 }
@@ -614,17 +569,17 @@ __device__ __forceinline__ void block_reduce(double *ssum, double *smax, double 
 
 __global__ void __launch_bounds__(NORM_THREADS)
     k_norms_pass1(const real_t *__restrict__ a, const real_t *__restrict__ b, fd_field ref,
-                  int use_ref, int nx, int ny, int nz, double *__restrict__ partial)
+                  int use_ref, const field_dims fd, double *__restrict__ partial)
 {
   __shared__ double ssum[NORM_THREADS], smax[NORM_THREADS];
-  const long long total = (long long)nx * ny * nz;
-  const long long sx = nx + 2, sxy = sx * (ny + 2);
+  const int nx = fd.n0, ny = fd.n1;
+  const long long total = (long long)nx * ny * fd.n2;
   double sum = 0.0, mx = 0.0;
   for (long long t = (long long)blockIdx.x * NORM_THREADS + threadIdx.x; t < total;
        t += (long long)gridDim.x * NORM_THREADS) {
     const long long i = t % nx + 1, r = t / nx;
     const long long j = r % ny + 1, k = r / ny + 1;
-    const long long p = i + sx * j + sxy * k;
+    const long long p = fd.origin + i + fd.sx * j + fd.sxy * k;
     double d = (double)a[p];
     if (b) d -= (double)b[p];
     if (use_ref)
@@ -675,7 +630,7 @@ extern "C" int be_norms(const fd_grid *g, const real_t *a, const real_t *b, cons
   memset(&none, 0, sizeof none);
   hipStream_t st = gpu_stream(s);
   k_norms_pass1<<<(unsigned)nb, NORM_THREADS, 0, st>>>(a, b, ref ? *ref : none, ref != NULL,
-                                                      g->n[0], g->n[1], g->n[2], norm_partial);
+                                                      dims_of(g), norm_partial);
   GPU_LAUNCHED("k_norms_pass1");
   k_norms_pass2<<<1, NORM_THREADS, 0, st>>>(norm_partial, (int)nb, norm_result_dev);
   GPU_LAUNCHED("k_norms_pass2");

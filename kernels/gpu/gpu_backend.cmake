@@ -59,16 +59,19 @@ elseif(FDMINI_BACKEND STREQUAL "cuda")
   set_target_properties(fdmini_kernels PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
   # static runtime: the binary needs only the driver on the GPU node
   target_link_libraries(fdmini_kernels PUBLIC CUDA::cudart_static)
-  # the driver API's stream memory operations (cuStreamWaitValue32/cuStreamWriteValue32, the
-  # halo's flag ordering): libcuda.so.1 of the driver at run time; where the toolkit has no
-  # driver (CI), FindCUDAToolkit links against the toolkit's stubs/libcuda.so
-  target_link_libraries(fdmini_kernels PUBLIC CUDA::cuda_driver)
   # NVTX3 is header-only (it dlopens the tool's injection library at run time)
   find_path(FDMINI_NVTX3_INCLUDE nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
   if(FDMINI_NVTX3_INCLUDE)
     target_compile_definitions(fdmini_kernels PRIVATE FDMINI_HAVE_NVTX)
     target_link_libraries(fdmini_kernels PUBLIC ${CMAKE_DL_LIBS})
     message(STATUS "fdmini: profiler ranges through NVTX3")
+  endif()
+  # test builds: AMD's 64-lane wavefronts emulated on NVIDIA (gpu_runtime.h), so that the lane
+  # arithmetic of the shuffling kernels runs at 64 lanes in the GPU tests
+  option(FDMINI_EMULATE_WAVE64 "CUDA test build: 64-lane shuffle groups through shared memory" OFF)
+  if(FDMINI_EMULATE_WAVE64)
+    target_compile_definitions(fdmini_kernels PRIVATE FDMINI_EMULATE_WAVE64)
+    message(STATUS "fdmini: 64-lane wavefront emulation (a test build, slower shuffles)")
   endif()
   set(FDMINI_GPU_WARN -Xcompiler=-Wall,-Wextra --Wreorder)
   # no FMA contraction (see the HIP branch): every kernel rounds each point identically

@@ -7,17 +7,15 @@
  * so the project keeps exactly the subset it uses here. Adding a runtime call to the backend
  * means adding its one-line mapping below.
  *
- * Beyond the runtime, seven project-level helpers hide the remaining vendor differences:
+ * Beyond the runtime, a few project-level helpers hide the remaining vendor differences:
  *   gpu_store_nt(p, v)   non-temporal (streaming) store: __stcs on NVIDIA (st.global.cs,
  *                        evict-first in L2), __builtin_nontemporal_store on AMD (slc/nt bits)
  *   gpu_store_nt2(p, x, y) the same for the aligned pair p[0], p[1] in one 16-byte store
  *   gpu_ldg(p)           read-only load: __ldg on NVIDIA (LDG.CONSTANT), a plain load on AMD
- *   gpu_prefetch_l2(p)   hint: bring the line holding p into L2 without a register (PTX
- *                        prefetch.global.L2, never faults); a no-op on AMD
+ *   gpu_store2(p, x, y)  plain 16-byte (8 for float) store of the aligned pair p[0], p[1]
  *   gpu_shfl_up1/down1(v) the value v of the lane below / above in the warp (wavefront):
- *                        __shfl_up_sync/__shfl_down_sync on NVIDIA, __shfl_up/__shfl_down on AMD
- *   gpu_stream_value_ops_attribute(yes, dev) whether streams can wait for values in memory:
- *                        hipDeviceAttributeCanUseStreamWaitValue; 1 on CUDA 12+ (always there)
+ *                        __shfl_up_sync/__shfl_down_sync on NVIDIA, __shfl_up/__shfl_down on AMD;
+ *                        the test build FDMINI_EMULATE_WAVE64 gives NVIDIA 64-lane groups
  *   gpu_range_push/pop   profiler ranges: NVTX (header-only nvtx3) under CUDA, roctx under HIP
  *                        when CMake found it (FDMINI_HAVE_ROCTX), otherwise no-ops. CMake, not
  *                        this header, decides: FDMINI_HAVE_NVTX / FDMINI_HAVE_ROCTX.
@@ -27,9 +25,7 @@
 
 #if defined(__CUDACC__) && !defined(__HIP__)
 /* ---------------------------------------------------------------- CUDA (nvcc) */
-#include <cuda.h> /* stream memory operations (driver API) */
 #include <cuda_runtime.h>
-#include <stdint.h>
 #ifdef FDMINI_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
 #endif
@@ -58,7 +54,6 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipMalloc cudaMalloc
 #define hipFree cudaFree
 #define hipMemcpyAsync cudaMemcpyAsync
-#define hipMemsetAsync cudaMemsetAsync
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
@@ -76,7 +71,6 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
 #define hipMemcpyPeerAsync cudaMemcpyPeerAsync
 #define hipMemcpyDefault cudaMemcpyDefault
-#define hipMemcpy2DAsync cudaMemcpy2DAsync
 #define hipDeviceGetByPCIBusId cudaDeviceGetByPCIBusId
 #define hipEventCreateWithFlags cudaEventCreateWithFlags
 #define hipEventDisableTiming cudaEventDisableTiming
@@ -90,28 +84,6 @@ typedef cudaIpcEventHandle_t hipIpcEventHandle_t;
 #define hipIpcMemLazyEnablePeerAccess cudaIpcMemLazyEnablePeerAccess
 #define hipIpcGetEventHandle cudaIpcGetEventHandle
 #define hipIpcOpenEventHandle cudaIpcOpenEventHandle
-
-/* flags set and awaited by streams: the CUDA driver API's stream memory operations (the
- * runtime has none; CMake links CUDA::cuda_driver). CUresult and cudaError_t share the codes
- * these calls return (1 invalid value, 801 not supported). 32-bit operations exist on every
- * device since CUDA 12 (the v1 attribute is deprecated): the attribute reads 1, and
- * be_flags_supported tries one write and one wait. */
-#define hipStreamWaitValueGte CU_STREAM_WAIT_VALUE_GEQ
-static inline cudaError_t hipStreamWaitValue32(cudaStream_t s, void *p, uint32_t v, unsigned flags, uint32_t mask)
-{
-  if (mask != 0xffffffffu) return cudaErrorInvalidValue; /* CUDA has no mask */
-  return (cudaError_t)cuStreamWaitValue32((CUstream)s, (CUdeviceptr)(uintptr_t)p, v, flags);
-}
-static inline cudaError_t hipStreamWriteValue32(cudaStream_t s, void *p, uint32_t v, unsigned flags)
-{
-  return (cudaError_t)cuStreamWriteValue32((CUstream)s, (CUdeviceptr)(uintptr_t)p, v, flags);
-}
-static inline cudaError_t gpu_stream_value_ops_attribute(int *yes, int dev)
-{
-  (void)dev;
-  *yes = 1;
-  return cudaSuccess;
-}
 
 /* Pinned host memory: hipHostMalloc(p, n, flags) and cudaMallocHost(p, n) differ in arity. */
 #define gpuHostAlloc(ptr, bytes) cudaMallocHost((ptr), (bytes))
@@ -128,10 +100,16 @@ __device__ __forceinline__ void gpu_store_nt2(float *p, float x, float y)
   __stcs(reinterpret_cast<float2 *>(p), make_float2(x, y));
 }
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return __ldg(p); }
-__device__ __forceinline__ void gpu_prefetch_l2(const void *p)
+/* plain 16-byte (8 for float) store of the pair x, y at p (aligned to the pair) */
+__device__ __forceinline__ void gpu_store2(double *p, double x, double y)
 {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+  *reinterpret_cast<double2 *>(p) = make_double2(x, y);
 }
+__device__ __forceinline__ void gpu_store2(float *p, float x, float y)
+{
+  *reinterpret_cast<float2 *>(p) = make_float2(x, y);
+}
+#ifndef FDMINI_EMULATE_WAVE64
 #define GPU_WARP_SIZE 32 /* threads per warp, a compile-time constant for lane arithmetic */
 /* the value of lane - 1 / lane + 1 of the warp (all lanes must take part) */
 template <typename T> __device__ __forceinline__ T gpu_shfl_up1(T v)
@@ -142,6 +120,27 @@ template <typename T> __device__ __forceinline__ T gpu_shfl_down1(T v)
 {
   return __shfl_down_sync(0xffffffffu, v, 1);
 }
+#else
+/* Test build (CMake FDMINI_EMULATE_WAVE64): AMD's 64-lane wavefronts on an NVIDIA GPU. The
+ * lane arithmetic of the kernels sees 64 lanes, and a shuffle exchanges through shared memory
+ * within each group of 64 consecutive threads of the block, with CUDA's shuffle semantics at
+ * the group's edges (the lane keeps its own value). Every thread of the block must call it
+ * (the kernels that shuffle let no thread return early), and blocks are whole groups of 64. */
+#define GPU_WARP_SIZE 64
+template <typename T> __device__ __forceinline__ T gpu_wave64_shift(T v, int delta)
+{
+  __shared__ T lanes[1024];
+  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const int lane = (int)(tid % 64u) + delta;
+  lanes[tid] = v;
+  __syncthreads();
+  const T r = lane >= 0 && lane < 64 ? lanes[(int)tid + delta] : v;
+  __syncthreads();
+  return r;
+}
+template <typename T> __device__ __forceinline__ T gpu_shfl_up1(T v) { return gpu_wave64_shift(v, -1); }
+template <typename T> __device__ __forceinline__ T gpu_shfl_down1(T v) { return gpu_wave64_shift(v, 1); }
+#endif
 
 #ifdef FDMINI_HAVE_NVTX
 static inline void gpu_range_push(const char *name) { nvtxRangePushA(name); }
@@ -157,11 +156,6 @@ static inline void gpu_range_pop(void) { nvtxRangePop(); }
 
 #define FDMINI_GPU_PLATFORM "hip"
 
-/* whether hipStreamWaitValue32/hipStreamWriteValue32 work on device dev */
-static inline hipError_t gpu_stream_value_ops_attribute(int *yes, int dev)
-{
-  return hipDeviceGetAttribute(yes, hipDeviceAttributeCanUseStreamWaitValue, dev);
-}
 #define gpuHostAlloc(ptr, bytes) hipHostMalloc((ptr), (bytes), hipHostMallocDefault)
 #define gpuHostFree(ptr) hipHostFree(ptr)
 
@@ -181,9 +175,13 @@ template <typename T> __device__ __forceinline__ void gpu_store_nt2(T *p, T x, T
   const pair v = {x, y};
   __builtin_nontemporal_store(v, reinterpret_cast<pair *>(p));
 }
+template <typename T> __device__ __forceinline__ void gpu_store2(T *p, T x, T y)
+{
+  typedef T pair __attribute__((ext_vector_type(2)));
+  *reinterpret_cast<pair *>(p) = pair{x, y};
+}
 template <typename T> __device__ __forceinline__ T gpu_shfl_up1(T v) { return __shfl_up(v, 1); }
 template <typename T> __device__ __forceinline__ T gpu_shfl_down1(T v) { return __shfl_down(v, 1); }
-__device__ __forceinline__ void gpu_prefetch_l2(const void *p) { (void)p; }
 
 #ifdef FDMINI_HAVE_ROCTX
 static inline void gpu_range_push(const char *name) { roctxRangePushA(name); }

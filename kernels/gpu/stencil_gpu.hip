@@ -1,16 +1,15 @@
-/* stencil_gpu.hip - the stencil family of the GPU backend (be_stencil, be_kernel_default and the
- * gpu_tuning.h launcher): baseline (lab-notes kernel 1), reordered per-plane (lab-notes
- * kernels 3-5 with the y-split re-indexing of kernel 7) and reordered z-marching, each with
- * tile factor m in {1, 2, 4, 8, 16} instantiated at compile time and chosen at run time, plus
- * the one-launch boundary-shell kernel. Every point is evaluated by fd_stencil_point[_f]
- * (pointwise.h), so every variant, tile, block shape and region split gives bitwise the same
+/* stencil_gpu.hip - the stencil family of the GPU backend: be_stencil[_zrange] and the
+ * kernel configuration calls of backend.h (be_kernel_default, _resolve, _candidates).
+ * Variants (fd_kernel_id): baseline (the lab notes' kernel 1), reordered per plane (kernels
+ * 3-5, with the y-strip walk of kernel 7, and a 16-byte pair form), short-chunk z-marching,
+ * plus the one-launch boundary-shell kernel. Every point is evaluated by fd_stencil_point[_f]
+ * (pointwise.h), so every variant, configuration and region split gives bitwise the same
  * field. Any extents work: loads and stores are guarded, nothing needs divisibility.
  *
  * Field layout (backend.h): (nx+2) x (ny+2) x (nz+2) points, x fastest; point (i,j,k) at
  * p = i + sx*j + sxy*k with sx = nx+2, sxy = (nx+2)(ny+2). The neighbours of p are p-+1 (x),
  * p-+sx (y), p-+sxy (z). A box is lo..hi (inclusive) per dimension: ALL = 1..n, INTERIOR =
- * fd_interior_box of the deferred faces (2..n-1 when all six are); SHELL = ALL minus
- * INTERIOR, up to six disjoint slabs.
+ * fd_interior_box of the deferred faces; SHELL = ALL minus INTERIOR, up to six slabs.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +20,9 @@
 
 namespace {
 
+/* Threads per block of the per-plane and baseline kernels (their launch bounds). */
+constexpr int PLANE_MAX_BLOCK = 256;
+
 /* ---- kernel arguments -------------------------------------------------------------------- */
 
 struct st_args {
@@ -29,43 +31,70 @@ struct st_args {
   real_t *out;      /* output field */
   real_t cc, cx, cy, cz, cf;
   long long sx, sxy; /* strides of y and z */
+  long long origin;  /* element of point (0,0,0) */
   int lo[3], hi[3];  /* box of points to update, inclusive */
-  int ntx, nty;      /* tiles (blocks) along x and y */
-  int tps, nzb;      /* PLANE: y-tiles per strip; planes in the box */
-  int chunk;         /* ZMARCH: planes per chunk */
-  int xbase;         /* ZMARCH: x index of a tile's first point (even when vec = 2) */
-  int pf;            /* prefetch distance in planes (0 = none) */
-  int kpf_max;       /* last plane that may be prefetched (nz+1: the array's last) */
+  int ntx, nty;      /* tiles along x and y */
+  int tps, nzb;      /* y-tiles per strip; planes in the box */
+  int chunk, nchunks; /* ZMARCH: planes per block, chunks per strip */
+  int xbase;         /* x index of a tile's first point (even when vec = 2) */
 };
 
-/* The ONE expression (pointwise.h); p indexes f. */
+/* The ONE expression (pointwise.h); fc is f at the point (ignored without f). */
 template <bool HAS_F>
-__device__ __forceinline__ real_t stencil_at(const st_args &a, long long p, real_t uc, real_t xm,
-                                             real_t xp, real_t ym, real_t yp, real_t zm,
-                                             real_t zp)
+__device__ __forceinline__ real_t stencil_at(const st_args &a, real_t uc, real_t xm, real_t xp,
+                                             real_t ym, real_t yp, real_t zm, real_t zp,
+                                             real_t fc)
 {
   if (HAS_F)
-    return fd_stencil_point_f(a.cc, a.cx, a.cy, a.cz, a.cf, uc, xm, xp, ym, yp, zm, zp,
-                              gpu_ldg(a.f + p));
+    return fd_stencil_point_f(a.cc, a.cx, a.cy, a.cz, a.cf, uc, xm, xp, ym, yp, zm, zp, fc);
   return fd_stencil_point(a.cc, a.cx, a.cy, a.cz, uc, xm, xp, ym, yp, zm, zp);
 }
 
+template <bool HAS_F> __device__ __forceinline__ real_t f_at(const st_args &a, long long p)
+{
+  return HAS_F ? gpu_ldg(a.f + p) : (real_t)0;
+}
+
+template <typename T> struct vec2_of;
+template <> struct vec2_of<double> {
+  typedef double2 type;
+};
+template <> struct vec2_of<float> {
+  typedef float2 type;
+};
+typedef vec2_of<real_t>::type v2;
+
+/* r[0..V-1] = p[0..V-1] (V = 2: one 16-byte load, p aligned to the pair). */
+template <int V> __device__ __forceinline__ void load_row(const real_t *p, real_t (&r)[V]);
+template <> __device__ __forceinline__ void load_row<1>(const real_t *p, real_t (&r)[1])
+{
+  r[0] = gpu_ldg(p);
+}
+template <> __device__ __forceinline__ void load_row<2>(const real_t *p, real_t (&r)[2])
+{
+  const v2 t = gpu_ldg(reinterpret_cast<const v2 *>(p));
+  r[0] = t.x;
+  r[1] = t.y;
+}
+
 /* ---- baseline: lab-notes kernel 1 ----------------------------------------------------------
- * block (bx, by), grid (ceil(ex/bx), ceil(ey/by), ez): thread -> point
- * (lo0 + blockIdx.x*bx + tx, lo1 + blockIdx.y*by + ty, lo2 + blockIdx.z); seven loads. */
+ * block (bx, by), grid (ceil(ex/bx), min(ceil(ey/by), 65535), min(ez, 65535)): thread ->
+ * points (lo0 + blockIdx.x*bx + tx, lo1 + (blockIdx.y + q*gridDim.y)*by + ty, lo2 + blockIdx.z
+ * + r*gridDim.z) for q, r >= 0; seven loads each. */
 template <bool HAS_F>
-__global__ void __launch_bounds__(GPU_MAX_BLOCK) k_baseline(const st_args a)
+__global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_baseline(const st_args a)
 {
   const int i = a.lo[0] + (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = a.lo[1] + (int)(blockIdx.y * blockDim.y + threadIdx.y);
-  const int k = a.lo[2] + (int)blockIdx.z;
-  if (i > a.hi[0] || j > a.hi[1]) return;
-  const long long p = i + a.sx * j + a.sxy * k;
+  if (i > a.hi[0]) return;
   const real_t *u = a.u;
-  if (a.pf > 0 && k + a.pf <= a.kpf_max) gpu_prefetch_l2(u + p + a.pf * a.sxy);
-  a.out[p] = stencil_at<HAS_F>(a, p, gpu_ldg(u + p), gpu_ldg(u + p - 1), gpu_ldg(u + p + 1),
-                               gpu_ldg(u + p - a.sx), gpu_ldg(u + p + a.sx),
-                               gpu_ldg(u + p - a.sxy), gpu_ldg(u + p + a.sxy));
+  for (int k = a.lo[2] + (int)blockIdx.z; k <= a.hi[2]; k += (int)gridDim.z)
+    for (int j = a.lo[1] + (int)(blockIdx.y * blockDim.y + threadIdx.y); j <= a.hi[1];
+         j += (int)(gridDim.y * blockDim.y)) {
+      const long long p = a.origin + i + a.sx * j + a.sxy * k;
+      a.out[p] = stencil_at<HAS_F>(a, gpu_ldg(u + p), gpu_ldg(u + p - 1), gpu_ldg(u + p + 1),
+                                   gpu_ldg(u + p - a.sx), gpu_ldg(u + p + a.sx),
+                                   gpu_ldg(u + p - a.sxy), gpu_ldg(u + p + a.sxy), f_at<HAS_F>(a, p));
+    }
 }
 
 /* ---- reordered, per plane: lab-notes kernels 3-5 and the y-split of kernel 7 ----------------
@@ -75,30 +104,10 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_baseline(const st_args a)
  * of one strip of tps y-tiles are swept before the next strip, so the planes k-1, k, k+1 of a
  * strip are still in L2 when read again (kernel 7's fix for planes that outgrow L2).
  * Loads in ascending address order: z-1 rows, y-1 row, the x rows (x-1, x, x+1), y+M row,
- * z+1 rows; the centre values double as the y neighbours of the adjacent rows. */
-template <typename T> struct vec2_of;
-template <> struct vec2_of<double> {
-  typedef double2 type;
-};
-template <> struct vec2_of<float> {
-  typedef float2 type;
-};
-
-template <int V> __device__ __forceinline__ void load_row(const real_t *p, real_t (&r)[V]);
-template <> __device__ __forceinline__ void load_row<1>(const real_t *p, real_t (&r)[1])
-{
-  r[0] = gpu_ldg(p);
-}
-template <> __device__ __forceinline__ void load_row<2>(const real_t *p, real_t (&r)[2])
-{
-  typedef vec2_of<real_t>::type v2;
-  const v2 t = gpu_ldg(reinterpret_cast<const v2 *>(p));
-  r[0] = t.x;
-  r[1] = t.y;
-}
-
-template <int M, int V, bool HAS_F>
-__global__ void __launch_bounds__(GPU_MAX_BLOCK) k_plane(const st_args a)
+ * z+1 rows; the centre values double as the y neighbours of the adjacent rows. Non-temporal
+ * stores. */
+template <int M, bool HAS_F>
+__global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_plane(const st_args a)
 {
   unsigned b = blockIdx.x;
   const int tx = (int)(b % (unsigned)a.ntx);
@@ -108,56 +117,40 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_plane(const st_args a)
   const int kk = (int)(b % (unsigned)a.nzb);
   const int ty = (int)(b / (unsigned)a.nzb) * a.tps + tyl;
   if (ty >= a.nty) return;
-  const int i0 = a.xbase + V * (tx * (int)blockDim.x + (int)threadIdx.x);
+  const int i0 = a.xbase + tx * (int)blockDim.x + (int)threadIdx.x;
   const int j0 = a.lo[1] + M * (ty * (int)blockDim.y + (int)threadIdx.y);
   if (i0 > a.hi[0] || j0 > a.hi[1]) return;
   const int nrows = min(M, a.hi[1] - j0 + 1);
-  bool xok[V];
-#pragma unroll
-  for (int v = 0; v < V; v++) xok[v] = i0 + v >= a.lo[0] && i0 + v <= a.hi[0];
   const long long sx = a.sx, sxy = a.sxy;
-  const long long p0 = i0 + sx * j0 + sxy * (a.lo[2] + kk);
+  const long long p0 = a.origin + i0 + sx * j0 + sxy * (a.lo[2] + kk);
   const real_t *u = a.u + p0;
-  /* the rows of plane k+pf, needed by blocks a few planes later: into L2 now */
-  if (a.pf > 0 && a.lo[2] + kk + a.pf <= a.kpf_max) {
-#pragma unroll
-    for (int n = 0; n < M; n++)
-      if (n < nrows) gpu_prefetch_l2(u + a.pf * sxy + n * sx);
-  }
 
-  real_t zm[M][V], c[M][V], zp[M][V], xm[M], xp[M], ym[V], yp[V];
+  real_t zm[M], c[M], zp[M], xm[M], xp[M], ym, yp;
+#pragma unroll
+  for (int n = 0; n < M; n++) zm[n] = c[n] = zp[n] = xm[n] = xp[n] = (real_t)0;
 #pragma unroll
   for (int n = 0; n < M; n++)
-#pragma unroll
-    for (int v = 0; v < V; v++) zm[n][v] = c[n][v] = zp[n][v] = (real_t)0;
-#pragma unroll
-  for (int n = 0; n < M; n++)
-    if (n < nrows) load_row<V>(u - sxy + n * sx, zm[n]);
-  load_row<V>(u - sx, ym);
-#pragma unroll
-  for (int n = 0; n < M; n++) {
-    xm[n] = (n < nrows && xok[0]) ? gpu_ldg(u + n * sx - 1) : (real_t)0;
-    if (n < nrows) load_row<V>(u + n * sx, c[n]);
-    xp[n] = (n < nrows && xok[V - 1]) ? gpu_ldg(u + n * sx + V) : (real_t)0;
-  }
-  load_row<V>(u + nrows * sx, yp);
+    if (n < nrows) zm[n] = gpu_ldg(u - sxy + n * sx);
+  ym = gpu_ldg(u - sx);
 #pragma unroll
   for (int n = 0; n < M; n++)
-    if (n < nrows) load_row<V>(u + sxy + n * sx, zp[n]);
+    if (n < nrows) {
+      xm[n] = gpu_ldg(u + n * sx - 1);
+      c[n] = gpu_ldg(u + n * sx);
+      xp[n] = gpu_ldg(u + n * sx + 1);
+    }
+  yp = gpu_ldg(u + nrows * sx);
+#pragma unroll
+  for (int n = 0; n < M; n++)
+    if (n < nrows) zp[n] = gpu_ldg(u + sxy + n * sx);
 
 #pragma unroll
   for (int n = 0; n < M; n++) {
     if (n < nrows) {
-#pragma unroll
-      for (int v = 0; v < V; v++) {
-        if (!xok[v]) continue;
-        const real_t xl = v > 0 ? c[n][v > 0 ? v - 1 : 0] : xm[n];
-        const real_t xh = v + 1 < V ? c[n][v + 1 < V ? v + 1 : V - 1] : xp[n];
-        const real_t yl = n > 0 ? c[n > 0 ? n - 1 : 0][v] : ym[v];
-        const real_t yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1][v] : yp[v];
-        const long long p = p0 + n * sx + v;
-        gpu_store_nt(a.out + p, stencil_at<HAS_F>(a, p, c[n][v], xl, xh, yl, yh, zm[n][v], zp[n][v]));
-      }
+      const real_t yl = n > 0 ? c[n > 0 ? n - 1 : 0] : ym;
+      const real_t yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1] : yp;
+      const long long p = p0 + n * sx;
+      gpu_store_nt(a.out + p, stencil_at<HAS_F>(a, c[n], xm[n], xp[n], yl, yh, zm[n], zp[n], f_at<HAS_F>(a, p)));
     }
   }
 }
@@ -167,22 +160,17 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_plane(const st_args a)
  * the pair x = i0, i0+1 (i0 = xbase + 2*qi, even, so a pair never straddles a row start) of the
  * M rows j0..j0+M-1 of one plane. Grid (x: the threads of one y-strip of one plane, y: plane,
  * z: strip); along x the threads are linear, not row-aligned blocks: t -> (qi, y-tile in the
- * strip), pair fastest, so a row of nq pairs is followed by the next row without padding (a row-aligned 2D block wasted up to half a block per row:
- * 257 pairs cover 512 points plus the ghost columns). Loads in ascending address order, as the
- * per-plane kernel: z-1 rows, y-1 row, the M centre rows, y+M row, z+1 rows; the x neighbours
- * come from the adjacent lanes (the lane below holds x = i0-1 of the same row, the lane above
- * x = i0+2) and are loaded only at a warp or row edge. Points of a pair outside the box (the
- * ghost column, or x = lo-1 of the interior box) are neither computed nor stored. No thread
- * returns early: every lane takes part in the shuffles. Needs an even row pitch, 16-byte
- * aligned arrays, a block that is a whole number of warps, fewer than 2^32 threads per plane
- * (32-bit index arithmetic: 64-bit divisions cost 4% of the bandwidth on an H100) and at most
- * 65535 planes; resolve() falls back to k_plane otherwise. */
+ * strip), pair fastest, so a row of nq pairs is followed by the next row without padding.
+ * Loads in ascending address order, as the per-plane kernel; the x neighbours come from the
+ * adjacent lanes (the lane below holds x = i0-1 of the same row, the lane above x = i0+2) and
+ * are loaded only at a warp or row edge. Points of a pair outside the box are neither computed
+ * nor stored. No thread returns early: every lane takes part in the shuffles. Needs an even row
+ * pitch, 16-byte aligned arrays, a block that is a whole number of 64 threads (a wavefront),
+ * fewer than 2^32 threads per plane (32-bit index arithmetic) and at most 65535 planes;
+ * the launcher falls back to k_plane otherwise. */
 template <int M, bool HAS_F>
-/* min 4 blocks for m <= 2: without it nvcc gave the f-variant of m = 2 48 registers and a
- * 16-byte spill */
-__global__ void __launch_bounds__(GPU_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(const st_args a)
+__global__ void __launch_bounds__(PLANE_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(const st_args a)
 {
-  typedef vec2_of<real_t>::type v2;
   const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x;
   const unsigned t = blockIdx.x * (blockDim.x * blockDim.y) + tid; /* within (plane, strip) */
   const int qi = (int)(t % (unsigned)a.ntx); /* ntx = pairs per row */
@@ -194,13 +182,8 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(cons
   const int j0 = live ? a.lo[1] + M * ty : a.lo[1];
   const int nrows = live ? min(M, a.hi[1] - j0 + 1) : 0;
   const long long sx = a.sx, sxy = a.sxy;
-  const long long p0 = i0 + sx * j0 + sxy * (a.lo[2] + (live ? kk : 0));
+  const long long p0 = a.origin + i0 + sx * j0 + sxy * (a.lo[2] + (live ? kk : 0));
   const real_t *u = a.u + p0;
-  if (a.pf > 0 && live && a.lo[2] + kk + a.pf <= a.kpf_max) {
-#pragma unroll
-    for (int n = 0; n < M; n++)
-      if (n < nrows) gpu_prefetch_l2(u + a.pf * sxy + n * sx);
-  }
 
   v2 zm[M], c[M], zp[M], ym, yp;
   const v2 zero = {(real_t)0, (real_t)0};
@@ -234,8 +217,8 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(cons
       const v2 yh = n + 1 < nrows ? c[n + 1 < M ? n + 1 : M - 1] : yp;
       const long long p = p0 + n * sx;
       v2 o = zero;
-      if (v0) o.x = stencil_at<HAS_F>(a, p, c[n].x, xl, c[n].y, yl.x, yh.x, zm[n].x, zp[n].x);
-      if (v1) o.y = stencil_at<HAS_F>(a, p + 1, c[n].y, c[n].x, xh, yl.y, yh.y, zm[n].y, zp[n].y);
+      if (v0) o.x = stencil_at<HAS_F>(a, c[n].x, xl, c[n].y, yl.x, yh.x, zm[n].x, zp[n].x, f_at<HAS_F>(a, p));
+      if (v1) o.y = stencil_at<HAS_F>(a, c[n].y, c[n].x, xh, yl.y, yh.y, zm[n].y, zp[n].y, f_at<HAS_F>(a, p + 1));
       if (v0 && v1) gpu_store_nt2(a.out + p, o.x, o.y);
       else if (v0) gpu_store_nt(a.out + p, o.x);
       else if (v1) gpu_store_nt(a.out + p + 1, o.y);
@@ -243,119 +226,94 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(cons
   }
 }
 
-/* ---- reordered, z-marching ------------------------------------------------------------------
- * A tile is (bx*V) x (by*M) points of every plane of one z-chunk; thread (tx, ty) owns the
- * V x M points i0..i0+V-1, j0..j0+M-1 with i0 = xbase + V*(tile_x*bx + tx),
- * j0 = lo1 + M*(tile_y*by + ty), and marches through the chunk's planes. 1D grid, block
- * b -> (tile_x, tile_y, chunk), chunk slowest; even chunks march up, odd chunks down, so two
- * chunks sharing a boundary plane read it at the same time (start or end) and it comes from L2.
- * Registers hold the centre values of planes k-dir (prv), k (cur), k+dir (nxt) and the
- * prefetched k+2dir (pf); per plane the thread loads, ascending, the y-1 row, the x-1 / x+V
- * neighbours of its rows, the y+M row (all of plane k, cache hits), then plane k+2dir.
- * With V = 2 the centre loads are 16-byte vectors (double2): needs an even sx so that every
- * row starts on an even element and xbase even. */
-template <int M, int V, int D, bool HAS_F>
-__global__ void __launch_bounds__(GPU_MAX_BLOCK) k_zmarch(const st_args a)
+/* ---- short-chunk z-marching --------------------------------------------------------------------
+ * 2D blocks (bx, by) over x-y; grid (x: tiles along x; y: tiles along y within a strip; z:
+ * strip*nchunks + chunk). Thread (tx, ty) of tile (X, Y) owns the V x R points i0..i0+V-1,
+ * j0..j0+R-1 with i0 = xbase + V*(X*bx + tx), j0 = lo1 + R*(Y*by + ty), and marches up through
+ * the planes k0..k1 of its chunk (k0 = lo2 + chunk*`chunk`), keeping planes k-1, k and k+1 of
+ * its points in registers: per plane one new load of its rows of plane k+1, the y-1 and y+R
+ * rows and the x-1 / x+V neighbours of
+ * plane k through the read-only path (lines the block's other threads load: L1 hits), one
+ * store. Blocks are launched in grid order, so the device works through each y-strip chunk
+ * by chunk in address order, strip after strip (the strips keep the planes a chunk shares
+ * with the next in L2 when a plane is large); a short chunk keeps every block short-lived.
+ * V = 2: 16-byte loads and stores of the pairs (even row pitch, 16-byte aligned arrays, xbase
+ * on an even element); a pair point outside the box is neither computed nor stored. Plain
+ * stores. */
+template <int R, int V, bool HAS_F>
+__global__ void __launch_bounds__(FD_KERNEL_MAX_BLOCK) k_zmarch(const st_args a)
 {
-  unsigned b = blockIdx.x;
-  const int tx = (int)(b % (unsigned)a.ntx);
-  b /= (unsigned)a.ntx;
-  const int ty = (int)(b % (unsigned)a.nty);
-  const int chunk = (int)(b / (unsigned)a.nty);
-  const int i0 = a.xbase + V * (tx * (int)blockDim.x + (int)threadIdx.x);
-  const int j0 = a.lo[1] + M * (ty * (int)blockDim.y + (int)threadIdx.y);
-  const int kc0 = a.lo[2] + chunk * a.chunk;
-  if (i0 > a.hi[0] || j0 > a.hi[1] || kc0 > a.hi[2]) return;
-  const int kc1 = min(a.hi[2], kc0 + a.chunk - 1);
-  const int nk = kc1 - kc0 + 1;
-  const bool up = (chunk & 1) == 0;
-  const int nrows = min(M, a.hi[1] - j0 + 1);
-  bool xok[V];
-#pragma unroll
-  for (int v = 0; v < V; v++) xok[v] = i0 + v >= a.lo[0] && i0 + v <= a.hi[0];
-  const long long sx = a.sx, dz = up ? a.sxy : -a.sxy;
-  const real_t *u = a.u;
-  /* (i0, j0) of the first plane of the march; plane offset o (0..nk) is at p0 + o*dz, and
-   * offset -1 is the plane before it. Offsets 0..nk-1 are computed, -1 and nk only read. */
-  const long long p0 = i0 + sx * j0 + a.sxy * (up ? kc0 : kc1);
-
-  /* window: planes o-1 (prv), o (cur), o+1 (nxt); queue q[d] = plane o+2+d, loaded D steps
-   * before it is needed (the bytes in flight per thread are D*M*V*sizeof(real_t)) */
-  real_t prv[M][V], cur[M][V], nxt[M][V], q[D][M][V];
-#pragma unroll
-  for (int n = 0; n < M; n++) {
-#pragma unroll
-    for (int v = 0; v < V; v++) {
-      prv[n][v] = cur[n][v] = nxt[n][v] = (real_t)0;
-#pragma unroll
-      for (int d = 0; d < D; d++) q[d][n][v] = (real_t)0;
-    }
-    if (n < nrows) {
-      load_row<V>(u + p0 - dz + n * sx, prv[n]);
-      load_row<V>(u + p0 + n * sx, cur[n]);
-      load_row<V>(u + p0 + dz + n * sx, nxt[n]);
-#pragma unroll
-      for (int d = 0; d < D; d++)
-        if (2 + d <= nk) load_row<V>(u + p0 + (2 + d) * dz + n * sx, q[d][n]);
-    }
+  int chunk = (int)blockIdx.z, ty = (int)blockIdx.y;
+  if (a.tps < a.nty) { /* several strips: blockIdx.z = strip * nchunks + chunk */
+    const int strip = chunk / a.nchunks;
+    chunk -= strip * a.nchunks;
+    ty += strip * a.tps;
   }
+  const int i0 = a.xbase + V * (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j0 = a.lo[1] + R * (ty * (int)blockDim.y + (int)threadIdx.y);
+  const int k0 = a.lo[2] + chunk * a.chunk;
+  if (i0 > a.hi[0] || j0 > a.hi[1]) return;
+  const int k1 = min(a.hi[2], k0 + a.chunk - 1);
+  /* rows of this thread inside the box (R = 1: always 1) */
+  const int nrows = R == 1 ? 1 : min(R, a.hi[1] - j0 + 1);
+  /* V = 1: xbase = lo0, so i0 is inside; V = 2: only the pair's first point can lie below
+   * lo0 and only its second above hi0 */
+  const bool ok0 = V == 1 || i0 >= a.lo[0], ok1 = V == 1 || i0 + 1 <= a.hi[0];
+  const long long sx = a.sx, sxy = a.sxy;
+  const real_t *u = a.u;
+  long long p = a.origin + i0 + sx * j0 + sxy * k0;
 
-  long long p = p0;
-  for (int s = 0; s < nk; s++) {
-    /* plane offset s+2+D: the newest element of the queue, first so it is longest in flight */
-    real_t fresh[M][V];
-    const bool more = s + 2 + D <= nk;
+  real_t zm[R][V], c[R][V], zp[R][V];
 #pragma unroll
-    for (int n = 0; n < M; n++) {
+  for (int n = 0; n < R; n++)
 #pragma unroll
-      for (int v = 0; v < V; v++) fresh[n][v] = (real_t)0;
-      if (n < nrows && more) load_row<V>(u + p + (2 + D) * dz + n * sx, fresh[n]);
+    for (int v = 0; v < V; v++) zm[n][v] = c[n][v] = zp[n][v] = (real_t)0;
+#pragma unroll
+  for (int n = 0; n < R; n++)
+    if (n < nrows) {
+      load_row<V>(u + p - sxy + n * sx, zm[n]);
+      load_row<V>(u + p + n * sx, c[n]);
     }
-    /* plane offset s+pf into L2 */
-    if (a.pf > 0 && s + a.pf <= nk) {
-#pragma unroll
-      for (int n = 0; n < M; n++)
-        if (n < nrows) gpu_prefetch_l2(u + p + a.pf * dz + n * sx);
-    }
-    /* the current plane: y-1 row, per row its x neighbours, y+nrows row (cache hits; the x
-     * neighbours are loaded row by row so that m = 16 stays within the registers) */
-    real_t ylo[V], yhi[V];
-    load_row<V>(u + p - sx, ylo);
-    load_row<V>(u + p + nrows * sx, yhi);
 
+  for (int k = k0; k <= k1; k++, p += sxy) {
 #pragma unroll
-    for (int n = 0; n < M; n++) {
+    for (int n = 0; n < R; n++)
+      if (n < nrows) load_row<V>(u + p + sxy + n * sx, zp[n]);
+    real_t ym[V], yp[V];
+    load_row<V>(u + p - sx, ym);
+    load_row<V>(u + p + nrows * sx, yp);
+#pragma unroll
+    for (int n = 0; n < R; n++) {
       if (n < nrows) {
-        const real_t xlo = xok[0] ? gpu_ldg(u + p + n * sx - 1) : (real_t)0;
-        const real_t xhi = xok[V - 1] ? gpu_ldg(u + p + n * sx + V) : (real_t)0;
+        const long long q = p + n * sx;
+        const real_t xlo = ok0 ? gpu_ldg(u + q - 1) : (real_t)0;
+        const real_t xhi = ok1 ? gpu_ldg(u + q + V) : (real_t)0;
+        real_t fv[V];
+#pragma unroll
+        for (int v = 0; v < V; v++) fv[v] = (real_t)0;
+        if (HAS_F) load_row<V>(a.f + q, fv);
+        real_t o[V];
 #pragma unroll
         for (int v = 0; v < V; v++) {
-          if (!xok[v]) continue;
-          const real_t xl = v > 0 ? cur[n][v > 0 ? v - 1 : 0] : xlo;
-          const real_t xh = v + 1 < V ? cur[n][v + 1 < V ? v + 1 : V - 1] : xhi;
-          const real_t yl = n > 0 ? cur[n > 0 ? n - 1 : 0][v] : ylo[v];
-          const real_t yh = n + 1 < nrows ? cur[n + 1 < M ? n + 1 : M - 1][v] : yhi[v];
-          const real_t zl = up ? prv[n][v] : nxt[n][v];
-          const real_t zh = up ? nxt[n][v] : prv[n][v];
-          const long long r = p + n * sx + v;
-          gpu_store_nt(a.out + r, stencil_at<HAS_F>(a, r, cur[n][v], xl, xh, yl, yh, zl, zh));
+          const real_t xl = v > 0 ? c[n][v > 0 ? v - 1 : 0] : xlo;
+          const real_t xh = v + 1 < V ? c[n][v + 1 < V ? v + 1 : V - 1] : xhi;
+          const real_t yl = n > 0 ? c[n > 0 ? n - 1 : 0][v] : ym[v];
+          const real_t yh = n + 1 < nrows ? c[n + 1 < R ? n + 1 : R - 1][v] : yp[v];
+          o[v] = stencil_at<HAS_F>(a, c[n][v], xl, xh, yl, yh, zm[n][v], zp[n][v], fv[v]);
         }
+        if (V == 1) a.out[q] = o[0];
+        else if (ok0 && ok1) gpu_store2(a.out + q, o[0], o[V - 1]);
+        else if (ok0) a.out[q] = o[0];
+        else a.out[q + V - 1] = o[V - 1];
       }
     }
-
 #pragma unroll
-    for (int n = 0; n < M; n++) {
+    for (int n = 0; n < R; n++)
 #pragma unroll
       for (int v = 0; v < V; v++) {
-        prv[n][v] = cur[n][v];
-        cur[n][v] = nxt[n][v];
-        nxt[n][v] = q[0][n][v];
-#pragma unroll
-        for (int d = 0; d + 1 < D; d++) q[d][n][v] = q[d + 1][n][v];
-        q[D - 1][n][v] = fresh[n][v];
+        zm[n][v] = c[n][v];
+        c[n][v] = zp[n][v];
       }
-    }
-    p += dz;
   }
 }
 
@@ -371,7 +329,7 @@ struct shell_slabs {
 };
 
 template <bool HAS_F>
-__global__ void __launch_bounds__(GPU_MAX_BLOCK) k_shell(const st_args a, const shell_slabs sl)
+__global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell(const st_args a, const shell_slabs sl)
 {
   const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= sl.start[sl.nb]) return;
@@ -383,16 +341,16 @@ __global__ void __launch_bounds__(GPU_MAX_BLOCK) k_shell(const st_args a, const 
   const long long i = sl.lo[b][0] + r % ex;
   r /= ex;
   const long long j = sl.lo[b][1] + r % ey, k = sl.lo[b][2] + r / ey;
-  const long long p = i + a.sx * j + a.sxy * k;
+  const long long p = a.origin + i + a.sx * j + a.sxy * k;
   const real_t *u = a.u;
-  a.out[p] = stencil_at<HAS_F>(a, p, gpu_ldg(u + p), gpu_ldg(u + p - 1), gpu_ldg(u + p + 1),
+  a.out[p] = stencil_at<HAS_F>(a, gpu_ldg(u + p), gpu_ldg(u + p - 1), gpu_ldg(u + p + 1),
                                gpu_ldg(u + p - a.sx), gpu_ldg(u + p + a.sx),
-                               gpu_ldg(u + p - a.sxy), gpu_ldg(u + p + a.sxy));
+                               gpu_ldg(u + p - a.sxy), gpu_ldg(u + p + a.sxy), f_at<HAS_F>(a, p));
 }
 
-/* ---- host side ------------------------------------------------------------------------------ */
+/* ---- the kernel instances -------------------------------------------------------------------- */
 
-int ceil_div(long long a, long long b) { return (int)((a + b - 1) / b); }
+typedef void (*kfn)(st_args);
 
 int tile_index(int m)
 {
@@ -406,247 +364,209 @@ int tile_index(int m)
   }
 }
 
-/* Resident blocks per multiprocessor of `kernel` at `threads` per block, cached (the
- * occupancy query costs microseconds; be_stencil runs every step). */
-template <typename K> int blocks_per_sm(K kernel, int threads, int *out)
-{
-  struct entry {
-    const void *k;
-    int threads, blocks;
-  };
-  static entry cache[128];
-  static int used = 0;
-  for (int e = 0; e < used; e++)
-    if (cache[e].k == (const void *)kernel && cache[e].threads == threads) {
-      *out = cache[e].blocks;
-      return BE_OK;
-    }
-  int nb = 0;
-  GPU(hipOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, threads, 0));
-  if (nb < 1) nb = 1;
-  if (used < 128) cache[used++] = entry{(const void *)kernel, threads, nb};
-  *out = nb;
-  return BE_OK;
-}
-
-/* Default block shapes (threads x, y); documented in gpu_tuning.h's users' notes and in
- * bench/results/README.md. */
-void default_block(gpu_schedule sched, int m, int vec, int block[2])
-{
-  (void)m;
-  (void)vec;
-  switch (sched) {
-  case GPU_SCHED_BASELINE: block[0] = 256; block[1] = 1; break;
-  case GPU_SCHED_PLANE: block[0] = 256; block[1] = 1; break;
-  default: block[0] = 64; block[1] = 4; break;
-  }
-}
-
-/* PLANE rule (lab-notes kernel 7): split y into strips so that one strip of a plane takes at
- * most L2/8 bytes; then the ~3 planes a strip sweep touches at once, plus the planes in flight,
- * stay in L2. 1 strip when the whole plane fits that share. */
-int plane_strips(const fd_grid *g, int nty)
-{
-  const double plane = (double)(g->n[0] + 2) * (g->n[1] + 2) * sizeof(real_t);
-  const double share = gpu_props_private.l2_bytes > 0 ? gpu_props_private.l2_bytes / 8.0 : 1e30;
-  int strips = (int)((plane + share - 1) / share);
-  if (strips < 1) strips = 1;
-  if (strips > nty) strips = nty;
-  return strips;
-}
-
-/* The kernel instantiation for (schedule, m, vec, f). NULL-free: every combination the
- * launcher can ask for exists (vec = 2 only up to m = 4: larger tiles spill registers). */
 template <bool F> struct kernels {
-  typedef void (*kfn)(st_args);
-  /* depth 1 for every m; depths 2 and 4 up to m = 4 (registers) */
-  static kfn zmarch(int m, int vec, int depth)
+  static kfn plane(int m, int vec) /* vec 2 up to m = 8 (registers) */
   {
-    static const kfn v1[5] = {k_zmarch<1, 1, 1, F>, k_zmarch<2, 1, 1, F>, k_zmarch<4, 1, 1, F>,
-                              k_zmarch<8, 1, 1, F>, k_zmarch<16, 1, 1, F>};
-    static const kfn v[2][2][3] = {
-        {{k_zmarch<1, 1, 2, F>, k_zmarch<2, 1, 2, F>, k_zmarch<4, 1, 2, F>},
-         {k_zmarch<1, 1, 4, F>, k_zmarch<2, 1, 4, F>, k_zmarch<4, 1, 4, F>}},
-        {{k_zmarch<1, 2, 2, F>, k_zmarch<2, 2, 2, F>, k_zmarch<4, 2, 2, F>},
-         {k_zmarch<1, 2, 4, F>, k_zmarch<2, 2, 4, F>, k_zmarch<4, 2, 4, F>}}};
-    static const kfn v2d1[3] = {k_zmarch<1, 2, 1, F>, k_zmarch<2, 2, 1, F>, k_zmarch<4, 2, 1, F>};
-    const int t = tile_index(m);
-    if (t >= 3) return v1[t];
-    if (depth <= 1) return vec == 2 ? v2d1[t] : v1[t];
-    return v[vec == 2][depth >= 4][t];
-  }
-  static kfn plane(int m, int vec)
-  {
-    static const kfn p[5] = {k_plane<1, 1, F>, k_plane<2, 1, F>, k_plane<4, 1, F>,
-                             k_plane<8, 1, F>, k_plane<16, 1, F>};
+    static const kfn p1[5] = {k_plane<1, F>, k_plane<2, F>, k_plane<4, F>, k_plane<8, F>,
+                              k_plane<16, F>};
     static const kfn p2[4] = {k_plane_v2<1, F>, k_plane_v2<2, F>, k_plane_v2<4, F>,
                               k_plane_v2<8, F>};
     const int t = tile_index(m);
-    return vec == 2 && t < 4 ? p2[t] : p[t];
+    return vec == 2 && t < 4 ? p2[t] : p1[t];
+  }
+  static kfn zmarch(int rows, int vec)
+  {
+    static const kfn z[2][2] = {{k_zmarch<1, 1, F>, k_zmarch<1, 2, F>},
+                                {k_zmarch<2, 1, F>, k_zmarch<2, 2, F>}};
+    return z[rows == 2][vec == 2];
   }
 };
 
-typedef void (*kfn)(st_args);
-
-kfn zmarch_fn(bool f, int m, int vec, int depth)
-{
-  return f ? kernels<true>::zmarch(m, vec, depth) : kernels<false>::zmarch(m, vec, depth);
-}
 kfn plane_fn(bool f, int m, int vec)
 {
   return f ? kernels<true>::plane(m, vec) : kernels<false>::plane(m, vec);
 }
+kfn zmarch_fn(bool f, int rows, int vec)
+{
+  return f ? kernels<true>::zmarch(rows, vec) : kernels<false>::zmarch(rows, vec);
+}
 
-/* Resolves every zero field of cfg for kernel k over box extents ex, ey, ez and fills the
- * tiling fields of a. */
-int resolve(const fd_grid *g, fd_kernel k, const int lo[3], const int hi[3], bool has_f,
-            const real_t *u, gpu_stencil_cfg *cfg, st_args *a)
+/* ---- configuration: rules, fallbacks, tiling -------------------------------------------------- */
+
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+/* Reordered, the y-strip rule (lab-notes kernel 7): split y into strips so that one strip of
+ * a plane takes at most L2/8 bytes; then the ~3 planes a strip sweep touches at once, plus the
+ * planes in flight, stay in L2. 1 strip when the whole plane fits that share. */
+int plane_strips(const fd_grid *g, int nty)
+{
+  const double plane = (double)g->sxy * sizeof(real_t);
+  const double share = gpu_props_private.l2_bytes > 0 ? gpu_props_private.l2_bytes / 8.0 : 1e30;
+  long long strips = (long long)((plane + share - 1) / share);
+  if (strips < 1) strips = 1;
+  if (strips > nty) strips = nty;
+  return (int)strips;
+}
+
+/* The first x index of a 16-byte pair at or before x = lo: pairs start on even elements
+ * (even row pitch, 16-byte aligned allocation). */
+int pair_start(const fd_grid *g, int lo) { return lo - (int)((g->origin + lo) & 1); }
+
+/* Validates *k and fills its zero fields with the rules' values for the box lo..hi of grid g,
+ * replacing values that cannot run there by their fallbacks. `aligned`: u, f and out are
+ * 16-byte aligned. *k is then exactly what launch_box runs. */
+int resolve(const fd_grid *g, fd_kernel *k, const int lo[3], const int hi[3], bool aligned)
+{
+  const bool even_pitch = g->sx % 2 == 0;
+  const int ey = hi[1] - lo[1] + 1, ez = hi[2] - lo[2] + 1;
+  if (k->vec < 0 || k->vec > 2 || k->chunk < 0 || k->strips < 0 || k->block[0] < 0 ||
+      k->block[1] < 0)
+    return gpu_failf_private(BE_ERROR, "stencil: invalid configuration (vec %d, chunk %d, strips %d, block %dx%d)",
+                             k->vec, k->chunk, k->strips, k->block[0], k->block[1]);
+  switch (k->id) {
+  case FD_KERNEL_BASELINE:
+    if (k->tile > 1 || k->vec > 1)
+      return gpu_failf_private(BE_ERROR, "stencil: baseline takes tile 1 and vec 1 only");
+    k->tile = k->vec = 1;
+    k->chunk = k->strips = 0;
+    if (!k->block[0] || !k->block[1]) k->block[0] = 256, k->block[1] = 1;
+    break;
+  case FD_KERNEL_REORDERED: {
+    if (!k->tile) k->tile = sizeof(real_t) == 8 && even_pitch ? 2 : 4;
+    if (tile_index(k->tile) < 0)
+      return gpu_failf_private(BE_ERROR, "stencil: tile %d is not one of 1, 2, 4, 8, 16", k->tile);
+    if (!k->block[0] || !k->block[1]) k->block[0] = 256, k->block[1] = 1;
+    const int threads = k->block[0] * k->block[1];
+    /* pairs wherever they can run: even row pitch, aligned arrays, tile <= 8 (registers),
+     * whole 64-thread groups per block (the shuffles), 32-bit thread indices, grid.y planes */
+    const long long pair_threads = (long long)((hi[0] - pair_start(g, lo[0])) / 2 + 1) * ceil_div(ey, k->tile);
+    const bool pairs_ok = even_pitch && aligned && k->tile <= 8 && threads % 64 == 0 &&
+                          threads <= PLANE_MAX_BLOCK && pair_threads < 0xffff0000LL && ez <= 65535;
+    if (!k->vec || (k->vec == 2 && !pairs_ok)) k->vec = pairs_ok ? 2 : 1;
+    k->chunk = 0;
+    break;
+  }
+  case FD_KERNEL_ZMARCH:
+    if (!k->tile) k->tile = 1;
+    if (k->tile != 1 && k->tile != 2)
+      return gpu_failf_private(BE_ERROR, "stencil: zmarch takes tile 1 or 2, not %d", k->tile);
+    if (!k->block[0] || !k->block[1]) k->block[0] = 64, k->block[1] = 4;
+    if (!k->vec || (k->vec == 2 && !(even_pitch && aligned))) k->vec = even_pitch && aligned ? 2 : 1;
+    if (!k->chunk) k->chunk = 16;
+    break;
+  default:
+    return gpu_failf_private(BE_ERROR, "stencil: unknown kernel id %d", (int)k->id);
+  }
+  const int limit = k->id == FD_KERNEL_ZMARCH ? FD_KERNEL_MAX_BLOCK : PLANE_MAX_BLOCK;
+  if (k->block[0] * k->block[1] > limit)
+    return gpu_failf_private(BE_ERROR, "stencil: block %dx%d exceeds %d threads for %s",
+                             k->block[0], k->block[1], limit, fd_kernel_name(k->id));
+  return BE_OK;
+}
+
+/* The tiling fields of a for the resolved configuration k over lo..hi. */
+int setup_tiles(const fd_grid *g, fd_kernel *k, const int lo[3], const int hi[3], st_args *a)
 {
   const int ex = hi[0] - lo[0] + 1, ey = hi[1] - lo[1] + 1, ez = hi[2] - lo[2] + 1;
-  const int m = k.id == FD_KERNEL_BASELINE ? 1 : k.tile;
-  if (k.id == FD_KERNEL_BASELINE) cfg->schedule = GPU_SCHED_BASELINE;
-  else if (cfg->schedule == GPU_SCHED_AUTO || cfg->schedule == GPU_SCHED_BASELINE)
-    cfg->schedule = GPU_SCHED_PLANE; /* the rule: per-plane reordered kernel (bench/results) */
-
-  const bool even_pitch = (g->n[0] + 2) % 2 == 0;
-  const bool aligned = ((uintptr_t)u % (2 * sizeof(real_t))) == 0;
-  if (cfg->block[0] <= 0 || cfg->block[1] <= 0) default_block(cfg->schedule, m, cfg->vec, cfg->block);
-  if (cfg->schedule == GPU_SCHED_PLANE) {
-    /* the rule: pairs (16-byte loads) wherever they can run: even row pitch, aligned arrays,
-     * m <= 8 (registers) and whole warps per block (the shuffles; 64 covers AMD wavefronts) */
-    const long long pair_threads = /* of one plane: 32-bit index arithmetic */
-        (long long)((hi[0] - (lo[0] & ~1)) / 2 + 1) * ceil_div(ey, m);
-    const bool pairs_ok = even_pitch && aligned && m <= 8 &&
-                          (cfg->block[0] * cfg->block[1]) % 64 == 0 &&
-                          pair_threads < 0xffff0000LL && ez <= 65535;
-    if (cfg->vec == 0) cfg->vec = pairs_ok ? 2 : 1;
-    if (cfg->vec != 1 && !(cfg->vec == 2 && pairs_ok)) cfg->vec = 1;
-    cfg->depth = 0;
-  } else if (cfg->schedule == GPU_SCHED_ZMARCH) {
-    if (cfg->vec == 0) cfg->vec = 2;
-    if (cfg->vec != 1 && !(cfg->vec == 2 && even_pitch && aligned && m <= 4)) cfg->vec = 1;
-    if (cfg->depth <= 0) cfg->depth = m <= 4 ? 4 : 1;
-    cfg->depth = m > 4 ? 1 : cfg->depth >= 4 ? 4 : cfg->depth >= 2 ? 2 : 1;
-  } else {
-    cfg->vec = 1;
-    cfg->depth = 0;
-  }
-  const int bx = cfg->block[0], by = cfg->block[1];
-  if (bx * by > GPU_MAX_BLOCK || bx < 1 || by < 1)
-    return gpu_failf_private(BE_ERROR, "stencil: block %dx%d exceeds %d threads", bx, by,
-                             GPU_MAX_BLOCK);
-
-  /* prefetch rule: off. Measured on an H100 (bench/results): every distance from 1 to 8
-   * planes made the per-plane and baseline kernels 3-25% slower (the prefetches add L2 requests
-   * and evict planes still in use); kept for the sweep. */
-  if (cfg->prefetch == 0) cfg->prefetch = -1;
-  a->pf = cfg->prefetch > 0 ? cfg->prefetch : 0;
-  a->kpf_max = g->n[2] + 1;
-  a->lo[0] = lo[0], a->lo[1] = lo[1], a->lo[2] = lo[2];
-  a->hi[0] = hi[0], a->hi[1] = hi[1], a->hi[2] = hi[2];
+  const int bx = k->block[0], by = k->block[1];
+  for (int d = 0; d < 3; d++) a->lo[d] = lo[d], a->hi[d] = hi[d];
   a->nzb = ez;
-  switch (cfg->schedule) {
-  case GPU_SCHED_BASELINE:
-    a->ntx = ceil_div(ex, bx);
-    a->nty = ceil_div(ey, by);
-    cfg->strips = 0;
-    cfg->zchunks = 0;
+  switch (k->id) {
+  case FD_KERNEL_BASELINE:
+    a->xbase = lo[0];
+    a->ntx = (int)ceil_div(ex, bx);
+    a->nty = (int)ceil_div(ey, by);
     break;
-  case GPU_SCHED_PLANE: {
-    a->xbase = cfg->vec == 2 ? (lo[0] & ~1) : lo[0];
-    if (cfg->vec == 2) { /* k_plane_v2: ntx = pairs per row, nty = tiles of m rows */
+  case FD_KERNEL_REORDERED:
+    a->xbase = k->vec == 2 ? pair_start(g, lo[0]) : lo[0];
+    if (k->vec == 2) { /* k_plane_v2: ntx = pairs per row, nty = tiles of m rows */
       a->ntx = (hi[0] - a->xbase) / 2 + 1;
-      a->nty = ceil_div(ey, m);
+      a->nty = (int)ceil_div(ey, k->tile);
     } else {
-      a->ntx = ceil_div(hi[0] - a->xbase + 1, bx);
-      a->nty = ceil_div(ey, (long long)by * m);
+      a->ntx = (int)ceil_div(hi[0] - a->xbase + 1, bx);
+      a->nty = (int)ceil_div(ey, (long long)by * k->tile);
     }
-    if (cfg->strips <= 0) cfg->strips = plane_strips(g, a->nty);
-    if (cfg->strips > a->nty) cfg->strips = a->nty;
-    a->tps = ceil_div(a->nty, cfg->strips);
-    cfg->strips = ceil_div(a->nty, a->tps);
-    cfg->zchunks = 0;
+    if (!k->strips) k->strips = plane_strips(g, a->nty);
+    if (k->strips > a->nty) k->strips = a->nty;
+    a->tps = (int)ceil_div(a->nty, k->strips);
+    k->strips = (int)ceil_div(a->nty, a->tps);
     break;
-  }
-  case GPU_SCHED_ZMARCH: {
-    const int v = cfg->vec;
-    a->xbase = v == 2 ? (lo[0] & ~1) : lo[0];
-    a->ntx = ceil_div(hi[0] - a->xbase + 1, (long long)bx * v);
-    a->nty = ceil_div(ey, (long long)by * m);
-    if (cfg->zchunks <= 0) {
-      /* the rule: one resident wave. capacity = resident blocks of this kernel on the whole
-       * device; as many chunks as fit beside the tiles, none shorter than 4 planes. */
-      int per_sm = 1;
-      int rc = blocks_per_sm(zmarch_fn(has_f, m, v, cfg->depth), bx * by, &per_sm);
-      if (rc) return rc;
-      const long long capacity = (long long)per_sm * gpu_props_private.sm_count;
-      const long long tiles = (long long)a->ntx * a->nty;
-      long long nc = capacity / tiles;
-      if (nc < 1) nc = 1;
-      if (nc > (ez + 3) / 4) nc = (ez + 3) / 4;
-      if (nc < 1) nc = 1;
-      cfg->zchunks = (int)nc;
+  case FD_KERNEL_ZMARCH: {
+    a->xbase = k->vec == 2 ? pair_start(g, lo[0]) : lo[0];
+    a->ntx = (int)ceil_div(hi[0] - a->xbase + 1, (long long)bx * k->vec);
+    a->nty = (int)ceil_div(ey, (long long)by * k->tile);
+    /* strips rule: the chunk layer of one strip, with the planes it shares with the next
+     * chunk, takes at most half of L2 */
+    if (!k->strips) {
+      const double l2 = gpu_props_private.l2_bytes > 0 ? gpu_props_private.l2_bytes : 1e30;
+      const double layer = (double)g->sxy * sizeof(real_t) * (k->chunk + 2);
+      k->strips = (int)(layer / (0.5 * l2)) + 1;
     }
-    if (cfg->zchunks > ez) cfg->zchunks = ez;
-    a->chunk = ceil_div(ez, cfg->zchunks);
-    cfg->zchunks = ceil_div(ez, a->chunk);
-    cfg->strips = 0;
+    if (k->strips > a->nty) k->strips = a->nty;
+    a->tps = (int)ceil_div(a->nty, k->strips);
+    if (a->tps > 65535) a->tps = 65535;
+    k->strips = (int)ceil_div(a->nty, a->tps);
+    /* grid.z = strips * chunks <= 65535: longer chunks where needed */
+    if ((long long)k->strips * ceil_div(ez, k->chunk) > 65535)
+      k->chunk = (int)ceil_div(ez, 65535 / k->strips);
+    a->chunk = k->chunk;
+    a->nchunks = (int)ceil_div(ez, k->chunk);
     break;
   }
   default:
-    return gpu_failf_private(BE_ERROR, "stencil: unknown schedule %d", (int)cfg->schedule);
+    return gpu_failf_private(BE_ERROR, "stencil: unknown kernel id %d", (int)k->id);
   }
   return BE_OK;
 }
 
-int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, fd_kernel k,
-               gpu_stencil_cfg *cfg, hipStream_t st)
+int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, fd_kernel *k,
+               hipStream_t st)
 {
   const bool has_f = a.f != NULL;
-  int rc = resolve(g, k, lo, hi, has_f, a.u, cfg, &a);
+  const bool aligned = ((uintptr_t)a.u | (uintptr_t)a.out | (uintptr_t)a.f) % (2 * sizeof(real_t)) == 0;
+  int rc = resolve(g, k, lo, hi, aligned);
+  if (!rc) rc = setup_tiles(g, k, lo, hi, &a);
   if (rc) return rc;
-  const int m = k.id == FD_KERNEL_BASELINE ? 1 : k.tile;
-  const dim3 block((unsigned)cfg->block[0], (unsigned)cfg->block[1]);
+  const dim3 block((unsigned)k->block[0], (unsigned)k->block[1]);
   char name[96];
-  switch (cfg->schedule) {
-  case GPU_SCHED_BASELINE: {
-    if (a.nzb > 65535)
-      return gpu_failf_private(BE_ERROR, "k_baseline: %d planes exceed grid.z 65535", a.nzb);
-    const dim3 grid((unsigned)a.ntx, (unsigned)a.nty, (unsigned)a.nzb);
+  switch (k->id) {
+  case FD_KERNEL_BASELINE: {
+    const dim3 grid((unsigned)a.ntx, (unsigned)(a.nty < 65535 ? a.nty : 65535),
+                    (unsigned)(a.nzb < 65535 ? a.nzb : 65535));
     if (has_f) k_baseline<true><<<grid, block, 0, st>>>(a);
     else k_baseline<false><<<grid, block, 0, st>>>(a);
     snprintf(name, sizeof name, "k_baseline<f=%d>", (int)has_f);
     break;
   }
-  case GPU_SCHED_PLANE: {
-    if (cfg->vec == 2) { /* grid: (threads of one strip of one plane, planes, strips) */
-      const long long threads = (long long)cfg->block[0] * cfg->block[1];
+  case FD_KERNEL_REORDERED: {
+    if (k->vec == 2) { /* grid: (threads of one strip of one plane, planes, strips) */
+      const long long threads = (long long)k->block[0] * k->block[1];
       const long long bx2 = ((long long)a.ntx * a.tps + threads - 1) / threads;
-      if (bx2 * threads > 0xffffffffLL || a.nzb > 65535 || cfg->strips > 65535)
+      if (bx2 * threads > 0xffffffffLL || a.nzb > 65535 || k->strips > 65535)
         return gpu_failf_private(BE_ERROR, "k_plane_v2: grid %lld x %d x %d too large", bx2,
-                                 a.nzb, cfg->strips);
-      const dim3 grid((unsigned)bx2, (unsigned)a.nzb, (unsigned)cfg->strips);
-      plane_fn(has_f, m, cfg->vec)<<<grid, block, 0, st>>>(a);
+                                 a.nzb, k->strips);
+      const dim3 grid((unsigned)bx2, (unsigned)a.nzb, (unsigned)k->strips);
+      plane_fn(has_f, k->tile, 2)<<<grid, block, 0, st>>>(a);
     } else {
-      const long long blocks = (long long)a.ntx * a.tps * a.nzb * cfg->strips;
+      const long long blocks = (long long)a.ntx * a.tps * a.nzb * k->strips;
       if (blocks > 0x7fffffffLL)
         return gpu_failf_private(BE_ERROR, "k_plane: %lld blocks exceed the grid", blocks);
-      plane_fn(has_f, m, cfg->vec)<<<(unsigned)blocks, block, 0, st>>>(a);
+      plane_fn(has_f, k->tile, 1)<<<(unsigned)blocks, block, 0, st>>>(a);
     }
-    snprintf(name, sizeof name, "k_plane<m=%d,vec=%d,f=%d>", m, cfg->vec, (int)has_f);
+    snprintf(name, sizeof name, "k_plane<m=%d,vec=%d,f=%d>", k->tile, k->vec, (int)has_f);
     break;
   }
-  case GPU_SCHED_ZMARCH: {
-    const long long blocks = (long long)a.ntx * a.nty * cfg->zchunks;
-    if (blocks > 0x7fffffffLL)
-      return gpu_failf_private(BE_ERROR, "k_zmarch: %lld blocks exceed the grid", blocks);
-    zmarch_fn(has_f, m, cfg->vec, cfg->depth)<<<(unsigned)blocks, block, 0, st>>>(a);
-    snprintf(name, sizeof name, "k_zmarch<m=%d,vec=%d,depth=%d,f=%d>", m, cfg->vec, cfg->depth,
-             (int)has_f);
+  case FD_KERNEL_ZMARCH: {
+    if ((long long)k->strips * a.nchunks > 65535 || a.tps > 65535)
+      return gpu_failf_private(BE_ERROR, "k_zmarch: grid %d x %d x %lld too large", a.ntx, a.tps,
+                               (long long)k->strips * a.nchunks);
+    const dim3 grid((unsigned)a.ntx, (unsigned)a.tps, (unsigned)(k->strips * a.nchunks));
+    zmarch_fn(has_f, k->tile, k->vec)<<<grid, block, 0, st>>>(a);
+    snprintf(name, sizeof name, "k_zmarch<rows=%d,vec=%d,f=%d>", k->tile, k->vec, (int)has_f);
     break;
   }
   default:
-    return gpu_failf_private(BE_ERROR, "stencil: unknown schedule %d", (int)cfg->schedule);
+    return gpu_failf_private(BE_ERROR, "stencil: unknown kernel id %d", (int)k->id);
   }
   GPU_LAUNCHED(name);
   return BE_OK;
@@ -683,19 +603,10 @@ int launch_shell(const fd_grid *g, unsigned deferred, int kz0, int kz1, st_args 
   add(xh, nx, lo[1], hi[1], lo[2], hi[2]);
   const long long total = sl.start[sl.nb];
   if (total == 0) return BE_OK;
-  const long long blocks = (total + GPU_MAX_BLOCK - 1) / GPU_MAX_BLOCK;
-  if (a.f) k_shell<true><<<(unsigned)blocks, GPU_MAX_BLOCK, 0, st>>>(a, sl);
-  else k_shell<false><<<(unsigned)blocks, GPU_MAX_BLOCK, 0, st>>>(a, sl);
+  const long long blocks = (total + PLANE_MAX_BLOCK - 1) / PLANE_MAX_BLOCK;
+  if (a.f) k_shell<true><<<(unsigned)blocks, PLANE_MAX_BLOCK, 0, st>>>(a, sl);
+  else k_shell<false><<<(unsigned)blocks, PLANE_MAX_BLOCK, 0, st>>>(a, sl);
   GPU_LAUNCHED(a.f ? "k_shell<f=1>" : "k_shell<f=0>");
-  return BE_OK;
-}
-
-int check_kernel(fd_kernel k)
-{
-  if (k.id != FD_KERNEL_BASELINE && k.id != FD_KERNEL_REORDERED)
-    return gpu_failf_private(BE_ERROR, "stencil: unknown kernel id %d", (int)k.id);
-  if (k.id == FD_KERNEL_REORDERED && tile_index(k.tile) < 0)
-    return gpu_failf_private(BE_ERROR, "stencil: tile %d is not one of 1, 2, 4, 8, 16", k.tile);
   return BE_OK;
 }
 
@@ -703,131 +614,96 @@ int check_kernel(fd_kernel k)
 
 /* ---- API -------------------------------------------------------------------------------------- */
 
-/* gpu_stencil_launch over the planes k0..k1 only (be_stencil_zrange). */
-static int stencil_launch_zrange(const fd_grid *g, fd_region region, unsigned deferred, int k0,
+extern "C" int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int k0,
                                  int k1, const fd_coeffs *c, const real_t *u, const real_t *f,
-                                 real_t *out, fd_kernel k, const gpu_stencil_cfg *cfg_in,
-                                 be_stream s, gpu_stencil_cfg *used)
+                                 real_t *out, fd_kernel k, be_stream s)
 {
-  int rc = check_kernel(k);
-  if (rc) return rc;
   if (!gpu_initialized_private)
     return gpu_failf_private(BE_ERROR, "be_stencil: be_init was not called");
   if (u == out) return gpu_failf_private(BE_ERROR, "be_stencil: u and out must differ");
-  gpu_stencil_cfg cfg;
-  if (cfg_in) cfg = *cfg_in;
-  else memset(&cfg, 0, sizeof cfg);
-
+  if (region != FD_REGION_ALL && region != FD_REGION_INTERIOR && region != FD_REGION_SHELL)
+    return gpu_failf_private(BE_ERROR, "be_stencil: unknown region %d", (int)region);
   st_args a;
   memset(&a, 0, sizeof a);
   a.u = u, a.f = f, a.out = out;
   a.cc = c->cc, a.cx = c->cx, a.cy = c->cy, a.cz = c->cz, a.cf = c->cf;
-  a.sx = g->n[0] + 2;
-  a.sxy = a.sx * (g->n[1] + 2);
+  a.sx = g->sx;
+  a.sxy = g->sxy;
+  a.origin = g->origin;
   const hipStream_t st = gpu_stream(s);
-  if (g->n[0] < 1 || g->n[1] < 1 || g->n[2] < 1) { /* nothing to update */
-    if (used) *used = cfg;
-    return BE_OK;
-  }
-
+  if (g->n[0] < 1 || g->n[1] < 1 || g->n[2] < 1) return BE_OK; /* nothing to update */
   const int kz0 = k0 > 1 ? k0 : 1, kz1 = k1 < g->n[2] ? k1 : g->n[2];
-  if (region == FD_REGION_SHELL) {
-    rc = launch_shell(g, deferred, kz0, kz1, a, st);
-    if (used) *used = cfg;
-    return rc;
-  }
-  if (region != FD_REGION_ALL && region != FD_REGION_INTERIOR)
-    return gpu_failf_private(BE_ERROR, "be_stencil: unknown region %d", (int)region);
+  if (region == FD_REGION_SHELL) return launch_shell(g, deferred, kz0, kz1, a, st);
   int lo[3], hi[3];
   fd_interior_box(g, region == FD_REGION_ALL ? 0u : deferred, lo, hi);
   if (lo[2] < kz0) lo[2] = kz0;
   if (hi[2] > kz1) hi[2] = kz1;
-  if (hi[0] < lo[0] || hi[1] < lo[1] || hi[2] < lo[2]) { /* empty interior */
-    if (used) *used = cfg;
-    return BE_OK;
+  if (hi[0] < lo[0] || hi[1] < lo[1] || hi[2] < lo[2]) { /* empty: still check k */
+    const int all_lo[3] = {1, 1, 1}, all_hi[3] = {g->n[0], g->n[1], g->n[2]};
+    return resolve(g, &k, all_lo, all_hi, true);
   }
-  rc = launch_box(g, lo, hi, a, k, &cfg, st);
-  if (used) *used = cfg;
-  return rc;
-}
-
-extern "C" int gpu_stencil_launch(const fd_grid *g, fd_region region, unsigned deferred,
-                                  const fd_coeffs *c,
-                                  const real_t *u, const real_t *f, real_t *out, fd_kernel k,
-                                  const gpu_stencil_cfg *cfg_in, be_stream s,
-                                  gpu_stencil_cfg *used)
-{
-  return stencil_launch_zrange(g, region, deferred, 1, g->n[2], c, u, f, out, k, cfg_in, s,
-                               used);
+  return launch_box(g, lo, hi, a, &k, st);
 }
 
 extern "C" int be_stencil(const fd_grid *g, fd_region region, unsigned deferred,
                           const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
                           fd_kernel k, be_stream s)
 {
-  return stencil_launch_zrange(g, region, deferred, 1, g->n[2], c, u, f, out, k, NULL, s, NULL);
+  return be_stencil_zrange(g, region, deferred, 1, g->n[2], c, u, f, out, k, s);
 }
 
-extern "C" int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int k0,
-                                 int k1, const fd_coeffs *c, const real_t *u, const real_t *f,
-                                 real_t *out, fd_kernel k, be_stream s)
+extern "C" int be_kernel_resolve(const fd_grid *g, fd_kernel *k)
 {
-  return stencil_launch_zrange(g, region, deferred, k0, k1, c, u, f, out, k, NULL, s, NULL);
-}
-
-extern "C" int gpu_stencil_cfg_default(const fd_grid *g, fd_kernel k, gpu_stencil_cfg *cfg)
-{
-  int rc = check_kernel(k);
-  if (rc) return rc;
   if (!gpu_initialized_private)
-    return gpu_failf_private(BE_ERROR, "gpu_stencil_cfg_default: be_init was not called");
-  memset(cfg, 0, sizeof *cfg);
-  if (g->n[0] < 1 || g->n[1] < 1 || g->n[2] < 1) return BE_OK;
+    return gpu_failf_private(BE_ERROR, "be_kernel_resolve: be_init was not called");
+  const int lo[3] = {1, 1, 1};
+  const int hi[3] = {g->n[0] > 0 ? g->n[0] : 1, g->n[1] > 0 ? g->n[1] : 1, g->n[2] > 0 ? g->n[2] : 1};
+  int rc = resolve(g, k, lo, hi, true); /* be_malloc returns 256-byte aligned memory */
+  if (rc) return rc;
   st_args a;
   memset(&a, 0, sizeof a);
-  const int lo[3] = {1, 1, 1};
-  const int hi[3] = {g->n[0], g->n[1], g->n[2]};
-  /* assume aligned storage (be_malloc returns at least 256-byte aligned memory) */
-  return resolve(g, k, lo, hi, false, (const real_t *)NULL, cfg, &a);
+  return setup_tiles(g, k, lo, hi, &a);
 }
 
-extern "C" void gpu_stencil_cfg_describe(const gpu_stencil_cfg *cfg, fd_kernel k, char *buf,
-                                         size_t len)
-{
-  const int m = k.id == FD_KERNEL_BASELINE ? 1 : k.tile;
-  switch (cfg->schedule) {
-  case GPU_SCHED_BASELINE:
-    snprintf(buf, len, "baseline block=%dx%d pf=%d", cfg->block[0], cfg->block[1],
-             cfg->prefetch > 0 ? cfg->prefetch : 0);
-    break;
-  case GPU_SCHED_PLANE:
-    snprintf(buf, len, "plane m=%d vec=%d block=%dx%d strips=%d pf=%d", m, cfg->vec,
-             cfg->block[0], cfg->block[1], cfg->strips, cfg->prefetch > 0 ? cfg->prefetch : 0);
-    break;
-  case GPU_SCHED_ZMARCH:
-    snprintf(buf, len, "zmarch m=%d vec=%d depth=%d block=%dx%d zchunks=%d pf=%d", m, cfg->vec,
-             cfg->depth, cfg->block[0], cfg->block[1], cfg->zchunks,
-             cfg->prefetch > 0 ? cfg->prefetch : 0);
-    break;
-  default:
-    snprintf(buf, len, "auto");
-    break;
-  }
-}
-
-/* The default variant (backend.h): reordered, per-plane schedule, with the tile factor m by
- * this rule (see bench/results/README.md for the measurements behind it):
- *   even row pitch (nx even): pairs (vec = 2, k_plane_v2), m = 2 in double and m = 4 in float.
- *   Double: m = 2 was the fastest configuration of the whole sweep at 512^3 and 1024x1024x512
- *   on H100 and H200 (m = 1 re-reads the y neighbours; m = 4 holds 86 registers and fewer
- *   resident threads: 92.0% and 72.6% against 93.6% and 80.3%). Float: m = 4 within 1% of m = 2
- *   at 512^3 and 0.7 (H100) to 9 (H200) points ahead at 1024x1024x512;
- *   odd pitch: single points (vec = 1) with m = 4, the best of that kernel on H100 and H200.
- * The schedule's own rules then pick the block (256 x 1), the y-strips and the L2 prefetch
- * distance (gpu_stencil_cfg_default). */
+/* The rule for --tune off (README "GPU kernels"): short-chunk z-marching, one row and an x
+ * pair per thread, 32x8 blocks, chunks of 6 planes, the strips rule: within a point or two of
+ * the best measured configuration on the H100 and the H200 at 512^3 and 1024x1024x512
+ * (bench/results/README.md). */
 extern "C" int be_kernel_default(const fd_grid *g, fd_kernel *k)
 {
-  k->id = FD_KERNEL_REORDERED;
-  k->tile = (g->n[0] + 2) % 2 == 0 && sizeof(real_t) == 8 ? 2 : 4;
-  return BE_OK;
+  memset(k, 0, sizeof *k);
+  k->id = FD_KERNEL_ZMARCH;
+  k->tile = 1;
+  k->vec = 2;
+  k->block[0] = 32, k->block[1] = 8;
+  k->chunk = 6;
+  return be_kernel_resolve(g, k);
+}
+
+/* The autotune's candidates: z-marching around the configurations that won on the H100 and
+ * the H200 (x pairs; blocks 32x4, 32x8, 64x4; chunks of 4, 6 and 8 planes; two rows per
+ * thread; single points), and the per-plane kernels of the lab notes (pairs with m = 2,
+ * m = 4 and m = 8, the seeds' best on MI250X), so that a device whose balance differs finds
+ * its own. */
+extern "C" int be_kernel_candidates(fd_kernel *list, int max)
+{
+  int n = 0;
+  auto add = [&](fd_kernel_id id, int tile, int vec, int bx, int by, int chunk) {
+    if (n >= max) return;
+    fd_kernel k;
+    memset(&k, 0, sizeof k);
+    k.id = id, k.tile = tile, k.vec = vec, k.block[0] = bx, k.block[1] = by, k.chunk = chunk;
+    list[n++] = k;
+  };
+  static const int chunks[] = {4, 6, 8};
+  static const int shapes[][2] = {{32, 4}, {32, 8}, {64, 4}};
+  for (int s = 0; s < 3; s++)
+    for (int c = 0; c < 3; c++) add(FD_KERNEL_ZMARCH, 1, 2, shapes[s][0], shapes[s][1], chunks[c]);
+  add(FD_KERNEL_ZMARCH, 2, 2, 32, 4, 4);
+  add(FD_KERNEL_ZMARCH, 2, 2, 64, 4, 8);
+  add(FD_KERNEL_ZMARCH, 1, 1, 64, 4, 8);
+  add(FD_KERNEL_REORDERED, 2, 2, 256, 1, 0); /* pairs */
+  add(FD_KERNEL_REORDERED, 4, 1, 256, 1, 0); /* the lab notes' kernel 4 */
+  add(FD_KERNEL_REORDERED, 8, 1, 256, 1, 0); /* the lab notes' best on MI250X */
+  return n;
 }

@@ -84,7 +84,6 @@ int be_init(int index, be_info *info)
   info->device_index = 0;
   info->device_count = 1;
   info->is_accelerator = 0;
-  snprintf(info->face_copy, sizeof info->face_copy, "host");
 #ifdef _OPENMP
   info->host_threads = omp_get_max_threads();
 #else
@@ -125,33 +124,6 @@ int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind,
   (void)s;
   if (bytes) memcpy(dst, src, bytes);
   return BE_OK;
-}
-
-/* ---- flags set and awaited by streams: host streams are synchronous, a wait could only
- * deadlock (the writer would be another process) ---- */
-
-static const char no_flags[] = "the host backend has no device streams to set or await flags";
-
-int be_flags_supported(char *why, size_t why_len)
-{
-  snprintf(why, why_len, "%s", no_flags);
-  return 0;
-}
-int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value)
-{
-  (void)s;
-  (void)flag;
-  (void)value;
-  fail("be_stream_set_flag: %s", no_flags);
-  return BE_UNSUPPORTED;
-}
-int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value)
-{
-  (void)s;
-  (void)flag;
-  (void)value;
-  fail("be_stream_wait_flag: %s", no_flags);
-  return BE_UNSUPPORTED;
 }
 
 /* ---- sharing with other processes: nothing to share, fields are host memory ---- */
@@ -283,23 +255,38 @@ void be_range_pop(void) {}
 
 /* ---- stencil ---- */
 
-int be_kernel_default(const fd_grid *g, fd_kernel *k)
+/* One loop serves every variant on the host: configurations only need to be valid. */
+int be_kernel_resolve(const fd_grid *g, fd_kernel *k)
 {
   (void)g;
-  k->id = FD_KERNEL_REORDERED;
-  k->tile = 1;
+  if (k->id < 0 || k->id >= FD_KERNEL_COUNT) return fail("stencil: unknown kernel id %d", (int)k->id);
+  if (!k->tile) k->tile = 1;
+  if (!k->vec) k->vec = 1;
   return BE_OK;
 }
 
-#define IDX(i, j, k) ((size_t)(i) + sx * ((size_t)(j) + sy * (size_t)(k)))
+int be_kernel_default(const fd_grid *g, fd_kernel *k)
+{
+  memset(k, 0, sizeof *k);
+  k->id = FD_KERNEL_REORDERED;
+  return be_kernel_resolve(g, k);
+}
+
+int be_kernel_candidates(fd_kernel *list, int max)
+{
+  if (max < 1) return 0;
+  memset(&list[0], 0, sizeof list[0]);
+  list[0].id = FD_KERNEL_REORDERED;
+  return 1;
+}
 
 /* Updates points i0..i1 (inclusive) of row (j, k). */
-static inline void row(const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
-                       size_t sx, size_t sy, int i0, int i1, int step, int j, int k)
+static inline void row(const fd_grid *g, const fd_coeffs *c, const real_t *u, const real_t *f,
+                       real_t *out, int i0, int i1, int j, int k)
 {
-  const size_t py = sx, pz = sx * sy;
-  for (int i = i0; i <= i1; i += step) {
-    size_t p = IDX(i, j, k);
+  const long long py = g->sx, pz = g->sxy;
+  for (int i = i0; i <= i1; i++) {
+    const long long p = fd_grid_index(g, i, j, k);
     real_t v = fd_stencil_point(c->cc, c->cx, c->cy, c->cz, u[p], u[p - 1], u[p + 1],
                                 u[p - py], u[p + py], u[p - pz], u[p + pz]);
     out[p] = f ? v + c->cf * f[p] : v;
@@ -320,7 +307,6 @@ int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int
   if (kern.id < 0 || kern.id >= FD_KERNEL_COUNT) return fail("be_stencil: unknown kernel %d", kern.id);
   if (region < FD_REGION_ALL || region > FD_REGION_SHELL) return fail("be_stencil: unknown region %d", region);
   const int nx = g->n[0], ny = g->n[1], nz = g->n[2];
-  const size_t sx = (size_t)nx + 2, sy = (size_t)ny + 2;
   int lo[3], hi[3];
   fd_interior_box(g, region == FD_REGION_ALL ? 0u : deferred, lo, hi);
   const int kz0 = k0 > 1 ? k0 : 1, kz1 = k1 < nz ? k1 : nz; /* the planes asked for */
@@ -329,7 +315,7 @@ int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int
     if (hi[2] > kz1) hi[2] = kz1;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = lo[2]; k <= hi[2]; k++)
-      for (int j = lo[1]; j <= hi[1]; j++) row(c, u, f, out, sx, sy, lo[0], hi[0], 1, j, k);
+      for (int j = lo[1]; j <= hi[1]; j++) row(g, c, u, f, out, lo[0], hi[0], j, k);
     return BE_OK;
   }
   /* the shell: every point of 1..n outside the interior box; a row inside the box's (j, k)
@@ -338,10 +324,10 @@ int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int
   for (int k = kz0; k <= kz1; k++)
     for (int j = 1; j <= ny; j++) {
       if (k < lo[2] || k > hi[2] || j < lo[1] || j > hi[1] || hi[0] < lo[0]) {
-        row(c, u, f, out, sx, sy, 1, nx, 1, j, k);
+        row(g, c, u, f, out, 1, nx, j, k);
       } else {
-        row(c, u, f, out, sx, sy, 1, lo[0] - 1, 1, j, k);
-        row(c, u, f, out, sx, sy, hi[0] + 1, nx, 1, j, k);
+        row(g, c, u, f, out, 1, lo[0] - 1, j, k);
+        row(g, c, u, f, out, hi[0] + 1, nx, j, k);
       }
     }
   return BE_OK;
@@ -350,11 +336,11 @@ int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int
 int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u, be_stream s)
 {
   (void)s;
-  if (i < 0 || j < 0 || k < 0 || i > g->n[0] + 1 || j > g->n[1] + 1 || k > g->n[2] + 1)
+  const int G = g->ghost;
+  if (i < 1 - G || j < 1 - G || k < 1 - G || i > g->n[0] + G || j > g->n[1] + G || k > g->n[2] + G)
     return fail("be_add_point: point (%d,%d,%d) outside the %dx%dx%d grid", i, j, k, g->n[0],
                 g->n[1], g->n[2]);
-  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
-  u[IDX(i, j, k)] += value;
+  u[fd_grid_index(g, i, j, k)] += value;
   return BE_OK;
 }
 
@@ -362,9 +348,9 @@ int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u,
 
 /* Copies face `face` between u and fb (the face's own elements): to_buf = 1 packs the send
  * layer, 0 unpacks into the ghost layer. */
-static void face_copy(const fd_faces *fc, int face, real_t *u, real_t *fb, int to_buf)
+static void face_copy(const fd_grid *g, const fd_faces *fc, int face, real_t *u, real_t *fb,
+                      int to_buf)
 {
-  const size_t sx = (size_t)fc->n[0] + 2, sy = (size_t)fc->n[1] + 2;
   int d = face / 2, a, b;
   fd_face_plane_dims(d, &a, &b);
   const int layer = fd_face_layer(fc, face, !to_buf);
@@ -376,30 +362,28 @@ static void face_copy(const fd_faces *fc, int face, real_t *u, real_t *fb, int t
       ijk[d] = layer;
       ijk[a] = p + 1;
       ijk[b] = q + 1;
-      size_t gidx = IDX(ijk[0], ijk[1], ijk[2]);
+      const long long gidx = fd_grid_index(g, ijk[0], ijk[1], ijk[2]);
       size_t fidx = (size_t)p + (size_t)na * (size_t)q;
       if (to_buf) fb[fidx] = u[gidx];
       else u[gidx] = fb[fidx];
     }
 }
 
-int be_pack_faces_to(const fd_grid *g, const fd_faces *f, const real_t *u,
-                     real_t *const dst[FD_FACES], be_stream s)
+int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
+                  be_stream s)
 {
-  (void)g;
   (void)s;
   for (int face = 0; face < FD_FACES; face++)
-    if (f->active[face]) face_copy(f, face, (real_t *)u, dst[face], 1);
+    if (f->active[face]) face_copy(g, f, face, (real_t *)u, buf + f->offset[face], 1);
   return BE_OK;
 }
 
 int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                     be_stream s)
 {
-  (void)g;
   (void)s;
   for (int face = 0; face < FD_FACES; face++)
-    if (f->active[face]) face_copy(f, face, u, (real_t *)buf + f->offset[face], 0);
+    if (f->active[face]) face_copy(g, f, face, u, (real_t *)buf + f->offset[face], 0);
   return BE_OK;
 }
 
@@ -408,13 +392,14 @@ int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real
 int be_fill(const fd_grid *g, const fd_field *fl, real_t *u, be_stream s)
 {
   (void)s;
-  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
+  const int G = g->ghost;
+  memset(u, 0, g->elems * sizeof(real_t)); /* padding */
 #pragma omp parallel for collapse(2) schedule(static)
-  for (int k = 0; k <= g->n[2] + 1; k++)
-    for (int j = 0; j <= g->n[1] + 1; j++)
-      for (int i = 0; i <= g->n[0] + 1; i++)
-        u[IDX(i, j, k)] = (real_t)fd_field_value(fl, fl->offset[0] + i, fl->offset[1] + j,
-                                                 fl->offset[2] + k);
+  for (int k = 1 - G; k <= g->n[2] + G; k++)
+    for (int j = 1 - G; j <= g->n[1] + G; j++)
+      for (int i = 1 - G; i <= g->n[0] + G; i++)
+        u[fd_grid_index(g, i, j, k)] = (real_t)fd_field_value(fl, fl->offset[0] + i,
+                                                              fl->offset[1] + j, fl->offset[2] + k);
   return BE_OK;
 }
 
@@ -422,13 +407,12 @@ int be_norms(const fd_grid *g, const real_t *a, const real_t *b, const fd_field 
              fd_norms *out, be_stream s)
 {
   (void)s;
-  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
   double sum = 0.0, mx = 0.0;
 #pragma omp parallel for collapse(2) reduction(+ : sum) reduction(max : mx) schedule(static)
   for (int k = 1; k <= g->n[2]; k++)
     for (int j = 1; j <= g->n[1]; j++)
       for (int i = 1; i <= g->n[0]; i++) {
-        size_t p = IDX(i, j, k);
+        const long long p = fd_grid_index(g, i, j, k);
         double d = (double)a[p];
         if (b) d -= (double)b[p];
         if (ref) d -= fd_field_value(ref, ref->offset[0] + i, ref->offset[1] + j, ref->offset[2] + k);

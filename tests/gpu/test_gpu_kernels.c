@@ -1,13 +1,14 @@
 /* test_gpu_kernels.c - GPU backend tests (ctest label gpu), plain C without cmocka (the GPU
  * nodes have no cmocka headers). Proves, on odd, tiny (n = 1, 2) and random local sizes:
- *   - every stencil variant x tile m x schedule x vector width x queue depth x block shape x
- *     z-chunking x operator
+ *   - every stencil variant (baseline, reordered, zmarch) x tile x vector width x block shape x
+ *     y-strips / z-chunk length (chunks that do not divide nz) x operator
  *     (laplacian, heat, jacobi with f) matches a host reference loop built on pointwise.h to
  *     rounding (|gpu - ref| <= tol * sum of |terms| per point; tol 1e-12 double, 1e-5 float);
  *   - outputs poisoned with NaN beforehand: every point of the region is written, no point
  *     outside it is (ghosts, and for INTERIOR the shell);
- *   - ALL == INTERIOR + SHELL bitwise, and every variant, m, vec, block shape and z-chunking
- *     gives bitwise the baseline's field;
+ *   - ALL == INTERIOR + SHELL bitwise, and every configuration gives bitwise the baseline's
+ *     field;
+ *   - the autotune's candidate list is stable and every candidate valid;
  *   - the quadratic field's discrete Laplacian is 3;
  *   - pack/unpack of all faces (and of a subset) round-trips exactly and touches nothing else;
  *   - be_fill matches fd_field_value, be_norms matches a host loop and is deterministic;
@@ -27,7 +28,6 @@
 #include <string.h>
 
 #include "backend.h"
-#include "gpu_tuning.h"
 #include "pointwise.h"
 
 static int n_pass, n_fail;
@@ -70,6 +70,18 @@ static void to_dev(real_t *d, const real_t *h, size_t n)
   REQUIRE(be_stream_sync(S));
 }
 
+/* The layout of backend.h for interior extents nx x ny x nz, one ghost layer. */
+static fd_grid grid3(int nx, int ny, int nz)
+{
+  const int n[3] = {nx, ny, nz};
+  fd_grid g;
+  if (fd_grid_init(&g, n, 1) != 0) {
+    printf("FATAL: grid %dx%dx%d too large\n", nx, ny, nz);
+    exit(1);
+  }
+  return g;
+}
+
 static int same_bits(real_t a, real_t b) { return memcmp(&a, &b, sizeof a) == 0; }
 
 static fd_field random_field(uint64_t seed, double scale)
@@ -88,13 +100,13 @@ static fd_field random_field(uint64_t seed, double scale)
 
 /* ---- host reference ------------------------------------------------------------------------ */
 
-#define IDX(i, j, k) ((size_t)(i) + sx * ((size_t)(j) + sy * (size_t)(k)))
+#define IDX(i, j, k) ((size_t)fd_grid_index(g, (i), (j), (k)))
 
 /* ref[p] = stencil at every interior point; mag[p] = sum of |terms| (rounding scale). */
 static void host_stencil(const fd_grid *g, const fd_coeffs *c, const real_t *u, const real_t *f,
                          real_t *ref, double *mag)
 {
-  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2, pz = sx * sy;
+  const size_t sx = (size_t)g->sx, pz = (size_t)g->sxy;
   for (int k = 1; k <= g->n[2]; k++)
     for (int j = 1; j <= g->n[1]; j++)
       for (int i = 1; i <= g->n[0]; i++) {
@@ -124,7 +136,6 @@ static int in_box(int i, int j, int k, const int lo[3], const int hi[3])
 static long check_region(const fd_grid *g, fd_region region, unsigned deferred, const real_t *out,
                          const real_t *ref, const double *mag, const char *what)
 {
-  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
   const int all_lo[3] = {1, 1, 1}, all_hi[3] = {g->n[0], g->n[1], g->n[2]};
   int in_lo[3], in_hi[3];
   for (int d = 0; d < 3; d++) {
@@ -160,63 +171,56 @@ static long check_region(const fd_grid *g, fd_region region, unsigned deferred, 
 
 /* ---- stencil tests ------------------------------------------------------------------------- */
 
-typedef struct {
+static fd_kernel kcfg(fd_kernel_id id, int tile, int vec, int bx, int by, int chunk, int strips)
+{
   fd_kernel k;
-  gpu_stencil_cfg cfg;
-} variant;
+  memset(&k, 0, sizeof k);
+  k.id = id, k.tile = tile, k.vec = vec, k.block[0] = bx, k.block[1] = by, k.chunk = chunk;
+  k.strips = strips;
+  return k;
+}
 
-static int build_variants(variant *v, int max, int quick)
+/* The configurations under test; the first, the baseline, gives the reference field. */
+static int build_variants(fd_kernel *v, int max, int quick)
 {
   int n = 0;
-#define ADD(ID, M, SCHED, BX, BY, VEC, ZC)                                                   \
-  do {                                                                                      \
-    if (n < max) {                                                                          \
-      memset(&v[n], 0, sizeof v[n]);                                                        \
-      v[n].k.id = ID;                                                                       \
-      v[n].k.tile = M;                                                                      \
-      v[n].cfg.schedule = SCHED;                                                            \
-      v[n].cfg.block[0] = BX;                                                               \
-      v[n].cfg.block[1] = BY;                                                               \
-      v[n].cfg.vec = VEC;                                                                   \
-      v[n].cfg.zchunks = ZC;                                                                \
-      n++;                                                                                  \
-    }                                                                                       \
+#define ADD(...)                                                                             \
+  do {                                                                                       \
+    if (n < max) v[n++] = kcfg(__VA_ARGS__);                                                 \
   } while (0)
-  ADD(FD_KERNEL_BASELINE, 1, GPU_SCHED_AUTO, 0, 0, 0, 0); /* first: the reference field */
-  if (!quick) ADD(FD_KERNEL_BASELINE, 1, GPU_SCHED_AUTO, 16, 5, 0, 0);
+  ADD(FD_KERNEL_BASELINE, 0, 0, 0, 0, 0, 0);
+  if (!quick) ADD(FD_KERNEL_BASELINE, 0, 0, 16, 5, 0, 0);
   for (int m = 1; m <= 16; m *= 2) {
-    ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_AUTO, 0, 0, 0, 0); /* be_stencil's default config */
-    ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 0, 0, 0, 0);
-    if (!quick) ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 32, 3, 0, 0);
+    ADD(FD_KERNEL_REORDERED, m, 0, 0, 0, 0, 0); /* the rules' vec, block and strips */
+    ADD(FD_KERNEL_REORDERED, m, 1, 0, 0, 0, 0);
     if (!quick) {
-      ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 8, 4, 0, 0);
-      v[n - 1].cfg.strips = 2; /* the y-split re-indexing */
+      ADD(FD_KERNEL_REORDERED, m, 1, 32, 3, 0, 0);
+      ADD(FD_KERNEL_REORDERED, m, 1, 8, 4, 0, 2); /* the y-strip walk */
+      ADD(FD_KERNEL_REORDERED, m, 2, 16, 3, 0, 0); /* 48 threads: pairs fall back */
+      ADD(FD_KERNEL_REORDERED, m, 2, 64, 1, 0, 3); /* pairs, several rows per block, strips */
     }
-    ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 0, 0, 2, 0); /* 16-byte loads where possible */
-    if (!quick) ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 16, 3, 2, 0); /* 48: falls back */
-    if (!quick) { /* pairs with a 64-thread block (several rows per block) and y-strips */
-      ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_PLANE, 64, 1, 2, 0);
-      v[n - 1].cfg.strips = 3;
-    }
+    ADD(FD_KERNEL_REORDERED, m, 2, 0, 0, 0, 0); /* 16-byte pairs where possible */
+  }
+  /* short-chunk z-marching: rows x vec, chunks that do and do not divide nz, y-strips */
+  for (int rows = 1; rows <= 2; rows++)
     for (int vec = 1; vec <= 2; vec++) {
-      ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 0, 0, vec, 0);
+      ADD(FD_KERNEL_ZMARCH, rows, vec, 0, 0, 0, 0); /* the rules' block, chunk and strips */
+      ADD(FD_KERNEL_ZMARCH, rows, vec, 32, 3, 3, 0);
+      ADD(FD_KERNEL_ZMARCH, rows, vec, 8, 2, 5, 3); /* 3 y-strips */
       if (!quick) {
-        ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 32, 3, vec, 3);
-        ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 8, 2, vec, 1000);
-        for (int depth = 1; depth <= 2; depth++) { /* the rule's depth is 4 (m <= 4) */
-          ADD(FD_KERNEL_REORDERED, m, GPU_SCHED_ZMARCH, 32, 3, vec, 2);
-          v[n - 1].cfg.depth = depth;
-        }
+        ADD(FD_KERNEL_ZMARCH, rows, vec, 8, 2, 1000, 0); /* whole columns */
+        ADD(FD_KERNEL_ZMARCH, rows, vec, 5, 7, 7, 2);
+        ADD(FD_KERNEL_ZMARCH, rows, vec, 64, 8, 2, 0); /* 512 threads */
+        ADD(FD_KERNEL_ZMARCH, rows, vec, 1, 1, 1, 7);
       }
     }
-  }
 #undef ADD
   return n;
 }
 
 static void test_stencil_size(const fd_grid *g, uint64_t seed, int quick)
 {
-  const size_t np = fd_grid_points_with_ghosts(g);
+  const size_t np = g->elems;
   const size_t bytes = np * sizeof(real_t);
   real_t *du, *df, *dout, *dshell;
   REQUIRE(be_malloc((void **)&du, bytes));
@@ -247,23 +251,24 @@ static void test_stencil_size(const fd_grid *g, uint64_t seed, int quick)
       {"jacobi", {0, (real_t)(ix / D), (real_t)(iy / D), (real_t)(iz / D), (real_t)(-1 / D)}, df},
   };
 
-  variant vars[160];
+  fd_kernel vars[160];
   const int nv = build_variants(vars, 160, quick);
   for (int o = 0; o < 3; o++) {
     host_stencil(g, &ops[o].c, u, ops[o].f ? f : NULL, ref, mag);
     for (int vi = 0; vi < nv; vi++) {
-      gpu_stencil_cfg used;
-      char desc[96], what[256];
+      fd_kernel used = vars[vi];
+      char desc[FD_KERNEL_SPEC_MAX], what[256];
       /* ALL */
       to_dev(dout, nan_buf, np);
       /* the interior/shell split of every variant, for a mask of deferred faces that rotates
        * through all six, one axis, alternate sides and none */
       static const unsigned masks[] = {FD_FACES_ALL, 0x0cu, 0x2au, 0x31u, 0x00u};
       const unsigned mask = masks[vi % (int)(sizeof masks / sizeof masks[0])];
-      REQUIRE(gpu_stencil_launch(g, FD_REGION_ALL, FD_FACES_ALL, &ops[o].c, du, ops[o].f, dout,
-                                 vars[vi].k, &vars[vi].cfg, S, &used));
+      REQUIRE(be_stencil(g, FD_REGION_ALL, FD_FACES_ALL, &ops[o].c, du, ops[o].f, dout,
+                         vars[vi], S));
       REQUIRE(be_stream_sync(S));
-      gpu_stencil_cfg_describe(&used, vars[vi].k, desc, sizeof desc);
+      REQUIRE(be_kernel_resolve(g, &used));
+      fd_kernel_format(&used, desc, sizeof desc);
       to_host(out, dout, np);
       snprintf(what, sizeof what, "%dx%dx%d %s %s ALL", g->n[0], g->n[1], g->n[2], ops[o].name, desc);
       check_region(g, FD_REGION_ALL, 0, out, ref, mag, what);
@@ -276,22 +281,20 @@ static void test_stencil_size(const fd_grid *g, uint64_t seed, int quick)
       }
       /* INTERIOR then SHELL into a poisoned field: the union is ALL, bitwise */
       to_dev(dshell, nan_buf, np);
-      REQUIRE(gpu_stencil_launch(g, FD_REGION_INTERIOR, mask, &ops[o].c, du, ops[o].f, dshell,
-                                 vars[vi].k, &vars[vi].cfg, S, NULL));
+      REQUIRE(be_stencil(g, FD_REGION_INTERIOR, mask, &ops[o].c, du, ops[o].f, dshell, vars[vi], S));
       to_host(out, dshell, np);
       snprintf(what, sizeof what, "%dx%dx%d %s %s INTERIOR of 0x%02x", g->n[0], g->n[1], g->n[2],
                ops[o].name, desc, mask);
       check_region(g, FD_REGION_INTERIOR, mask, out, ref, mag, what);
       if (vi < 5) { /* the shell alone, into a fresh poisoned field, for every mask */
         to_dev(dout, nan_buf, np);
-        REQUIRE(be_stencil(g, FD_REGION_SHELL, mask, &ops[o].c, du, ops[o].f, dout, vars[vi].k, S));
+        REQUIRE(be_stencil(g, FD_REGION_SHELL, mask, &ops[o].c, du, ops[o].f, dout, vars[vi], S));
         to_host(out, dout, np);
         snprintf(what, sizeof what, "%dx%dx%d %s SHELL of 0x%02x", g->n[0], g->n[1], g->n[2],
                  ops[o].name, mask);
         check_region(g, FD_REGION_SHELL, mask, out, ref, mag, what);
       }
-      REQUIRE(gpu_stencil_launch(g, FD_REGION_SHELL, mask, &ops[o].c, du, ops[o].f, dshell,
-                                 vars[vi].k, &vars[vi].cfg, S, NULL));
+      REQUIRE(be_stencil(g, FD_REGION_SHELL, mask, &ops[o].c, du, ops[o].f, dshell, vars[vi], S));
       to_host(out, dshell, np);
       size_t diff = 0;
       for (size_t p = 0; p < np; p++) diff += !same_bits(out[p], first[p]);
@@ -309,7 +312,7 @@ static void test_stencil_size(const fd_grid *g, uint64_t seed, int quick)
 /* The quadratic 0.5*(x(x-Lx)+y(y-Ly)+z(z-Lz)) has discrete Laplacian exactly 3 (to rounding). */
 static void test_quadratic_laplacian(const fd_grid *g)
 {
-  const size_t np = fd_grid_points_with_ghosts(g);
+  const size_t np = g->elems;
   real_t *du, *dout;
   REQUIRE(be_malloc((void **)&du, np * sizeof(real_t)));
   REQUIRE(be_malloc((void **)&dout, np * sizeof(real_t)));
@@ -345,8 +348,7 @@ static void test_quadratic_laplacian(const fd_grid *g)
 
 static void test_faces(const fd_grid *g, const int active[FD_FACES])
 {
-  const size_t np = fd_grid_points_with_ghosts(g);
-  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
+  const size_t np = g->elems;
   fd_faces fc;
   fd_faces_init(&fc, g->n);
   for (int f = 0; f < FD_FACES; f++) fc.active[f] = active[f];
@@ -415,8 +417,7 @@ static void test_faces(const fd_grid *g, const int active[FD_FACES])
 
 static void test_fill_norms(const fd_grid *g)
 {
-  const size_t np = fd_grid_points_with_ghosts(g);
-  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2;
+  const size_t np = g->elems;
   real_t *da, *db;
   REQUIRE(be_malloc((void **)&da, np * sizeof(real_t)));
   REQUIRE(be_malloc((void **)&db, np * sizeof(real_t)));
@@ -503,8 +504,8 @@ static void test_streams_events_errors(int quick)
   REQUIRE(be_stream_create(&lo, BE_PRIORITY_NORMAL));
   REQUIRE(be_event_create(&e0));
   REQUIRE(be_event_create(&e1));
-  fd_grid g = {{64, 64, 64}};
-  const size_t np = fd_grid_points_with_ghosts(&g);
+  fd_grid g = grid3(64, 64, 64);
+  const size_t np = g.elems;
   real_t *du, *dv;
   REQUIRE(be_malloc((void **)&du, np * sizeof(real_t)));
   REQUIRE(be_malloc((void **)&dv, np * sizeof(real_t)));
@@ -527,21 +528,34 @@ static void test_streams_events_errors(int quick)
 
   /* errors: bad tile, u == out, bad device index */
   fd_coeffs c = {1, 1, 1, 1, 0};
-  fd_kernel bad = {FD_KERNEL_REORDERED, 3};
+  const fd_kernel bad = kcfg(FD_KERNEL_REORDERED, 3, 0, 0, 0, 0, 0);
   int rc = be_stencil(&g, FD_REGION_ALL, 0, &c, du, NULL, dv, bad, lo);
   check(rc != BE_OK && strstr(be_error_message(), "tile") != NULL, "bad tile: rc %d, message '%s'",
         rc, be_error_message());
-  fd_kernel ok = {FD_KERNEL_REORDERED, 2};
+  const fd_kernel badz = kcfg(FD_KERNEL_ZMARCH, 4, 0, 0, 0, 0, 0);
+  rc = be_stencil(&g, FD_REGION_ALL, 0, &c, du, NULL, dv, badz, lo);
+  check(rc != BE_OK && strstr(be_error_message(), "tile") != NULL, "zmarch tile 4: rc %d, '%s'",
+        rc, be_error_message());
+  const fd_kernel ok = kcfg(FD_KERNEL_REORDERED, 2, 0, 0, 0, 0, 0);
   rc = be_stencil(&g, FD_REGION_ALL, 0, &c, du, NULL, du, ok, lo);
   check(rc != BE_OK && strlen(be_error_message()) > 0, "u == out: rc %d", rc);
-  gpu_stencil_cfg big;
-  memset(&big, 0, sizeof big);
-  big.schedule = GPU_SCHED_ZMARCH;
-  big.block[0] = 1024;
-  big.block[1] = 1;
-  rc = gpu_stencil_launch(&g, FD_REGION_ALL, 0, &c, du, NULL, dv, ok, &big, lo, NULL);
-  check(rc != BE_OK && strlen(be_error_message()) > 0, "oversized block: rc %d, '%s'", rc,
-        be_error_message());
+  const fd_kernel big = kcfg(FD_KERNEL_ZMARCH, 1, 0, 1024, 1, 0, 0);
+  rc = be_stencil(&g, FD_REGION_ALL, 0, &c, du, NULL, dv, big, lo);
+  check(rc != BE_OK && strstr(be_error_message(), "exceeds") != NULL, "oversized block: rc %d, '%s'",
+        rc, be_error_message());
+  const fd_kernel bigp = kcfg(FD_KERNEL_REORDERED, 1, 0, 512, 1, 0, 0);
+  rc = be_stencil(&g, FD_REGION_ALL, 0, &c, du, NULL, dv, bigp, lo);
+  check(rc != BE_OK && strstr(be_error_message(), "exceeds") != NULL,
+        "512-thread block for the per-plane kernel: rc %d, '%s'", rc, be_error_message());
+  /* the autotune's candidates: the same list every call, each valid on this grid */
+  fd_kernel cand[64], cand2[64];
+  const int nc = be_kernel_candidates(cand, 64), nc2 = be_kernel_candidates(cand2, 64);
+  int bad_cand = nc < 2 || nc != nc2 || memcmp(cand, cand2, sizeof cand[0] * (size_t)nc) != 0;
+  for (int i = 0; i < nc; i++) {
+    fd_kernel r = cand[i];
+    bad_cand += be_kernel_resolve(&g, &r) != BE_OK;
+  }
+  check(!bad_cand, "be_kernel_candidates: %d candidates, stable and valid", nc);
   if (!quick) { /* (compute-sanitizer would count the failed allocation as an error) */
     void *huge = NULL;
     rc = be_malloc(&huge, (size_t)1 << 62);
@@ -572,7 +586,7 @@ static int rnd(int lo, int hi) /* uniform in lo..hi */
  * alike); be_add_point adds at exactly one point. */
 static void test_zrange_point(const fd_grid *g)
 {
-  const size_t all = fd_grid_points_with_ghosts(g);
+  const size_t all = g->elems;
   real_t *du, *df, *dref, *dout, *href = malloc(all * sizeof(real_t)), *hout = malloc(all * sizeof(real_t));
   REQUIRE(be_malloc((void **)&du, all * sizeof(real_t)));
   REQUIRE(be_malloc((void **)&df, all * sizeof(real_t)));
@@ -585,10 +599,11 @@ static void test_zrange_point(const fd_grid *g)
   REQUIRE(be_fill(g, &ff, df, S));
   const fd_coeffs c = {1.7, 0.11, 0.13, 0.17, -1.0};
   long bad = 0;
-  for (int kid = 0; kid < 2; kid++)
+  for (int kid = 0; kid < FD_KERNEL_COUNT; kid++)
     for (int region = FD_REGION_ALL; region <= FD_REGION_SHELL; region++)
       for (int split = 0; split <= g->n[2]; split += (g->n[2] > 8 ? 3 : 1)) {
-        const fd_kernel k = {kid ? FD_KERNEL_REORDERED : FD_KERNEL_BASELINE, kid ? 4 : 1};
+        const fd_kernel k = kcfg((fd_kernel_id)kid, kid == FD_KERNEL_REORDERED ? 4 : 0, 0, 0, 0,
+                                 kid == FD_KERNEL_ZMARCH ? 5 : 0, 0);
         REQUIRE(be_fill(g, &poison, dref, S));
         REQUIRE(be_fill(g, &poison, dout, S));
         REQUIRE(be_stencil(g, (fd_region)region, FD_FACES_ALL, &c, du, df, dref, k, S));
@@ -599,10 +614,12 @@ static void test_zrange_point(const fd_grid *g)
         if (memcmp(href, hout, all * sizeof(real_t)) != 0) bad++;
       }
   check(bad == 0, "be_stencil_zrange %dx%dx%d: %ld splits differ from be_stencil", g->n[0], g->n[1], g->n[2], bad);
+  REQUIRE(be_fill(g, &fu, dout, S)); /* finite values (NaN payloads differ between GPU and host) */
+  to_host(hout, dout, all);
   REQUIRE(be_add_point(g, 1, g->n[1], g->n[2] + 1, (real_t)0.5, dout, S));
   real_t *h2 = malloc(all * sizeof(real_t));
   to_host(h2, dout, all);
-  const size_t sx = (size_t)g->n[0] + 2, sy = (size_t)g->n[1] + 2, p = IDX(1, g->n[1], g->n[2] + 1);
+  const size_t p = IDX(1, g->n[1], g->n[2] + 1);
   long diff = 0;
   for (size_t q = 0; q < all; q++) {
     real_t want = q == p ? hout[q] + (real_t)0.5 : hout[q];
@@ -642,9 +659,11 @@ int main(int argc, char **argv)
         "be_info: accelerator %d, pci '%s'", info.is_accelerator, info.pci_bus_id);
   REQUIRE(be_stream_create(&S, BE_PRIORITY_NORMAL));
 
-  int sizes[32][3] = {{37, 23, 19}, {130, 7, 65}, {2, 2, 2},  {2, 9, 5},  {9, 2, 6},
-                      {7, 5, 2},    {1, 4, 3},    {3, 1, 1},  {64, 33, 20}, {30, 17, 9}};
-  int ns = 10;
+  /* 130, 300 and 257 along x: rows padded to 128-byte boundaries (backend.h) */
+  int sizes[32][3] = {{37, 23, 19}, {130, 7, 65}, {2, 2, 2},    {2, 9, 5},   {9, 2, 6},
+                      {7, 5, 2},    {1, 4, 3},    {3, 1, 1},    {64, 33, 20}, {30, 17, 9},
+                      {300, 5, 9},  {257, 3, 33}};
+  int ns = 12;
   if (quick) {
     sizes[0][0] = 37, sizes[0][1] = 23, sizes[0][2] = 19;
     sizes[1][0] = 30, sizes[1][1] = 17, sizes[1][2] = 9;
@@ -657,33 +676,35 @@ int main(int argc, char **argv)
     }
   }
   for (int s = 0; s < ns; s++) {
-    fd_grid g = {{sizes[s][0], sizes[s][1], sizes[s][2]}};
+    fd_grid g = grid3(sizes[s][0], sizes[s][1], sizes[s][2]);
     int before = n_fail;
     test_stencil_size(&g, 1000 + (uint64_t)s, quick);
     printf("stencil %dx%dx%d: %s\n", g.n[0], g.n[1], g.n[2], n_fail == before ? "ok" : "FAILED");
   }
   {
-    fd_grid g1 = {{40, 30, 20}}, g2 = {{33, 2, 17}};
+    fd_grid g1 = grid3(40, 30, 20), g2 = grid3(33, 2, 17), g3 = grid3(200, 9, 7);
     test_quadratic_laplacian(&g1);
     test_quadratic_laplacian(&g2);
+    test_quadratic_laplacian(&g3);
   }
   {
     const int all[FD_FACES] = {1, 1, 1, 1, 1, 1}, some[FD_FACES] = {0, 1, 1, 0, 0, 1};
-    fd_grid g1 = {{37, 23, 19}}, g2 = {{2, 5, 3}};
+    fd_grid g1 = grid3(37, 23, 19), g2 = grid3(2, 5, 3), g3 = grid3(130, 5, 3);
     test_faces(&g1, all);
     test_faces(&g1, some);
     test_faces(&g2, all);
+    test_faces(&g3, all);
   }
   {
-    fd_grid g = {{37, 23, 19}};
+    fd_grid g = grid3(37, 23, 19);
     test_fill_norms(&g);
     if (!quick) {
-      fd_grid big = {{130, 70, 65}};
+      fd_grid big = grid3(130, 70, 65);
       test_fill_norms(&big);
     }
   }
   {
-    fd_grid g1 = {{37, 23, 19}}, g2 = {{5, 3, 2}};
+    fd_grid g1 = grid3(37, 23, 19), g2 = grid3(5, 3, 2);
     test_zrange_point(&g1);
     test_zrange_point(&g2);
   }

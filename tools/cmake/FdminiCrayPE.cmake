@@ -125,7 +125,7 @@ elseif(FDMINI_CRAY_PE)
 else()
   set(FDMINI_GTL_STATUS "n/a (not a Cray PE)")
 endif()
-target_link_libraries(fdmini_core PUBLIC fdmini_cray)
+target_link_libraries(fdmini_driver PUBLIC fdmini_cray)
 
 if(_fd_gtl_name)
   # the linked binary must need the GTL: checked after every link of fdmini

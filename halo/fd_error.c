@@ -1,4 +1,5 @@
-/* util.c - error recording and agreement (fd_error.h). */
+/* fd_error.c - error recording, the messages of failed backend and MPI calls, agreement on an
+ * error among ranks, wall-clock time (fd_error.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

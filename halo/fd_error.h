@@ -1,10 +1,11 @@
 /* fd_error.h - how errors travel in fdmini (PETSc style): every fallible function returns an
  * fd error code, callers propagate it with FD_CALL, and the wrappers FD_BE (backend API) and
  * FD_MPI turn a failed call into a code plus one message line naming the call, file, line
- * and rank. main() prints that line and ends the job: from rank 0 and collectively when every
- * rank agreed on the error (bad input, I/O, a failure every rank checked together such as
- * fields that do not fit in memory), from the failing rank with MPI_Abort otherwise (a
- * rank-local failure must not leave the other ranks waiting).
+ * and rank. fd_agree makes an error every rank's. The driver (src/main.c) prints that line and
+ * ends the job: from rank 0 and collectively when every rank agreed on the error (bad input,
+ * I/O, a failure every rank checked together such as fields that do not fit in memory), from
+ * the failing rank with MPI_Abort otherwise (a rank-local failure must not leave the other
+ * ranks waiting). It lives in halo/ because the exchange uses it; src/ uses it too.
  */
 #ifndef FDMINI_ERROR_H
 #define FDMINI_ERROR_H
@@ -27,7 +28,8 @@ enum {
 #define FD_MPI_REAL (sizeof(real_t) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT)
 
 /* Records `code` with a printf-style message (kept until the next fd_set_error) and returns
- * the code, so that `return fd_set_error(FD_ERR_USAGE, "...")` reads naturally. */
+ * the code, so that `return fd_set_error(FD_ERR_USAGE, "...")` reads naturally. The message
+ * is one per process, read by fd_error_message(). Not Collective. */
 int fd_set_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *fd_error_message(void);
 
@@ -45,9 +47,13 @@ typedef struct {
 void fd_error_save(fd_error_saved *e);
 void fd_error_restore(const fd_error_saved *e);
 
+/* The messages of FD_BE and FD_MPI: "rank R: FILE:LINE: EXPR failed: <reason>" (the backend's
+ * be_error_message() or MPI's error string); return FD_ERR_RUNTIME. Not Collective. */
 int fd_backend_failed(const char *file, int line, const char *expr);
 int fd_mpi_failed(const char *file, int line, const char *expr, int mpi_code);
 
+/* Return from the calling function with the error code of EXPR (an fd function, a backend
+ * call, an MPI call) when it is not FD_OK, BE_OK or MPI_SUCCESS. */
 #define FD_CALL(EXPR)                                                                          \
   do {                                                                                         \
     int fd_e_ = (EXPR);                                                                        \
@@ -71,7 +77,7 @@ int fd_mpi_failed(const char *file, int line, const char *expr, int mpi_code);
  * of the lowest-numbered failing rank (and fd_error_agreed() 1). */
 int fd_agree(MPI_Comm comm, int code);
 
-/* Wall-clock seconds (MPI_Wtime). */
+/* Wall-clock seconds (MPI_Wtime). Not Collective. */
 double fd_now(void);
 
 #endif

@@ -1,0 +1,58 @@
+/* kernel_time.c - times stencil configurations on the caller's own grid and buffers: the
+ * measuring half of the start-up autotune (src/tune.c agrees on the choice across ranks) and
+ * of the kernel sweep's "autotune" column (bench/kernel_sweep.c). Backend-independent: it
+ * calls only backend.h. No MPI. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int fd_kernel_time(const fd_kernel_trial *t, const fd_kernel *list, int n, int rounds,
+                   double *ms)
+{
+  if (n < 1) return BE_OK;
+  if (rounds < 1) rounds = 1;
+  double *all = malloc(sizeof *all * (size_t)n * (size_t)rounds);
+  if (!all) return BE_ERROR;
+  be_event e0 = NULL, e1 = NULL;
+  int rc = be_event_create(&e0);
+  if (!rc) rc = be_event_create(&e1);
+  /* one untimed launch of each (module load, first-touch), then round-robin rounds so that a
+   * drift of the clocks or of a co-runner spreads over all configurations alike */
+  for (int i = 0; i < n && !rc; i++)
+    rc = be_stencil(&t->grid, t->region, t->deferred, &t->coeffs, t->u, t->f, t->out, list[i], t->stream);
+  if (!rc) rc = be_stream_sync(t->stream);
+  for (int r = 0; r < rounds && !rc; r++)
+    for (int i = 0; i < n && !rc; i++) {
+      float x = 0;
+      rc = be_event_record(e0, t->stream);
+      if (!rc) rc = be_stencil(&t->grid, t->region, t->deferred, &t->coeffs, t->u, t->f, t->out, list[i], t->stream);
+      if (!rc) rc = be_event_record(e1, t->stream);
+      if (!rc) rc = be_event_sync(e1);
+      if (!rc) rc = be_event_elapsed_ms(&x, e0, e1);
+      all[(size_t)i * (size_t)rounds + (size_t)r] = x;
+    }
+  for (int i = 0; i < n && !rc; i++) {
+    double *v = all + (size_t)i * (size_t)rounds;
+    qsort(v, (size_t)rounds, sizeof *v, cmp_double);
+    ms[i] = rounds % 2 ? v[rounds / 2] : 0.5 * (v[rounds / 2 - 1] + v[rounds / 2]);
+  }
+  if (e0) (void)be_event_destroy(e0);
+  if (e1) (void)be_event_destroy(e1);
+  free(all);
+  return rc;
+}
+
+int fd_kernel_fastest(const double *ms, int n)
+{
+  int best = 0;
+  for (int i = 1; i < n; i++)
+    if (ms[i] < ms[best]) best = i;
+  return best;
+}

@@ -1,0 +1,17 @@
+/* dump.h - the final field to one raw file (--dump), in global order whatever the
+ * decomposition (dump.c). */
+#ifndef FDMINI_DUMP_H
+#define FDMINI_DUMP_H
+
+#include "backend.h"
+#include "decomp.h"
+
+/* Writes the interior of `field` (this rank's device field of layout *g, interior dec->n) into
+ * `path` at this block's place in the global grid: raw real_t, x fastest, dec->N points.
+ * Copies the field to pinned host memory on `stream` (freed before returning). Collective
+ * over dec->cart (MPI-IO); synchronous. FD_ERR_USAGE (agreed) when the file cannot be
+ * opened. */
+int dump_field(const fd_decomp *dec, const fd_grid *g, be_stream stream, const real_t *field,
+               const char *path);
+
+#endif

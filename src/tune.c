@@ -1,0 +1,62 @@
+/* tune.c - start-up measurements on each rank's own block (tune.h): the device copy bandwidth
+ * and the autotune, whose timing half (fd_kernel_time) lives with the kernels and whose
+ * agreement across ranks lives here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fd_error.h"
+#include "tune.h"
+
+static int cmp_float(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+int tune_memcpy_gbs(void *dst, const void *src, size_t bytes, be_stream s, double *gbs)
+{
+  enum { REPS = 5 };
+  be_event e0 = NULL, e1 = NULL;
+  float ms[REPS];
+  FD_BE(be_event_create(&e0));
+  FD_BE(be_event_create(&e1));
+  FD_BE(be_memcpy_async(dst, src, bytes, BE_COPY_D2D, s));
+  for (int r = 0; r < REPS; r++) {
+    FD_BE(be_event_record(e0, s));
+    FD_BE(be_memcpy_async(dst, src, bytes, BE_COPY_D2D, s));
+    FD_BE(be_event_record(e1, s));
+    FD_BE(be_event_sync(e1));
+    FD_BE(be_event_elapsed_ms(&ms[r], e0, e1));
+  }
+  FD_BE(be_event_destroy(e0));
+  FD_BE(be_event_destroy(e1));
+  qsort(ms, REPS, sizeof ms[0], cmp_float);
+  const double t = ms[REPS / 2] > 0 ? ms[REPS / 2] * 1e-3 : 1e-9; /* host copies can be that fast */
+  *gbs = 2.0 * (double)bytes / t / 1e9;
+  return FD_OK;
+}
+
+int tune_agree(MPI_Comm comm, double *ms, int n, int *chosen)
+{
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, ms, n, MPI_DOUBLE, MPI_MAX, comm));
+  *chosen = fd_kernel_fastest(ms, n);
+  return FD_OK;
+}
+
+int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out)
+{
+  memset(out, 0, sizeof *out);
+  out->n = be_kernel_candidates(out->cand, FD_TUNE_MAX);
+  /* the ranks time together, as they will run (ranks sharing a device share it here too) */
+  FD_MPI(MPI_Barrier(comm));
+  const double t0 = fd_now();
+  int err = fd_kernel_time(t, out->cand, out->n, 5, out->ms) == BE_OK
+                ? FD_OK
+                : fd_set_error(FD_ERR_RUNTIME, "autotune: %s", be_error_message());
+  FD_CALL(fd_agree(comm, err));
+  FD_CALL(tune_agree(comm, out->ms, out->n, &out->chosen));
+  const double dt = fd_now() - t0;
+  FD_MPI(MPI_Allreduce(&dt, &out->seconds, 1, MPI_DOUBLE, MPI_MAX, comm));
+  out->ran = 1;
+  return FD_OK;
+}

@@ -1,0 +1,38 @@
+/* tune.h - start-up measurements on each rank's own block: the device copy bandwidth (the
+ * reference of the report's "% of memcpy") and the autotune of the stencil configuration. */
+#ifndef FDMINI_TUNE_H
+#define FDMINI_TUNE_H
+
+#include <mpi.h>
+
+#include "backend.h"
+
+#define FD_TUNE_MAX 32
+
+/* The autotune's trial as every rank saw it. */
+typedef struct {
+  int ran;                  /* 1 when the autotune ran (0: --tune off, --kernel, host) */
+  int n;                    /* candidates timed */
+  fd_kernel cand[FD_TUNE_MAX];
+  double ms[FD_TUNE_MAX];   /* median ms per update of each candidate on the slowest rank */
+  int chosen;               /* index of the one every rank uses */
+  double seconds;           /* wall time of the trial, slowest rank */
+} fd_tune;
+
+/* Bandwidth of a device-to-device copy of `bytes` from src to dst (two buffers of this
+ * rank's device) on stream s, counting bytes read plus bytes written: the median of 5 timed
+ * copies after one untimed. Not Collective; synchronous. */
+int tune_memcpy_gbs(void *dst, const void *src, size_t bytes, be_stream s, double *gbs);
+
+/* The agreement of the autotune: ms[0..n-1] holds this rank's times on entry and the
+ * maximum over the ranks of comm on return; *chosen = the index of the smallest (the first
+ * of equals), the same on every rank. Collective over comm. */
+int tune_agree(MPI_Comm comm, double *ms, int n, int *chosen);
+
+/* Times every candidate of be_kernel_candidates on trial t (this rank's block, the update
+ * the run will do; t->out is overwritten) on every rank of comm at once and fills *out with
+ * the candidates, their times on the slowest rank and the choice (tune_agree). Collective
+ * over comm: every rank gets the same *out. */
+int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out);
+
+#endif
