@@ -56,6 +56,11 @@ int be_init(int index, be_info *info);
 void be_set_host_threads(int threads);
 /* Releases what be_init set up (after every block, stream and event is freed). Synchronous. */
 int be_finalize(void);
+/* The GPU runtime and driver this process uses, one short line each, for the record of a run:
+ * CUDA "CUDA runtime 13.0" / "NVIDIA 580.65.06 (CUDA driver API 13.0)"; HIP "HIP 5.2.21153" /
+ * "amdgpu 6.8.5 (HIP driver 5.2.21153)" (kernel module versions where the OS shows them,
+ * "unknown" otherwise); "none" / "none" on the host backend. Synchronous. */
+int be_runtime_versions(char *runtime, size_t runtime_len, char *driver, size_t driver_len);
 /* The last error as one line ("hipMalloc(...) failed: out of memory", ...); valid until the
  * next failing call. */
 const char *be_error_message(void);

@@ -6,7 +6,8 @@
 # Usage: launch/local.sh [FDMINI OPTIONS...]      e.g. launch/local.sh --bind-report --iters 50
 #
 # Knobs (default):
-#   FDMINI_BINARY       fdmini executable (build/fdmini of this checkout)
+#   FDMINI_BINARY       fdmini executable (build/fdmini of this checkout; installed:
+#                       P/bin/fdmini beside P/share/fdmini/launch; else fdmini on PATH)
 #   FDMINI_NP           ranks (the GPUs found; without GPUs, the cores)
 #   FDMINI_BIND         gpu | core | numa | none
 #                         gpu:  rank r (node-local) is bound with hwloc-bind to the CPUs local to
@@ -65,7 +66,10 @@ gpu_buses() {
   echo "${ids[*]}"
 }
 
-binary=${FDMINI_BINARY:-$root/build/fdmini}
+if [[ -n ${FDMINI_BINARY:-} ]]; then binary=$FDMINI_BINARY
+elif [[ -x $root/build/fdmini ]]; then binary=$root/build/fdmini
+elif [[ -x $root/../../bin/fdmini ]]; then binary=$(readlink -f "$root/../../bin/fdmini") # installed
+else binary=$(command -v fdmini || echo "$root/build/fdmini"); fi
 [[ -x $binary ]] || die "fdmini binary '$binary' is not executable (build it or set FDMINI_BINARY)"
 mpirun=${FDMINI_MPIRUN:-mpirun}
 command -v "$mpirun" >/dev/null 2>&1 || die "'$mpirun' not found (set FDMINI_MPIRUN)"

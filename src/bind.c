@@ -1,6 +1,7 @@
 /* bind.c - where each rank runs (bind.h): its node and its device (bind_node, bind_device),
- * and the binding report: per-rank records from hwloc, gathered on rank 0, analysed for far
- * CPUs, shared GPUs and idle GPUs, printed as a table and JSON. */
+ * and the binding report: per-rank records from hwloc (or, in builds without it, from the OS:
+ * bind_os.c), gathered on rank 0, analysed for far CPUs, shared GPUs and idle GPUs, printed as
+ * a table and JSON. */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "bind.h"
+#include "bind_os.h"
 #include "fd_error.h"
 
 /* ---- small helpers ---- */
@@ -27,6 +29,7 @@ static void copy_str(char *dst, size_t len, const char *src)
   if (len >= 4) memcpy(dst + len - 4, "...", 4);
 }
 
+#if FDMINI_HAVE_HWLOC
 /* set as an hwloc list string ("0-6,48") into buf[len]; "..." at the end when it did not fit. */
 static int list_str(char *buf, size_t len, hwloc_const_bitmap_t set, const char *what)
 {
@@ -36,19 +39,6 @@ static int list_str(char *buf, size_t len, hwloc_const_bitmap_t set, const char 
                         strerror(errno));
   if ((size_t)need >= len && len >= 4) memcpy(buf + len - 4, "...", 4);
   return FD_OK;
-}
-
-/* A PCI bus id as "dddd:bb:dd.f" in lower case (hwloc's and lspci's form). Accepts CUDA's
- * "00000000:C1:00.0" and the domain-less "c1:00.0"; anything else is copied as it is. */
-static void busid_normalise(char *dst, size_t len, const char *src)
-{
-  unsigned dom = 0, bus, dev, fn;
-  char tail;
-  if (sscanf(src, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) == 4 ||
-      (dom = 0, sscanf(src, "%x:%x.%x%c", &bus, &dev, &fn, &tail) == 3))
-    snprintf(dst, len, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
-  else
-    copy_str(dst, len, src);
 }
 
 /* ---- topology and collection ---- */
@@ -96,7 +86,7 @@ static int collect_gpu(hwloc_topology_t topo, hwloc_const_cpuset_t cpus, const b
 {
   b->gpu = dev->device_index;
   b->gpu_count = dev->device_count;
-  busid_normalise(b->gpu_pci, sizeof b->gpu_pci, dev->pci_bus_id);
+  bind_os_busid_normalise(b->gpu_pci, sizeof b->gpu_pci, dev->pci_bus_id);
   if (!b->gpu_pci[0]) return FD_OK;
   hwloc_obj_t pci = hwloc_get_pcidev_by_busidstring(topo, b->gpu_pci);
   if (!pci) return FD_OK; /* not in the topology (no sysfs PCI in a container, ...): unknown */
@@ -114,6 +104,7 @@ int bind_collect_with_topology(hwloc_topology_t topo, hwloc_const_cpuset_t cpus,
 {
   memset(mine, 0, sizeof *mine);
   copy_str(mine->host, sizeof mine->host, host && host[0] ? host : "localhost");
+  copy_str(mine->source, sizeof mine->source, "hwloc");
   mine->rank = rank;
   mine->local_rank = -1;
   mine->gpu = -1;
@@ -137,6 +128,7 @@ int bind_collect_with_topology(hwloc_topology_t topo, hwloc_const_cpuset_t cpus,
   if (err == FD_OK && dev && dev->is_accelerator) err = collect_gpu(topo, cpus, dev, mine);
   return err;
 }
+#endif /* FDMINI_HAVE_HWLOC */
 
 int bind_collect(MPI_Comm comm, const be_info *dev, fd_binding *mine)
 {
@@ -146,6 +138,7 @@ int bind_collect(MPI_Comm comm, const be_info *dev, fd_binding *mine)
   FD_MPI(MPI_Get_processor_name(host, &len));
   host[len < (int)sizeof host ? len : (int)sizeof host - 1] = '\0';
 
+#if FDMINI_HAVE_HWLOC
   hwloc_topology_t topo;
   hwloc_cpuset_t cpus = NULL;
   int err = bind_topology_load(&topo, NULL);
@@ -165,6 +158,11 @@ int bind_collect(MPI_Comm comm, const be_info *dev, fd_binding *mine)
     hwloc_bitmap_free(cpus);
     hwloc_topology_destroy(topo);
   }
+#else
+  bind_os_cpuset cpus;
+  int err = bind_os_affinity(&cpus);
+  if (err == FD_OK) err = bind_os_collect("/", &cpus, dev, host, rank, mine);
+#endif
   if (err != FD_OK) {
     char why[768];
     copy_str(why, sizeof why, fd_error_message());
@@ -184,6 +182,7 @@ static void terminate_strings(fd_binding *b)
   b->gpu_pci[sizeof b->gpu_pci - 1] = '\0';
   b->gpu_numa[sizeof b->gpu_numa - 1] = '\0';
   b->gpu_cpus[sizeof b->gpu_cpus - 1] = '\0';
+  b->source[sizeof b->source - 1] = '\0';
 }
 
 int bind_gather(MPI_Comm comm, const fd_binding *mine, fd_binding **all)
@@ -277,8 +276,9 @@ int bind_analyse(const fd_binding *all, int n, char *warnings, size_t len, int *
     const fd_binding *b = &all[i];
     if (b->gpu < 0) continue;
     if (b->gpu_pci[0] && !b->gpu_found)
-      warn_add(&w, "rank %d (%s): GPU %d (%s) not found in the hwloc topology: its NUMA locality "
-                   "is unknown", b->rank, b->host, b->gpu, b->gpu_pci);
+      warn_add(&w, "rank %d (%s): GPU %d (%s) not found in %s: its NUMA locality is unknown",
+               b->rank, b->host, b->gpu, b->gpu_pci,
+               strcmp(b->source, "os") == 0 ? "sysfs (/sys/bus/pci/devices)" : "the hwloc topology");
     else if (b->cpus_local == 0)
       warn_add(&w, "rank %d (%s): CPUs %s (NUMA %s) are not local to its GPU %d (%s, NUMA %s, "
                    "local CPUs %s)", b->rank, b->host, b->cpus, b->cpu_numa, b->gpu, b->gpu_pci,
@@ -338,6 +338,14 @@ int bind_analyse(const fd_binding *all, int n, char *warnings, size_t len, int *
 
 static int max_int(int a, int b) { return a > b ? a : b; }
 
+/* Where the records' locality came from, in words (every rank runs the same binary). */
+static const char *bind_source_text(const fd_binding *all, int n)
+{
+  if (n > 0 && strcmp(all[0].source, "os") == 0)
+    return "the OS: sched_getaffinity and sysfs, no hwloc";
+  return n > 0 && all[0].source[0] ? all[0].source : "unknown";
+}
+
 void bind_print_table(FILE *out, const fd_binding *all, int n)
 {
   int hosts = 0, wh = 4, wc = 4, wn = 8, wp = 7, wg = 8, wgc = 8;
@@ -352,8 +360,8 @@ void bind_print_table(FILE *out, const fd_binding *all, int n)
     wg = max_int(wg, (int)strlen(all[i].gpu_numa));
     wgc = max_int(wgc, (int)strlen(all[i].gpu_cpus));
   }
-  fprintf(out, "binding: %d rank%s on %d host%s\n", n, n == 1 ? "" : "s", hosts,
-          hosts == 1 ? "" : "s");
+  fprintf(out, "binding: %d rank%s on %d host%s (locality from %s)\n", n, n == 1 ? "" : "s",
+          hosts, hosts == 1 ? "" : "s", bind_source_text(all, n));
   fprintf(out, "  %5s  %-*s  %5s  %-*s  %-*s  %4s  %-*s  %-*s  %-*s  %s\n", "rank", wh, "host",
           "local", wc, "cpus", wn, "cpu_numa", "gpu", wp, "gpu_pci", wg, "gpu_numa", wgc,
           "gpu_cpus", "local_to_gpu");
@@ -373,6 +381,7 @@ void bind_print_table(FILE *out, const fd_binding *all, int n)
 void bind_json(fd_json *j, const fd_binding *all, int n)
 {
   if (!all) return;
+  json_str(j, "binding_source", n > 0 ? all[0].source : "");
   json_array(j, "binding");
   for (int i = 0; i < n; i++) {
     const fd_binding *b = &all[i];

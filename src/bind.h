@@ -1,9 +1,10 @@
 /* bind.h - where each rank runs. bind_node finds this process's node (the one node
  * communicator of fdmini, split once), bind_device binds it to a device. The binding report
  * says where each rank runs (host, CPUs, NUMA nodes), which GPU it drives (index, PCI bus id)
- * and where that GPU sits (its NUMA node and local CPUs, found with hwloc from the PCI bus id),
- * plus the warnings that matter on LUMI-G and Frontier: CPUs far from the rank's GPU, ranks
- * sharing a GPU, visible GPUs left idle.
+ * and where that GPU sits (its NUMA node and local CPUs, found with hwloc from the PCI bus id,
+ * or from Linux's sysfs in builds without hwloc: bind_os.h), plus the warnings that matter on
+ * LUMI-G and Frontier: CPUs far from the rank's GPU, ranks sharing a GPU, visible GPUs left
+ * idle. Every record says which source it used.
  *
  * Integration (main.c):
  *
@@ -23,10 +24,12 @@
  *
  * Warnings are printed by rank 0 whatever `print` says; the table only when `print` is set.
  *
- * Topology: the real machine's, with I/O devices (PCI). For tests and what-if checks it may come
- * from an hwloc XML file: FDMINI_HWLOC_XML=file (binding queries still read this process's real
- * binding), or hwloc's own HWLOC_XMLFILE (then also set HWLOC_THISSYSTEM=1). Unit tests call
- * bind_collect_with_topology() with a loaded topology and an explicit CPU set.
+ * Topology (hwloc builds): the real machine's, with I/O devices (PCI). For tests and what-if
+ * checks it may come from an hwloc XML file: FDMINI_HWLOC_XML=file (binding queries still read
+ * this process's real binding), or hwloc's own HWLOC_XMLFILE (then also set HWLOC_THISSYSTEM=1).
+ * Unit tests call bind_collect_with_topology() with a loaded topology and an explicit CPU set.
+ * Builds without hwloc (FDMINI_HAVE_HWLOC 0) read the CPU mask and sysfs instead (bind_os.h;
+ * tests call bind_os_collect() on fake sysfs trees).
  */
 #ifndef FDMINI_BIND_H
 #define FDMINI_BIND_H
@@ -34,11 +37,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include <hwloc.h>
 #include <mpi.h>
 
-#include "backend.h"
+#include "backend.h" /* be_info; fdmini_config.h: FDMINI_HAVE_HWLOC */
 #include "json.h"
+#if FDMINI_HAVE_HWLOC
+#include <hwloc.h>
+#endif
 
 /* This process among the processes of a communicator on its node (MPI_COMM_TYPE_SHARED). */
 typedef struct {
@@ -74,15 +79,19 @@ typedef struct {
   char gpu_cpus[160];  /* CPUs of that ancestor (the GPU's local CPUs); "" unknown */
   int gpu_found;       /* 1 when the GPU's PCI device was found in the topology */
   int cpus_local;      /* 1: every CPU of the rank is local to its GPU; 0: not; -1: unknown */
+  char source[8];      /* where the locality came from: "hwloc" or "os" (sysfs, bind_os.h) */
 } fd_binding;
 
 /* Bytes of warning text bind_analyse may need for n records (every line fits). */
 #define BIND_WARNINGS_BYTES(n) ((size_t)(3 * (size_t)(n) + 4) * 400)
 
 /* Fills *mine for this process: host, rank in comm, the CPU binding (hwloc_get_cpubind), the GPU
- * of `dev` and its locality. Loads the topology with I/O devices (or FDMINI_HWLOC_XML).
- * local_rank is left at -1 (bind_report sets it from the node). Not Collective. */
+ * of `dev` and its locality. Loads the topology with I/O devices (or FDMINI_HWLOC_XML). Without
+ * hwloc: sched_getaffinity and sysfs (bind_os_collect). local_rank is left at -1 (bind_report
+ * sets it from the node). Not Collective. */
 int bind_collect(MPI_Comm comm, const be_info *dev, fd_binding *mine);
+
+#if FDMINI_HAVE_HWLOC
 
 /* The same from a loaded topology (loaded with I/O devices kept, e.g. by bind_topology_load)
  * and an explicit CPU set, for tests and what-if checks: no MPI, no system query. host may be
@@ -94,6 +103,7 @@ int bind_collect_with_topology(hwloc_topology_t topo, hwloc_const_cpuset_t cpus,
  * when not NULL, else from FDMINI_HWLOC_XML when set, else from this machine. On success the
  * caller owns *topo (hwloc_topology_destroy). Not Collective. */
 int bind_topology_load(hwloc_topology_t *topo, const char *xml);
+#endif
 
 /* Gathers every rank's record (local_rank as the caller set it) on rank 0 of comm: there *all
  * is a malloc'ed array of comm-size records in rank order; on the other ranks *all = NULL.
@@ -113,9 +123,10 @@ int bind_analyse(const fd_binding *all, int n, char *warnings, size_t len, int *
 /* Prints the table of n records, one line per rank. Not Collective. */
 void bind_print_table(FILE *out, const fd_binding *all, int n);
 
-/* Writes "binding": [{host, rank, local_rank, cpus, cpu_numa, gpu, gpu_pci, gpu_numa, gpu_cpus,
- * cpus_local}...] and "binding_warnings": ["...", ...] as members of the open JSON object j.
- * cpus_local is omitted when unknown. Writes nothing when all is NULL. Not Collective. */
+/* Writes "binding_source": "hwloc" | "os", "binding": [{host, rank, local_rank, cpus, cpu_numa,
+ * gpu, gpu_pci, gpu_numa, gpu_cpus, cpus_local}...] and "binding_warnings": ["...", ...] as
+ * members of the open JSON object j. cpus_local is omitted when unknown. Writes nothing when all
+ * is NULL. Not Collective. */
 void bind_json(fd_json *j, const fd_binding *all, int n);
 
 /* bind_collect + bind_gather, then on rank 0: the table on `out` when print is set, and the

@@ -81,3 +81,9 @@ void json_bool(fd_json *j, const char *key, int v)
   sep(j, key);
   fputs(v ? "true" : "false", j->f);
 }
+
+void json_null(fd_json *j, const char *key)
+{
+  sep(j, key);
+  fputs("null", j->f);
+}

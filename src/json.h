@@ -21,5 +21,6 @@ void json_str(fd_json *j, const char *key, const char *v);
 void json_num(fd_json *j, const char *key, double v);
 void json_int(fd_json *j, const char *key, long long v);
 void json_bool(fd_json *j, const char *key, int v);
+void json_null(fd_json *j, const char *key);
 
 #endif

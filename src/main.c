@@ -2,7 +2,8 @@
  * --no-check), 1 (verification failed), 2 (bad input), 3 (runtime failure, via MPI_Abort),
  * 4 (a snapshot could not be written: agreed, reported once).
  * Every error after MPI_Init ends on every rank: agreed errors collectively, rank-local ones
- * through MPI_Abort. */
+ * through MPI_Abort. Before MPI_Init only site_check_gtl can refuse (exit 2 on every rank, one
+ * line from the launcher's rank 0). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,9 @@
 #include "fd_error.h"
 #include "bind.h"
 #include "options.h"
+#include "provenance.h"
 #include "report.h"
+#include "site.h"
 #include "solver.h"
 
 /* Opens (rank 0) an output file before the run so that a bad path fails at once. */
@@ -58,6 +61,11 @@ static int finish(int code)
 
 int main(int argc, char **argv)
 {
+  fd_provenance prov; /* what the run ran on: start time now, the rest after the device */
+  prov_start(&prov);
+  /* GPU-aware Cray MPICH without its GTL aborts every rank inside MPI_Init: refuse it first,
+   * one line (launcher rank 0) and exit 2 on every rank */
+  if (site_check_gtl(stderr) != FD_OK) return FD_ERR_USAGE;
   /* FUNNELED: the snapshot writer thread makes no MPI call (snapshot.h); snapshot_create
    * refuses to run snapshots where MPI provides less */
   int provided = MPI_THREAD_SINGLE;
@@ -96,7 +104,10 @@ int main(int argc, char **argv)
            dev.device_count);
   fd_binding *binding = NULL; /* rank 0: one record per rank */
   int nbinding = 0;
+  if (rc == FD_OK) rc = fd_agree(world, prov_collect(&prov));
   if (rc == FD_OK) rc = bind_report(world, &node, &dev, o.bind_report, stdout, &binding, &nbinding);
+  /* --halo-path ipc where each rank sees one GPU: refused with its reason before allocating */
+  if (rc == FD_OK) rc = site_check_ipc(world, &node, &o, &dev);
   if (rc == FD_OK) rc = fd_run(&o, world, &dev, node.id, &r);
 
   /* agreed on every rank: bad input, I/O, or a runtime failure all ranks checked together
@@ -114,10 +125,10 @@ int main(int argc, char **argv)
     return FD_ERR_RUNTIME;
   }
   if (rank == 0) {
-    report_print(stdout, &o, &dev, &r);
+    report_print(stdout, &o, &dev, &r, &prov);
     fflush(stdout);
     if (json) {
-      report_json(json, &o, &dev, &r, binding, nbinding);
+      report_json(json, &o, &dev, &r, binding, nbinding, &prov);
       fclose(json);
     }
   }

@@ -5,10 +5,12 @@
 #include "json.h"
 #include "report.h"
 
-void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r)
+void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
+                  const fd_provenance *prov)
 {
   fprintf(out, "fdmini %s (%s): %s backend, %s, device %s\n", FDMINI_VERSION, FDMINI_GIT_COMMIT,
           dev->backend, FDMINI_REAL_NAME, dev->name);
+  prov_print(out, prov);
   fprintf(out, "  operator    %s%s\n", fd_op_name(r->op),
           r->op == FD_OP_HEAT ? " (explicit step, dt = h^2/12 on a cube)" : "");
   if (r->op == FD_OP_WAVE) {
@@ -111,7 +113,7 @@ static void stat(fd_json *j, const char *key, const fd_stat *s)
 }
 
 void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
-                 const fd_binding *binding, int nbinding)
+                 const fd_binding *binding, int nbinding, const fd_provenance *prov)
 {
   fd_json j;
   char when[32];
@@ -122,6 +124,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_str(&j, "version", FDMINI_VERSION);
   json_str(&j, "git_commit", FDMINI_GIT_COMMIT);
   json_str(&j, "date", when);
+  prov_json(&j, prov);
   json_str(&j, "backend", dev->backend);
   json_str(&j, "device", dev->name);
   json_str(&j, "precision", FDMINI_REAL_NAME);

@@ -8,7 +8,8 @@
  * (https://docs.lumi-supercomputer.eu/runjobs/scheduled-jobs/distribution-binding/): GCDs 0,1 on
  * NUMA 3, 2,3 on NUMA 1, 4,5 on NUMA 0, 6,7 on NUMA 2, and one rank per GCD is bound with
  * `--cpu-bind=map_cpu:49,57,17,25,1,9,33,41`; lumi-CPEtools gpu_check for the bus ids
- * c1 c6 c9 ce d1 d6 d9 de of GCDs 0..7. */
+ * c1 c6 c9 ce d1 d6 d9 de of GCDs 0..7. Built only with hwloc; the OS path (bind_os.c) is
+ * test_binding_os.c's, and the two must agree (test_hwloc_and_os_give_the_same_records). */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include <mpi.h>
 
 #include "bind.h"
+#include "bind_os.h"
 #include "fd_error.h"
 
 /* GCD i of a LUMI-G node: PCI bus, NUMA node, the CPUs local to that NUMA node (PUs c and c+64
@@ -39,6 +41,7 @@ static const struct {
 };
 
 static char topo_path[4096];
+static char sysfs_root[4096]; /* the same node as Linux files (sysfs-lumi-g, bind_os.c) */
 
 /* tests/topologies/lumi-g.xml beside this source (or in FDMINI_TEST_TOPOLOGY_DIR). */
 static void find_topology(void)
@@ -46,12 +49,14 @@ static void find_topology(void)
   const char *dir = getenv("FDMINI_TEST_TOPOLOGY_DIR");
   if (dir && dir[0]) {
     snprintf(topo_path, sizeof topo_path, "%s/lumi-g.xml", dir);
+    snprintf(sysfs_root, sizeof sysfs_root, "%s/sysfs-lumi-g", dir);
     return;
   }
   const char *src = __FILE__;
   const char *slash = strrchr(src, '/');
   int n = slash ? (int)(slash - src) : 1;
   snprintf(topo_path, sizeof topo_path, "%.*s/topologies/lumi-g.xml", n, slash ? src : ".");
+  snprintf(sysfs_root, sizeof sysfs_root, "%.*s/topologies/sysfs-lumi-g", n, slash ? src : ".");
 }
 
 static int load_lumi_g(void **state)
@@ -354,6 +359,35 @@ static void test_warnings_that_do_not_fit_are_counted_not_cut(void **state)
   assert_int_equal(small[strlen(small) - 1], '\n');
 }
 
+/* ---- hwloc and the OS agree ---- */
+
+/* Every field but the source is the same from lumi-g.xml (hwloc) and sysfs-lumi-g (bind_os.c):
+ * every GCD with local, far, several-CCD and unbound CPU sets. */
+static void test_hwloc_and_os_give_the_same_records(void **state)
+{
+  hwloc_topology_t topo = *state;
+  static const char *const sets[] = {"49", "1-7", "0-7", "16-31,80-95", "0-127", "3,60", "64"};
+  for (int g = 0; g < 8; g++)
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+      be_info d = gpu_dev(gcd[g].bus, 0, 1);
+      fd_binding h, o;
+      collect(topo, sets[k], &d, "nid005163", 3, &h);
+      bind_os_cpuset set;
+      assert_int_equal(bind_os_cpuset_parse(&set, sets[k]), 0);
+      assert_int_equal(bind_os_collect(sysfs_root, &set, &d, "nid005163", 3, &o), FD_OK);
+      assert_string_equal(h.source, "hwloc");
+      assert_string_equal(o.source, "os");
+      memcpy(o.source, h.source, sizeof o.source);
+      assert_string_equal(h.cpus, o.cpus);
+      assert_string_equal(h.cpu_numa, o.cpu_numa);
+      assert_string_equal(h.gpu_numa, o.gpu_numa);
+      assert_string_equal(h.gpu_cpus, o.gpu_cpus);
+      assert_int_equal(h.cpus_local, o.cpus_local);
+      assert_int_equal(h.gpu_found, o.gpu_found);
+      assert_memory_equal(&h, &o, sizeof h);
+    }
+}
+
 /* ---- output ---- */
 
 static char *read_all(FILE *f)
@@ -385,7 +419,7 @@ static void test_table_and_json_list_every_rank_and_warning(void **state)
   bind_print_table(f, b, 8);
   char *table = read_all(f);
   fclose(f);
-  assert_non_null(strstr(table, "binding: 8 ranks on 1 host\n"));
+  assert_non_null(strstr(table, "binding: 8 ranks on 1 host (locality from hwloc)\n"));
   assert_non_null(strstr(table, "gpu_pci"));
   assert_int_equal(count_lines(table), 10); /* title, header, 8 ranks */
   assert_non_null(strstr(table, "0000:de:00.0"));
@@ -399,6 +433,7 @@ static void test_table_and_json_list_every_rank_and_warning(void **state)
   json_close(&j);
   char *json = read_all(f);
   fclose(f);
+  assert_non_null(strstr(json, "\"binding_source\": \"hwloc\""));
   assert_non_null(strstr(json, "\"binding\": ["));
   assert_non_null(strstr(json, "\"host\": \"nid005163\""));
   assert_non_null(strstr(json, "\"cpus\": \"49\""));
@@ -430,6 +465,13 @@ static void test_collect_reads_this_process_binding(void **state)
   assert_true(b.host[0] != '\0');
   assert_int_equal(b.rank, 0);
   assert_int_equal(b.local_rank, -1);
+  /* the OS path reads the same CPUs and NUMA nodes on this machine */
+  bind_os_cpuset mask;
+  fd_binding o;
+  assert_int_equal(bind_os_affinity(&mask), FD_OK);
+  assert_int_equal(bind_os_collect("/", &mask, &d, b.host, 0, &o), FD_OK);
+  assert_string_equal(o.cpus, b.cpus);
+  assert_string_equal(o.cpu_numa, b.cpu_numa);
 }
 
 /* FDMINI_HWLOC_XML swaps in another machine's topology while the binding stays this process's. */
@@ -471,7 +513,7 @@ static void test_report_on_one_rank_gathers_and_prints_the_table(void **state)
   assert_int_equal(all[0].gpu, -1);
   char *out = read_all(f);
   fclose(f);
-  assert_non_null(strstr(out, "binding: 1 rank on 1 host\n"));
+  assert_non_null(strstr(out, "binding: 1 rank on 1 host (locality from hwloc)\n"));
   assert_non_null(strstr(out, "binding: no warnings\n"));
   free(out);
   bind_free(all);
@@ -497,6 +539,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_missing_xml_file_is_an_error_naming_it),
     cmocka_unit_test(test_warnings_that_do_not_fit_are_counted_not_cut),
     cmocka_unit_test(test_table_and_json_list_every_rank_and_warning),
+    cmocka_unit_test(test_hwloc_and_os_give_the_same_records),
   };
   const struct CMUnitTest machine[] = {
     cmocka_unit_test(test_collect_reads_this_process_binding),

@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # run-tests.sh - the README's "run all tests" command, and what CI runs (.ci/run calls it).
 # On a fresh Debian 12 machine (as root, or with sudo) it:
-#   1. installs every package needed, GPU cross-compilers included (tools/install-deps.sh)
+#   1. installs every package needed, the HIP cross-compiler included (tools/install-deps.sh)
 #   2. configures and builds build/ (host backend, Release, -DFDMINI_WERROR=ON)
 #   3. starts a single-node Slurm (launch/slurm-local.sh; stopped again on exit)
-#   4. runs the whole ctest suite of build/ (unit, mpi, cli and the srun test)
-#   5. cross-builds the HIP (gfx90a) and CUDA (sm_90) binaries (tests/gpu/build_gpu_backends.sh,
-#      when present)
-#   6. checks the layer stack on the three builds (tools/check-layers.py: includes, the getenv
-#      list of CONTRIBUTING.md, files that call each other)
-#   7. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit,
+#   4. runs the whole ctest suite of build/: unit, mpi, cli, the srun and launch-script tests,
+#      the study tools, the install into a prefix and the package recipes, and the Cray PE
+#      logic on a mock PE with the HIP build (label site)
+#   5. builds build-nohwloc/ without hwloc (-DFDMINI_HWLOC=OFF: the binding report from sysfs)
+#      and runs its unit tests (the binding tests included)
+#   6. cross-builds the HIP (gfx90a) and the CUDA (sm_90) binaries, one stage each
+#      (tests/gpu/build_gpu_backends.sh)
+#   7. checks the layer stack on the builds (tools/check-layers.py: includes, the getenv list
+#      of CONTRIBUTING.md, files that call each other)
+#   8. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit,
 #      multi-rank and command-line tests (the CLI's error exits must not leak either)
-#   8. runs shellcheck over every shell script of the project
+#   9. runs shellcheck over every shell script of the project
 # and prints the time of each stage. Exits non-zero if any stage fails.
+#
+# A stage whose tool is missing says so in one line and is skipped; with CI=true (.ci/run) a
+# missing tool of a stage CI requires fails it instead. CI requires every stage: all tools come
+# from tools/install-deps.sh except CUDA's nvcc, which is no Debian package and is expected at
+# /usr/local/cuda/bin/nvcc (or $CUDACXX) on the CI machine.
 # Knobs: CTEST_PARALLEL_LEVEL (ctest's own; default 1), FDMINI_TEST_JOBS (build jobs; nproc).
 set -euo pipefail
 
@@ -27,8 +36,11 @@ else
   # Open MPI's mpirun refuses to start as root without these.
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-# The srun test must run here, not skip: we start the Slurm it needs.
-export SRUN_TEST_REQUIRE=1
+# The srun test must run here, not skip: we start the Slurm it needs; likewise the mock Cray PE
+# test, whose HIP toolchain the deps stage installs.
+export SRUN_TEST_REQUIRE=1 CRAY_MOCK_REQUIRE=1
+ci=0
+[[ ${CI:-} == true ]] && ci=1
 # Sanitizer runs: stop at the first UB report, with a stack.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -64,6 +76,20 @@ skip() {
   results+=("skipped: $2")
   echo
   echo "===== stage: $1: skipped ($2) ====="
+}
+
+# missing NAME WHY: a stage whose tool is missing: skipped with WHY, or failed under CI=true.
+missing() {
+  if ((ci)); then
+    names+=("$1")
+    times+=(0)
+    results+=("FAILED (CI requires it: $2)")
+    failed=$((failed + 1))
+    echo
+    echo "===== stage: $1: FAILED (CI requires it: $2) ====="
+  else
+    skip "$1" "$2"
+  fi
 }
 
 summary() {
@@ -114,20 +140,27 @@ run_ctest() {
   ctest --test-dir build --output-on-failure --timeout 900
 }
 
-gpu_builds() {
-  local s=tests/gpu/build_gpu_backends.sh
-  if [[ -x $s ]]; then
-    "$s"
-  else
-    echo "note: $s is not executable; running it with bash"
-    bash "$s"
-  fi
+# gpu_build hip|cuda: one cross-build (tests/gpu/build_gpu_backends.sh)
+gpu_build() {
+  bash tests/gpu/build_gpu_backends.sh "$1"
+}
+
+# without hwloc: the binding report from sysfs; its unit tests, and no libhwloc in the binary
+nohwloc() {
+  cmake -S . -B build-nohwloc -DCMAKE_BUILD_TYPE=Release -DFDMINI_BACKEND=host -DFDMINI_WERROR=ON \
+    -DFDMINI_HWLOC=OFF -DFDMINI_TESTS=ON &&
+    cmake --build build-nohwloc -j"$jobs" &&
+    if readelf -d build-nohwloc/fdmini | grep -q 'libhwloc'; then
+      echo "build-nohwloc/fdmini needs libhwloc"
+      return 1
+    fi &&
+    ctest --test-dir build-nohwloc -L unit --output-on-failure --timeout 300
 }
 
 # The layer stack (CONTRIBUTING.md) on every build made above; a GPU build that failed or was
 # skipped has no objects and is skipped with a note.
 check_layers() {
-  python3 tools/check-layers.py build build-hip build-cuda
+  python3 tools/check-layers.py build build-nohwloc build-hip build-cuda
 }
 
 asan() {
@@ -159,10 +192,17 @@ else
   skip slurm "build failed"
   skip ctest "build failed"
 fi
-if [[ -e tests/gpu/build_gpu_backends.sh ]]; then
-  stage gpu-cross-builds gpu_builds || true
+stage no-hwloc nohwloc || true
+if ! command -v "${HIP_CLANG:-clang++-15}" >/dev/null 2>&1; then
+  missing gpu-cross-build-hip "no ${HIP_CLANG:-clang++-15} (tools/install-deps.sh --gpu-toolchains installs it)"
 else
-  skip gpu-cross-builds "tests/gpu/build_gpu_backends.sh not present"
+  stage gpu-cross-build-hip gpu_build hip || true
+fi
+nvcc=${CUDACXX:-/usr/local/cuda/bin/nvcc}
+if [[ ! -x $nvcc ]]; then
+  missing gpu-cross-build-cuda "no nvcc at $nvcc (CUDA toolkit, not a Debian package: install it there or set CUDACXX)"
+else
+  stage gpu-cross-build-cuda gpu_build cuda || true
 fi
 stage layers check_layers || true
 stage asan-ubsan-unit asan || true

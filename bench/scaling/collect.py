@@ -19,6 +19,12 @@ variant is read from the record (overlap / no-overlap, plus the MPI mode when it
 
 Records that are not fdmini-run/1 or whose verification failed are errors (exit 1, every bad
 file named) unless --allow-failed lets the failed ones through.
+
+Every row also carries the record's provenance (what the run ran on): start time, MPI library,
+GPU runtime and driver, compiler, build type and flags, hwloc, the Cray GTL, Slurm job id and
+node list, the MPI-related environment (`mpi_env`, NAME=VALUE pairs joined by ';') and the
+binding's source.
+Records written before fdmini recorded these leave those cells empty.
 """
 
 import argparse
@@ -49,6 +55,9 @@ RUN_COLUMNS = [
     "halo_bytes_per_step_max", "halo_GBs_avg",
     "alone_step_ms_avg", "efficiency_vs_alone_avg", "hidden_share_avg",
     "verification",
+    # provenance: what the run ran on (empty for records that predate it)
+    "start_time", "mpi_library", "gpu_runtime", "gpu_driver", "compiler", "build_type",
+    "build_flags", "hwloc", "gtl", "slurm_job_id", "slurm_nodelist", "mpi_env", "binding_source",
 ]
 
 # summary.csv: one row per (study, size, op, variant, ranks).
@@ -59,7 +68,7 @@ SUMMARY_COLUMNS = [
     "bw_per_gcd_GBs", "bw_per_gcd_min_GBs", "bw_total_GBs", "halo_GBs",
     "efficiency_vs_alone", "hidden_share",
     "device", "backend", "precision", "kernel", "mpi_gpu", "overlap",
-    "global", "local", "date", "git_commits",
+    "global", "local", "date", "git_commits", "mpi_libraries", "gpu_drivers",
 ]
 
 
@@ -192,6 +201,18 @@ def sub(rec: dict, *keys):
     return rec
 
 
+def env_text(env) -> Optional[str]:
+    """The record's mpi_env object as 'NAME=VALUE;NAME=VALUE' (sorted), None when absent."""
+    if not isinstance(env, dict):
+        return None
+    return ";".join(f"{k}={env[k]}" for k in sorted(env))
+
+
+def text(value) -> Optional[str]:
+    """A string field of the record, None when absent or not a string."""
+    return value if isinstance(value, str) else None
+
+
 def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict],
             default_study: Optional[str]) -> dict:
     """One results.csv row (values as Python objects; None is written as an empty cell)."""
@@ -238,6 +259,15 @@ def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict
         "efficiency_vs_alone_avg": number(sub(rec, "efficiency", "avg")) if alone else None,
         "hidden_share_avg": number(sub(rec, "hidden_share", "avg")) if alone else None,
         "verification": verification_state(rec),
+        "start_time": text(rec.get("start_time")), "mpi_library": text(rec.get("mpi_library")),
+        "gpu_runtime": text(rec.get("gpu_runtime")), "gpu_driver": text(rec.get("gpu_driver")),
+        "compiler": text(rec.get("compiler")), "build_type": text(rec.get("build_type")),
+        "build_flags": text(rec.get("build_flags")), "hwloc": text(rec.get("hwloc")),
+        "gtl": text(rec.get("gtl")),
+        "slurm_job_id": text(rec.get("slurm_job_id")),
+        "slurm_nodelist": text(rec.get("slurm_nodelist")),
+        "mpi_env": env_text(rec.get("mpi_env")),
+        "binding_source": text(rec.get("binding_source")),
     }
     for p in PHASES:
         row[f"{p}_ms_avg"] = number(ph[p].get("avg"))
@@ -336,6 +366,8 @@ def summarize(rows: Sequence[dict]) -> List[dict]:
             "overlap": first["overlap"], "global": first["global"], "local": first["local_max"],
             "date": max(r["date"] for r in runs)[:10],
             "git_commits": " ".join(sorted({r["git_commit"] for r in runs})),
+            "mpi_libraries": " | ".join(sorted({r["mpi_library"] for r in runs if r["mpi_library"]})),
+            "gpu_drivers": " | ".join(sorted({r["gpu_driver"] for r in runs if r["gpu_driver"]})),
         })
     add_efficiency(out)
     return out

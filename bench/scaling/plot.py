@@ -20,6 +20,7 @@ import argparse
 import csv
 import os
 import re
+import subprocess
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -264,13 +265,36 @@ def plot_bandwidth(plt, key, rows, prefix, out_dir, stem) -> List[str]:
     return paths
 
 
+# The interpreter Debian's and Ubuntu's python3-matplotlib (tools/install-deps.sh) installs for.
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def reexec_with_system_python() -> None:
+    """When this interpreter lacks matplotlib (a venv, conda or module python3 first on PATH)
+    but the system's python3 has it, run this script again with that one (never returns then).
+    """
+    # (a venv's python3 is the same binary as the system's, with other packages: ask it)
+    if os.environ.get("FDMINI_PLOT_REEXEC") or not os.access(SYSTEM_PYTHON, os.X_OK):
+        return
+    probe = subprocess.run([SYSTEM_PYTHON, "-c", "import matplotlib"], capture_output=True,
+                           check=False)
+    if probe.returncode != 0:
+        return
+    print(f"plot: matplotlib is not installed for {sys.executable}; running with "
+          f"{SYSTEM_PYTHON}, which has it", file=sys.stderr)
+    os.environ["FDMINI_PLOT_REEXEC"] = "1"
+    os.execv(SYSTEM_PYTHON, [SYSTEM_PYTHON, os.path.abspath(__file__)] + sys.argv[1:])
+
+
 def import_pyplot():
     """matplotlib.pyplot with the Agg backend and SVG text kept as text."""
     try:
         import matplotlib  # pylint: disable=import-outside-toplevel
     except ImportError:
+        reexec_with_system_python()
         raise PlotError(f"matplotlib is not installed for {sys.executable} (Debian/Ubuntu: "
-                        "apt-get install python3-matplotlib; or pip install matplotlib)") from None
+                        "apt-get install python3-matplotlib; LUMI/Frontier: module load "
+                        "cray-python; or pip install matplotlib)") from None
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.fonttype"] = "none"  # titles stay searchable text in the SVG
     matplotlib.rcParams["svg.hashsalt"] = "fdmini"  # stable ids: same data, same file

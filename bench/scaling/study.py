@@ -42,12 +42,21 @@ GCDS_PER_NODE = 8  # LUMI-G and Frontier: 4 MI250X per node, 2 GCDs each
 # LUMI-G: the core closest to each GCD 0..7 (LUMI documentation, "GPU binding").
 LUMI_CPU_MAP = "map_cpu:49,57,17,25,1,9,33,41"
 REPO_ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+# Installed (cmake --install, P/share/fdmini/bench/scaling/study.py): P/bin/fdmini.
+INSTALLED_BINARY = os.path.normpath(os.path.join(REPO_ROOT, "..", "..", "bin", "fdmini"))
+IN_CHECKOUT = os.path.exists(os.path.join(REPO_ROOT, "CMakeLists.txt"))
 DEFAULT_BINARY = {
-    "local": os.path.join(REPO_ROOT, "build", "fdmini"),
-    "lumi-g": os.path.join(REPO_ROOT, "build-lumi", "fdmini"),
-    "frontier": os.path.join(REPO_ROOT, "build-frontier", "fdmini"),
+    "local": os.path.join(REPO_ROOT, "build", "fdmini") if IN_CHECKOUT else INSTALLED_BINARY,
+    "lumi-g": os.path.join(REPO_ROOT, "build-lumi", "fdmini") if IN_CHECKOUT else INSTALLED_BINARY,
+    "frontier": (os.path.join(REPO_ROOT, "build-frontier", "fdmini") if IN_CHECKOUT
+                 else INSTALLED_BINARY),
 }
 DEFAULT_PARTITION = {"lumi-g": "standard-g", "frontier": None, "local": None}
+# Machines whose jobs give each rank only its own GCD (LUMI-G: select_gpu sets
+# ROCR_VISIBLE_DEVICES=$SLURM_LOCALID; Frontier: --gpus-per-task=1): a rank cannot map another
+# GCD's memory, so fdmini refuses --halo-path ipc there and the study leaves it out.
+ONE_GCD_PER_RANK = {"lumi-g": "select_gpu: ROCR_VISIBLE_DEVICES=$SLURM_LOCALID",
+                    "frontier": "--gpus-per-task=1 --gpu-bind=closest"}
 
 
 class StudyError(Exception):
@@ -197,7 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--halo-path", type=parse_choices(["auto", "mpi", "ipc"]), default=None,
                      metavar="LIST", help="auto, mpi, ipc or several: each is a variant (default: "
                      "fdmini's own, auto, not named in variant names); ipc makes one variant "
-                     "without --mpi-gpu (an ipc exchange sends no face through MPI)")
+                     "without --mpi-gpu (an ipc exchange sends no face through MPI) and is left "
+                     "out on lumi-g and frontier, where each rank sees only its own GCD")
     run.add_argument("--iters", type=positive_int, help="fdmini --iters (default: fdmini's, 100)")
     run.add_argument("--warmup", type=non_negative_int, help="fdmini --warmup (default: fdmini's)")
     run.add_argument("--kernel", choices=["baseline", "reordered"], help="fdmini --kernel")
@@ -216,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "a study")
     run.add_argument("--binary", metavar="PATH",
                      help="fdmini binary (default: build/fdmini for local, build-lumi/fdmini, "
-                     "build-frontier/fdmini)")
+                     "build-frontier/fdmini of the checkout; installed: PREFIX/bin/fdmini)")
     run.add_argument("--launcher", choices=["mpirun", "srun"], default="mpirun",
                      help="local only: mpirun -n N --oversubscribe (default) or srun -n N")
     run.add_argument("--launcher-args", default="", metavar="'ARGS'",
@@ -224,7 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "(write --launcher-args='...')")
     run.add_argument("--timeout", type=positive_int, default=900,
                      help="local only: seconds a run may take before it is killed (default 900)")
-    run.add_argument("--account", help="lumi-g/frontier: #SBATCH --account (project)")
+    run.add_argument("--account", help="lumi-g/frontier: #SBATCH --account (project; required "
+                     "unless SBATCH_ACCOUNT is set)")
     run.add_argument("--partition", help="lumi-g/frontier: #SBATCH --partition "
                      "(default standard-g on LUMI-G, the site default on Frontier)")
     run.add_argument("--time", default="00:30:00", metavar="HH:MM:SS",
@@ -617,6 +628,23 @@ def prepare_out_dir(args: argparse.Namespace) -> str:
     return out
 
 
+def drop_ipc_where_each_rank_sees_one_gcd(args: argparse.Namespace) -> List[dict]:
+    """On lumi-g and frontier, remove 'ipc' from --halo-path (each rank sees one GCD, so fdmini
+    refuses the IPC path); returns what was left out and why, for the manifest. A study of ipc
+    alone is an error there."""
+    if args.machine not in ONE_GCD_PER_RANK or not args.halo_path or "ipc" not in args.halo_path:
+        return []
+    why = (f"each rank sees only its own GCD on {args.machine} ({ONE_GCD_PER_RANK[args.machine]}), "
+           "so fdmini refuses --halo-path ipc: a rank cannot map another GCD's memory")
+    kept = [h for h in args.halo_path if h != "ipc"]
+    if not kept:
+        raise StudyError(f"--halo-path ipc: {why}; use --halo-path auto or mpi (GPU-aware MPI "
+                         "moves the faces)")
+    print(f"study: note: --halo-path ipc left out: {why}; the faces go through MPI")
+    args.halo_path = kept
+    return [{"halo_path": "ipc", "why": why}]
+
+
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """The `run` subcommand."""
     if args.machine == "local":
@@ -627,6 +655,10 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             raise StudyError("--setup and --chain are for lumi-g and frontier, not local")
     elif args.launcher != "mpirun":
         raise StudyError(f"--launcher is for local; on {args.machine} jobs use srun")
+    elif not args.account and not os.environ.get("SBATCH_ACCOUNT"):
+        raise StudyError(f"--account is required on {args.machine}: every job is billed to a "
+                         "project (e.g. --account project_465000000 on LUMI, --account abc123 on "
+                         "Frontier; or set SBATCH_ACCOUNT)")
     binary = os.path.abspath(args.binary or DEFAULT_BINARY[args.machine])
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         if args.machine == "local" and not args.dry_run:
@@ -634,6 +666,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                              "(--binary PATH)")
         print(f"study: warning: fdmini binary '{binary}' does not exist here; the jobs need it",
               file=sys.stderr)
+    left_out = drop_ipc_where_each_rank_sees_one_gcd(args)
     variants = make_variants(args.variants, args.mpi_gpu, args.halo_path)
     runs = plan_runs(args, variants)
     print(f"study: {args.study} scaling on {args.machine}, size {size_text(args.size)} "
@@ -650,6 +683,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     out_dir = prepare_out_dir(args)
     print(f"study: output folder {out_dir}")
     manifest = new_manifest(args, argv, binary, variants, runs)
+    if left_out:
+        manifest["left_out"] = left_out
     write_manifest(out_dir, manifest)
     if args.machine == "local":
         t0 = time.monotonic()

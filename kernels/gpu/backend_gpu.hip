@@ -106,6 +106,44 @@ extern "C" int be_finalize(void)
   return BE_OK;
 }
 
+/* The first line of a small text file (a kernel module's version), "" when unreadable. */
+static void first_line(const char *path, char *buf, size_t len)
+{
+  buf[0] = '\0';
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  if (!fgets(buf, (int)len, f)) buf[0] = '\0';
+  fclose(f);
+  buf[strcspn(buf, "\n")] = '\0';
+}
+
+extern "C" int be_runtime_versions(char *runtime, size_t runtime_len, char *driver,
+                                   size_t driver_len)
+{
+  int rt = 0, dr = 0;
+  GPU(hipRuntimeGetVersion(&rt));
+  GPU(hipDriverGetVersion(&dr));
+  char module[256];
+  if (strcmp(FDMINI_GPU_PLATFORM, "cuda") == 0) {
+    /* 13000 = 13.0; the kernel module's version from "NVRM version: NVIDIA UNIX ... Kernel
+     * Module  580.65.06  ..." */
+    snprintf(runtime, runtime_len, "CUDA runtime %d.%d", rt / 1000, rt % 1000 / 10);
+    first_line("/proc/driver/nvidia/version", module, sizeof module);
+    const char *k = strstr(module, "Kernel Module");
+    char ver[64] = "unknown";
+    if (!k || sscanf(k, "Kernel Module %63s", ver) != 1) snprintf(ver, sizeof ver, "unknown");
+    snprintf(driver, driver_len, "NVIDIA %s (CUDA driver API %d.%d)", ver, dr / 1000,
+             dr % 1000 / 10);
+  } else {
+    /* HIP_VERSION = major * 10^7 + minor * 10^5 + patch */
+    snprintf(runtime, runtime_len, "HIP %d.%d.%d", rt / 10000000, rt / 100000 % 100, rt % 100000);
+    first_line("/sys/module/amdgpu/version", module, sizeof module);
+    snprintf(driver, driver_len, "amdgpu %s (HIP driver %d.%d.%d)", module[0] ? module : "unknown",
+             dr / 10000000, dr / 100000 % 100, dr % 100000);
+  }
+  return BE_OK;
+}
+
 extern "C" int gpu_get_device_props(gpu_device_props *p)
 {
   if (!gpu_initialized_private)

@@ -43,6 +43,8 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipGetErrorName cudaGetErrorName
 #define hipGetLastError cudaGetLastError
 #define hipGetDeviceCount cudaGetDeviceCount
+#define hipRuntimeGetVersion cudaRuntimeGetVersion
+#define hipDriverGetVersion cudaDriverGetVersion
 #define hipSetDevice cudaSetDevice
 #define hipGetDevice cudaGetDevice
 #define hipGetDeviceProperties cudaGetDeviceProperties

@@ -243,6 +243,13 @@ int be_event_elapsed_ms(float *ms, be_event start, be_event end)
   return BE_OK;
 }
 
+int be_runtime_versions(char *runtime, size_t runtime_len, char *driver, size_t driver_len)
+{
+  snprintf(runtime, runtime_len, "none");
+  snprintf(driver, driver_len, "none");
+  return BE_OK;
+}
+
 void be_range_push(const char *name) { (void)name; }
 void be_range_pop(void) {}
 

@@ -107,6 +107,22 @@ else
   show_tail "$work/plot.out"
 fi
 
+# plot.py run by a python3 without matplotlib (a venv first on PATH) uses the system's, which has
+# it (tools/install-deps.sh installs python3-matplotlib for /usr/bin/python3)
+if [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null &&
+  /usr/bin/python3 -m venv "$work/venv" >/dev/null 2>&1 && ! "$work/venv/bin/python3" -c 'import matplotlib' 2>/dev/null; then
+  if "$work/venv/bin/python3" "$scaling/plot.py" "$work/summary.csv" -o "$work/plots-venv" >"$work/venv.out" 2>&1 &&
+    grep -q "running with /usr/bin/python3, which has it" "$work/venv.out" &&
+    [[ $(find "$work/plots-venv" -name '*.png' | wc -l) -eq 6 ]]; then
+    pass "plot.py under a python3 without matplotlib runs again with /usr/bin/python3"
+  else
+    fail "plot.py under a python3 without matplotlib"
+    show_tail "$work/venv.out"
+  fi
+else
+  echo "bench test: (no venv without matplotlib could be made: the interpreter fallback is not checked)"
+fi
+
 # 3. Contents. Each check prints PASS:/FAIL: lines; they are counted below.
 "$py" - "$work" <<'PY' >"$work/checks.out" 2>&1
 import csv, glob, json, math, os, struct, sys
@@ -133,7 +149,9 @@ RUN_COLS = ["study", "variant", "git_commit", "date", "device", "backend", "prec
             "overlap", "step_ms_avg", "step_ms_max", "pack_ms_avg", "exchange_ms_avg",
             "unpack_ms_avg", "interior_ms_avg", "boundary_ms_avg", "bw_per_rank_GBs_avg",
             "bw_total_GBs", "halo_GBs_avg", "hidden_share_avg", "efficiency_vs_alone_avg",
-            "verification"]
+            "verification", "start_time", "mpi_library", "gpu_runtime", "gpu_driver", "compiler",
+            "build_type", "build_flags", "hwloc", "gtl", "slurm_job_id", "slurm_nodelist", "mpi_env",
+            "binding_source"]
 
 def results_shape():
     cols, rows = read(os.path.join(work, "results.csv"))
@@ -164,6 +182,11 @@ def results_values():
         step = float(r["step_ms_max"])
         if not (math.isfinite(step) and step > 0):
             return f"{where}: step {step}"
+        # provenance carried from the record
+        if not (r["mpi_library"] and r["compiler"] and r["start_time"] and r["gpu_runtime"] == "none"):
+            return f"{where}: provenance missing: {r['mpi_library']!r} {r['compiler']!r} {r['start_time']!r}"
+        if r["binding_source"] not in ("hwloc", "os"):
+            return f"{where}: binding_source {r['binding_source']!r}"
     got = sorted({(r["study"], r["variant"], int(r["ranks"])) for r in rows})
     want = sorted([("weak", v, n) for v in ("overlap", "no-overlap") for n in (1, 2, 4, 8)]
                   + [("strong", "overlap", n) for n in (1, 2, 4, 8)])
@@ -272,7 +295,7 @@ else
   show_tail "$work/x.out"
 fi
 if "$py" "$scaling/collect.py" "$work/bad-verify" --study weak --allow-failed -o "$work/x.csv" \
-  >"$work/x.out" 2>&1 && grep -q ',failed$' "$work/x.csv"; then
+  >"$work/x.out" 2>&1 && "$py" -c 'import csv, sys; assert [r["verification"] for r in csv.DictReader(open(sys.argv[1]))] == ["failed"]' "$work/x.csv"; then
   pass "collect.py --allow-failed keeps it, marked failed"
 else
   fail "collect.py --allow-failed"
@@ -322,27 +345,55 @@ for machine in lumi-g frontier; do
   fi
 done
 
-# 6. Halo-path variants: ipc once per overlap setting (no --mpi-gpu), mpi with each MPI mode.
-out=$work/halo-variants
-if "$py" "$scaling/study.py" run --machine lumi-g --study weak --size 32,32,32 --nodes 1 \
+# 6. Halo-path variants: ipc once per overlap setting (no --mpi-gpu), mpi with each MPI mode
+# (local: the commands study.py prints); on lumi-g, where each rank sees one GCD, ipc is left out
+# with a note and recorded in study.json; ipc alone there is an error.
+if "$py" "$scaling/study.py" run --machine local --study weak --size 32,32,32 --scales 2 \
   --repeats 1 --variants overlap,no-overlap --halo-path ipc,mpi --mpi-gpu aware,staged \
-  --binary "$bin" --account project_0 --dry-run --out "$out" >"$work/halo.out" 2>&1 &&
-  "$py" - "$out/study.json" <<'PY' 2>>"$work/halo.out"; then
-import json, sys
-m = json.load(open(sys.argv[1]))
-names = [v["name"] for v in m["variants"]]
-assert names == ["overlap-ipc", "overlap-mpi-aware", "overlap-mpi-staged", "no-overlap-ipc",
-                 "no-overlap-mpi-aware", "no-overlap-mpi-staged"], names
-argv = {r["variant"]: r["argv"] for r in m["runs"] if r["ranks"] == 8}
-assert "--halo-path" in argv["overlap-ipc"] and "--mpi-gpu" not in argv["overlap-ipc"], argv
-a = argv["no-overlap-mpi-staged"]
-assert a[a.index("--halo-path") + 1] == "mpi" and a[a.index("--mpi-gpu") + 1] == "staged", a
-assert "--no-overlap" in a and len(m["runs"]) == 12, len(m["runs"])
+  --binary "$bin" --dry-run >"$work/halo-local.out" 2>&1 &&
+  "$py" - "$work/halo-local.out" <<'PY' 2>"$work/halo-local.err"; then
+import re, sys
+text = open(sys.argv[1]).read()
+assert "variants overlap-ipc,overlap-mpi-aware,overlap-mpi-staged,no-overlap-ipc,no-overlap-mpi-aware,no-overlap-mpi-staged" in text, text
+cmds = [l for l in text.splitlines() if re.match(r"\[\d+/\d+\] ", l)]
+assert len(cmds) == 12, len(cmds)
+ipc = [c for c in cmds if "--halo-path ipc" in c]
+assert len(ipc) == 4 and not any("--mpi-gpu" in c for c in ipc), ipc
+assert any("--no-overlap --halo-path mpi --mpi-gpu staged" in c for c in cmds), cmds
 PY
   pass "study.py --halo-path ipc,mpi --mpi-gpu aware,staged: 6 variants, ipc without --mpi-gpu"
 else
   fail "study.py --halo-path variants"
+  show_tail "$work/halo-local.out"
+  show_tail "$work/halo-local.err"
+fi
+out=$work/halo-variants
+if "$py" "$scaling/study.py" run --machine lumi-g --study weak --size 32,32,32 --nodes 1 \
+  --repeats 1 --variants overlap,no-overlap --halo-path ipc,mpi --mpi-gpu aware,staged \
+  --binary "$bin" --account project_0 --dry-run --out "$out" >"$work/halo.out" 2>&1 &&
+  grep -q "study: note: --halo-path ipc left out: each rank sees only its own GCD on lumi-g" "$work/halo.out" &&
+  ! grep -q -- "--halo-path ipc" "$out"/*.sbatch &&
+  "$py" - "$out/study.json" <<'PY' 2>>"$work/halo.out"; then
+import json, sys
+m = json.load(open(sys.argv[1]))
+names = [v["name"] for v in m["variants"]]
+assert names == ["overlap-mpi-aware", "overlap-mpi-staged", "no-overlap-mpi-aware",
+                 "no-overlap-mpi-staged"], names
+assert m["left_out"][0]["halo_path"] == "ipc" and "own GCD" in m["left_out"][0]["why"], m["left_out"]
+assert len(m["runs"]) == 8, len(m["runs"])
+PY
+  pass "study.py --machine lumi-g leaves the ipc variants out (one GCD per rank), says so, records it"
+else
+  fail "study.py --machine lumi-g with --halo-path ipc,mpi"
   show_tail "$work/halo.out"
+fi
+if ! "$py" "$scaling/study.py" run --machine frontier --study weak --size 32,32,32 --nodes 1 \
+  --halo-path ipc --binary "$bin" --account a --dry-run --out "$work/hp3" >"$work/hp3.out" 2>&1 &&
+  grep -q "study.py: error: --halo-path ipc: each rank sees only its own GCD on frontier" "$work/hp3.out"; then
+  pass "study.py --machine frontier --halo-path ipc alone is an error with the reason"
+else
+  fail "study.py --machine frontier --halo-path ipc"
+  show_tail "$work/hp3.out"
 fi
 if ! "$py" "$scaling/study.py" run --machine local --study weak --size 32,32,32 --scales 1 \
   --fdmini-args='--halo-path ipc' --binary "$bin" --dry-run --out "$work/hp2" >"$work/hp2.out" 2>&1 &&

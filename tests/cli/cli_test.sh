@@ -163,8 +163,10 @@ else
 fi
 
 echo "== JSON record and dump"
-run 2 --op heat --global 20,22,24 --baseline --json "$work/run.json" --dump "$work/u.raw"
-if [ "$rc" -eq 0 ] && python3 - "$work/run.json" <<'PY'; then ok "JSON record parses and holds the run"; else bad "JSON record"; fi
+# the MPI settings of the environment go into the record (OMPI_MCA_rmaps_base_oversubscribe=1
+# comes from the tests' environment, tests/CMakeLists.txt)
+MPICH_GPU_SUPPORT_ENABLED=0 run 2 --op heat --global 20,22,24 --baseline --json "$work/run.json" --dump "$work/u.raw"
+if [ "$rc" -eq 0 ] && python3 - "$work/run.json" <<'PY'; then ok "JSON record parses and holds the run and its provenance"; else bad "JSON record"; fi
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["schema"] == "fdmini-run/1" and r["op"] == "heat" and r["ranks"] == 2
@@ -179,6 +181,22 @@ assert 0 <= r["hidden_share"]["min"] <= r["hidden_share"]["max"] <= 1
 assert r["halo_path"] == "mpi" and r["halo_faces_mpi"] == 2 and r["halo_faces_ipc"] == 0
 assert not {"face_copy", "ipc_sync", "ipc_move"} & set(r)  # the removed measurement knobs
 assert r["ipc_copy_ms"]["max"] == 0
+# provenance: what the run ran on
+import os, re
+for k in ("compiler", "build_type", "build_flags", "hwloc", "gtl", "mpi_library", "gpu_runtime", "gpu_driver"):
+    assert isinstance(r[k], str) and r[k] and r[k] != "unknown", (k, r[k])
+assert r["build_flags"].startswith("C: "), r["build_flags"]
+assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["start_time"]) and r["start_time"] <= r["date"]
+if r["backend"] == "host":
+    assert r["gpu_runtime"] == "none" and r["gpu_driver"] == "none", (r["gpu_runtime"], r["gpu_driver"])
+assert r["slurm_job_id"] == os.environ.get("SLURM_JOB_ID"), r["slurm_job_id"]
+assert r["slurm_nodelist"] == os.environ.get("SLURM_JOB_NODELIST"), r["slurm_nodelist"]
+env = r["mpi_env"]
+assert isinstance(env, dict) and env.get("OMPI_MCA_rmaps_base_oversubscribe") == "1", env
+assert env.get("MPICH_GPU_SUPPORT_ENABLED") == "0", env
+assert not any(k.startswith(("OMPI_MCA_orte_", "OMPI_MCA_ess")) for k in env), env
+# the binding's source: hwloc in builds with it, the OS without
+assert r["binding_source"] == ("os" if r["hwloc"] == "none" else "hwloc"), (r["binding_source"], r["hwloc"])
 PY
 size=$(stat -c %s "$work/u.raw" 2>/dev/null || echo 0)
 bytes=$(python3 -c "import json; print(8 if json.load(open('$work/run.json'))['precision'] == 'double' else 4)")

@@ -71,6 +71,18 @@ else
   fail "select_gpu.sh without local id" "exit $rc" "$work/nolocal"
 fi
 
+# ---- both batch scripts refuse to submit without an account, before calling sbatch ----
+for script in lumi-g.sbatch frontier.sbatch; do
+  rc=0
+  env -u FDMINI_ACCOUNT -u SBATCH_ACCOUNT -u SLURM_JOB_ID "$launch/$script" >"$work/noacct" 2>&1 || rc=$?
+  if ((rc == 2)) && grep -q "^$script: no account: set FDMINI_ACCOUNT=" "$work/noacct" &&
+    (($(wc -l <"$work/noacct") == 1)); then
+    pass "$script without an account: one line, exit 2, nothing submitted"
+  else
+    fail "$script without an account" "exit $rc" "$work/noacct"
+  fi
+done
+
 # does the binary have --bind-report yet? (the table is checked only then)
 bind_report=0
 if "$BIN" --help 2>&1 | grep -q -- '--bind-report'; then bind_report=1; fi
@@ -122,7 +134,7 @@ fi
 echo "launch test: $ping_out"
 
 # What CI's one-node Slurm without GPUs needs: no GPU request, no CPU map, small grid.
-export FDMINI_BINARY=$BIN FDMINI_PARTITION='' FDMINI_GPU_FLAGS='' FDMINI_CPU_BIND=none \
+export FDMINI_ACCOUNT=ci FDMINI_BINARY=$BIN FDMINI_PARTITION='' FDMINI_GPU_FLAGS='' FDMINI_CPU_BIND=none \
   FDMINI_LOCAL=16,16,16 FDMINI_ARGS='--iters 5' FDMINI_TIME=00:05:00 FDMINI_BIND_REPORT=$bind_report
 export OMP_NUM_THREADS=1
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # srun_test.sh - ctest's real-launcher test: runs fdmini as `srun -n 8` under a live Slurm
 # (e.g. the one launch/slurm-local.sh starts) for every operator, checking exit code, the
-# verification line and the JSON record, plus one bad-input case that must fail on every rank
+# verification line and the JSON record (with the Slurm job id and node list), plus one bad-input case that must fail on every rank
 # without hanging.
 #
 # Usage: tests/slurm/srun_test.sh FDMINI_BINARY
@@ -73,6 +73,11 @@ if d.get("ranks") != ntasks:
     sys.exit(f"JSON ranks = {d.get('ranks')!r}, expected {ntasks}")
 if d.get("op") != op:
     sys.exit(f"JSON op = {d.get('op')!r}, expected {op!r}")
+# provenance: srun made a job; its id and node list are in the record
+if not (isinstance(d.get("slurm_job_id"), str) and d["slurm_job_id"].isdigit()):
+    sys.exit(f"JSON slurm_job_id = {d.get('slurm_job_id')!r}, expected the job's id")
+if not d.get("slurm_nodelist"):
+    sys.exit(f"JSON slurm_nodelist = {d.get('slurm_nodelist')!r}, expected the job's nodes")
 PY
   ); then
     fail "$name" "JSON record: $err" "$work/out"

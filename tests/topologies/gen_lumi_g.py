@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """gen_lumi_g.py - writes lumi-g.xml, an hwloc 2 XML topology of one LUMI-G node, for the unit
-tests of src/bind.c (hwloc synthetic descriptions cannot hold PCI devices, so XML it is).
+tests of src/bind.c (hwloc synthetic descriptions cannot hold PCI devices, so XML it is), and
+sysfs-lumi-g/, the same node as the Linux files src/bind_os.c reads in builds without hwloc
+(sys/devices/system/node/node<N>/cpulist, sys/bus/pci/devices/<bus id>/numa_node and
+local_cpulist).
 
 The node, as the LUMI documentation describes it:
   - one 64-core AMD EPYC 7A53 "Trento" package, 2 hardware threads per core; core c has the
@@ -29,7 +32,8 @@ Sources:
     Bard Peak nodes): "GPU die 0 with Bus_ID c1 to CPU die 6 providing HWT 048-055 and
     112-119", ... for the bus ids c1 c6 c9 ce d1 d6 d9 de.
 
-Usage: tests/topologies/gen_lumi_g.py [OUTPUT]   (default: lumi-g.xml beside this script)
+Usage: tests/topologies/gen_lumi_g.py [OUTPUT.xml [SYSFS_DIR]]
+       (default: lumi-g.xml and sysfs-lumi-g/ beside this script)
 Check: lstopo --input tests/topologies/lumi-g.xml -
 """
 import os
@@ -107,9 +111,40 @@ def gcd(out, depth, index, bus):
     emit(out, depth, "</object>")
 
 
+def cpulist(pus):
+    """Linux CPU list of a sorted list of CPUs: "48-63,112-127"."""
+    out, i = [], 0
+    while i < len(pus):
+        j = i
+        while j + 1 < len(pus) and pus[j + 1] == pus[j] + 1:
+            j += 1
+        out.append(str(pus[i]) if i == j else "%d-%d" % (pus[i], pus[j]))
+        i = j + 1
+    return ",".join(out)
+
+
+def write_sysfs(root):
+    """The node as sysfs shows it: NUMA n = CCDs 2n, 2n+1; each GCD on its CCD's NUMA node."""
+    def put(rel, text):
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text + "\n")
+    numa_pus = {}
+    for n in range(NUMAS):
+        cores = [c for k in (2 * n, 2 * n + 1) for c in range(8 * k, 8 * k + 8)]
+        numa_pus[n] = pus_of_cores(cores)
+        put("sys/devices/system/node/node%d/cpulist" % n, cpulist(numa_pus[n]))
+    for bus, ccd in GCDS:
+        dev = "sys/bus/pci/devices/0000:%02x:00.0" % bus
+        put(dev + "/numa_node", str(ccd // 2))
+        put(dev + "/local_cpulist", cpulist(numa_pus[ccd // 2]))
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "lumi-g.xml")
+    write_sysfs(sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "sysfs-lumi-g"))
     allnodes = list(range(NUMAS))
     allpus = list(range(NPU))
     out = ['<?xml version="1.0" encoding="UTF-8"?>',

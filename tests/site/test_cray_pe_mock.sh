@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# test_cray_pe_mock.sh - the Cray PE logic of the build (tools/cmake/FdminiCrayPE.cmake) and the
+# start-up refusal of src/site.c, on a machine without a Cray PE: a mock PE stands in for it.
+#   - a fake `cc` that handles MPI itself (it runs mpicc), as Cray's wrapper does, so that
+#     FindMPI names no MPI library;
+#   - a fake GTL, libmpi_gtl_hsa.so.0, built here (one empty function);
+#   - the variables the cray-mpich and craype-accel-amd-gfx90a modules set: PE_ENV,
+#     CRAY_MPICH_DIR/MPICH_DIR (here: the distribution's Open MPI), PE_MPICH_GTL_DIR_amd_gfx90a
+#     and PE_MPICH_GTL_LIBS_amd_gfx90a.
+# Checked, with the HIP backend (gfx90a, ROCm's clang++-15, as tests/gpu/build_gpu_backends.sh):
+#   1. configure detects the PE, puts MPI and the GTL on the HIP link line; the binary NEEDs
+#      libmpi_gtl_hsa.so.0 and libmpi (readelf -d) and the post-build check says so; with the
+#      GTL loaded, MPICH_GPU_SUPPORT_ENABLED=1 is accepted at start;
+#   2. the PE without PE_MPICH_GTL_LIBS_amd_gfx90a: configure fails with one clear message;
+#   3. FDMINI_GTL_LIB=path given instead: linked and needed;
+#   4. a GTL that does not end up NEEDED (a static libmpi_gtl_hsa.a): the build fails with the
+#      post-build check's message and the binary is removed;
+#   5. a host build with FDMINI_GTL=OFF: MPICH_GPU_SUPPORT_ENABLED=1 is refused before MPI_Init
+#      with one line and exit 2 (alone and on 2 ranks under mpirun); =0 runs; with a GTL loaded
+#      (LD_PRELOAD) it is accepted, the check looks at the process, not at the build only.
+#
+# Usage: tests/site/test_cray_pe_mock.sh [SOURCE_DIR]
+# Exit: 0 all passed, 1 a case failed, 77 no HIP toolchain (tools/install-deps.sh
+#       --gpu-toolchains); CRAY_MOCK_REQUIRE=1 turns the skip into a failure (CI).
+# Knobs: HIP_CLANG (default clang++-15), JOBS (build jobs, default nproc), CRAY_MOCK_KEEP=1
+#        keeps the work folder.
+set -uo pipefail
+src=$(cd "${1:-$(dirname "${BASH_SOURCE[0]}")/../..}" && pwd)
+hip_clang=${HIP_CLANG:-clang++-15}
+jobs=${JOBS:-$(nproc)}
+bitcode=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode
+
+# shellcheck disable=SC1091 # tests/lib/checks.sh is checked on its own
+. "$src/tests/lib/checks.sh"
+
+skip_or_fail() {
+  if [[ ${CRAY_MOCK_REQUIRE:-0} == 1 ]]; then
+    fail "prerequisites" "$1 (CRAY_MOCK_REQUIRE=1)"
+    summary "cray pe mock test"
+    exit 1
+  fi
+  echo "cray pe mock test: SKIP: $1"
+  exit 77
+}
+command -v "$hip_clang" >/dev/null 2>&1 || skip_or_fail "no $hip_clang (tools/install-deps.sh --gpu-toolchains)"
+[[ -d $bitcode && -e /usr/lib/cmake/hip-lang ]] ||
+  skip_or_fail "no ROCm device libraries or HIP CMake packages (tools/install-deps.sh --gpu-toolchains)"
+for t in mpicc mpirun readelf gcc ar cmake; do
+  command -v "$t" >/dev/null 2>&1 || skip_or_fail "'$t' not found"
+done
+# Open MPI's prefix as MPICH_DIR: lib/libmpi.so and include/mpi.h below it
+ompi=$(dirname "$(mpicc --showme:libdirs | awk '{print $1}')")
+[[ -e $ompi/lib/libmpi.so ]] || skip_or_fail "cannot find Open MPI's lib/libmpi.so to play Cray MPICH"
+
+work=$(mktemp -d)
+if [[ ${CRAY_MOCK_KEEP:-0} == 1 ]]; then echo "keeping $work"; else trap 'rm -rf "$work"' EXIT; fi
+if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+# ---- the mock PE ----
+pe=$work/pe
+mkdir -p "$pe/bin" "$pe/gtl/lib" "$pe/static/lib"
+cat >"$pe/bin/cc" <<'CC'
+#!/bin/sh
+# mock Cray compiler wrapper: the C compiler with MPI built in
+exec mpicc "$@"
+CC
+chmod +x "$pe/bin/cc"
+echo 'void mpi_gtl_hsa_mock(void) {}' >"$pe/gtl.c"
+gcc -shared -fPIC -Wl,-soname,libmpi_gtl_hsa.so.0 -o "$pe/gtl/lib/libmpi_gtl_hsa.so.0" "$pe/gtl.c"
+ln -s libmpi_gtl_hsa.so.0 "$pe/gtl/lib/libmpi_gtl_hsa.so"
+gcc -c -o "$pe/gtl.o" "$pe/gtl.c" && ar rcs "$pe/static/lib/libmpi_gtl_hsa.a" "$pe/gtl.o"
+pe_env=(PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi"
+  "PE_MPICH_GTL_DIR_amd_gfx90a=-L$pe/gtl/lib" "PE_MPICH_GTL_LIBS_amd_gfx90a=-lmpi_gtl_hsa")
+hip_args=(-DFDMINI_BACKEND=hip -DCMAKE_C_COMPILER="$pe/bin/cc" -DCMAKE_HIP_COMPILER="$hip_clang"
+  -DCMAKE_HIP_ARCHITECTURES=gfx90a "-DCMAKE_HIP_FLAGS=--rocm-path=/usr --rocm-device-lib-path=$bitcode"
+  -DFDMINI_TESTS=OFF -DFDMINI_GPU_TESTS=OFF -DFDMINI_WERROR=ON)
+
+# needed BINARY: the NEEDED entries of BINARY, one per line
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+
+# ---- 1. the PE with its GTL variables ----
+b=$work/hip
+if env "${pe_env[@]}" cmake -S "$src" -B "$b" "${hip_args[@]}" >"$work/1.configure" 2>&1 &&
+  env "${pe_env[@]}" cmake --build "$b" -j "$jobs" --target fdmini >"$work/1.build" 2>&1; then
+  if grep -q 'HPE Cray PE detected' "$work/1.configure" && grep -q 'GTL linked: -L' "$work/1.configure" &&
+    grep -q 'MPI on the HIP link line' "$work/1.configure" &&
+    grep -q 'fdmini needs libmpi_gtl_hsa (readelf -d)' "$work/1.build"; then
+    pass "mock PE: configure detects it, links MPI and the GTL on the HIP link line, post-build check passes"
+  else
+    fail "mock PE: configure/build messages" "" "$work/1.configure"
+  fi
+  if needed "$b/fdmini" | grep -qx 'libmpi_gtl_hsa.so.0' && needed "$b/fdmini" | grep -q '^libmpi\.so'; then
+    pass "mock PE: the HIP binary NEEDs libmpi_gtl_hsa.so.0 and libmpi ($(needed "$b/fdmini" | tr '\n' ' '))"
+  else
+    fail "mock PE: NEEDED entries" "$(needed "$b/fdmini" | tr '\n' ' ')"
+  fi
+  rc=0
+  LD_LIBRARY_PATH=$pe/gtl/lib MPICH_GPU_SUPPORT_ENABLED=1 "$b/fdmini" --help >"$work/1.run" 2>&1 || rc=$?
+  if ((rc == 0)) && grep -q '^usage: fdmini' "$work/1.run"; then
+    pass "mock PE: with the GTL loaded, MPICH_GPU_SUPPORT_ENABLED=1 is accepted"
+  else
+    fail "mock PE: MPICH_GPU_SUPPORT_ENABLED=1 with the GTL" "exit $rc" "$work/1.run"
+  fi
+else
+  fail "mock PE: configure and build of the HIP backend" "" "$work/1.build"
+  cat "$work/1.configure"
+fi
+
+# ---- 2. the PE without the GTL variables: one clear configure error ----
+rc=0
+env PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi" cmake -S "$src" -B "$work/nogtl" "${hip_args[@]}" \
+  >"$work/2.configure" 2>&1 || rc=$?
+if ((rc != 0)) && grep -q 'PE_MPICH_GTL_LIBS_amd_gfx90a is not set' "$work/2.configure" &&
+  (($(grep -c 'CMake Error' "$work/2.configure") == 1)); then
+  pass "mock PE without PE_MPICH_GTL_*: configure fails with one message naming the variable"
+else
+  fail "mock PE without PE_MPICH_GTL_*" "exit $rc" "$work/2.configure"
+fi
+
+# ---- 3. the GTL given as a path ----
+b=$work/hip-lib
+if env PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi" cmake -S "$src" -B "$b" "${hip_args[@]}" \
+  -DFDMINI_GTL_LIB="$pe/gtl/lib/libmpi_gtl_hsa.so" >"$work/3.configure" 2>&1 &&
+  cmake --build "$b" -j "$jobs" --target fdmini >"$work/3.build" 2>&1 &&
+  needed "$b/fdmini" | grep -qx 'libmpi_gtl_hsa.so.0'; then
+  pass "FDMINI_GTL_LIB=path: linked and NEEDED"
+else
+  fail "FDMINI_GTL_LIB=path" "" "$work/3.build"
+fi
+
+# ---- 4. a GTL that is not NEEDED (static archive): the post-build check fails the build ----
+b=$work/hip-static
+rc=0
+env PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi" "PE_MPICH_GTL_DIR_amd_gfx90a=-L$pe/static/lib" \
+  PE_MPICH_GTL_LIBS_amd_gfx90a=-lmpi_gtl_hsa cmake -S "$src" -B "$b" "${hip_args[@]}" >"$work/4.configure" 2>&1 &&
+  cmake --build "$b" -j "$jobs" --target fdmini >"$work/4.build" 2>&1 || rc=$?
+if ((rc != 0)) && grep -q 'does not need libmpi_gtl_hsa' "$work/4.build" && [[ ! -e $b/fdmini ]]; then
+  pass "a GTL that is not NEEDED: the build fails with the post-build check's message, binary removed"
+else
+  fail "a GTL that is not NEEDED" "exit $rc, binary $([[ -e $b/fdmini ]] && echo kept || echo removed)" "$work/4.build"
+fi
+
+# ---- 5. start-up refusal: a host build without the GTL ----
+b=$work/host-nogtl
+if cmake -S "$src" -B "$b" -DFDMINI_GTL=OFF -DFDMINI_TESTS=OFF -DFDMINI_WERROR=ON >"$work/5.configure" 2>&1 &&
+  cmake --build "$b" -j "$jobs" --target fdmini >"$work/5.build" 2>&1; then
+  msg='MPICH_GPU_SUPPORT_ENABLED=1 asks Cray MPICH for GPU-aware MPI, but this binary has no GPU Transport Layer'
+  rc=0
+  MPICH_GPU_SUPPORT_ENABLED=1 "$b/fdmini" --global 8,8,8 >"$work/5.alone" 2>&1 || rc=$?
+  if ((rc == 2)) && (($(grep -c 'fdmini: error:' "$work/5.alone") == 1)) && grep -q "$msg" "$work/5.alone"; then
+    pass "FDMINI_GTL=OFF: MPICH_GPU_SUPPORT_ENABLED=1 refused before MPI_Init, one line, exit 2"
+  else
+    fail "FDMINI_GTL=OFF refusal (one process)" "exit $rc" "$work/5.alone"
+  fi
+  rc=0
+  MPICH_GPU_SUPPORT_ENABLED=1 timeout 60 mpirun -n 2 "$b/fdmini" --global 8,8,8 >"$work/5.np2" 2>&1 || rc=$?
+  if ((rc == 2)) && (($(grep -c 'fdmini: error:' "$work/5.np2") == 1)); then
+    pass "FDMINI_GTL=OFF on 2 ranks under mpirun: one error line, exit 2"
+  else
+    fail "FDMINI_GTL=OFF refusal (2 ranks)" "exit $rc, $(grep -c 'fdmini: error:' "$work/5.np2") error lines" "$work/5.np2"
+  fi
+  rc=0
+  MPICH_GPU_SUPPORT_ENABLED=0 "$b/fdmini" --global 8,8,8 --iters 2 --json "$work/5.json" >"$work/5.off" 2>&1 || rc=$?
+  if ((rc == 0)) && grep -q 'verification: PASS' "$work/5.off" &&
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["gtl"] == "not linked (FDMINI_GTL=OFF)", r["gtl"]' "$work/5.json"; then
+    pass "FDMINI_GTL=OFF with MPICH_GPU_SUPPORT_ENABLED=0: runs; the record says the GTL is not linked"
+  else
+    fail "FDMINI_GTL=OFF with MPICH_GPU_SUPPORT_ENABLED=0" "exit $rc" "$work/5.off"
+  fi
+  rc=0
+  LD_PRELOAD=$pe/gtl/lib/libmpi_gtl_hsa.so.0 MPICH_GPU_SUPPORT_ENABLED=1 "$b/fdmini" --global 8,8,8 --iters 2 \
+    >"$work/5.preload" 2>&1 || rc=$?
+  if ((rc == 0)) && grep -q 'verification: PASS' "$work/5.preload"; then
+    pass "with a GTL loaded into the process (LD_PRELOAD), MPICH_GPU_SUPPORT_ENABLED=1 is accepted"
+  else
+    fail "MPICH_GPU_SUPPORT_ENABLED=1 with a preloaded GTL" "exit $rc" "$work/5.preload"
+  fi
+else
+  fail "host build with FDMINI_GTL=OFF" "" "$work/5.build"
+fi
+
+summary "cray pe mock test"
