@@ -23,6 +23,9 @@
  *   --profile       baseline, the lab notes' kernels 4 and 3 (m = 2), the default, once each
  *                   without warm-up and without the autotune's trial: the input of
  *                   bench/profile/ncu_stencil.sh
+ *   --fuse          instead of the single-step table: heat and jacobi with T = 1..4 steps per
+ *                   pass (the fused kernel) against the best single step, points x steps per
+ *                   second (bench/run_fuse_sweep.sh)
  *   --device-slug   print the device name as a file-name slug ("NVIDIA-H100-80GB-HBM3") and exit
  */
 #define _POSIX_C_SOURCE 200809L
@@ -153,9 +156,140 @@ static double time_copy(void *dst, const void *src, size_t bytes, be_stream s, b
   return m;
 }
 
+/* --fuse: several time steps per pass. For heat and jacobi on grid g: the best single-step
+ * configuration of the autotune's candidates (timed here, region ALL, the operator's f), and
+ * the fused kernel for T = 1..FD_FUSE_MAX over the fused candidates (and more shapes unless
+ * quick), each checked bitwise against T single steps; points x steps per second, the ratio to
+ * the best single step and to the memcpy bound (memcpy GB/s / 16 bytes per point and step). */
+static int fuse_study(const fd_grid *g, const be_info *info, const char *date, double mc_gbs,
+                      be_stream s, be_event e0, be_event e1, int reps, int quick, FILE *md,
+                      FILE *csv)
+{
+  const size_t bytes = g->elems * sizeof(real_t);
+  real_t *u, *f, *out, *a, *b;
+  CHECK(be_malloc((void **)&u, bytes));
+  CHECK(be_malloc((void **)&f, bytes));
+  CHECK(be_malloc((void **)&out, bytes));
+  CHECK(be_malloc((void **)&a, bytes));
+  CHECK(be_malloc((void **)&b, bytes));
+  fd_field fl;
+  memset(&fl, 0, sizeof fl);
+  fl.kind = FD_FIELD_RANDOM;
+  fl.scale = 1.0;
+  fl.seed = 777;
+  CHECK(be_fill(g, &fl, u, s));
+  fl.seed = 778;
+  CHECK(be_fill(g, &fl, f, s));
+  CHECK(be_fill(g, &fl, out, s));
+  const double pts = (double)g->n[0] * g->n[1] * g->n[2];
+  const double bound = mc_gbs * 1e9 / 16.0; /* points x steps per second */
+  const int lo[3] = {1, 1, 1}, hi[3] = {g->n[0], g->n[1], g->n[2]};
+  int failures = 0;
+  for (int op = 0; op < 2; op++) {
+    const char *name = op ? "jacobi" : "heat";
+    const fd_coeffs c = op ? (fd_coeffs){0, (real_t)(1.0 / 6), (real_t)(1.0 / 6), (real_t)(1.0 / 6), (real_t)(-1.0 / 6)}
+                           : (fd_coeffs){(real_t)0.5, (real_t)(1.0 / 12), (real_t)(1.0 / 12), (real_t)(1.0 / 12), 0};
+    const real_t *fp = op ? f : NULL;
+    /* the best single step */
+    fd_kernel cand[64];
+    const int nc = be_kernel_candidates(cand, 64);
+    fd_kernel_trial tr = {*g, FD_REGION_ALL, 0, c, u, fp, out, s};
+    double best = 1e30;
+    int bi = 0;
+    for (int i = 0; i < nc; i++) {
+      const double ms = time_stencil(&tr, &cand[i], e0, e1, 2, reps);
+      if (ms < best) best = ms, bi = i;
+    }
+    fd_kernel bk = cand[bi];
+    CHECK(be_kernel_resolve(g, &bk));
+    char bspec[FD_KERNEL_SPEC_MAX];
+    fd_kernel_format(&bk, bspec, sizeof bspec);
+    const double single = pts / (best * 1e-3);
+    printf("\n## fused %s %dx%dx%d %s: memcpy %.1f GB/s, memcpy bound %.4g points x steps/s; "
+           "best single step [%s] %.4f ms, %.4g points x steps/s (%.3f x the bound)\n",
+           name, g->n[0], g->n[1], g->n[2], FDMINI_REAL_NAME, mc_gbs, bound, bspec, best, single,
+           single / bound);
+    if (md) {
+      fprintf(md, "\n### %s, %s, %dx%dx%d, %s: several steps per pass\n\n", info->name, name,
+              g->n[0], g->n[1], g->n[2], FDMINI_REAL_NAME);
+      fprintf(md, "memcpy %.1f GB/s; the memcpy bound (memcpy / 16 bytes per point and step) is "
+                  "%.4g points x steps per second; best single step: `%s`, %.4f ms per step, "
+                  "%.4g points x steps/s (%.3f x the bound); %s, median of %d.\n\n",
+              mc_gbs, bound, bspec, best, single, single / bound, date, reps);
+      fprintf(md, "| configuration | ms per pass | points x steps / s | x best single step | x memcpy bound | bitwise = T single steps |\n|---|---|---|---|---|---|\n");
+    }
+    double top = 0;
+    char topspec[FD_KERNEL_SPEC_MAX] = "";
+    for (int T = 1; T <= FD_FUSE_MAX; T++) {
+      /* reference: T single steps with the best single-step configuration */
+      CHECK(be_memcpy_async(a, u, bytes, BE_COPY_D2D, s));
+      CHECK(be_memcpy_async(b, u, bytes, BE_COPY_D2D, s));
+      for (int t = 0; t < T; t++) {
+        CHECK(be_stencil(g, FD_REGION_ALL, 0, &c, a, fp, b, bk, s));
+        real_t *x = a;
+        a = b;
+        b = x;
+      }
+      fd_fused fc[16];
+      int nf = be_fused_candidates(T, fc, 16);
+      if (!quick) {
+        static const int more[][3] = {{1, 4, 64}, {2, 4, 64}, {1, 8, 128}, {2, 8, 32}, {2, 16, 128}, {1, 16, 512}};
+        for (int m = 0; m < 6 && nf < 16; m++) {
+          fd_fused x = {T, more[m][0], more[m][1], more[m][2]};
+          if (be_fused_resolve(&x) == BE_OK) fc[nf++] = x;
+        }
+      }
+      for (int i = 0; i < nf; i++) {
+        float *ms = malloc(sizeof *ms * (size_t)reps);
+        if (!ms) exit(1);
+        for (int r = 0; r < 2; r++) CHECK(be_stencil_fused(g, &fc[i], lo, hi, lo, hi, &c, u, fp, out, s));
+        for (int r = 0; r < reps; r++) {
+          CHECK(be_event_record(e0, s));
+          CHECK(be_stencil_fused(g, &fc[i], lo, hi, lo, hi, &c, u, fp, out, s));
+          CHECK(be_event_record(e1, s));
+          CHECK(be_event_sync(e1));
+          CHECK(be_event_elapsed_ms(&ms[r], e0, e1));
+        }
+        const double med = median_ms(ms, reps);
+        free(ms);
+        fd_norms dn;
+        CHECK(be_norms(g, out, a, NULL, &dn, s));
+        const int ok = dn.max_abs == 0.0;
+        failures += !ok;
+        const double rate = pts * T / (med * 1e-3);
+        char spec[FD_KERNEL_SPEC_MAX];
+        fd_fused_format(&fc[i], spec, sizeof spec);
+        if (rate > top && ok) top = rate, snprintf(topspec, sizeof topspec, "%s", spec);
+        printf("%-48s %9.4f ms %10.4g pts*steps/s %6.3f x single %6.3f x bound %s\n", spec, med,
+               rate, rate / single, rate / bound, ok ? "ok" : "MISMATCH");
+        if (md)
+          fprintf(md, "| %s | %.4f | %.4g | %.3f | %.3f | %s |\n", spec, med, rate, rate / single,
+                  rate / bound, ok ? "yes" : "NO");
+        if (csv)
+          fprintf(csv, "\"%s\",%s,%s,%d,%d,%d,%s,\"%s\",%.5f,%.5g,%.2f,%.4f,%.4f,%d\n",
+                  info->name, date, FDMINI_REAL_NAME, g->n[0], g->n[1], g->n[2], name, spec, med,
+                  rate, mc_gbs, rate / single, rate / bound, ok);
+      }
+    }
+    printf("SUMMARY fused %s %s %dx%dx%d %s: best single [%s] %.4g pts*steps/s; best fused [%s] %.4g = %.3f x single, %.3f x the memcpy bound\n",
+           info->name, name, g->n[0], g->n[1], g->n[2], FDMINI_REAL_NAME, bspec, single, topspec,
+           top, top / single, top / bound);
+    if (md)
+      fprintf(md, "\nBest: `%s`, %.3f x the best single step, %.3f x the memcpy bound.\n", topspec,
+              top / single, top / bound);
+  }
+  CHECK(be_free(u));
+  CHECK(be_free(f));
+  CHECK(be_free(out));
+  CHECK(be_free(a));
+  CHECK(be_free(b));
+  return failures;
+}
+
 int main(int argc, char **argv)
 {
   int sizes[8][3], nsizes = 0, reps = 20, quick = 0, only_default = 0, profile = 0, slug = 0;
+  int fuse = 0;
   const char *csv_path = NULL, *md_path = NULL, *match = NULL;
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--size") && a + 1 < argc && nsizes < 8) {
@@ -176,6 +310,8 @@ int main(int argc, char **argv)
       profile = 1;
     } else if (!strcmp(argv[a], "--device-slug")) {
       slug = 1;
+    } else if (!strcmp(argv[a], "--fuse")) {
+      fuse = 1;
     } else if (!strcmp(argv[a], "--match") && a + 1 < argc) {
       match = argv[++a];
     } else if (!strcmp(argv[a], "--csv") && a + 1 < argc) {
@@ -185,7 +321,7 @@ int main(int argc, char **argv)
     } else {
       fprintf(stderr,
               "usage: kernel_sweep [--size NXxNYxNZ]... [--reps N] [--quick] [--only-default]"
-              " [--match TEXT] [--profile] [--device-slug] [--csv FILE] [--md FILE]\n");
+              " [--match TEXT] [--fuse] [--profile] [--device-slug] [--csv FILE] [--md FILE]\n");
       return 2;
     }
   }
@@ -227,9 +363,12 @@ int main(int argc, char **argv)
 
   FILE *csv = csv_path ? fopen(csv_path, "a") : NULL;
   FILE *md = md_path ? fopen(md_path, "a") : NULL;
-  if (csv && ftell(csv) == 0)
+  if (csv && ftell(csv) == 0 && !fuse)
     fprintf(csv, "device,date,precision,nx,ny,nz,variant,config,default,autotune,ms,eff_GBps,"
                  "memcpy_GBps,pct_memcpy,bitwise_ok\n");
+  if (csv && ftell(csv) == 0 && fuse)
+    fprintf(csv, "device,date,precision,nx,ny,nz,op,config,ms_per_pass,points_steps_per_s,"
+                 "memcpy_GBps,x_single,x_bound,bitwise_ok\n");
   int failures = 0;
 
   for (int si = 0; si < nsizes; si++) {
@@ -265,6 +404,13 @@ int main(int argc, char **argv)
     const double eff_bytes = (pts - 8 - 4 * (nx + ny + nz) + nx * ny * nz) * (double)sizeof(real_t);
     const double mc_ms = time_copy(out, u, bytes, s, e0, e1, profile ? 0 : 3, reps);
     const double mc_gbs = 2.0 * (double)bytes / (mc_ms * 1e6);
+    if (fuse) {
+      failures += fuse_study(&g, &info, date, mc_gbs, s, e0, e1, reps, quick, md, csv);
+      CHECK(be_free(u));
+      CHECK(be_free(out));
+      CHECK(be_free(ref));
+      continue;
+    }
 
     /* reference output: baseline */
     const fd_kernel kb = kcfg(FD_KERNEL_BASELINE, 0, 0, 0, 0, 0);

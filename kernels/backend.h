@@ -313,6 +313,48 @@ int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int
                       const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
                       fd_kernel k, be_stream s);
 
+/* out over the box lo..hi (inclusive, local indices, within 2-ghost .. n+ghost-1 in every
+ * dimension: boxes may extend into the ghost layers, as the steps between two deep-halo
+ * exchanges need) of the stencil of u (and f), with configuration k. Points of out outside
+ * the box are untouched. Asynchronous on s. */
+int be_stencil_box(const fd_grid *g, const int lo[3], const int hi[3], const fd_coeffs *c,
+                   const real_t *u, const real_t *f, real_t *out, fd_kernel k, be_stream s);
+
+/* ---- several time steps per pass (temporal blocking) ------------------------------------- */
+
+/* A configuration of the fused kernel: `steps` (T) applications of the stencil per pass
+ * through memory. Blocks are one warp (wavefront) wide along x and block_y threads along y;
+ * each thread owns `tile` rows; a block marches through `chunk` planes. Zero fields take the
+ * rule's values (be_fused_resolve). Printed as "fused:steps=4,tile=2,block_y=8,chunk=64". */
+#define FD_FUSE_MAX 4
+typedef struct {
+  int steps;   /* T, 1..FD_FUSE_MAX */
+  int tile;    /* rows per thread: 1 or 2 */
+  int block_y; /* threads per block along y */
+  int chunk;   /* planes per block along z */
+} fd_fused;
+
+void fd_fused_format(const fd_fused *c, char *buf, size_t len);
+/* Fills the zero fields of *c with the backend's rule. BE_ERROR for an invalid one.
+ * Synchronous. */
+int be_fused_resolve(fd_fused *c);
+/* The configurations the start-up autotune times for T steps per pass (the same on every
+ * process of a backend), at most max; returns how many. Not Collective. */
+int be_fused_candidates(int steps, fd_fused *list, int max);
+
+/* out = T = c->steps applications of the stencil (coefficients cf, f as be_stencil) to u, on
+ * the box lo..hi (inclusive, local indices): the same bits as T calls of be_stencil_box, each
+ * writing a field that is then the next one's input. The points of the box fix_lo..fix_hi
+ * are updated at every application; every other point keeps its value in u (Dirichlet
+ * boundaries, and the outermost ghost layer of a deep halo). Level t (1..T) of a point is
+ * only right where the point's neighbourhood of radius T - t within the fix box holds right
+ * values of u: the caller passes a box whose T-neighbourhood is valid. Needs
+ * g->ghost >= 1, lo..hi within fix_lo..fix_hi, fix_lo >= 2 - ghost, fix_hi <= n + ghost - 1.
+ * Points of out outside lo..hi are untouched. u and out must differ. Asynchronous on s. */
+int be_stencil_fused(const fd_grid *g, const fd_fused *c, const int lo[3], const int hi[3],
+                     const int fix_lo[3], const int fix_hi[3], const fd_coeffs *cf,
+                     const real_t *u, const real_t *f, real_t *out, be_stream s);
+
 /* u[i + (nx+2)*(j + (ny+2)*k)] += value at one local point (0 <= i <= nx+1, ...): a point
  * source. One tiny launch. Asynchronous on s. */
 int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u, be_stream s);

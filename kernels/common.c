@@ -119,6 +119,12 @@ void fd_kernel_format(const fd_kernel *k, char *buf, size_t len)
 #undef PUT
 }
 
+void fd_fused_format(const fd_fused *c, char *buf, size_t len)
+{
+  snprintf(buf, len, "fused:steps=%d,tile=%d,block_y=%d,chunk=%d", c->steps, c->tile,
+           c->block_y, c->chunk);
+}
+
 double fd_field_value(const fd_field *fl, long long gi, long long gj, long long gk)
 {
   return fd_field_eval(fl->kind, fl->scale, fl->h, fl->L, fl->seed, gi, gj, gk);

@@ -51,6 +51,8 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipDeviceGetStreamPriorityRange cudaDeviceGetStreamPriorityRange
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+#define hipFuncSetAttribute cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 #define hipMalloc cudaMalloc
 #define hipFree cudaFree
 #define hipMemcpyAsync cudaMemcpyAsync

@@ -348,6 +348,128 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell(const st_args a, cons
                                gpu_ldg(u + p - a.sxy), gpu_ldg(u + p + a.sxy), f_at<HAS_F>(a, p));
 }
 
+/* ---- several time steps per pass: the fused kernel ---------------------------------------------
+ * Temporal blocking by overlapped tiles in x-y and a pipeline along z. A block is one warp
+ * (GPU_WARP_SIZE lanes) along x and BY threads along y, each thread owning R consecutive rows:
+ * its footprint is W x (BY*R) columns, W = GPU_WARP_SIZE, of which the inner (W - 2T) x
+ * (BY*R - 2T) are its output tile (each level of the T shrinks the valid footprint by one
+ * on every side). The block marches up through the planes of its chunk: at input plane kin it
+ * loads level 0 of plane kin and computes level t of plane kin - t for t = 1..T, so level T
+ * leaves the pipeline T planes behind the loads. Per thread and level the planes z-1, z, z+1
+ * of level t-1 are in registers (a window of 3); x neighbours come from the adjacent lanes
+ * (shuffles), y neighbours from the thread's own rows or, for its first and last row, from
+ * the neighbouring threads' rows through shared memory (one buffer per iteration parity, one
+ * barrier per plane). A point outside fix_lo..fix_hi keeps its level-0 value at every level
+ * (Dirichlet, or the outermost ghost layer); a point outside the array is "dead" (0, never
+ * read by a live result). Every live point of level t is fd_stencil_point[_f] of level t-1's
+ * values, exactly as T single steps compute it: the same bits. No thread returns early: all
+ * take part in the shuffles and barriers. */
+struct fz_args {
+  const real_t *u, *f;
+  real_t *out;
+  real_t cc, cx, cy, cz, cf;
+  long long sx, sxy, origin;
+  int lo[3], hi[3];      /* output box */
+  int flo[3], fhi[3];    /* fix box: updated points */
+  int alo[3], ahi[3];    /* the array: 1-ghost .. n+ghost */
+  int tw, th;            /* output tile width (x) and height (y) */
+  int chunk;             /* output planes per block */
+};
+
+template <int T, int R, bool HAS_F>
+__global__ void __launch_bounds__(FD_KERNEL_MAX_BLOCK) k_fused(const fz_args a)
+{
+  extern __shared__ unsigned char fz_smem_raw[];
+  real_t *smem = reinterpret_cast<real_t *>(fz_smem_raw); /* [2][T][2][BY][W] */
+  const int W = GPU_WARP_SIZE, BY = (int)blockDim.y;
+  const int lane = (int)threadIdx.x, ty = (int)threadIdx.y;
+  const int x = a.lo[0] + (int)blockIdx.x * a.tw - T + lane;
+  const int y0 = a.lo[1] + (int)blockIdx.y * a.th - T + ty * R;
+  const int kc0 = a.lo[2] + (int)blockIdx.z * a.chunk;
+  const int kc1 = min(a.hi[2], kc0 + a.chunk - 1);
+  const bool xin = x >= a.alo[0] && x <= a.ahi[0], xfix = x < a.flo[0] || x > a.fhi[0];
+  const bool xout = x >= a.lo[0] + (int)blockIdx.x * a.tw && x < a.lo[0] + ((int)blockIdx.x + 1) * a.tw &&
+                    x <= a.hi[0];
+  bool yin[R], yfix[R], yout[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const int y = y0 + r, yt = a.lo[1] + (int)blockIdx.y * a.th;
+    yin[r] = y >= a.alo[1] && y <= a.ahi[1];
+    yfix[r] = y < a.flo[1] || y > a.fhi[1];
+    yout[r] = y >= yt && y < yt + a.th && y <= a.hi[1];
+  }
+  const long long sx = a.sx, sxy = a.sxy;
+  const long long col = a.origin + x + sx * y0; /* element of (x, y0, 0) */
+  /* window L[t][r][0..2]: level t, row r, planes (newest-2, newest-1, newest) */
+  real_t L[T][R][3];
+#pragma unroll
+  for (int t = 0; t < T; t++)
+#pragma unroll
+    for (int r = 0; r < R; r++) L[t][r][0] = L[t][r][1] = L[t][r][2] = (real_t)0;
+  const int kstart = max(kc0 - T, a.alo[2]);
+  int par = 0;
+  for (int kin = kstart; kin <= kc1 + T; kin++) {
+    /* level 0: plane kin (0 beyond the array) */
+    const bool kload = kin <= a.ahi[2];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const real_t v = kload && xin && yin[r] ? gpu_ldg(a.u + col + sx * r + sxy * kin) : (real_t)0;
+      L[0][r][0] = L[0][r][1];
+      L[0][r][1] = L[0][r][2];
+      L[0][r][2] = v;
+    }
+    const real_t *rd = smem + (size_t)par * T * 2 * BY * W; /* previous iteration's rows */
+    /* levels 1..T: level t computes plane kc = kin - t from level t-1 */
+#pragma unroll
+    for (int t = 1; t <= T; t++) {
+      const int kc = kin - t;
+      const bool kfix = kc < a.flo[2] || kc > a.fhi[2];
+      real_t res[R];
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        const real_t c = L[t - 1][r][1];
+        const real_t xm = gpu_shfl_up1(c), xp = gpu_shfl_down1(c);
+        const real_t ym = r > 0 ? L[t - 1][r > 0 ? r - 1 : 0][1]
+                                : (ty > 0 ? rd[((t - 1) * 2 + 1) * BY * W + (ty - 1) * W + lane] : c);
+        const real_t yp = r + 1 < R ? L[t - 1][r + 1 < R ? r + 1 : R - 1][1]
+                                    : (ty + 1 < BY ? rd[((t - 1) * 2 + 0) * BY * W + (ty + 1) * W + lane] : c);
+        if (xfix || yfix[r] || kfix) {
+          res[r] = c;
+        } else if (HAS_F) { /* f of plane kc: read once per level (L1 and L2 hits after the first) */
+          res[r] = fd_stencil_point_f(a.cc, a.cx, a.cy, a.cz, a.cf, c, xm, xp, ym, yp,
+                                      L[t - 1][r][0], L[t - 1][r][2],
+                                      gpu_ldg(a.f + col + sx * r + sxy * kc));
+        } else {
+          res[r] = fd_stencil_point(a.cc, a.cx, a.cy, a.cz, c, xm, xp, ym, yp, L[t - 1][r][0],
+                                    L[t - 1][r][2]);
+        }
+      }
+      if (t < T) {
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+          L[t][r][0] = L[t][r][1];
+          L[t][r][1] = L[t][r][2];
+          L[t][r][2] = res[r];
+        }
+      } else if (kc >= kc0 && kc <= kc1 && xout) {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+          if (yout[r]) a.out[col + sx * r + sxy * kc] = res[r];
+      }
+    }
+    /* this iteration's newest planes of levels 0..T-1, first and last row, for the threads
+     * above and below */
+    real_t *wr = smem + (size_t)(par ^ 1) * T * 2 * BY * W;
+#pragma unroll
+    for (int t = 0; t < T; t++) {
+      wr[(t * 2 + 0) * BY * W + ty * W + lane] = L[t][0][2];
+      wr[(t * 2 + 1) * BY * W + ty * W + lane] = L[t][R - 1][2];
+    }
+    __syncthreads();
+    par ^= 1;
+  }
+}
+
 /* ---- the kernel instances -------------------------------------------------------------------- */
 
 typedef void (*kfn)(st_args);
@@ -389,6 +511,21 @@ kfn plane_fn(bool f, int m, int vec)
 kfn zmarch_fn(bool f, int rows, int vec)
 {
   return f ? kernels<true>::zmarch(rows, vec) : kernels<false>::zmarch(rows, vec);
+}
+
+typedef void (*fzfn)(fz_args);
+
+template <bool F> fzfn fused_fn_t(int steps, int rows)
+{
+  static const fzfn k[4][2] = {{k_fused<1, 1, F>, k_fused<1, 2, F>},
+                               {k_fused<2, 1, F>, k_fused<2, 2, F>},
+                               {k_fused<3, 1, F>, k_fused<3, 2, F>},
+                               {k_fused<4, 1, F>, k_fused<4, 2, F>}};
+  return k[steps - 1][rows == 2];
+}
+fzfn fused_fn(bool f, int steps, int rows)
+{
+  return f ? fused_fn_t<true>(steps, rows) : fused_fn_t<false>(steps, rows);
 }
 
 /* ---- configuration: rules, fallbacks, tiling -------------------------------------------------- */
@@ -645,6 +782,26 @@ extern "C" int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned de
   return launch_box(g, lo, hi, a, &k, st);
 }
 
+extern "C" int be_stencil_box(const fd_grid *g, const int lo[3], const int hi[3],
+                              const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
+                              fd_kernel k, be_stream s)
+{
+  if (!gpu_initialized_private)
+    return gpu_failf_private(BE_ERROR, "be_stencil_box: be_init was not called");
+  if (u == out) return gpu_failf_private(BE_ERROR, "be_stencil_box: u and out must differ");
+  for (int d = 0; d < 3; d++) {
+    if (hi[d] < lo[d]) return BE_OK;
+    if (lo[d] < 2 - g->ghost || hi[d] > g->n[d] + g->ghost - 1)
+      return gpu_failf_private(BE_ERROR, "be_stencil_box: %d..%d outside the grid along %d", lo[d], hi[d], d);
+  }
+  st_args a;
+  memset(&a, 0, sizeof a);
+  a.u = u, a.f = f, a.out = out;
+  a.cc = c->cc, a.cx = c->cx, a.cy = c->cy, a.cz = c->cz, a.cf = c->cf;
+  a.sx = g->sx, a.sxy = g->sxy, a.origin = g->origin;
+  return launch_box(g, lo, hi, a, &k, gpu_stream(s));
+}
+
 extern "C" int be_stencil(const fd_grid *g, fd_region region, unsigned deferred,
                           const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
                           fd_kernel k, be_stream s)
@@ -706,4 +863,94 @@ extern "C" int be_kernel_candidates(fd_kernel *list, int max)
   add(FD_KERNEL_REORDERED, 4, 1, 256, 1, 0); /* the lab notes' kernel 4 */
   add(FD_KERNEL_REORDERED, 8, 1, 256, 1, 0); /* the lab notes' best on MI250X */
   return n;
+}
+
+/* ---- several time steps per pass ------------------------------------------------------------ */
+
+/* The fused kernel's rule (bench/results/README.md): two rows per thread, 8 threads along y,
+ * chunks of 64 planes. */
+extern "C" int be_fused_resolve(fd_fused *c)
+{
+  if (c->steps < 1 || c->steps > FD_FUSE_MAX)
+    return gpu_failf_private(BE_ERROR, "fused: %d steps per pass, expected 1..%d", c->steps, FD_FUSE_MAX);
+  if (!c->tile) c->tile = 2;
+  if (!c->block_y) c->block_y = 8;
+  if (!c->chunk) c->chunk = 64;
+  if (c->tile != 1 && c->tile != 2)
+    return gpu_failf_private(BE_ERROR, "fused: tile %d, expected 1 or 2 rows per thread", c->tile);
+  if (c->block_y < 1 || c->block_y * GPU_WARP_SIZE > FD_KERNEL_MAX_BLOCK)
+    return gpu_failf_private(BE_ERROR, "fused: %d threads along y exceed %d per block", c->block_y,
+                             FD_KERNEL_MAX_BLOCK);
+  if (GPU_WARP_SIZE <= 2 * c->steps || c->block_y * c->tile <= 2 * c->steps)
+    return gpu_failf_private(BE_ERROR, "fused: a %dx%d footprint has no output tile at %d steps",
+                             GPU_WARP_SIZE, c->block_y * c->tile, c->steps);
+  if (c->chunk < 1) return gpu_failf_private(BE_ERROR, "fused: chunk %d", c->chunk);
+  return BE_OK;
+}
+
+extern "C" int be_fused_candidates(int steps, fd_fused *list, int max)
+{
+  static const int shapes[][3] = {{2, 8, 64}, {1, 16, 64}, {2, 16, 64}, {2, 8, 512}, {1, 8, 64}};
+  int n = 0;
+  for (int i = 0; i < 5 && n < max; i++) {
+    fd_fused c = {steps, shapes[i][0], shapes[i][1], shapes[i][2]};
+    if (be_fused_resolve(&c) == BE_OK) list[n++] = c;
+  }
+  return n;
+}
+
+extern "C" int be_stencil_fused(const fd_grid *g, const fd_fused *cin, const int lo[3],
+                                const int hi[3], const int fix_lo[3], const int fix_hi[3],
+                                const fd_coeffs *cf, const real_t *u, const real_t *f,
+                                real_t *out, be_stream s)
+{
+  if (!gpu_initialized_private)
+    return gpu_failf_private(BE_ERROR, "be_stencil_fused: be_init was not called");
+  if (u == out) return gpu_failf_private(BE_ERROR, "be_stencil_fused: u and out must differ");
+  fd_fused c = *cin;
+  int rc = be_fused_resolve(&c);
+  if (rc) return rc;
+  const int G = g->ghost;
+  for (int d = 0; d < 3; d++) {
+    if (hi[d] < lo[d]) return BE_OK; /* nothing to update */
+    if (lo[d] < fix_lo[d] || hi[d] > fix_hi[d] || fix_lo[d] < 2 - G || fix_hi[d] > g->n[d] + G - 1)
+      return gpu_failf_private(BE_ERROR, "be_stencil_fused: box %d..%d / fix box %d..%d outside the grid along %d",
+                               lo[d], hi[d], fix_lo[d], fix_hi[d], d);
+  }
+  const int T = c.steps, W = GPU_WARP_SIZE;
+  fz_args a;
+  memset(&a, 0, sizeof a);
+  a.u = u, a.f = f, a.out = out;
+  a.cc = cf->cc, a.cx = cf->cx, a.cy = cf->cy, a.cz = cf->cz, a.cf = cf->cf;
+  a.sx = g->sx, a.sxy = g->sxy, a.origin = g->origin;
+  for (int d = 0; d < 3; d++) {
+    a.lo[d] = lo[d], a.hi[d] = hi[d], a.flo[d] = fix_lo[d], a.fhi[d] = fix_hi[d];
+    a.alo[d] = 1 - G, a.ahi[d] = g->n[d] + G;
+  }
+  a.tw = W - 2 * T;
+  a.th = c.block_y * c.tile - 2 * T;
+  const long long gx = ceil_div(hi[0] - lo[0] + 1, a.tw), gy = ceil_div(hi[1] - lo[1] + 1, a.th);
+  const int ez = hi[2] - lo[2] + 1;
+  if (ceil_div(ez, c.chunk) > 65535) c.chunk = (int)ceil_div(ez, 65535);
+  a.chunk = c.chunk;
+  const long long gz = ceil_div(ez, c.chunk);
+  if (gx > 0x7fffffffLL || gy > 65535)
+    return gpu_failf_private(BE_ERROR, "k_fused: grid %lld x %lld x %lld too large", gx, gy, gz);
+  const size_t smem = (size_t)2 * T * 2 * c.block_y * W * sizeof(real_t);
+  const fzfn k = fused_fn(f != NULL, T, c.tile);
+  /* more than 48 KiB of dynamic shared memory needs the kernel's consent, once */
+  static const void *raised[64];
+  static int nraised = 0;
+  int known = 0;
+  for (int i = 0; i < nraised; i++) known |= raised[i] == (const void *)k;
+  if (!known && smem > 48 * 1024) {
+    GPU(hipFuncSetAttribute((const void *)k, hipFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    if (nraised < 64) raised[nraised++] = (const void *)k;
+  }
+  const dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)gz), block((unsigned)W, (unsigned)c.block_y);
+  k<<<grid, block, smem, gpu_stream(s)>>>(a);
+  char name[64];
+  snprintf(name, sizeof name, "k_fused<T=%d,rows=%d,f=%d>", T, c.tile, (int)(f != NULL));
+  GPU_LAUNCHED(name);
+  return BE_OK;
 }

@@ -333,6 +333,93 @@ int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int
   return BE_OK;
 }
 
+/* ---- several time steps per pass ---- */
+
+int be_fused_resolve(fd_fused *c)
+{
+  if (c->steps < 1 || c->steps > FD_FUSE_MAX)
+    return fail("fused: %d steps per pass, expected 1..%d", c->steps, FD_FUSE_MAX);
+  if (!c->tile) c->tile = 1;
+  if (!c->block_y) c->block_y = 1;
+  if (!c->chunk) c->chunk = 1;
+  return BE_OK;
+}
+
+int be_fused_candidates(int steps, fd_fused *list, int max)
+{
+  if (max < 1) return 0;
+  memset(&list[0], 0, sizeof list[0]);
+  list[0].steps = steps;
+  return be_fused_resolve(&list[0]) == BE_OK;
+}
+
+/* T single steps, each into a scratch field that the next reads: level t over the part of the
+ * fix box that level T's box lo..hi depends on (lo..hi widened by T - t), every other point
+ * carried over unchanged; then lo..hi of level T into out. The reference of the GPU's fused
+ * kernel: the same points, the same expression, the same bits. */
+int be_stencil_fused(const fd_grid *g, const fd_fused *cin, const int lo[3], const int hi[3],
+                     const int fix_lo[3], const int fix_hi[3], const fd_coeffs *cf,
+                     const real_t *u, const real_t *f, real_t *out, be_stream s)
+{
+  (void)s;
+  if (u == out) return fail("be_stencil_fused: u and out must differ");
+  fd_fused c = *cin;
+  int rc = be_fused_resolve(&c);
+  if (rc) return rc;
+  const int G = g->ghost;
+  for (int d = 0; d < 3; d++) {
+    if (hi[d] < lo[d]) return BE_OK;
+    if (lo[d] < fix_lo[d] || hi[d] > fix_hi[d] || fix_lo[d] < 2 - G || fix_hi[d] > g->n[d] + G - 1)
+      return fail("be_stencil_fused: box %d..%d / fix box %d..%d outside the grid along %d", lo[d],
+                  hi[d], fix_lo[d], fix_hi[d], d);
+  }
+  real_t *a = malloc(g->elems * sizeof(real_t)), *b = malloc(g->elems * sizeof(real_t));
+  if (!a || !b) {
+    free(a);
+    free(b);
+    return fail("be_stencil_fused: out of host memory for two scratch fields");
+  }
+  memcpy(a, u, g->elems * sizeof(real_t));
+  for (int t = 1; t <= c.steps; t++) {
+    memcpy(b, a, g->elems * sizeof(real_t));
+    int rlo[3], rhi[3];
+    for (int d = 0; d < 3; d++) {
+      rlo[d] = lo[d] - (c.steps - t) > fix_lo[d] ? lo[d] - (c.steps - t) : fix_lo[d];
+      rhi[d] = hi[d] + (c.steps - t) < fix_hi[d] ? hi[d] + (c.steps - t) : fix_hi[d];
+    }
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = rlo[2]; k <= rhi[2]; k++)
+      for (int j = rlo[1]; j <= rhi[1]; j++) row(g, cf, a, f, b, rlo[0], rhi[0], j, k);
+    real_t *x = a;
+    a = b;
+    b = x;
+  }
+  for (int k = lo[2]; k <= hi[2]; k++)
+    for (int j = lo[1]; j <= hi[1]; j++) {
+      const long long p = fd_grid_index(g, lo[0], j, k);
+      memcpy(out + p, a + p, (size_t)(hi[0] - lo[0] + 1) * sizeof(real_t));
+    }
+  free(a);
+  free(b);
+  return BE_OK;
+}
+
+int be_stencil_box(const fd_grid *g, const int lo[3], const int hi[3], const fd_coeffs *c,
+                   const real_t *u, const real_t *f, real_t *out, fd_kernel kern, be_stream s)
+{
+  (void)s;
+  if (kern.id < 0 || kern.id >= FD_KERNEL_COUNT) return fail("be_stencil_box: unknown kernel %d", kern.id);
+  for (int d = 0; d < 3; d++) {
+    if (hi[d] < lo[d]) return BE_OK;
+    if (lo[d] < 2 - g->ghost || hi[d] > g->n[d] + g->ghost - 1)
+      return fail("be_stencil_box: %d..%d outside the grid along %d", lo[d], hi[d], d);
+  }
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = lo[2]; k <= hi[2]; k++)
+    for (int j = lo[1]; j <= hi[1]; j++) row(g, c, u, f, out, lo[0], hi[0], j, k);
+  return BE_OK;
+}
+
 int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u, be_stream s)
 {
   (void)s;

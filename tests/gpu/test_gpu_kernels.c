@@ -572,6 +572,105 @@ static void test_streams_events_errors(int quick)
   REQUIRE(be_stream_destroy(lo));
 }
 
+/* ---- several steps per pass ----------------------------------------------------------------------- */
+
+/* be_stencil_fused equals T single steps bit for bit: level t = be_stencil_box over the part of
+ * the fix box that the output box depends on (the output box widened by T - t), from a field
+ * that carries every other point over; on grids with one and with several ghost layers, fix
+ * boxes that stop at the interior (Dirichlet) or reach into the ghosts (a deep halo), output
+ * boxes that are the whole block or part of it, with and without f, every T, row count, block
+ * height and chunk (that do and do not divide the planes). Points of out outside the output box
+ * stay poisoned. */
+static void test_fused(const fd_grid *g, uint64_t seed, int quick)
+{
+  const size_t np = g->elems, bytes = np * sizeof(real_t);
+  real_t *du, *df, *dout, *da, *db;
+  REQUIRE(be_malloc((void **)&du, bytes));
+  REQUIRE(be_malloc((void **)&df, bytes));
+  REQUIRE(be_malloc((void **)&dout, bytes));
+  REQUIRE(be_malloc((void **)&da, bytes));
+  REQUIRE(be_malloc((void **)&db, bytes));
+  real_t *hout = malloc(bytes), *href = malloc(bytes);
+  fd_field fu = random_field(seed, 1.0), ff = random_field(seed ^ 0x5eed, 1.0), poison = random_field(0, 0.0);
+  poison.kind = FD_FIELD_CONST;
+  poison.scale = NAN;
+  REQUIRE(be_fill(g, &fu, du, S));
+  REQUIRE(be_fill(g, &ff, df, S));
+  const fd_coeffs heat = {(real_t)0.4, (real_t)0.11, (real_t)0.09, (real_t)0.1, 0};
+  const fd_coeffs jac = {0, (real_t)(1.0 / 6), (real_t)(1.0 / 6), (real_t)(1.0 / 6), (real_t)(-1.0 / 6)};
+  const int G = g->ghost;
+  /* fix boxes: the interior, and on ghost >= 2 grids the deep-halo box on some sides */
+  int fixes[2][2][3], nfix = 1;
+  for (int d = 0; d < 3; d++) fixes[0][0][d] = 1, fixes[0][1][d] = g->n[d];
+  if (G >= 2) {
+    for (int d = 0; d < 3; d++) fixes[1][0][d] = d == 1 ? 1 : 2 - G, fixes[1][1][d] = d == 0 ? g->n[d] : g->n[d] + G - 1;
+    nfix = 2;
+  }
+  static const int shapes[][3] = {{1, 8, 64}, {2, 8, 3}, {2, 2, 5}, {1, 16, 1}, {2, 4, 1000}};
+  const int nshape = quick ? 2 : 5;
+  long bad = 0, checked = 0;
+  char what[192] = "";
+  for (int T = 1; T <= FD_FUSE_MAX; T++)
+    for (int fi = 0; fi < nfix; fi++)
+      for (int sub = 0; sub < 2; sub++) {
+        int lo[3], hi[3];
+        for (int d = 0; d < 3; d++) {
+          lo[d] = fixes[fi][0][d], hi[d] = fixes[fi][1][d];
+          if (sub && hi[d] - lo[d] >= 4) lo[d] += 1, hi[d] -= 2; /* part of the box */
+        }
+        for (int withf = 0; withf <= 1; withf++) {
+          const fd_coeffs *c = withf ? &jac : &heat;
+          const real_t *fp = withf ? df : NULL;
+          /* the reference: T single steps */
+          REQUIRE(be_memcpy_async(da, du, bytes, BE_COPY_D2D, S));
+          for (int t = 1; t <= T; t++) {
+            int rlo[3], rhi[3];
+            for (int d = 0; d < 3; d++) {
+              rlo[d] = lo[d] - (T - t) > fixes[fi][0][d] ? lo[d] - (T - t) : fixes[fi][0][d];
+              rhi[d] = hi[d] + (T - t) < fixes[fi][1][d] ? hi[d] + (T - t) : fixes[fi][1][d];
+            }
+            REQUIRE(be_memcpy_async(db, da, bytes, BE_COPY_D2D, S));
+            const fd_kernel k = kcfg(FD_KERNEL_ZMARCH, 0, 0, 0, 0, 0, 0);
+            REQUIRE(be_stencil_box(g, rlo, rhi, c, da, fp, db, k, S));
+            real_t *x = da;
+            da = db;
+            db = x;
+          }
+          to_host(href, da, np);
+          for (int sh = 0; sh < nshape; sh++) {
+            fd_fused cfg = {T, shapes[sh][0], shapes[sh][1], shapes[sh][2]};
+            if (be_fused_resolve(&cfg) != BE_OK) continue; /* too small a footprint for T */
+            REQUIRE(be_fill(g, &poison, dout, S));
+            REQUIRE(be_stencil_fused(g, &cfg, lo, hi, fixes[fi][0], fixes[fi][1], c, du, fp, dout, S));
+            to_host(hout, dout, np);
+            long b = 0;
+            for (int k = 1 - G; k <= g->n[2] + G; k++)
+              for (int j = 1 - G; j <= g->n[1] + G; j++)
+                for (int i = 1 - G; i <= g->n[0] + G; i++) {
+                  const size_t p = IDX(i, j, k);
+                  if (in_box(i, j, k, lo, hi)) b += !same_bits(hout[p], href[p]);
+                  else b += hout[p] == hout[p]; /* untouched: still NaN */
+                }
+            checked++;
+            if (b && !bad) {
+              char spec[FD_KERNEL_SPEC_MAX];
+              fd_fused_format(&cfg, spec, sizeof spec);
+              snprintf(what, sizeof what, "%s fix %d sub %d f %d: %ld points", spec, fi, sub, withf, b);
+            }
+            bad += b;
+          }
+        }
+      }
+  check(bad == 0 && checked > 0, "fused %dx%dx%d ghost %d: %ld configurations, %ld points differ from T single steps (first: %s)",
+        g->n[0], g->n[1], g->n[2], G, checked, bad, what);
+  free(hout), free(href);
+  REQUIRE(be_free(du));
+  REQUIRE(be_free(df));
+  REQUIRE(be_free(dout));
+  REQUIRE(be_free(da));
+  REQUIRE(be_free(db));
+}
+
 /* ---- main ------------------------------------------------------------------------------------------ */
 
 static uint64_t rng_state;
@@ -707,6 +806,21 @@ int main(int argc, char **argv)
     fd_grid g1 = grid3(37, 23, 19), g2 = grid3(5, 3, 2);
     test_zrange_point(&g1);
     test_zrange_point(&g2);
+  }
+  {
+    const int n1[3] = {37, 23, 19}, n2[3] = {20, 13, 11}, n3[3] = {130, 7, 9}, n4[3] = {5, 4, 3};
+    fd_grid g1, g2, g3, g4;
+    REQUIRE(fd_grid_init(&g1, n1, 1) == 0 ? BE_OK : BE_ERROR);
+    REQUIRE(fd_grid_init(&g2, n2, 4) == 0 ? BE_OK : BE_ERROR);
+    REQUIRE(fd_grid_init(&g3, n3, 2) == 0 ? BE_OK : BE_ERROR);
+    REQUIRE(fd_grid_init(&g4, n4, 1) == 0 ? BE_OK : BE_ERROR);
+    test_fused(&g1, 31, quick);
+    test_fused(&g2, 32, quick);
+    if (!quick) {
+      test_fused(&g3, 33, quick);
+      test_fused(&g4, 34, quick);
+    }
+    printf("fused: %s\n", n_fail ? "see above" : "ok");
   }
   test_streams_events_errors(quick);
 
