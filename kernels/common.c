@@ -121,8 +121,8 @@ void fd_kernel_format(const fd_kernel *k, char *buf, size_t len)
 
 void fd_fused_format(const fd_fused *c, char *buf, size_t len)
 {
-  snprintf(buf, len, "fused:steps=%d,tile=%d,block_y=%d,chunk=%d", c->steps, c->tile,
-           c->block_y, c->chunk);
+  snprintf(buf, len, "fused:steps=%d,tile=%d,vec=%d,block_y=%d,chunk=%d", c->steps, c->tile,
+           c->vec, c->block_y, c->chunk);
 }
 
 double fd_field_value(const fd_field *fl, long long gi, long long gj, long long gk)

@@ -13,6 +13,9 @@
  *   gpu_store_nt2(p, x, y) the same for the aligned pair p[0], p[1] in one 16-byte store
  *   gpu_ldg(p)           read-only load: __ldg on NVIDIA (LDG.CONSTANT), a plain load on AMD
  *   gpu_store2(p, x, y)  plain 16-byte (8 for float) store of the aligned pair p[0], p[1]
+ *   GPU_REGISTER_CAP(n)  a kernel may use up to n registers per thread: __maxnreg__ on NVIDIA
+ *                        (ptxas otherwise caps some kernels lower and spills), launch bounds
+ *                        of 512 threads on AMD
  *   gpu_shfl_up1/down1(v) the value v of the lane below / above in the warp (wavefront):
  *                        __shfl_up_sync/__shfl_down_sync on NVIDIA, __shfl_up/__shfl_down on AMD;
  *                        the test build FDMINI_EMULATE_WAVE64 gives NVIDIA 64-lane groups
@@ -102,6 +105,7 @@ __device__ __forceinline__ void gpu_store_nt2(float *p, float x, float y)
   __stcs(reinterpret_cast<float2 *>(p), make_float2(x, y));
 }
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return __ldg(p); }
+#define GPU_REGISTER_CAP(n) __maxnreg__(n)
 /* plain 16-byte (8 for float) store of the pair x, y at p (aligned to the pair) */
 __device__ __forceinline__ void gpu_store2(double *p, double x, double y)
 {
@@ -166,6 +170,7 @@ template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v)
   __builtin_nontemporal_store(v, p);
 }
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return *p; }
+#define GPU_REGISTER_CAP(n) __launch_bounds__(512)
 #if defined(__AMDGCN_WAVEFRONT_SIZE)
 #define GPU_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE /* 64 on gfx90a, 32 on wave32 targets */
 #else

@@ -376,95 +376,123 @@ struct fz_args {
   int chunk;             /* output planes per block */
 };
 
-template <int T, int R, bool HAS_F>
-__global__ void __launch_bounds__(FD_KERNEL_MAX_BLOCK) k_fused(const fz_args a)
+template <int T, int R, int V, bool HAS_F>
+__global__ void GPU_REGISTER_CAP(128) k_fused(const fz_args a) /* blocks <= FD_KERNEL_MAX_BLOCK */
 {
   extern __shared__ unsigned char fz_smem_raw[];
-  real_t *smem = reinterpret_cast<real_t *>(fz_smem_raw); /* [2][T][2][BY][W] */
-  const int W = GPU_WARP_SIZE, BY = (int)blockDim.y;
+  real_t *smem = reinterpret_cast<real_t *>(fz_smem_raw); /* [2][T][2][BY][W*V] */
+  const int W = GPU_WARP_SIZE, BY = (int)blockDim.y, WV = W * V;
   const int lane = (int)threadIdx.x, ty = (int)threadIdx.y;
-  const int x = a.lo[0] + (int)blockIdx.x * a.tw - T + lane;
-  const int y0 = a.lo[1] + (int)blockIdx.y * a.th - T + ty * R;
+  const int xt = a.lo[0] + (int)blockIdx.x * a.tw; /* the output tile's first column */
+  const int x0 = xt - T + V * lane;                 /* this thread's first column */
+  const int yt = a.lo[1] + (int)blockIdx.y * a.th;
+  const int y0 = yt - T + ty * R;
   const int kc0 = a.lo[2] + (int)blockIdx.z * a.chunk;
   const int kc1 = min(a.hi[2], kc0 + a.chunk - 1);
-  const bool xin = x >= a.alo[0] && x <= a.ahi[0], xfix = x < a.flo[0] || x > a.fhi[0];
-  const bool xout = x >= a.lo[0] + (int)blockIdx.x * a.tw && x < a.lo[0] + ((int)blockIdx.x + 1) * a.tw &&
-                    x <= a.hi[0];
+  bool xin[V], xfix[V], xout[V];
+#pragma unroll
+  for (int v = 0; v < V; v++) {
+    const int x = x0 + v;
+    xin[v] = x >= a.alo[0] && x <= a.ahi[0];
+    xfix[v] = x < a.flo[0] || x > a.fhi[0];
+    xout[v] = x >= xt && x < xt + a.tw && x <= a.hi[0];
+  }
   bool yin[R], yfix[R], yout[R];
 #pragma unroll
   for (int r = 0; r < R; r++) {
-    const int y = y0 + r, yt = a.lo[1] + (int)blockIdx.y * a.th;
+    const int y = y0 + r;
     yin[r] = y >= a.alo[1] && y <= a.ahi[1];
     yfix[r] = y < a.flo[1] || y > a.fhi[1];
     yout[r] = y >= yt && y < yt + a.th && y <= a.hi[1];
   }
   const long long sx = a.sx, sxy = a.sxy;
-  const long long col = a.origin + x + sx * y0; /* element of (x, y0, 0) */
-  /* window L[t][r][0..2]: level t, row r, planes (newest-2, newest-1, newest) */
-  real_t L[T][R][3];
+  const long long col = a.origin + x0 + sx * y0; /* element of (x0, y0, 0) */
+  const real_t *ucol = a.u + col, *fcol = HAS_F ? a.f + col : a.u;
+  real_t *ocol = a.out + col;
+  /* window L[t][r][v][0..2]: level t, row r, column v, planes (newest-2, newest-1, newest) */
+  real_t L[T][R][V][3];
 #pragma unroll
   for (int t = 0; t < T; t++)
 #pragma unroll
-    for (int r = 0; r < R; r++) L[t][r][0] = L[t][r][1] = L[t][r][2] = (real_t)0;
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int v = 0; v < V; v++) L[t][r][v][0] = L[t][r][v][1] = L[t][r][v][2] = (real_t)0;
   const int kstart = max(kc0 - T, a.alo[2]);
+  const size_t half = (size_t)T * 2 * BY * WV; /* one parity of the shared rows */
   int par = 0;
+#pragma unroll 1
   for (int kin = kstart; kin <= kc1 + T; kin++) {
     /* level 0: plane kin (0 beyond the array) */
     const bool kload = kin <= a.ahi[2];
 #pragma unroll
-    for (int r = 0; r < R; r++) {
-      const real_t v = kload && xin && yin[r] ? gpu_ldg(a.u + col + sx * r + sxy * kin) : (real_t)0;
-      L[0][r][0] = L[0][r][1];
-      L[0][r][1] = L[0][r][2];
-      L[0][r][2] = v;
-    }
-    const real_t *rd = smem + (size_t)par * T * 2 * BY * W; /* previous iteration's rows */
+    for (int r = 0; r < R; r++)
+#pragma unroll
+      for (int v = 0; v < V; v++) {
+        const real_t x = kload && xin[v] && yin[r] ? gpu_ldg(ucol + v + sx * r + sxy * kin) : (real_t)0;
+        L[0][r][v][0] = L[0][r][v][1];
+        L[0][r][v][1] = L[0][r][v][2];
+        L[0][r][v][2] = x;
+      }
+    const real_t *rd = smem + (size_t)par * half; /* the previous iteration's rows */
     /* levels 1..T: level t computes plane kc = kin - t from level t-1 */
 #pragma unroll
     for (int t = 1; t <= T; t++) {
       const int kc = kin - t;
       const bool kfix = kc < a.flo[2] || kc > a.fhi[2];
-      real_t res[R];
+      real_t res[R][V];
 #pragma unroll
       for (int r = 0; r < R; r++) {
-        const real_t c = L[t - 1][r][1];
-        const real_t xm = gpu_shfl_up1(c), xp = gpu_shfl_down1(c);
-        const real_t ym = r > 0 ? L[t - 1][r > 0 ? r - 1 : 0][1]
-                                : (ty > 0 ? rd[((t - 1) * 2 + 1) * BY * W + (ty - 1) * W + lane] : c);
-        const real_t yp = r + 1 < R ? L[t - 1][r + 1 < R ? r + 1 : R - 1][1]
-                                    : (ty + 1 < BY ? rd[((t - 1) * 2 + 0) * BY * W + (ty + 1) * W + lane] : c);
-        if (xfix || yfix[r] || kfix) {
-          res[r] = c;
-        } else if (HAS_F) { /* f of plane kc: read once per level (L1 and L2 hits after the first) */
-          res[r] = fd_stencil_point_f(a.cc, a.cx, a.cy, a.cz, a.cf, c, xm, xp, ym, yp,
-                                      L[t - 1][r][0], L[t - 1][r][2],
-                                      gpu_ldg(a.f + col + sx * r + sxy * kc));
-        } else {
-          res[r] = fd_stencil_point(a.cc, a.cx, a.cy, a.cz, c, xm, xp, ym, yp, L[t - 1][r][0],
-                                    L[t - 1][r][2]);
+        const real_t left = gpu_shfl_up1(L[t - 1][r][V - 1][1]);  /* x0 - 1 */
+        const real_t right = gpu_shfl_down1(L[t - 1][r][0][1]);   /* x0 + V */
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+          const real_t c = L[t - 1][r][v][1];
+          const real_t xm = v > 0 ? L[t - 1][r][v > 0 ? v - 1 : 0][1] : left;
+          const real_t xp = v + 1 < V ? L[t - 1][r][v + 1 < V ? v + 1 : V - 1][1] : right;
+          const real_t ym = r > 0 ? L[t - 1][r > 0 ? r - 1 : 0][v][1]
+                                  : (ty > 0 ? rd[((t - 1) * 2 + 1) * BY * WV + (ty - 1) * WV + V * lane + v] : c);
+          const real_t yp = r + 1 < R ? L[t - 1][r + 1 < R ? r + 1 : R - 1][v][1]
+                                      : (ty + 1 < BY ? rd[((t - 1) * 2 + 0) * BY * WV + (ty + 1) * WV + V * lane + v] : c);
+          const bool fixed = xfix[v] || yfix[r] || kfix;
+          if (HAS_F) { /* f of plane kc: read once per level (L1 and L2 hits after the first) */
+            const real_t fv = fixed ? (real_t)0 : gpu_ldg(fcol + v + sx * r + sxy * kc);
+            const real_t st = fd_stencil_point_f(a.cc, a.cx, a.cy, a.cz, a.cf, c, xm, xp, ym, yp,
+                                                 L[t - 1][r][v][0], L[t - 1][r][v][2], fv);
+            res[r][v] = fixed ? c : st;
+          } else {
+            const real_t st = fd_stencil_point(a.cc, a.cx, a.cy, a.cz, c, xm, xp, ym, yp,
+                                               L[t - 1][r][v][0], L[t - 1][r][v][2]);
+            res[r][v] = fixed ? c : st;
+          }
         }
       }
       if (t < T) {
 #pragma unroll
-        for (int r = 0; r < R; r++) {
-          L[t][r][0] = L[t][r][1];
-          L[t][r][1] = L[t][r][2];
-          L[t][r][2] = res[r];
-        }
-      } else if (kc >= kc0 && kc <= kc1 && xout) {
+        for (int r = 0; r < R; r++)
+#pragma unroll
+          for (int v = 0; v < V; v++) {
+            L[t][r][v][0] = L[t][r][v][1];
+            L[t][r][v][1] = L[t][r][v][2];
+            L[t][r][v][2] = res[r][v];
+          }
+      } else if (kc >= kc0 && kc <= kc1) {
 #pragma unroll
         for (int r = 0; r < R; r++)
-          if (yout[r]) a.out[col + sx * r + sxy * kc] = res[r];
+#pragma unroll
+          for (int v = 0; v < V; v++)
+            if (yout[r] && xout[v]) ocol[v + sx * r + sxy * kc] = res[r][v];
       }
     }
     /* this iteration's newest planes of levels 0..T-1, first and last row, for the threads
      * above and below */
-    real_t *wr = smem + (size_t)(par ^ 1) * T * 2 * BY * W;
+    real_t *wr = smem + (size_t)(par ^ 1) * half;
 #pragma unroll
-    for (int t = 0; t < T; t++) {
-      wr[(t * 2 + 0) * BY * W + ty * W + lane] = L[t][0][2];
-      wr[(t * 2 + 1) * BY * W + ty * W + lane] = L[t][R - 1][2];
-    }
+    for (int t = 0; t < T; t++)
+#pragma unroll
+      for (int v = 0; v < V; v++) {
+        wr[(t * 2 + 0) * BY * WV + ty * WV + V * lane + v] = L[t][0][v][2];
+        wr[(t * 2 + 1) * BY * WV + ty * WV + V * lane + v] = L[t][R - 1][v][2];
+      }
     __syncthreads();
     par ^= 1;
   }
@@ -515,17 +543,18 @@ kfn zmarch_fn(bool f, int rows, int vec)
 
 typedef void (*fzfn)(fz_args);
 
-template <bool F> fzfn fused_fn_t(int steps, int rows)
+template <bool F> fzfn fused_fn_t(int steps, int rows, int vec)
 {
-  static const fzfn k[4][2] = {{k_fused<1, 1, F>, k_fused<1, 2, F>},
-                               {k_fused<2, 1, F>, k_fused<2, 2, F>},
-                               {k_fused<3, 1, F>, k_fused<3, 2, F>},
-                               {k_fused<4, 1, F>, k_fused<4, 2, F>}};
-  return k[steps - 1][rows == 2];
+  static const fzfn k[4][2][2] = {
+      {{k_fused<1, 1, 1, F>, k_fused<1, 1, 2, F>}, {k_fused<1, 2, 1, F>, k_fused<1, 2, 2, F>}},
+      {{k_fused<2, 1, 1, F>, k_fused<2, 1, 2, F>}, {k_fused<2, 2, 1, F>, k_fused<2, 2, 2, F>}},
+      {{k_fused<3, 1, 1, F>, k_fused<3, 1, 2, F>}, {k_fused<3, 2, 1, F>, k_fused<3, 2, 2, F>}},
+      {{k_fused<4, 1, 1, F>, k_fused<4, 1, 2, F>}, {k_fused<4, 2, 1, F>, k_fused<4, 2, 2, F>}}};
+  return k[steps - 1][rows == 2][vec == 2];
 }
-fzfn fused_fn(bool f, int steps, int rows)
+fzfn fused_fn(bool f, int steps, int rows, int vec)
 {
-  return f ? fused_fn_t<true>(steps, rows) : fused_fn_t<false>(steps, rows);
+  return f ? fused_fn_t<true>(steps, rows, vec) : fused_fn_t<false>(steps, rows, vec);
 }
 
 /* ---- configuration: rules, fallbacks, tiling -------------------------------------------------- */
@@ -874,26 +903,29 @@ extern "C" int be_fused_resolve(fd_fused *c)
   if (c->steps < 1 || c->steps > FD_FUSE_MAX)
     return gpu_failf_private(BE_ERROR, "fused: %d steps per pass, expected 1..%d", c->steps, FD_FUSE_MAX);
   if (!c->tile) c->tile = 2;
+  if (!c->vec) c->vec = 2;
   if (!c->block_y) c->block_y = 8;
   if (!c->chunk) c->chunk = 64;
   if (c->tile != 1 && c->tile != 2)
     return gpu_failf_private(BE_ERROR, "fused: tile %d, expected 1 or 2 rows per thread", c->tile);
+  if (c->vec != 1 && c->vec != 2)
+    return gpu_failf_private(BE_ERROR, "fused: vec %d, expected 1 or 2 columns per thread", c->vec);
   if (c->block_y < 1 || c->block_y * GPU_WARP_SIZE > FD_KERNEL_MAX_BLOCK)
     return gpu_failf_private(BE_ERROR, "fused: %d threads along y exceed %d per block", c->block_y,
                              FD_KERNEL_MAX_BLOCK);
-  if (GPU_WARP_SIZE <= 2 * c->steps || c->block_y * c->tile <= 2 * c->steps)
+  if (GPU_WARP_SIZE * c->vec <= 2 * c->steps || c->block_y * c->tile <= 2 * c->steps)
     return gpu_failf_private(BE_ERROR, "fused: a %dx%d footprint has no output tile at %d steps",
-                             GPU_WARP_SIZE, c->block_y * c->tile, c->steps);
+                             GPU_WARP_SIZE * c->vec, c->block_y * c->tile, c->steps);
   if (c->chunk < 1) return gpu_failf_private(BE_ERROR, "fused: chunk %d", c->chunk);
   return BE_OK;
 }
 
 extern "C" int be_fused_candidates(int steps, fd_fused *list, int max)
 {
-  static const int shapes[][3] = {{2, 8, 64}, {1, 16, 64}, {2, 16, 64}, {2, 8, 512}, {1, 8, 64}};
+  static const int shapes[][4] = {{2, 2, 8, 64}, {2, 2, 16, 64}, {1, 2, 16, 64}, {2, 1, 16, 64}, {2, 2, 8, 128}};
   int n = 0;
   for (int i = 0; i < 5 && n < max; i++) {
-    fd_fused c = {steps, shapes[i][0], shapes[i][1], shapes[i][2]};
+    fd_fused c = {steps, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]};
     if (be_fused_resolve(&c) == BE_OK) list[n++] = c;
   }
   return n;
@@ -927,7 +959,7 @@ extern "C" int be_stencil_fused(const fd_grid *g, const fd_fused *cin, const int
     a.lo[d] = lo[d], a.hi[d] = hi[d], a.flo[d] = fix_lo[d], a.fhi[d] = fix_hi[d];
     a.alo[d] = 1 - G, a.ahi[d] = g->n[d] + G;
   }
-  a.tw = W - 2 * T;
+  a.tw = W * c.vec - 2 * T;
   a.th = c.block_y * c.tile - 2 * T;
   const long long gx = ceil_div(hi[0] - lo[0] + 1, a.tw), gy = ceil_div(hi[1] - lo[1] + 1, a.th);
   const int ez = hi[2] - lo[2] + 1;
@@ -936,21 +968,26 @@ extern "C" int be_stencil_fused(const fd_grid *g, const fd_fused *cin, const int
   const long long gz = ceil_div(ez, c.chunk);
   if (gx > 0x7fffffffLL || gy > 65535)
     return gpu_failf_private(BE_ERROR, "k_fused: grid %lld x %lld x %lld too large", gx, gy, gz);
-  const size_t smem = (size_t)2 * T * 2 * c.block_y * W * sizeof(real_t);
-  const fzfn k = fused_fn(f != NULL, T, c.tile);
-  /* more than 48 KiB of dynamic shared memory needs the kernel's consent, once */
-  static const void *raised[64];
+  const size_t smem = (size_t)2 * T * 2 * c.block_y * W * c.vec * sizeof(real_t);
+  const fzfn k = fused_fn(f != NULL, T, c.tile, c.vec);
+  /* dynamic shared memory beyond the default share needs the kernel's consent: raised once per
+   * kernel to the largest size asked for (the 64-lane test build adds static shared memory) */
+  static struct {
+    const void *k;
+    size_t smem;
+  } raised[64];
   static int nraised = 0;
-  int known = 0;
-  for (int i = 0; i < nraised; i++) known |= raised[i] == (const void *)k;
-  if (!known && smem > 48 * 1024) {
+  int i = 0;
+  while (i < nraised && raised[i].k != (const void *)k) i++;
+  if (smem > 16 * 1024 && (i == nraised || raised[i].smem < smem)) {
     GPU(hipFuncSetAttribute((const void *)k, hipFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    if (nraised < 64) raised[nraised++] = (const void *)k;
+    if (i == nraised && nraised < 64) raised[nraised++].k = (const void *)k;
+    if (i < 64) raised[i].smem = smem;
   }
   const dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)gz), block((unsigned)W, (unsigned)c.block_y);
   k<<<grid, block, smem, gpu_stream(s)>>>(a);
   char name[64];
-  snprintf(name, sizeof name, "k_fused<T=%d,rows=%d,f=%d>", T, c.tile, (int)(f != NULL));
+  snprintf(name, sizeof name, "k_fused<T=%d,rows=%d,vec=%d,f=%d>", T, c.tile, c.vec, (int)(f != NULL));
   GPU_LAUNCHED(name);
   return BE_OK;
 }

@@ -340,6 +340,7 @@ int be_fused_resolve(fd_fused *c)
   if (c->steps < 1 || c->steps > FD_FUSE_MAX)
     return fail("fused: %d steps per pass, expected 1..%d", c->steps, FD_FUSE_MAX);
   if (!c->tile) c->tile = 1;
+  if (!c->vec) c->vec = 1;
   if (!c->block_y) c->block_y = 1;
   if (!c->chunk) c->chunk = 1;
   return BE_OK;

@@ -606,7 +606,7 @@ static void test_fused(const fd_grid *g, uint64_t seed, int quick)
     for (int d = 0; d < 3; d++) fixes[1][0][d] = d == 1 ? 1 : 2 - G, fixes[1][1][d] = d == 0 ? g->n[d] : g->n[d] + G - 1;
     nfix = 2;
   }
-  static const int shapes[][3] = {{1, 8, 64}, {2, 8, 3}, {2, 2, 5}, {1, 16, 1}, {2, 4, 1000}};
+  static const int shapes[][4] = {{1, 1, 8, 64}, {2, 2, 8, 3}, {2, 1, 2, 5}, {1, 2, 16, 1}, {2, 2, 4, 1000}};
   const int nshape = quick ? 2 : 5;
   long bad = 0, checked = 0;
   char what[192] = "";
@@ -638,7 +638,7 @@ static void test_fused(const fd_grid *g, uint64_t seed, int quick)
           }
           to_host(href, da, np);
           for (int sh = 0; sh < nshape; sh++) {
-            fd_fused cfg = {T, shapes[sh][0], shapes[sh][1], shapes[sh][2]};
+            fd_fused cfg = {T, shapes[sh][0], shapes[sh][1], shapes[sh][2], shapes[sh][3]};
             if (be_fused_resolve(&cfg) != BE_OK) continue; /* too small a footprint for T */
             REQUIRE(be_fill(g, &poison, dout, S));
             REQUIRE(be_stencil_fused(g, &cfg, lo, hi, fixes[fi][0], fixes[fi][1], c, du, fp, dout, S));
