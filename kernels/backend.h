@@ -329,7 +329,7 @@ int be_stencil_box(const fd_grid *g, const int lo[3], const int hi[3], const fd_
 #define FD_FUSE_MAX 4
 typedef struct {
   int steps;   /* T, 1..FD_FUSE_MAX */
-  int tile;    /* rows per thread: 1 or 2 */
+  int tile;    /* rows per thread: 1, 2, or 4 (with vec 2, up to 2 steps) */
   int vec;     /* columns per thread: 1 or 2 (the footprint is vec warps wide) */
   int block_y; /* threads per block along y */
   int chunk;   /* planes per block along z */

@@ -550,6 +550,9 @@ template <bool F> fzfn fused_fn_t(int steps, int rows, int vec)
       {{k_fused<2, 1, 1, F>, k_fused<2, 1, 2, F>}, {k_fused<2, 2, 1, F>, k_fused<2, 2, 2, F>}},
       {{k_fused<3, 1, 1, F>, k_fused<3, 1, 2, F>}, {k_fused<3, 2, 1, F>, k_fused<3, 2, 2, F>}},
       {{k_fused<4, 1, 1, F>, k_fused<4, 1, 2, F>}, {k_fused<4, 2, 1, F>, k_fused<4, 2, 2, F>}}};
+  /* four rows per thread only up to 2 steps and with pairs (registers) */
+  static const fzfn k4[2] = {k_fused<1, 4, 2, F>, k_fused<2, 4, 2, F>};
+  if (rows == 4) return k4[steps - 1];
   return k[steps - 1][rows == 2][vec == 2];
 }
 fzfn fused_fn(bool f, int steps, int rows, int vec)
@@ -906,8 +909,8 @@ extern "C" int be_fused_resolve(fd_fused *c)
   if (!c->vec) c->vec = 2;
   if (!c->block_y) c->block_y = 8;
   if (!c->chunk) c->chunk = 64;
-  if (c->tile != 1 && c->tile != 2)
-    return gpu_failf_private(BE_ERROR, "fused: tile %d, expected 1 or 2 rows per thread", c->tile);
+  if (c->tile != 1 && c->tile != 2 && !(c->tile == 4 && c->steps <= 2 && c->vec == 2))
+    return gpu_failf_private(BE_ERROR, "fused: tile %d, expected 1 or 2 rows per thread (4 with vec 2 up to 2 steps)", c->tile);
   if (c->vec != 1 && c->vec != 2)
     return gpu_failf_private(BE_ERROR, "fused: vec %d, expected 1 or 2 columns per thread", c->vec);
   if (c->block_y < 1 || c->block_y * GPU_WARP_SIZE > FD_KERNEL_MAX_BLOCK)
@@ -922,9 +925,10 @@ extern "C" int be_fused_resolve(fd_fused *c)
 
 extern "C" int be_fused_candidates(int steps, fd_fused *list, int max)
 {
-  static const int shapes[][4] = {{2, 2, 8, 64}, {2, 2, 16, 64}, {1, 2, 16, 64}, {2, 1, 16, 64}, {2, 2, 8, 128}};
+  static const int shapes[][4] = {{2, 2, 8, 128}, {2, 2, 16, 64}, {4, 2, 8, 128}, {4, 2, 4, 128},
+                                  {2, 2, 8, 64}, {1, 2, 16, 64}};
   int n = 0;
-  for (int i = 0; i < 5 && n < max; i++) {
+  for (int i = 0; i < 6 && n < max; i++) {
     fd_fused c = {steps, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]};
     if (be_fused_resolve(&c) == BE_OK) list[n++] = c;
   }
