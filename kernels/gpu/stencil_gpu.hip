@@ -419,19 +419,27 @@ __global__ void GPU_REGISTER_CAP(128) k_fused(const fz_args a) /* blocks <= FD_K
       for (int v = 0; v < V; v++) L[t][r][v][0] = L[t][r][v][1] = L[t][r][v][2] = (real_t)0;
   const int kstart = max(kc0 - T, a.alo[2]);
   const size_t half = (size_t)T * 2 * BY * WV; /* one parity of the shared rows */
+  /* level 0 comes through a queue one plane deep: plane kin+1 is loaded while the levels of
+   * plane kin are computed, so the loads' latency hides behind that work */
+  real_t ahead[R][V];
+#pragma unroll
+  for (int r = 0; r < R; r++)
+#pragma unroll
+    for (int v = 0; v < V; v++)
+      ahead[r][v] = kstart <= a.ahi[2] && xin[v] && yin[r] ? gpu_ldg(ucol + v + sx * r + sxy * kstart) : (real_t)0;
   int par = 0;
 #pragma unroll 1
   for (int kin = kstart; kin <= kc1 + T; kin++) {
-    /* level 0: plane kin (0 beyond the array) */
-    const bool kload = kin <= a.ahi[2];
+    /* level 0: plane kin (0 beyond the array), and the load of plane kin+1 */
+    const bool knext = kin + 1 <= a.ahi[2];
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
       for (int v = 0; v < V; v++) {
-        const real_t x = kload && xin[v] && yin[r] ? gpu_ldg(ucol + v + sx * r + sxy * kin) : (real_t)0;
         L[0][r][v][0] = L[0][r][v][1];
         L[0][r][v][1] = L[0][r][v][2];
-        L[0][r][v][2] = x;
+        L[0][r][v][2] = ahead[r][v];
+        ahead[r][v] = knext && xin[v] && yin[r] ? gpu_ldg(ucol + v + sx * r + sxy * (kin + 1)) : (real_t)0;
       }
     const real_t *rd = smem + (size_t)par * half; /* the previous iteration's rows */
     /* levels 1..T: level t computes plane kc = kin - t from level t-1 */
