@@ -9,8 +9,9 @@
 #   run.log          the outputs of every attempt (last.log: the last one)
 # nsys is looked for as $NSYS, on PATH, in /opt/nvidia/nsight-systems*/bin, /usr/local/cuda*/bin
 # and inside Nsight Compute (/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys). A copy
-# that records but cannot import (it leaves only .qdstrm files: QdstrmImporter missing) is said
-# so and the next one is tried. When no nsys produces a report, summary.txt says which were tried
+# that records but cannot import (it leaves only .qdstrm files: QdstrmImporter missing or failing,
+# e.g. for a shared library it needs, which LD_LIBRARY_PATH can supply) is said so, with the
+# importer's error, and the next one is tried. When no nsys produces a report, summary.txt says which were tried
 # and why they failed, and summarizes fdmini's own per-phase device-event timings of a
 # --baseline run instead (no timeline).
 #
@@ -65,7 +66,8 @@ for nsys in "${cands[@]}"; do
   seen[$real]=1
   ver=$("$nsys" --version 2>/dev/null | head -n 1)
   echo "== trying $nsys ($ver)" >>"$log"
-  rm -f "$out"/rank*.nsys-rep "$out"/rank*.sqlite "$out"/rank*.qdstrm "$out/last.log"
+  rm -f "$out"/rank*.nsys-rep "$out"/rank*.sqlite "$out"/rank*.qdstrm "$out/last.log" "$out/import.log"
+  why="QdstrmImporter missing"
   # one report per rank (%q{...}: the rank from the launcher's environment)
   "${launch[@]}" "$nsys" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none \
     --force-overwrite=true --export=sqlite -o "$out/rank%q{OMPI_COMM_WORLD_RANK}" \
@@ -77,7 +79,13 @@ for nsys in "${cands[@]}"; do
     # a report without its SQLite: export it; only the raw stream: import it first
     if [[ ! -s $base.sqlite && ! -s $base.nsys-rep && -s $base.qdstrm ]]; then
       imp=$(find "$(dirname "$real")/.." /opt/nvidia -name QdstrmImporter -type f 2>/dev/null | head -n 1)
-      [[ -n $imp ]] && "$imp" -i "$base.qdstrm" >>"$log" 2>&1
+      if [[ -z $imp ]]; then
+        why="QdstrmImporter not found"
+      elif ! "$imp" -i "$base.qdstrm" >"$out/import.log" 2>&1; then
+        # e.g. a shared library the importer needs is missing: LD_LIBRARY_PATH can supply it
+        why="$imp failed: $(grep -m 1 -iE 'error|cannot|not found' "$out/import.log" || tail -n 1 "$out/import.log")"
+      fi
+      [[ -f $out/import.log ]] && cat "$out/import.log" >>"$log"
     fi
     if [[ ! -s $base.sqlite && -s $base.nsys-rep ]]; then
       "$nsys" export --type sqlite --force-overwrite=true -o "$base.sqlite" "$base.nsys-rep" >>"$log" 2>&1
@@ -90,7 +98,7 @@ for nsys in "${cands[@]}"; do
     break
   fi
   if compgen -G "$out/rank*.qdstrm" >/dev/null; then
-    tried+=("$nsys ($ver): wrote only .qdstrm raw streams, no report (QdstrmImporter missing); exit $rc")
+    tried+=("$nsys ($ver): wrote only .qdstrm raw streams, no report ($why); exit $rc")
   else
     tried+=("$nsys ($ver): no report; exit $rc (run.log)")
   fi

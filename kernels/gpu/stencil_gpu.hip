@@ -907,16 +907,19 @@ extern "C" int be_kernel_candidates(fd_kernel *list, int max)
 
 /* ---- several time steps per pass ------------------------------------------------------------ */
 
-/* The fused kernel's rule (bench/results/README.md): two rows per thread, 8 threads along y,
- * chunks of 64 planes. */
+/* The fused kernel's rule (bench/results/README.md, "Several steps per pass"): x pairs; up to
+ * two steps four rows per thread, 4 threads along y, chunks of 128 planes; beyond, two rows per
+ * thread, 8 threads along y, chunks of 64 planes (four rows would spill). Fields already set are
+ * kept. */
 extern "C" int be_fused_resolve(fd_fused *c)
 {
   if (c->steps < 1 || c->steps > FD_FUSE_MAX)
     return gpu_failf_private(BE_ERROR, "fused: %d steps per pass, expected 1..%d", c->steps, FD_FUSE_MAX);
-  if (!c->tile) c->tile = 2;
+  const int short_pass = c->steps <= 2;
   if (!c->vec) c->vec = 2;
-  if (!c->block_y) c->block_y = 8;
-  if (!c->chunk) c->chunk = 64;
+  if (!c->tile) c->tile = short_pass && c->vec == 2 ? 4 : 2;
+  if (!c->block_y) c->block_y = c->tile == 4 ? 4 : 8;
+  if (!c->chunk) c->chunk = c->tile == 4 ? 128 : 64;
   if (c->tile != 1 && c->tile != 2 && !(c->tile == 4 && c->steps <= 2 && c->vec == 2))
     return gpu_failf_private(BE_ERROR, "fused: tile %d, expected 1 or 2 rows per thread (4 with vec 2 up to 2 steps)", c->tile);
   if (c->vec != 1 && c->vec != 2)
@@ -933,10 +936,11 @@ extern "C" int be_fused_resolve(fd_fused *c)
 
 extern "C" int be_fused_candidates(int steps, fd_fused *list, int max)
 {
-  static const int shapes[][4] = {{2, 2, 8, 128}, {2, 2, 16, 64}, {4, 2, 8, 128}, {4, 2, 4, 128},
-                                  {2, 2, 8, 64}, {1, 2, 16, 64}};
+  /* {tile, vec, block_y, chunk} around the H200's fastest; four rows only resolve up to 2 steps */
+  static const int shapes[][4] = {{4, 2, 4, 128}, {4, 2, 4, 256}, {4, 2, 8, 128}, {2, 2, 4, 128},
+                                  {2, 2, 8, 128}, {2, 2, 8, 64}, {2, 2, 16, 64}, {1, 2, 16, 64}};
   int n = 0;
-  for (int i = 0; i < 6 && n < max; i++) {
+  for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]) && n < max; i++) {
     fd_fused c = {steps, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]};
     if (be_fused_resolve(&c) == BE_OK) list[n++] = c;
   }
