@@ -37,6 +37,7 @@
 #define FDMINI_SNAPSHOT_H
 
 #include <pthread.h>
+#include <string.h>
 
 #include <mpi.h>
 
@@ -45,6 +46,18 @@
 #include "options.h" /* FD_PATH_MAX */
 
 enum { FD_SNAP_SLOTS = 3 };
+
+/* 1 when `base` is a name the snapshots use in their directory: snap_STEP.raw (STEP: digits),
+ * snap_STEP.raw.tmp, snapshots.xmf or snapshots.xmf.tmp. Pure. */
+static inline int snapshot_is_file_name(const char *base)
+{
+  if (strcmp(base, "snapshots.xmf") == 0 || strcmp(base, "snapshots.xmf.tmp") == 0) return 1;
+  if (strncmp(base, "snap_", 5) != 0) return 0;
+  const char *p = base + 5;
+  if (*p < '0' || *p > '9') return 0;
+  while (*p >= '0' && *p <= '9') p++;
+  return strcmp(p, ".raw") == 0 || strcmp(p, ".raw.tmp") == 0;
+}
 enum { SNAP_IDLE = 0, SNAP_HELD, SNAP_COPYING, SNAP_QUEUED };
 
 typedef struct {
