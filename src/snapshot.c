@@ -332,8 +332,10 @@ int snapshot_create(fd_snapshots *sn, const fd_snapshot_config *c)
     sn->h[d] = c->h[d];
   }
   sn->layout = *c->grid;
-  const size_t bytes = sn->layout.elems * sizeof(real_t);
-  int err = FD_OK;
+  size_t bytes = 0;
+  int err = fd_size_mul(sn->layout.elems, sizeof(real_t), &bytes) == 0
+                ? FD_OK
+                : fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: the buffers of the local block do not fit in memory", sn->rank);
   for (int q = 0; q < FD_SNAP_SLOTS && err == FD_OK; q++)
     if (be_host_alloc((void **)&sn->slot[q].host, bytes) != BE_OK)
       err = fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot allocate %d x %zu bytes of pinned memory: %s",

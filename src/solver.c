@@ -222,9 +222,13 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   s->warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
   s->dec.cart = MPI_COMM_NULL;
   FD_CALL(decomp_create(comm, N, P, &s->dec));
-  if (fd_grid_init(&s->grid, s->dec.n, 1) != 0)
-    return fd_set_error(FD_ERR_USAGE, "the local block %d x %d x %d is too large to address",
-                        s->dec.n[0], s->dec.n[1], s->dec.n[2]);
+  /* sizes first, checked for overflow before anything is allocated: a block can be too large
+   * on some ranks only (uneven splits), so the verdict is agreed */
+  const int *n = s->dec.n;
+  FD_CALL(fd_agree(s->dec.cart, fd_grid_init(&s->grid, n, 1) == 0
+                                    ? FD_OK
+                                    : fd_set_error(FD_ERR_RUNTIME, "rank %d: the local block %d x %d x %d does not fit in memory: "
+                                                   "its element count exceeds 2^63", s->dec.rank, n[0], n[1], n[2])));
   problem_setup(o, N, s->dec.start, &s->prob);
   if (o->op == FD_OP_WAVE) {
     /* the source's owner and local index; layer 1 = global planes <= iface */
@@ -254,15 +258,25 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
 
   /* allocation can fail on some ranks only (uneven splits, memory): agree before going on.
    * The pool: the time levels the stencil reads, one output, one spare a snapshot may hold */
-  size_t bytes = s->grid.elems * sizeof(real_t);
   s->npool = s->prob.levels + 1 + (o->snapshot_every > 0);
+  const int nfields = s->npool + s->prob.has_rhs;
+  size_t bytes = 0, total = 0;
   int err = FD_OK;
+  if (fd_size_mul(s->grid.elems, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, (size_t)nfields, &total) != 0)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the fields of the local block %d x %d x %d do not fit in memory: "
+                       "%d x %.4g bytes exceed what a size_t counts", s->dec.rank, n[0], n[1], n[2], nfields,
+                       (double)s->grid.elems * sizeof(real_t));
+  else if (dev->memory_bytes > 0 && total > dev->memory_bytes)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the fields of the local block %d x %d x %d do not fit in memory: "
+                       "%d x %zu bytes, the device has %zu", s->dec.rank, n[0], n[1], n[2], nfields, bytes,
+                       dev->memory_bytes);
+  FD_CALL(fd_agree(s->dec.cart, err));
   for (int b = 0; b < s->npool && err == FD_OK; b++)
     if (be_malloc((void **)&s->pool[b], bytes) != BE_OK) err = BE_ERROR;
   if (err == FD_OK && s->prob.has_rhs && be_malloc((void **)&s->f, bytes) != BE_OK) err = BE_ERROR;
   if (err != FD_OK)
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the fields (%d x %zu bytes): %s",
-                       s->dec.rank, s->npool + s->prob.has_rhs, bytes, be_error_message());
+                       s->dec.rank, nfields, bytes, be_error_message());
   FD_CALL(fd_agree(s->dec.cart, err));
 
   FD_BE(be_stream_create(&s->compute, BE_PRIORITY_NORMAL));
@@ -587,6 +601,14 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
   int P[3];
   FD_CALL(fd_agree(comm, decomp_resolve_grid(o, ranks, dev->is_accelerator, N, P)));
   FD_CALL(fd_agree(comm, snapshot_check(o->snapshot_every)));
+  /* the dump and each snapshot hold the whole grid: its byte count must fit a file offset */
+  if (o->dump[0] || o->snapshot_every) {
+    const long long big = 0x7fffffffffffffffLL, es = (long long)sizeof(real_t);
+    int fits = N[0] <= big / N[1] && N[0] * N[1] <= big / N[2] && N[0] * N[1] * N[2] <= big / es;
+    FD_CALL(fd_agree(comm, fits ? FD_OK
+                                : fd_set_error(FD_ERR_RUNTIME, "%s: the %lld x %lld x %lld grid does not fit in one file: more than 2^63 bytes",
+                                               o->dump[0] ? "--dump" : "--snapshot-every", N[0], N[1], N[2])));
+  }
   if (o->op == FD_OP_WAVE && o->have_source)
     for (int d = 0; d < 3; d++)
       if (o->source[d] > N[d])

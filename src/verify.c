@@ -119,8 +119,8 @@ static int verify_wave(const fd_verify_input *in, fd_verify *out)
   int centred = 1;
   for (int d = 0; d < 3; d++) centred &= 2 * p->src[d] == N[d] + 1;
   const int mirror_z = p->vel[0] == p->vel[1];
-  const long long total = N[0] * N[1] * N[2];
-  const int check = centred && total <= FD_SYMMETRY_MAX_POINTS;
+  const double total = (double)N[0] * (double)N[1] * (double)N[2]; /* exact up to 2^53 */
+  const int check = centred && total <= (double)FD_SYMMETRY_MAX_POINTS;
   double asym = 0.0;
   if (check) {
     real_t *g = NULL;
