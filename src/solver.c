@@ -599,6 +599,7 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
 
   long long N[3];
   int P[3];
+  FD_CALL(fd_agree(comm, fd_options_check_backend(o, dev)));
   FD_CALL(fd_agree(comm, decomp_resolve_grid(o, ranks, dev->is_accelerator, N, P)));
   FD_CALL(fd_agree(comm, snapshot_check(o->snapshot_every)));
   /* the dump and each snapshot hold the whole grid: its byte count must fit a file offset */
