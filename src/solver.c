@@ -207,6 +207,14 @@ static int residual(fd_state *s, double *rms)
 
 /* ---- set-up and tear-down ---- */
 
+/* The timed and untimed steps of each run: the options', or the defaults (100; 10 warm-up
+ * steps on GPUs, 2 on host). */
+static void resolve_steps(const fd_options *o, const be_info *dev, int *iters, int *warmup)
+{
+  *iters = o->iters > 0 ? o->iters : 100;
+  *warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
+}
+
 /* Sets *s up for the job o on the global grid N over the process grid P: decomposition (a
  * Cartesian communicator over comm), problem, kernel, the field pool (device memory; a
  * failure to allocate is agreed), streams, events, the halo exchange and the snapshots.
@@ -218,8 +226,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   memset(s, 0, sizeof *s);
   s->opt = o;
   s->dev = dev;
-  s->iters = o->iters > 0 ? o->iters : 100;
-  s->warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
+  resolve_steps(o, dev, &s->iters, &s->warmup);
   s->dec.cart = MPI_COMM_NULL;
   FD_CALL(decomp_create(comm, N, P, &s->dec));
   /* sizes first, checked for overflow before anything is allocated: a block can be too large
@@ -615,6 +622,15 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
       if (o->source[d] > N[d])
         return fd_set_error(FD_ERR_USAGE, "--source %lld,%lld,%lld lies outside the %lld x %lld x %lld grid (indices 1..N)",
                             o->source[0], o->source[1], o->source[2], N[0], N[1], N[2]);
+  {
+    /* the operator's physical parameters on this grid (the same verdict on every rank) */
+    int iters, warmup;
+    const long long zero[3] = {0, 0, 0};
+    fd_problem p;
+    resolve_steps(o, dev, &iters, &warmup);
+    problem_setup(o, N, zero, &p);
+    FD_CALL(fd_agree(comm, problem_check(&p, (long long)iters + warmup)));
+  }
 
   fd_state st, *s = &st;
   int rc = state_create(s, o, comm, dev, node, N, P);

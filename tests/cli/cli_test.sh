@@ -67,6 +67,12 @@ expect_error 2 "--ricker-freq: 'x' should be a positive number" --op wave --rick
 expect_error 2 "--source applies to --op wave only, not to --op heat" --op heat --source 1,1,1
 expect_error 2 "--velocity applies to --op wave only, not to --op jacobi" --op jacobi --velocity 2
 expect_error 2 "--ricker-freq applies to --op wave only, not to --op laplacian" --ricker-freq 5
+# physical parameters that would give non-finite or denormal values, or a wavelet the time step
+# does not sample: refused with the allowed range (they used to end as "FAIL ... max |u| = inf")
+expect_error 2 "--velocity 1e+155: on this 31 x 31 x 31 grid over 12 steps the wave needs velocities in [" --op wave --global 31,31,31 --iters 10 --velocity 1e155
+expect_error 2 "--velocity 1e-154: on this 31 x 31 x 31 grid over 12 steps the wave needs velocities in [" --op wave --global 31,31,31 --iters 10 --velocity 1e-154
+expect_error 2 "--ricker-freq 1e+160 with --velocity 1 on this 31 x 31 x 31 grid: the time step dt = 0.01443 samples the Ricker wavelet fewer than twice per period: expected --ricker-freq in (0, 34.64]" --op wave --global 31,31,31 --ricker-freq 1e160
+expect_error 2 "--velocity 1,1e-200: the slower layer needs at least" --op wave --global 31,31,31 --velocity 1,1e-200
 expect_error 2 "--source 40,1,1 lies outside the 31 x 31 x 31 grid" --op wave --global 31,31,31 --source 40,1,1
 expect_error 2 "--snapshot-every N and --snapshot-dir DIR go together" --snapshot-every 5
 expect_error 2 "--snapshot-every: 0 is out of range" --snapshot-every 0 --snapshot-dir "$work"
