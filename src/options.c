@@ -210,7 +210,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"no-overlap", no_argument, 0, OPT_NO_OVERLAP}, {"mpi-gpu", required_argument, 0, OPT_MPI_GPU},
     {"progress", required_argument, 0, OPT_PROGRESS},
     {"halo-path", required_argument, 0, OPT_HALO_PATH},
-    {"test-inject-fault", no_argument, 0, OPT_INJECT},
+    {"test-inject-fault", optional_argument, 0, OPT_INJECT},
     {"baseline", no_argument, 0, OPT_BASELINE},
     {"bind-report", no_argument, 0, OPT_BIND_REPORT},
     {"velocity", required_argument, 0, OPT_VELOCITY},
@@ -308,9 +308,13 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     case OPT_PROGRESS:
       FD_CALL(parse_int("--progress", optarg, 0, INT_MAX, &o->progress));
       break;
-    case OPT_INJECT:
-      o->inject_fault = 1;
+    case OPT_INJECT: {
+      static const char *const kinds[] = {"field", "tiny", "velocity", "source"};
+      idx = 0;
+      if (optarg) FD_CALL(parse_name("--test-inject-fault", optarg, kinds, 4, &idx));
+      o->inject_fault = (fd_fault)(FD_FAULT_FIELD + idx);
       break;
+    }
     case OPT_BASELINE:
       o->baseline = 1;
       break;
@@ -371,6 +375,8 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     return fd_set_error(FD_ERR_USAGE, "--global and --local exclude each other: give one (strong or weak scaling)");
   if (!o->snapshot_every != !o->snapshot_dir[0])
     return fd_set_error(FD_ERR_USAGE, "--snapshot-every N and --snapshot-dir DIR go together: give both");
+  if (o->op != FD_OP_WAVE && (o->inject_fault == FD_FAULT_VELOCITY || o->inject_fault == FD_FAULT_SOURCE))
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=velocity and =source apply to --op wave only");
   if (o->op != FD_OP_WAVE && (o->have_velocity || o->have_ricker || o->have_source))
     return fd_set_error(FD_ERR_USAGE, "%s applies to --op wave only, not to --op %s",
                         o->have_velocity ? "--velocity" : (o->have_ricker ? "--ricker-freq" : "--source"),

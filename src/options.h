@@ -12,6 +12,11 @@
 typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
 /* --tune: the start-up autotune of the stencil configuration (src/tune.h) */
 typedef enum { FD_TUNE_DEFAULT = 0, FD_TUNE_AUTO, FD_TUNE_OFF } fd_tune_mode;
+/* --test-inject-fault[=KIND] (test only): a planted fault that verification must report.
+ * FIELD: the last rank's centre point becomes 1.01 x + 0.5 before verification; TINY: it becomes
+ * (1 + 1e-3) x (a fault the jacobi residual does not reveal); VELOCITY (wave): the stencil runs
+ * with 1% more velocity than the problem states; SOURCE (wave): the source is 1% too strong. */
+typedef enum { FD_FAULT_NONE = 0, FD_FAULT_FIELD, FD_FAULT_TINY, FD_FAULT_VELOCITY, FD_FAULT_SOURCE } fd_fault;
 
 #define FD_PATH_MAX 4096
 
@@ -39,7 +44,7 @@ typedef struct {
   char dump[FD_PATH_MAX]; /* --dump FILE: final field, raw real_t, global order, x fastest */
   int baseline;         /* --baseline: first time each rank's block alone (no exchange) */
   int bind_report;      /* --bind-report: print the rank/CPU/GPU binding table */
-  int inject_fault;     /* --test-inject-fault: corrupt one point before verification */
+  fd_fault inject_fault; /* --test-inject-fault[=KIND]: a planted fault the checks must see */
   /* --op wave */
   int have_velocity;    /* --velocity given */
   int nvel;             /* --velocity V (1) or V1,V2 (2: V1 below the mid-depth plane in z) */

@@ -11,14 +11,33 @@
  * with the 7-point Laplacian is stable for C <= 1. */
 #define FD_WAVE_COURANT 0.8
 
-double problem_ricker(const fd_problem *p, double t)
+/* a = (pi f (t - t0))^2 of the Ricker wavelet at time t. */
+static double ricker_a(const fd_problem *p, double t)
 {
   const double pi = 3.14159265358979323846;
-  double a = pi * p->ricker_hz * (t - p->t0);
-  a *= a;
-  /* exp(-a) is 0 beyond a = 746 (double): return the 0 before (1 - 2a) can overflow to -inf
-   * and make 0 * inf = NaN */
-  return a <= 746.0 ? (1.0 - 2.0 * a) * exp(-a) : 0.0;
+  const double x = pi * p->ricker_hz * (t - p->t0);
+  return x * x;
+}
+
+/* exp(-a) is 0 beyond a = 746 (double): the wavelet is 0 there, returned before (1 - 2a) can
+ * overflow to -inf and make 0 * inf = NaN */
+#define FD_RICKER_A_MAX 746.0
+
+double problem_ricker(const fd_problem *p, double t)
+{
+  const double a = ricker_a(p, t);
+  return a <= FD_RICKER_A_MAX ? (1.0 - 2.0 * a) * exp(-a) : 0.0;
+}
+
+long long problem_source_steps(const fd_problem *p)
+{
+  const double pi = 3.14159265358979323846;
+  const double last = (p->t0 + sqrt(FD_RICKER_A_MAX) / (pi * p->ricker_hz)) / p->dt;
+  if (!(last < 9e15)) return -1;
+  long long n = (long long)last + 1;
+  while (n > 0 && ricker_a(p, (double)(n - 1) * p->dt) > FD_RICKER_A_MAX) n--;
+  while (ricker_a(p, (double)n * p->dt) <= FD_RICKER_A_MAX) n++;
+  return n;
 }
 
 void problem_setup(const fd_options *o, const long long N[3], const long long start[3],

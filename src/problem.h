@@ -51,5 +51,8 @@ int problem_check(const fd_problem *p, long long steps);
 
 /* wave: the Ricker wavelet (1 - 2a) exp(-a), a = (pi f (t - t0))^2, at time t. Pure. */
 double problem_ricker(const fd_problem *p, double t);
+/* wave: the steps n = 0, 1, ... whose source time n dt lies before the wavelet's tail, where it
+ * is 0 for good: their count, or -1 when that exceeds 9e15. Pure. */
+long long problem_source_steps(const fd_problem *p);
 
 #endif

@@ -83,7 +83,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   if (!r->verify.checked)
     fprintf(out, "\n  verification: SKIPPED (--no-check)\n");
   else
-    fprintf(out, "\n  verification: %s  %s: %s\n", r->verify.passed ? "PASS" : "FAIL",
+    fprintf(out, "\n  verification: %s  %s: %s\n", verify_verdict_name(r->verify.verdict),
             r->verify.name, r->verify.detail);
   (void)o;
 }
@@ -205,7 +205,22 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_object(&j, "verification");
   json_bool(&j, "checked", r->verify.checked);
   json_bool(&j, "passed", r->verify.checked && r->verify.passed);
+  json_str(&j, "status", verify_verdict_name(r->verify.verdict));
+  json_bool(&j, "verified", r->verify.verdict == FD_VERDICT_PASS);
   json_str(&j, "check", r->verify.name);
+  json_array(&j, "checks");
+  for (int q = 0; q < r->verify.nchecks; q++) {
+    const fd_check *c = &r->verify.check[q];
+    json_object(&j, NULL);
+    json_str(&j, "name", c->name);
+    json_bool(&j, "applies", c->applies);
+    json_bool(&j, "passed", c->applies && c->passed);
+    json_num(&j, "error", c->error);
+    json_num(&j, "tolerance", c->tolerance);
+    json_str(&j, "note", c->note);
+    json_end(&j);
+  }
+  json_end(&j);
   json_num(&j, "error_max", r->verify.error_max);
   json_num(&j, "error_rms", r->verify.error_rms);
   json_num(&j, "tolerance", r->verify.tolerance);

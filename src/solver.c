@@ -34,6 +34,10 @@ typedef struct {
   real_t *f;         /* right-hand side (jacobi) or NULL. Same shape */
   int src_owned;     /* wave: 1 when this rank owns the source point */
   int src_local[3];  /* wave: its local index */
+  long long src_steps; /* wave: steps whose source value is recorded (the wavelet is on), -1:
+                        too many to record (the energy check then does not apply) */
+  real_t *src_hist;  /* wave, the source's owner: device array of src_steps + 1 values, the
+                        field at the source point after each of those steps (index 0: U^0 = 0) */
   int layer_k1;      /* wave: last local plane of layer 1 (0: none here; nz: all) */
   be_stream compute; /* interior and shell updates */
   be_stream halo_stream; /* pack, staging copies, unpack (high priority) */
@@ -160,10 +164,16 @@ static int solver_step(fd_state *s)
   if (shell_stream != s->compute) FD_BE(be_stream_wait_event(s->compute, s->t_ev[slot][3]));
   s->timing_pending = 1;
   if (s->src_owned) {
-    /* U2[src] += dt^2 s(t_n) / (hx hy hz), t_n = n dt: the level being computed is n+1 */
+    /* U2[src] += dt^2 s(t_n) / (hx hy hz), t_n = n dt: the level being computed is n+1. While
+     * the wavelet is on, the point's new value is recorded for the energy check (verify.h): one
+     * value copied on the device, no host wait */
     const fd_problem *p = &s->prob;
+    const int *sl = s->src_local;
     real_t val = (real_t)(p->src_scale * problem_ricker(p, (double)s->steps * p->dt));
-    FD_BE(be_add_point(&s->grid, s->src_local[0], s->src_local[1], s->src_local[2], val, out, s->compute));
+    if (val != 0) FD_BE(be_add_point(&s->grid, sl[0], sl[1], sl[2], val, out, s->compute));
+    if (s->src_hist && s->steps < s->src_steps)
+      FD_BE(be_memcpy_async(s->src_hist + s->steps + 1, out + fd_grid_index(&s->grid, sl[0], sl[1], sl[2]),
+                            sizeof(real_t), BE_COPY_D2D, s->compute));
   }
   if (s->prob.levels == 2) {
     real_t *old = s->um;
@@ -207,12 +217,47 @@ static int residual(fd_state *s, double *rms)
 
 /* ---- set-up and tear-down ---- */
 
+/* Test only (--test-inject-fault=velocity|source): the run's stencil takes 1% more velocity
+ * (r = (V dt / h)^2 grows by 1.01^2) or its source is 1% stronger than the problem states; the
+ * checks read the stated parameters, never these, so they must fail. */
+static void plant_physics_fault(fd_fault fault, fd_problem *p)
+{
+  if (fault == FD_FAULT_SOURCE) p->src_scale *= 1.01;
+  if (fault != FD_FAULT_VELOCITY) return;
+  fd_coeffs *cs[2] = {&p->coeffs, &p->coeffs2};
+  for (int q = 0; q < 2; q++) {
+    fd_coeffs *c = cs[q];
+    c->cx *= (real_t)1.0201;
+    c->cy *= (real_t)1.0201;
+    c->cz *= (real_t)1.0201;
+    c->cc = (real_t)2.0 - (real_t)2.0 * (c->cx + c->cy + c->cz);
+  }
+}
+
 /* The timed and untimed steps of each run: the options', or the defaults (100; 10 warm-up
  * steps on GPUs, 2 on host). */
 static void resolve_steps(const fd_options *o, const be_info *dev, int *iters, int *warmup)
 {
   *iters = o->iters > 0 ? o->iters : 100;
   *warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
+}
+
+/* wave: the device array of the source point's values (src_hist) on the source's owner, for
+ * the steps the wavelet is on, up to 2^24 of them (else src_steps = -1: not recorded). Agreed.
+ * Collective. */
+static int alloc_source_history(fd_state *s)
+{
+  s->src_steps = -1;
+  if (s->prob.op != FD_OP_WAVE) return FD_OK;
+  const long long on = problem_source_steps(&s->prob), total = (long long)s->warmup + s->iters;
+  const long long n = on < 0 ? -1 : (on < total ? on : total);
+  if (n < 0 || n > (1LL << 24)) return FD_OK;
+  s->src_steps = n;
+  int err = FD_OK;
+  if (s->src_owned && be_malloc((void **)&s->src_hist, (size_t)(n + 1) * sizeof(real_t)) != BE_OK)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the source record (%lld values): %s", s->dec.rank,
+                       n + 1, be_error_message());
+  return fd_agree(s->dec.cart, err);
 }
 
 /* Sets *s up for the job o on the global grid N over the process grid P: decomposition (a
@@ -237,6 +282,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
                                     : fd_set_error(FD_ERR_RUNTIME, "rank %d: the local block %d x %d x %d does not fit in memory: "
                                                    "its element count exceeds 2^63", s->dec.rank, n[0], n[1], n[2])));
   problem_setup(o, N, s->dec.start, &s->prob);
+  plant_physics_fault(o->inject_fault, &s->prob);
   if (o->op == FD_OP_WAVE) {
     /* the source's owner and local index; layer 1 = global planes <= iface */
     s->src_owned = 1;
@@ -285,6 +331,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the fields (%d x %zu bytes): %s",
                        s->dec.rank, nfields, bytes, be_error_message());
   FD_CALL(fd_agree(s->dec.cart, err));
+  FD_CALL(alloc_source_history(s));
 
   FD_BE(be_stream_create(&s->compute, BE_PRIORITY_NORMAL));
   FD_BE(be_stream_create(&s->halo_stream, BE_PRIORITY_HIGH));
@@ -308,6 +355,7 @@ static int state_destroy(fd_state *s)
   FD_CALL(halo_destroy(&s->halo));
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
+  FD_BE(be_free(s->src_hist));
   if (s->ready) FD_BE(be_event_destroy(s->ready));
   for (int k = 0; k < 2; k++)
     for (int e = 0; e < 4; e++)
@@ -330,6 +378,7 @@ static void state_abandon(fd_state *s)
   (void)halo_destroy(&s->halo);
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
   (void)be_free(s->f);
+  (void)be_free(s->src_hist);
   if (s->ready) (void)be_event_destroy(s->ready);
   for (int k = 0; k < 2; k++)
     for (int e = 0; e < 4; e++)
@@ -374,6 +423,10 @@ static int state_fill(fd_state *s)
   s->v = s->pool[1];
   s->um = s->prob.levels == 2 ? s->pool[2] : NULL;
   if (s->f) FD_BE(be_fill(&s->grid, &s->prob.f, s->f, s->compute));
+  if (s->src_hist) {
+    static const real_t zero = 0; /* U^0 at the source; the steps write the rest */
+    FD_BE(be_memcpy_async(s->src_hist, &zero, sizeof zero, BE_COPY_H2D, s->compute));
+  }
   FD_BE(be_stream_sync(s->compute));
   s->steps = 0;
   s->timing_pending = 0;
@@ -518,30 +571,68 @@ static void reduce_baseline(const fd_state *s, double step_ms, double alone_ms, 
 
 /* ---- the answer ---- */
 
-/* Test only (--test-inject-fault): the last rank adds to the centre point of its block of
- * field (a device field with ghosts), so that verification must fail. Not Collective;
- * synchronous. */
+/* Test only (--test-inject-fault=field|tiny): the last rank changes the centre point of its
+ * block of field (a device field with ghosts) to 1.01 x + 0.5, or (1 + 1e-3) x, so that
+ * verification must fail. Not Collective; synchronous. */
 static int inject_fault(fd_state *s, real_t *field)
 {
-  if (s->dec.rank != s->dec.size - 1) return FD_OK;
+  const fd_fault fault = s->opt->inject_fault;
+  if (s->dec.rank != s->dec.size - 1 || (fault != FD_FAULT_FIELD && fault != FD_FAULT_TINY)) return FD_OK;
   const int *n = s->grid.n;
   const long long c = fd_grid_index(&s->grid, n[0] / 2 + 1, n[1] / 2 + 1, n[2] / 2 + 1);
   real_t x;
   FD_BE(be_memcpy_async(&x, field + c, sizeof x, BE_COPY_D2H, s->compute));
   FD_BE(be_stream_sync(s->compute));
-  x = x * (real_t)1.01 + (real_t)0.5;
+  x = fault == FD_FAULT_FIELD ? x * (real_t)1.01 + (real_t)0.5 : x * (real_t)1.001;
   FD_BE(be_memcpy_async(field + c, &x, sizeof x, BE_COPY_H2D, s->compute));
   FD_BE(be_stream_sync(s->compute));
   return FD_OK;
+}
+
+/* wave: the recorded values at the source point (src_hist) from its owner to every rank, as
+ * doubles (*hist, the caller frees it; *n entries, -1 when not recorded). Collective. */
+static int source_history(fd_state *s, double **hist, long long *n)
+{
+  *hist = NULL;
+  *n = s->src_steps < 0 ? -1 : s->src_steps + 1;
+  if (*n < 0) return FD_OK;
+  int owner = s->src_owned ? s->dec.rank : -1;
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &owner, 1, MPI_INT, MPI_MAX, s->dec.cart));
+  real_t *r = malloc((size_t)*n * sizeof(real_t));
+  *hist = malloc((size_t)*n * sizeof(double));
+  int err = r && *hist ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: verify: out of host memory", s->dec.rank);
+  if (err == FD_OK && s->src_owned) {
+    FD_BE(be_memcpy_async(r, s->src_hist, (size_t)*n * sizeof(real_t), BE_COPY_D2H, s->compute));
+    FD_BE(be_stream_sync(s->compute));
+  }
+  err = fd_agree(s->dec.cart, err);
+  if (err == FD_OK) {
+    FD_MPI(MPI_Bcast(r, (int)*n, FD_MPI_REAL, owner, s->dec.cart));
+    for (long long m = 0; m < *n; m++) (*hist)[m] = (double)r[m];
+  }
+  free(r);
+  if (err != FD_OK) {
+    free(*hist);
+    *hist = NULL;
+  }
+  return err;
 }
 
 /* Verifies the run's result (jacobi: with the residual before the first step, residual0, and
  * the one computed here). Collective. */
 static int verify(fd_state *s, const real_t *result, double residual0, fd_verify *v)
 {
-  fd_verify_input in = {&s->prob, &s->dec, &s->grid, s->compute, s->steps, result, residual0, 0.0};
+  fd_verify_input in = {&s->prob, &s->dec, &s->grid, s->compute, s->steps, result, NULL, NULL, -1, residual0, 0.0};
   if (s->prob.op == FD_OP_JACOBI) FD_CALL(residual(s, &in.residual));
-  return verify_run(&in, v);
+  double *hist = NULL;
+  if (s->prob.op == FD_OP_WAVE) {
+    in.prev = s->um;
+    FD_CALL(source_history(s, &hist, &in.n_hist));
+    in.src_hist = hist;
+  }
+  int rc = verify_run(&in, v);
+  free(hist);
+  return rc;
 }
 
 /* ---- the run ---- */
@@ -592,7 +683,7 @@ static int run_on_state(fd_state *s, fd_result *r)
   if (o->baseline) reduce_baseline(s, step_ms, alone_ms, r);
 
   real_t *result = state_result(s);
-  if (o->inject_fault) FD_CALL(inject_fault(s, result));
+  FD_CALL(inject_fault(s, result));
   if (o->check) FD_CALL(verify(s, result, residual0, &r->verify));
   if (o->dump[0]) FD_CALL(dump_field(&s->dec, &s->grid, s->compute, result, o->dump));
   return FD_OK;
@@ -642,5 +733,5 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
     return rc;
   }
   FD_CALL(state_destroy(s));
-  return (o->check && !r->verify.passed) ? FD_ERR_VERIFY : FD_OK;
+  return (o->check && r->verify.verdict == FD_VERDICT_FAIL) ? FD_ERR_VERIFY : FD_OK;
 }

@@ -181,6 +181,8 @@ static const bad_case bad_cases[] = {
   {{"--halo-path"}, "option '--halo-path' needs a value"},
   {{"--json", ""}, "--json: expected a file name"},
   {{"--progress", "-3"}, "--progress: -3 is out of range"},
+  {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity or source"},
+  {{"--op", "jacobi", "--test-inject-fault=velocity"}, "--test-inject-fault=velocity and =source apply to --op wave only"},
 };
 
 static void test_bad_input_gives_one_clear_message(void **state)

@@ -125,8 +125,33 @@ NP=8 expect_run 0 "verification: PASS" --op jacobi --local 9,10,11
 expect_run 0 "max \|u - mirror\(u\)\| in x, y, z = 0 \(tolerance 0" --op wave --global 37,23,19
 expect_run 1 "verification: FAIL" --op wave --global 37,23,19 --test-inject-fault
 expect_run 0 "in x, y \(two layers\) = 0" --op wave --global 31,33,29 --velocity 1,2.5 --iters 60
-expect_run 0 "symmetry not checked \(source not at the centre" --op wave --global 31,31,31 --source 5,6,7
+expect_run 0 "energy balance: .* ok; mirror symmetry: not checked \(source not at the centre" --op wave --global 31,31,31 --source 5,6,7
 NP=8 expect_run 0 "verification: PASS" --op wave --global 41,41,41 --iters 80
+
+echo "== verification: a check behind every PASS, planted faults fail, UNVERIFIED where none applies"
+# jacobi, not converged: the mode-decay check decides (exact to rounding at any sweep count); a
+# fault of 1e-3 at one point leaves the residual falling (the old check) but fails it
+expect_run 0 "verification: PASS  jacobi: mode decay: .* ok; O\(h\^2\) error: not converged" --op jacobi --global 37,23,19
+expect_run 1 "verification: FAIL  jacobi: mode decay: .*FAILED; O\(h\^2\) error: not converged \(RMS residual 11.1 -> 5.95" \
+  --op jacobi --global 37,23,19 --test-inject-fault=tiny
+# wave on an even grid (no symmetry): the energy balance decides; a wrong field, velocity or
+# source scaling fails it
+expect_run 0 "verification: PASS  wave: energy balance: .* ok; mirror symmetry: not checked" --op wave --global 32,23,19
+for fault in field velocity source; do
+  expect_run 1 "verification: FAIL  wave: energy balance: .*FAILED; mirror symmetry: not checked" \
+    --op wave --global 32,23,19 --test-inject-fault=$fault
+done
+expect_error 2 "--test-inject-fault=velocity and =source apply to --op wave only" --op heat --test-inject-fault=source
+# a heat mode decayed to the rounding of the boundary values: nothing to compare, UNVERIFIED,
+# exit 0, "verified": false in the JSON (written: the run succeeded)
+run 2 --op heat --global 4,2,2 --procs 2,1,1 --iters 100 --json "$work/unverified.json"
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "verification: UNVERIFIED  heat mode decay: .*nothing left to compare" &&
+  ! printf '%s\n' "$out" | grep -q "PASS" && python3 - "$work/unverified.json" <<'PY'; then ok "no check applies: UNVERIFIED, exit 0, \"verified\": false"; else bad "UNVERIFIED heat run (rc $rc)"; fi
+import json, sys
+v = json.load(open(sys.argv[1]))["verification"]
+assert v["status"] == "UNVERIFIED" and v["verified"] is False and v["passed"] is False and v["checked"] is True
+assert [c["applies"] for c in v["checks"]] == [False]
+PY
 
 echo "== snapshots: writer thread, XDMF, failed writes"
 rm -rf "$work/snaps"
