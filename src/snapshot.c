@@ -150,7 +150,9 @@ static int slot_copy(fd_snapshots *sn, fd_snap_slot *sl)
   FD_BE(be_event_record(sn->taken, sn->compute));
   FD_BE(be_stream_wait_event(sn->io, sn->taken));
   FD_BE(be_event_record(sl->begin, sn->io));
+  const double t0 = mono_ms();
   FD_BE(be_memcpy_async(sl->host, sl->dev, bytes, BE_COPY_D2H, sn->io));
+  sn->copy_call_ms += mono_ms() - t0;
   FD_BE(be_event_record(sl->done, sn->io));
   sl->t_copy = mono_ms();
   sl->stage = SNAP_COPYING;
@@ -459,7 +461,7 @@ int snapshot_drain(fd_snapshots *sn)
 
 void snapshot_reset_timers(fd_snapshots *sn)
 {
-  sn->wait_ms = sn->stall_ms = sn->copy_ms = 0.0;
+  sn->wait_ms = sn->stall_ms = sn->copy_ms = sn->copy_call_ms = 0.0;
   sn->t_step = 0.0;
   if (!sn->sync_ready) return;
   pthread_mutex_lock(&sn->lock);
@@ -467,14 +469,15 @@ void snapshot_reset_timers(fd_snapshots *sn)
   pthread_mutex_unlock(&sn->lock);
 }
 
-void snapshot_timers(fd_snapshots *sn, double *host_ms, double *stall_ms, double *copy_ms, double *writer_ms)
+void snapshot_timers(fd_snapshots *sn, fd_snap_times *t)
 {
-  *host_ms = sn->wait_ms;
-  *stall_ms = sn->stall_ms;
-  *copy_ms = sn->copy_ms;
-  *writer_ms = 0.0;
+  t->host = sn->wait_ms;
+  t->stall = sn->stall_ms;
+  t->copy = sn->copy_ms;
+  t->copy_call = sn->copy_call_ms;
+  t->writer = 0.0;
   if (!sn->sync_ready) return;
   pthread_mutex_lock(&sn->lock);
-  *writer_ms = sn->writer_ms;
+  t->writer = sn->writer_ms;
   pthread_mutex_unlock(&sn->lock);
 }

@@ -94,6 +94,8 @@ typedef struct {
   double wait_ms;       /* main: host time in snapshot work (opens, waits, agreements) */
   double stall_ms;      /* main: of it, waiting for copies and for the writer (a free slot) */
   double copy_ms;       /* main: device-to-host copy time (IO stream events) */
+  double copy_call_ms;  /* main: host time in the calls that enqueue the copies (all of the copy
+                           where the backend copies synchronously, as the host backend does) */
   double copy_last_ms;  /* main: the last copy's duration (0: none yet) */
   double t_step, step_wall_ms; /* main: when the last step ended, and its wall time */
   /* the block in the global file: interior extents, global offsets, global extents */
@@ -156,9 +158,16 @@ int snapshot_release(fd_snapshots *sn, const real_t *buf);
 int snapshot_drain(fd_snapshots *sn);
 /* Zeroes the timers. Not Collective. */
 void snapshot_reset_timers(fd_snapshots *sn);
-/* Since the reset: host time in snapshot work, of it waiting for copies or the writer thread
- * (the stall), the device-to-host copy time and the writer's busy time, ms. Not Collective. */
-void snapshot_timers(fd_snapshots *sn, double *host_ms, double *stall_ms, double *copy_ms,
-                     double *writer_ms);
+/* The snapshot work since the reset, ms. */
+typedef struct {
+  double host;      /* the solver thread's time in snapshot calls: opens, agreements among
+                       ranks, renames and the XDMF, enqueueing the copies, waits */
+  double stall;     /* of it, waiting for copies or for the writer thread (a free slot) */
+  double copy;      /* device-to-host copy time (IO stream events) */
+  double copy_call; /* of host, the calls that enqueue the copies */
+  double writer;    /* the writer thread's busy time (writes, closes) */
+} fd_snap_times;
+/* Not Collective. */
+void snapshot_timers(fd_snapshots *sn, fd_snap_times *t);
 
 #endif

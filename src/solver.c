@@ -50,6 +50,7 @@ typedef struct {
   fd_snapshots snap;
   long long steps;   /* steps done (warm-up included) */
   int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values */
+  int snap_off;      /* 1: no snapshots (the reference run their cost is measured against) */
   unsigned deferred; /* faces whose ghosts arrive by exchange (bit f, faces.h): the interior
                         update leaves their one-point layers to the shell update; none when
                         alone, so a block alone is one interior update */
@@ -187,7 +188,7 @@ static int solver_step(fd_state *s)
     s->v = out;
   }
   s->steps++;
-  if (!s->alone) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
+  if (!s->alone && !s->snap_off) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
   return FD_OK;
 }
 
@@ -391,9 +392,9 @@ static void state_abandon(fd_state *s)
 
 /* ---- the loop ---- */
 
-/* n steps, with a progress line from rank 0 every --progress seconds ("timed" or
- * "warm-up"). Collective. */
-static int run_steps(fd_state *s, int n, int timed)
+/* n steps, with a progress line from rank 0 every --progress seconds, naming the loop
+ * (`label`). Collective. */
+static int run_steps(fd_state *s, int n, const char *label)
 {
   const int progress = s->opt->progress < 0 ? 10 : s->opt->progress;
   double t_start = fd_now(), t_last = t_start;
@@ -404,7 +405,7 @@ static int run_steps(fd_state *s, int n, int timed)
       if (t - t_last >= progress) {
         double per = (t - t_start) / (it + 1);
         printf("fdmini: %s step %d/%d (%.0f%%), %.1f s elapsed, about %.0f s to go\n",
-               timed ? "timed" : "warm-up", it + 1, n, 100.0 * (it + 1) / n, t - t_start,
+               label, it + 1, n, 100.0 * (it + 1) / n, t - t_start,
                per * (n - it - 1));
         fflush(stdout);
         t_last = t;
@@ -435,9 +436,9 @@ static int state_fill(fd_state *s)
 
 /* s->warmup untimed steps, then s->iters timed ones between barriers; *step_ms = wall time per
  * timed step. Phase sums restart at the timed steps. Collective. */
-static int timed_loop(fd_state *s, double *step_ms)
+static int timed_loop(fd_state *s, double *step_ms, const char *label)
 {
-  FD_CALL(run_steps(s, s->warmup, 0));
+  FD_CALL(run_steps(s, s->warmup, "warm-up"));
   FD_CALL(snapshot_drain(&s->snap));
   FD_BE(be_stream_sync(s->compute));
   FD_CALL(accumulate_previous(s));
@@ -447,7 +448,7 @@ static int timed_loop(fd_state *s, double *step_ms)
   halo_reset_timers(&s->halo);
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
-  FD_CALL(run_steps(s, s->iters, 1));
+  FD_CALL(run_steps(s, s->iters, label));
   FD_CALL(snapshot_drain(&s->snap)); /* the snapshots' cost is the run's: timed until on disk */
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
@@ -532,22 +533,34 @@ static int reduce_timings(const fd_state *s, double step_ms, fd_result *r)
   return FD_OK;
 }
 
-/* Snapshots written and their costs per timed step over the ranks. Collective. */
-static int reduce_snapshots(fd_state *s, fd_result *r)
+/* Snapshots written and their costs per timed step over the ranks: the step's loss against the
+ * reference run without snapshots (step_ms - ref_ms: everything the snapshots cost the step,
+ * contention for cores and memory included), the snapshot work, and the share of that work
+ * hidden, 1 - lost / work. The work is the solver thread's snapshot time other than its waits
+ * (which already counts copies a backend makes synchronously), the copies that ran beside it
+ * and the writer thread's busy time. Collective. */
+static int reduce_snapshots(fd_state *s, double step_ms, double ref_ms, fd_result *r)
 {
   const MPI_Comm comm = s->dec.cart;
   const int ranks = s->dec.size;
   const double it = s->iters;
   r->snapshots = s->snap.written; /* rank 0 counts them */
   FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
-  double host, stall, copy, writer;
-  snapshot_timers(&s->snap, &host, &stall, &copy, &writer);
-  reduce_stat(comm, ranks, host / it, &r->snapshot_host_ms);
-  reduce_stat(comm, ranks, stall / it, &r->snapshot_stall_ms);
-  reduce_stat(comm, ranks, copy / it, &r->snapshot_copy_ms);
-  reduce_stat(comm, ranks, writer / it, &r->snapshot_writer_ms);
-  double work = copy + writer, hidden = work > 0 ? 1.0 - stall / work : 1.0;
-  reduce_stat(comm, ranks, hidden < 0 ? 0 : hidden, &r->snapshot_hidden);
+  fd_snap_times t;
+  snapshot_timers(&s->snap, &t);
+  reduce_stat(comm, ranks, t.host / it, &r->snapshot_host_ms);
+  reduce_stat(comm, ranks, t.stall / it, &r->snapshot_stall_ms);
+  reduce_stat(comm, ranks, t.copy / it, &r->snapshot_copy_ms);
+  reduce_stat(comm, ranks, t.writer / it, &r->snapshot_writer_ms);
+  const double beside = t.copy > t.copy_call ? t.copy - t.copy_call : 0.0;
+  const double work = (t.host - t.stall + beside + t.writer) / it;
+  const double lost = step_ms > ref_ms ? step_ms - ref_ms : 0.0;
+  double hidden = work > 0 ? 1.0 - lost / work : 1.0;
+  hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
+  reduce_stat(comm, ranks, ref_ms, &r->snapshot_ref_ms);
+  reduce_stat(comm, ranks, lost, &r->snapshot_lost_ms);
+  reduce_stat(comm, ranks, work, &r->snapshot_work_ms);
+  reduce_stat(comm, ranks, hidden, &r->snapshot_hidden);
   return FD_OK;
 }
 
@@ -659,12 +672,32 @@ static int startup_measure(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
+/* Timed steps of the reference run without snapshots (they cost a share of the run's time: a
+ * few steps suffice to know the step time they are measured against). */
+#define FD_SNAP_REF_STEPS 50
+
+/* With snapshots: the same warm-up and up to FD_SNAP_REF_STEPS timed steps without them, for
+ * the step time they are measured against (*ref_ms, over *nsteps steps); then the fields start
+ * over. Collective. */
+static int snapshot_reference(fd_state *s, double *ref_ms, int *nsteps)
+{
+  const int iters = s->iters;
+  s->iters = iters < FD_SNAP_REF_STEPS ? iters : FD_SNAP_REF_STEPS;
+  *nsteps = s->iters;
+  s->snap_off = 1;
+  int rc = timed_loop(s, ref_ms, "reference (no snapshots)");
+  s->snap_off = 0;
+  s->iters = iters;
+  FD_CALL(rc);
+  return state_fill(s);
+}
+
 /* fd_run after state_create: fill, time (the block alone first with --baseline), reduce,
  * verify, dump. s stays allocated. Collective. */
 static int run_on_state(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
-  double alone_ms = 0.0, step_ms = 0.0, residual0 = 0.0;
+  double alone_ms = 0.0, step_ms = 0.0, ref_ms = 0.0, residual0 = 0.0;
   FD_CALL(startup_measure(s, r));
   describe_run(s, r);
   FD_CALL(state_fill(s));
@@ -672,14 +705,15 @@ static int run_on_state(fd_state *s, fd_result *r)
     /* every rank's block alone (same kernels and steps, no exchange), then the fields start
      * over for the distributed run */
     s->alone = 1;
-    FD_CALL(timed_loop(s, &alone_ms));
+    FD_CALL(timed_loop(s, &alone_ms, "alone (--baseline)"));
     s->alone = 0;
     FD_CALL(state_fill(s));
   }
+  if (o->snapshot_every) FD_CALL(snapshot_reference(s, &ref_ms, &r->snapshot_ref_steps));
   if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));
-  FD_CALL(timed_loop(s, &step_ms));
+  FD_CALL(timed_loop(s, &step_ms, "timed"));
   FD_CALL(reduce_timings(s, step_ms, r));
-  FD_CALL(reduce_snapshots(s, r));
+  FD_CALL(reduce_snapshots(s, step_ms, ref_ms, r));
   if (o->baseline) reduce_baseline(s, step_ms, alone_ms, r);
 
   real_t *result = state_result(s);

@@ -182,13 +182,29 @@ assert open(os.path.join(d, "snap_000028.raw"), "rb").read() != b"\0" * (33 * 31
 PY
 rm -rf "$work/snaps"
 # a snapshot every step: the writer falls behind, the bounded slots make the solver wait
-NP=2 expect_run 0 "copies [0-9.]+ \+ writer thread [0-9.]+ ms per step, solver stalled [0-9.]+: [0-9.]+ % hidden" \
+NP=2 expect_run 0 "work [0-9.]+ ms per step: solver thread [0-9.]+ \(of it waiting [0-9.]+\), copies [0-9.]+, writer thread [0-9.]+: [0-9.]+ % hidden" \
   --op heat --global 40,40,40 --iters 20 --warmup 0 --snapshot-every 1 --snapshot-dir "$work/snaps"
 if [ "$(find "$work/snaps" -name 'snap_*.raw' | wc -l)" -eq 20 ] && [ -z "$(find "$work/snaps" -name '*tmp*')" ]; then
   ok "a snapshot every step: 20 complete files, no .tmp"
 else
   bad "a snapshot every step: files $(find "$work/snaps" -mindepth 1 -printf '%f ')"
 fi
+# the hidden share counts everything the step loses to snapshots: the step time against the
+# reference run without them (issue 15: it counted only the waits, 93.6 % hidden while the step
+# time doubled); one rank, so the JSON's min/avg/max are that rank's own numbers
+rm -rf "$work/snaps"
+run 1 --op heat --global 40,40,40 --iters 30 --warmup 0 --snapshot-every 1 --snapshot-dir "$work/snaps" --json "$work/snap.json"
+if [ "$rc" -eq 0 ] && python3 - "$work/snap.json" <<'PY'; then ok "snapshot hidden share = 1 - (T_step - T_ref) / work, the JSON's numbers agree"; else bad "snapshot hidden share (rc $rc)"; fi
+import json, sys
+r = json.load(open(sys.argv[1]))
+s, step = r["snapshots"], r["phases_ms"]["step"]["max"]
+ref, lost, work, hidden = (s[k]["max"] for k in ("reference_step_ms", "lost_ms_per_step", "work_ms_per_step", "hidden_share"))
+host, stall, writer = (s[k]["max"] for k in ("host_ms_per_step", "stall_ms_per_step", "writer_ms_per_step"))
+assert s["reference_steps"] == 30 and s["written"] == 30 and ref > 0
+assert abs(lost - max(0.0, step - ref)) <= 1e-9 * step, (lost, step, ref)
+assert work >= host - stall + writer - 1e-9 and work > 0, (work, host, stall, writer)
+assert abs(hidden - min(1.0, max(0.0, 1.0 - lost / work))) <= 1e-12, (hidden, lost, work)
+PY
 rm -rf "$work/snaps"
 run 2 --op heat --global 31,31,31 --iters 40 --snapshot-every 10 --snapshot-dir "$work/snaps" --test-fail-snapshot-write 2
 n=$(printf '%s\n' "$out" | grep -c -F -- "fdmini: error:")
