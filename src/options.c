@@ -64,7 +64,8 @@ void fd_options_usage(FILE *out)
     "                      efficiency against one GPU and the share of exchange hidden\n"
     "Output\n"
     "  --json FILE         write the run's record as one JSON object (schema: README)\n"
-    "  --dump FILE         write the final field (raw, global order, x fastest)\n"
+    "  --dump FILE         write the final field (raw, global order, x fastest); FILE must\n"
+    "                      be new or a regular file, on a file system all ranks share\n"
     "  --snapshot-every N  every N-th step, write the field to DIR/snap_STEP.raw (raw,\n"
     "                      global order, x fastest) in the background, described by\n"
     "                      DIR/snapshots.xmf (XDMF 3: ParaView, VisIt)\n"
@@ -76,8 +77,10 @@ void fd_options_usage(FILE *out)
     "  --no-check          skip verification\n"
     "  --help              this text\n"
     "\n"
-    "Exit status: 0 verified (or --no-check), 1 verification failed, 2 bad input,\n"
-    "3 runtime failure (MPI or device), 4 a snapshot could not be written.\n");
+    "Exit status: 0 verified, unverified (no check applies) or --no-check, 1 verification\n"
+    "failed, 2 bad input, 3 runtime failure (MPI or device) or sizes that do not fit,\n"
+    "4 an output file could not be written. Output files are replaced only by a run that\n"
+    "succeeds (written to a temporary name, renamed once complete).\n");
 }
 
 int fd_options_check_backend(const fd_options *o, const be_info *dev)
