@@ -93,7 +93,9 @@ int main(int argc, char **argv)
   }
   /* the outputs, checked before the run (output.h); the run writes the dump to its temporary
    * name, renamed at the end only if everything succeeded */
-  fd_output json, dump;
+  fd_output json, dump; /* rank 0 prepares them; the dump's goes to every rank */
+  memset(&json, 0, sizeof json);
+  memset(&dump, 0, sizeof dump);
   long tag = (long)getpid();
   MPI_Bcast(&tag, 1, MPI_LONG, 0, world);
   if (rc == FD_OK) rc = fd_agree(world, rank == 0 ? output_check_run(&o, tag, &json, &dump) : FD_OK);
