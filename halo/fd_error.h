@@ -20,8 +20,9 @@ enum {
   FD_ERR_VERIFY = 1,  /* the run finished but its verification failed */
   FD_ERR_USAGE = 2,   /* bad input: options, sizes, process grid, files */
   FD_ERR_RUNTIME = 3, /* a backend or MPI call failed */
-  FD_ERR_IO = 4,      /* a snapshot could not be written (agreed on every rank; nothing
-                         incomplete is left under a final name) */
+  FD_ERR_IO = 4,      /* an output file (JSON, dump, snapshot, XDMF) could not be written
+                         (agreed on every rank; nothing incomplete is left under a final
+                         name: src/output.h) */
 };
 
 /* MPI datatype of real_t. */

@@ -274,6 +274,36 @@ static int count_faces(fd_halo *h)
   return FD_OK;
 }
 
+/* The face buffers: device send and receive blocks of both parities, and in staged mode the
+ * pinned host ones. Sizes are checked for overflow first; a failure on any rank (memory can
+ * run out on some only) is agreed, with the lowest failing rank's line. Collective over comm. */
+static int allocate_buffers(fd_halo *h)
+{
+  int rank;
+  FD_MPI(MPI_Comm_rank(h->comm, &rank));
+  const int *n = h->grid.n;
+  size_t bytes = 0, two = 0;
+  int err = FD_OK;
+  if (fd_size_mul(h->faces.total, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, 2, &two) != 0)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the halo buffers of the local block %d x %d x %d do not fit in "
+                       "memory: their byte count exceeds what a size_t counts", rank, n[0], n[1], n[2]);
+  if (err == FD_OK && (be_malloc((void **)&h->send_block, two) != BE_OK ||
+                       be_malloc((void **)&h->recv_block, two) != BE_OK))
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the halo buffers of the local block %d x %d x %d "
+                       "(2 x %zu bytes): %s", rank, n[0], n[1], n[2], two, be_error_message());
+  if (err == FD_OK && h->staged &&
+      (be_host_alloc((void **)&h->send_h, bytes) != BE_OK || be_host_alloc((void **)&h->recv_h[0], bytes) != BE_OK ||
+       be_host_alloc((void **)&h->recv_h[1], bytes) != BE_OK))
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the staged halo buffers of the local block %d x %d x %d "
+                       "(3 x %zu bytes of pinned memory): %s", rank, n[0], n[1], n[2], bytes, be_error_message());
+  FD_CALL(fd_agree(h->comm, err));
+  for (int s = 0; s < 2; s++) {
+    h->send_d[s] = h->send_block + s * h->faces.total;
+    h->recv_d[s] = h->recv_block + s * h->faces.total;
+  }
+  return FD_OK;
+}
+
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
                 fd_halo_path path, const be_info *dev, int node, be_stream halo_stream)
 {
@@ -288,20 +318,10 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_gri
     h->faces.active[f] = nbr[f] != MPI_PROC_NULL;
     if (h->faces.active[f]) h->bytes_sent += h->faces.count[f] * sizeof(real_t);
   }
-  size_t bytes = h->faces.total * sizeof(real_t);
-  FD_BE(be_malloc((void **)&h->send_block, 2 * bytes));
-  FD_BE(be_malloc((void **)&h->recv_block, 2 * bytes));
-  for (int s = 0; s < 2; s++) {
-    h->send_d[s] = h->send_block + s * h->faces.total;
-    h->recv_d[s] = h->recv_block + s * h->faces.total;
-  }
+  FD_CALL(allocate_buffers(h));
   FD_CALL(choose_transport(h, path, dev, node));
   FD_CALL(count_faces(h));
   plan_staging(h);
-  if (staged) {
-    FD_BE(be_host_alloc((void **)&h->send_h, bytes));
-    for (int s = 0; s < 2; s++) FD_BE(be_host_alloc((void **)&h->recv_h[s], bytes));
-  }
   for (int s = 0; s < 2; s++) {
     FD_BE(be_event_create(&h->pack_start[s]));
     FD_BE(be_event_create(&h->pack_end[s]));

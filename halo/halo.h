@@ -83,8 +83,9 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
  * is GPU-aware (staged == 0) every face through MPI, else IPC where possible and staged MPI
  * elsewhere. dev is this rank's device; node identifies its node (equal on the ranks of one
  * node, different between nodes: fd_node.id of src/bind.h). halo_stream (high priority) stays
- * the caller's. Collective over comm; synchronous. halo_destroy frees *h, after a failure
- * too. */
+ * the caller's. Collective over comm; synchronous. Buffers that do not fit (a byte count that
+ * overflows, an allocation that fails on any rank) are an agreed FD_ERR_RUNTIME. halo_destroy
+ * frees *h, after a failure too. */
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
                 fd_halo_path path, const be_info *dev, int node, be_stream halo_stream);
 /* Frees what halo_create allocated and closes the neighbours' mappings. Collective over comm

@@ -188,6 +188,15 @@ static inline int fd_grid_init(fd_grid *g, const int n[3], int ghost)
   return 0;
 }
 
+/* *out = a * b: 0, or -1 when the product does not fit in size_t (*out unchanged). Every byte
+ * count of an allocation goes through it. Pure. */
+static inline int fd_size_mul(size_t a, size_t b, size_t *out)
+{
+  if (a != 0 && b > (size_t)-1 / a) return -1;
+  *out = a * b;
+  return 0;
+}
+
 static inline long long fd_grid_index(const fd_grid *g, long long i, long long j, long long k)
 {
   return g->origin + i + g->sx * j + g->sxy * k;

@@ -1,14 +1,15 @@
-/* main.c - fdmini: parse options, bind a device, run, report. Exit status 0 (verified or
- * --no-check), 1 (verification failed), 2 (bad input), 3 (runtime failure, via MPI_Abort),
- * 4 (a snapshot could not be written: agreed, reported once).
+/* main.c - fdmini: parse options, check the output files, bind a device, run, report, write
+ * the outputs. Exit status 0 (verified, unverified or --no-check), 1 (verification failed),
+ * 2 (bad input), 3 (runtime failure: agreed, or via MPI_Abort), 4 (an output file could not be
+ * written: agreed, reported once; nothing incomplete under a final name).
  * Every error after MPI_Init ends on every rank: agreed errors collectively, rank-local ones
  * through MPI_Abort. Before MPI_Init only site_check_gtl can refuse (exit 2 on every rank, one
  * line from the launcher's rank 0). */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -16,40 +17,54 @@
 #include "fd_error.h"
 #include "bind.h"
 #include "options.h"
+#include "output.h"
 #include "provenance.h"
 #include "report.h"
 #include "site.h"
 #include "solver.h"
 
-/* Opens (rank 0) an output file before the run so that a bad path fails at once. */
-static int open_output(MPI_Comm comm, int rank, const char *opt, const char *path, FILE **fp)
+/* The JSON record of run r, rendered in memory and written by rank 0 to json->tmp (checked:
+ * every byte, the close, the size). Not Collective. */
+static int write_json(const fd_output *json, const fd_options *o, const be_info *dev,
+                      const fd_result *r, const fd_binding *binding, int nbinding,
+                      const fd_provenance *prov)
 {
-  int err = FD_OK;
-  *fp = NULL;
-  if (path[0] && rank == 0 && !(*fp = fopen(path, "w")))
-    err = fd_set_error(FD_ERR_USAGE, "%s: cannot write '%s'", opt, path);
-  return fd_agree(comm, err);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  if (!mem) return fd_set_error(FD_ERR_IO, "--json: out of memory");
+  report_json(mem, o, dev, r, binding, nbinding, prov);
+  int bad = ferror(mem) | (fclose(mem) != 0);
+  int err = bad ? fd_set_error(FD_ERR_IO, "--json: out of memory") : output_write_file(json, text, len);
+  free(text);
+  return err;
 }
 
-/* --snapshot-dir: rank 0 creates the directory if missing and proves it writable with a probe
- * file, before the run, so that a bad directory fails at once on every rank. Collective. */
-static int check_snapshot_dir(MPI_Comm comm, int rank, const char *dir)
+/* The run's outputs (output.h) after the run: rc is the run's status, the same on every rank.
+ * Only a run that succeeded (rc FD_OK) replaces files: rank 0 writes the JSON to its temporary
+ * name, then, agreed, renames the dump's and the JSON's temporary files to their final names.
+ * Any other outcome removes the temporary files and leaves existing files as they were.
+ * Returns rc, or the agreed FD_ERR_IO of a failed write or rename. Collective. */
+static int finish_outputs(MPI_Comm comm, int rank, int rc, const fd_output *json, const fd_output *dump,
+                          const fd_options *o, const be_info *dev, const fd_result *r,
+                          const fd_binding *binding, int nbinding, const fd_provenance *prov)
 {
-  int err = FD_OK;
-  if (dir[0] && rank == 0) {
-    char probe[FD_PATH_MAX + 32];
-    snprintf(probe, sizeof probe, "%s/.fdmini-write-probe-%ld", dir, (long)getpid());
-    FILE *fp = NULL;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-      err = fd_set_error(FD_ERR_USAGE, "--snapshot-dir: cannot create '%s': %s", dir, strerror(errno));
-    else if (!(fp = fopen(probe, "w")))
-      err = fd_set_error(FD_ERR_USAGE, "--snapshot-dir: cannot write into '%s': %s", dir, strerror(errno));
-    if (fp) {
-      fclose(fp);
-      remove(probe);
-    }
+  if (rc == FD_OK) {
+    int err = FD_OK;
+    if (rank == 0 && json->opt[0]) err = write_json(json, o, dev, r, binding, nbinding, prov);
+    rc = fd_agree(comm, err);
   }
-  return fd_agree(comm, err);
+  if (rc == FD_OK) {
+    int err = FD_OK;
+    if (rank == 0) err = output_commit(dump);
+    if (rank == 0 && err == FD_OK) err = output_commit(json);
+    rc = fd_agree(comm, err);
+  }
+  if (rc != FD_OK && rank == 0) {
+    output_discard(dump);
+    output_discard(json);
+  }
+  return rc;
 }
 
 static int finish(int code)
@@ -61,6 +76,9 @@ static int finish(int code)
 
 int main(int argc, char **argv)
 {
+  /* a write past `ulimit -f` then fails with EFBIG, which the output code reports, instead of
+   * killing the process with SIGXFSZ */
+  signal(SIGXFSZ, SIG_IGN);
   fd_provenance prov; /* what the run ran on: start time now, the rest after the device */
   prov_start(&prov);
   /* GPU-aware Cray MPICH without its GTL aborts every rank inside MPI_Init: refuse it first,
@@ -77,21 +95,27 @@ int main(int argc, char **argv)
 
   fd_options o;
   int rc = fd_agree(world, fd_options_parse(argc, argv, &o));
-  FILE *json = NULL, *dump_probe = NULL;
   if (rc == FD_OK && o.help) {
     if (rank == 0) fd_options_usage(stdout);
     MPI_Finalize();
     return 0;
   }
-  if (rc == FD_OK) rc = open_output(world, rank, "--json", o.json, &json);
-  if (rc == FD_OK) rc = open_output(world, rank, "--dump", o.dump, &dump_probe);
-  if (dump_probe) fclose(dump_probe);
-  if (rc == FD_OK) rc = check_snapshot_dir(world, rank, o.snapshot_dir);
+  /* the outputs, checked before the run (output.h); the run writes the dump to its temporary
+   * name, renamed at the end only if everything succeeded */
+  fd_output json, dump; /* rank 0 prepares them; the dump's goes to every rank */
+  memset(&json, 0, sizeof json);
+  memset(&dump, 0, sizeof dump);
+  long tag = (long)getpid();
+  MPI_Bcast(&tag, 1, MPI_LONG, 0, world);
+  if (rc == FD_OK) rc = fd_agree(world, rank == 0 ? output_check_run(&o, tag, &json, &dump) : FD_OK);
   if (rc != FD_OK) {
     if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
     MPI_Finalize();
     return rc;
   }
+  MPI_Bcast(&dump, (int)sizeof dump, MPI_BYTE, 0, world);
+  fd_options run = o;
+  if (dump.opt[0]) memcpy(run.dump, dump.tmp, strlen(dump.tmp) + 1); /* < FD_PATH_MAX (output.c) */
 
   be_info dev;
   fd_result r;
@@ -108,17 +132,21 @@ int main(int argc, char **argv)
   if (rc == FD_OK) rc = bind_report(world, &node, &dev, o.bind_report, stdout, &binding, &nbinding);
   /* --halo-path ipc where each rank sees one GPU: refused with its reason before allocating */
   if (rc == FD_OK) rc = site_check_ipc(world, &node, &o, &dev);
-  if (rc == FD_OK) rc = fd_run(&o, world, &dev, node.id, &r);
+  if (rc == FD_OK) rc = fd_run(&run, world, &dev, node.id, &r);
 
   /* agreed on every rank: bad input, I/O, or a runtime failure all ranks checked together
    * (fields that do not fit in memory): one line from rank 0, every rank exits with rc */
   if (rc == FD_ERR_USAGE || rc == FD_ERR_IO || (rc == FD_ERR_RUNTIME && fd_error_agreed())) {
+    finish_outputs(world, rank, rc, &json, &dump, &o, &dev, &r, binding, nbinding, &prov);
     if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
-    if (json) fclose(json);
     bind_free(binding);
     return finish(rc);
   }
   if (rc == FD_ERR_RUNTIME) {
+    if (rank == 0) {
+      output_discard(&dump);
+      output_discard(&json);
+    }
     fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
     fflush(stderr);
     MPI_Abort(world, FD_ERR_RUNTIME);
@@ -127,11 +155,13 @@ int main(int argc, char **argv)
   if (rank == 0) {
     report_print(stdout, &o, &dev, &r, &prov);
     fflush(stdout);
-    if (json) {
-      report_json(json, &o, &dev, &r, binding, nbinding, &prov);
-      fclose(json);
-    }
   }
+  int out = finish_outputs(world, rank, rc, &json, &dump, &o, &dev, &r, binding, nbinding, &prov);
+  if (rank == 0 && out == FD_ERR_VERIFY && (json.opt[0] || dump.opt[0]))
+    printf("fdmini: verification failed: %s%s%s not written (existing files are unchanged)\n",
+           json.opt[0] ? "--json" : "", json.opt[0] && dump.opt[0] ? " and " : "", dump.opt[0] ? "--dump" : "");
+  else if (rank == 0 && out != rc)
+    fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
   bind_free(binding);
-  return finish(rc);
+  return finish(out);
 }

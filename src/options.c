@@ -40,7 +40,9 @@ void fd_options_usage(FILE *out)
     "                      above it (default 1)\n"
     "  --ricker-freq F     peak frequency of the Ricker wavelet (default 10)\n"
     "  --source I,J,K      global grid indices of the source, 1..N (default the centre)\n"
-    "Kernels\n"
+    "                      (the range of V and F that gives finite, representable values\n"
+    "                      and a sampled wavelet depends on the grid: an error says it)\n"
+    "Kernels (GPU backends; the host backend runs one loop for every kernel)\n"
     "  --tune MODE         auto | off: auto (default on GPUs) times a few stencil\n"
     "                      configurations on each rank's block at start-up and all ranks\n"
     "                      use the fastest; off takes the rule's configuration\n"
@@ -52,7 +54,7 @@ void fd_options_usage(FILE *out)
     "                      1, 2); alone it means --kernel reordered:tile=M\n"
     "Communication\n"
     "  --mpi-gpu MODE      auto | aware | staged: hand device buffers to MPI, or stage\n"
-    "                      them through pinned host memory (default auto)\n"
+    "                      them through pinned host memory (default auto; GPU backends)\n"
     "  --halo-path PATH    auto | mpi | ipc: faces to neighbours on the same node by\n"
     "                      device-to-device copies (GPU IPC), or every face through MPI;\n"
     "                      auto (default): MPI where it is GPU-aware, else IPC where a\n"
@@ -62,7 +64,8 @@ void fd_options_usage(FILE *out)
     "                      efficiency against one GPU and the share of exchange hidden\n"
     "Output\n"
     "  --json FILE         write the run's record as one JSON object (schema: README)\n"
-    "  --dump FILE         write the final field (raw, global order, x fastest)\n"
+    "  --dump FILE         write the final field (raw, global order, x fastest); FILE must\n"
+    "                      be new or a regular file, on a file system all ranks share\n"
     "  --snapshot-every N  every N-th step, write the field to DIR/snap_STEP.raw (raw,\n"
     "                      global order, x fastest) in the background, described by\n"
     "                      DIR/snapshots.xmf (XDMF 3: ParaView, VisIt)\n"
@@ -74,8 +77,26 @@ void fd_options_usage(FILE *out)
     "  --no-check          skip verification\n"
     "  --help              this text\n"
     "\n"
-    "Exit status: 0 verified (or --no-check), 1 verification failed, 2 bad input,\n"
-    "3 runtime failure (MPI or device), 4 a snapshot could not be written.\n");
+    "Exit status: 0 verified, unverified (no check applies) or --no-check, 1 verification\n"
+    "failed, 2 bad input, 3 runtime failure (MPI or device) or sizes that do not fit,\n"
+    "4 an output file could not be written. Output files are replaced only by a run that\n"
+    "succeeds (written to a temporary name, renamed once complete).\n");
+}
+
+int fd_options_check_backend(const fd_options *o, const be_info *dev)
+{
+  static const char host[] = "the host backend keeps fields in host memory and runs one stencil loop for every kernel";
+  if (dev->is_accelerator) return FD_OK;
+  if (o->mpi_gpu != FD_MPI_GPU_AUTO)
+    return fd_set_error(FD_ERR_USAGE, "--mpi-gpu %s applies to GPU backends: %s, so there are no device buffers "
+                        "to hand to MPI or to stage (leave --mpi-gpu out)", fd_mpi_gpu_name(o->mpi_gpu), host);
+  if (o->have_kernel)
+    return fd_set_error(FD_ERR_USAGE, "--kernel and --tile apply to GPU backends: %s, so they would "
+                        "choose nothing (leave them out)", host);
+  if (o->tune == FD_TUNE_AUTO)
+    return fd_set_error(FD_ERR_USAGE, "--tune auto applies to GPU backends: %s, so there is nothing to tune "
+                        "(leave --tune out)", host);
+  return FD_OK;
 }
 
 /* Strict integer in [lo, hi]. */
@@ -192,7 +213,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"no-overlap", no_argument, 0, OPT_NO_OVERLAP}, {"mpi-gpu", required_argument, 0, OPT_MPI_GPU},
     {"progress", required_argument, 0, OPT_PROGRESS},
     {"halo-path", required_argument, 0, OPT_HALO_PATH},
-    {"test-inject-fault", no_argument, 0, OPT_INJECT},
+    {"test-inject-fault", optional_argument, 0, OPT_INJECT},
     {"baseline", no_argument, 0, OPT_BASELINE},
     {"bind-report", no_argument, 0, OPT_BIND_REPORT},
     {"velocity", required_argument, 0, OPT_VELOCITY},
@@ -290,9 +311,13 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     case OPT_PROGRESS:
       FD_CALL(parse_int("--progress", optarg, 0, INT_MAX, &o->progress));
       break;
-    case OPT_INJECT:
-      o->inject_fault = 1;
+    case OPT_INJECT: {
+      static const char *const kinds[] = {"field", "tiny", "velocity", "source"};
+      idx = 0;
+      if (optarg) FD_CALL(parse_name("--test-inject-fault", optarg, kinds, 4, &idx));
+      o->inject_fault = (fd_fault)(FD_FAULT_FIELD + idx);
       break;
+    }
     case OPT_BASELINE:
       o->baseline = 1;
       break;
@@ -301,6 +326,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       break;
     case OPT_VELOCITY:
       FD_CALL(parse_velocity(optarg, o));
+      o->have_velocity = 1;
       break;
     case OPT_RICKER: {
       char *end;
@@ -309,6 +335,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       if (optarg[0] == '\0' || *end != '\0' || errno == ERANGE || !(f > 0) || f > 1e300)
         return fd_set_error(FD_ERR_USAGE, "--ricker-freq: '%s' should be a positive number, e.g. 10", optarg);
       o->ricker_hz = f;
+      o->have_ricker = 1;
       break;
     }
     case OPT_SOURCE:
@@ -351,8 +378,12 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     return fd_set_error(FD_ERR_USAGE, "--global and --local exclude each other: give one (strong or weak scaling)");
   if (!o->snapshot_every != !o->snapshot_dir[0])
     return fd_set_error(FD_ERR_USAGE, "--snapshot-every N and --snapshot-dir DIR go together: give both");
-  if (o->op != FD_OP_WAVE && (o->nvel == 2 || o->have_source))
-    return fd_set_error(FD_ERR_USAGE, "--velocity V1,V2 and --source apply to --op wave");
+  if (o->op != FD_OP_WAVE && (o->inject_fault == FD_FAULT_VELOCITY || o->inject_fault == FD_FAULT_SOURCE))
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=velocity and =source apply to --op wave only");
+  if (o->op != FD_OP_WAVE && (o->have_velocity || o->have_ricker || o->have_source))
+    return fd_set_error(FD_ERR_USAGE, "%s applies to --op wave only, not to --op %s",
+                        o->have_velocity ? "--velocity" : (o->have_ricker ? "--ricker-freq" : "--source"),
+                        fd_op_name(o->op));
   if (o->tile) {
     if (!o->have_kernel) { /* --tile alone: the lab notes' tiled kernel */
       o->have_kernel = 1;

@@ -12,6 +12,11 @@
 typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
 /* --tune: the start-up autotune of the stencil configuration (src/tune.h) */
 typedef enum { FD_TUNE_DEFAULT = 0, FD_TUNE_AUTO, FD_TUNE_OFF } fd_tune_mode;
+/* --test-inject-fault[=KIND] (test only): a planted fault that verification must report.
+ * FIELD: the last rank's centre point becomes 1.01 x + 0.5 before verification; TINY: it becomes
+ * (1 + 1e-3) x (a fault the jacobi residual does not reveal); VELOCITY (wave): the stencil runs
+ * with 1% more velocity than the problem states; SOURCE (wave): the source is 1% too strong. */
+typedef enum { FD_FAULT_NONE = 0, FD_FAULT_FIELD, FD_FAULT_TINY, FD_FAULT_VELOCITY, FD_FAULT_SOURCE } fd_fault;
 
 #define FD_PATH_MAX 4096
 
@@ -39,10 +44,12 @@ typedef struct {
   char dump[FD_PATH_MAX]; /* --dump FILE: final field, raw real_t, global order, x fastest */
   int baseline;         /* --baseline: first time each rank's block alone (no exchange) */
   int bind_report;      /* --bind-report: print the rank/CPU/GPU binding table */
-  int inject_fault;     /* --test-inject-fault: corrupt one point before verification */
+  fd_fault inject_fault; /* --test-inject-fault[=KIND]: a planted fault the checks must see */
   /* --op wave */
+  int have_velocity;    /* --velocity given */
   int nvel;             /* --velocity V (1) or V1,V2 (2: V1 below the mid-depth plane in z) */
   double velocity[2];   /* default 1.0 (unit cube) */
+  int have_ricker;      /* --ricker-freq given */
   double ricker_hz;     /* --ricker-freq F: peak frequency of the source (default 10) */
   int have_source;      /* --source I,J,K: global interior indices (default the centre) */
   long long source[3];
@@ -55,6 +62,14 @@ typedef struct {
 /* Fills *o from argv. Returns 0 on success; FD_ERR_USAGE with fd_error_message() set to one
  * line saying what was expected. Not Collective. */
 int fd_options_parse(int argc, char **argv, fd_options *o);
+
+/* The options that do not apply to the backend of dev: FD_ERR_USAGE with one line, else FD_OK.
+ * The host backend keeps fields in host memory and runs one stencil loop for every kernel
+ * configuration, so what selects among GPU transports or GPU kernels is refused there:
+ * --mpi-gpu aware|staged, --kernel, --tile, --tune auto. What names what the host does anyway
+ * is accepted: --mpi-gpu auto, --halo-path auto|mpi, --tune off. (--halo-path ipc is refused
+ * by the halo set-up on any backend that cannot share device memory.) Pure. */
+int fd_options_check_backend(const fd_options *o, const be_info *dev);
 
 /* The option values' names ("wave", "staged", "ipc"): static strings. */
 const char *fd_op_name(fd_op op);

@@ -43,7 +43,16 @@ typedef struct {
 void problem_setup(const fd_options *o, const long long N[3], const long long start[3],
                    fd_problem *p);
 
+/* The wave's physical parameters for a run of `steps` steps on p's grid (p from problem_setup): the velocities, the Ricker frequency and the derived dt, Courant number, stencil
+ * coefficients and source amplitude must give finite values with full precision in real_t,
+ * and dt must sample the wavelet at least twice per period. FD_OK (other operators too), or
+ * FD_ERR_USAGE with one line giving the allowed range. Pure. */
+int problem_check(const fd_problem *p, long long steps);
+
 /* wave: the Ricker wavelet (1 - 2a) exp(-a), a = (pi f (t - t0))^2, at time t. Pure. */
 double problem_ricker(const fd_problem *p, double t);
+/* wave: the steps n = 0, 1, ... whose source time n dt lies before the wavelet's tail, where it
+ * is 0 for good: their count, or -1 when that exceeds 9e15. Pure. */
+long long problem_source_steps(const fd_problem *p);
 
 #endif

@@ -67,13 +67,14 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   if (r->ipc_faces)
     fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering on the device by interprocess events\n",
             r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max);
-  if (r->snapshot_every)
-    fprintf(out, "  snapshots            every %d steps: %lld written, %.4g MB each; host %.4f / %.4f / %.4f ms per step in snapshot work\n",
-            r->snapshot_every, r->snapshots, r->snapshot_bytes / 1e6, r->snapshot_host_ms.min,
-            r->snapshot_host_ms.avg, r->snapshot_host_ms.max);
-  if (r->snapshot_every)
-    fprintf(out, "                       copies %.4f + writer thread %.4f ms per step, solver stalled %.4f: %.1f %% hidden (max, max, max, min over ranks)\n",
-            r->snapshot_copy_ms.max, r->snapshot_writer_ms.max, r->snapshot_stall_ms.max, 100 * r->snapshot_hidden.min);
+  if (r->snapshot_every) {
+    fprintf(out, "  snapshots            every %d steps: %lld written, %.4g MB each; the step lost %.4f ms to them (%.4f ms per step, %.4f without snapshots over %d steps)\n",
+            r->snapshot_every, r->snapshots, r->snapshot_bytes / 1e6, r->snapshot_lost_ms.max,
+            r->phase[PH_STEP].max, r->snapshot_ref_ms.max, r->snapshot_ref_steps);
+    fprintf(out, "                       work %.4f ms per step: solver thread %.4f (of it waiting %.4f), copies %.4f, writer thread %.4f: %.1f %% hidden (max over ranks; hidden: min)\n",
+            r->snapshot_work_ms.max, r->snapshot_host_ms.max, r->snapshot_stall_ms.max, r->snapshot_copy_ms.max,
+            r->snapshot_writer_ms.max, 100 * r->snapshot_hidden.min);
+  }
   if (r->baseline) {
     fprintf(out, "  alone (--baseline)   %.4f / %.4f / %.4f ms per step (each rank's block, no exchange)\n",
             r->alone_ms.min, r->alone_ms.avg, r->alone_ms.max);
@@ -85,7 +86,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   if (!r->verify.checked)
     fprintf(out, "\n  verification: SKIPPED (--no-check)\n");
   else
-    fprintf(out, "\n  verification: %s  %s: %s\n", r->verify.passed ? "PASS" : "FAIL",
+    fprintf(out, "\n  verification: %s  %s: %s\n", verify_verdict_name(r->verify.verdict),
             r->verify.name, r->verify.detail);
   (void)o;
 }
@@ -191,6 +192,10 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
     json_int(&j, "every", r->snapshot_every);
     json_int(&j, "written", r->snapshots);
     json_num(&j, "bytes_each", r->snapshot_bytes);
+    json_int(&j, "reference_steps", r->snapshot_ref_steps);
+    stat(&j, "reference_step_ms", &r->snapshot_ref_ms);
+    stat(&j, "lost_ms_per_step", &r->snapshot_lost_ms);
+    stat(&j, "work_ms_per_step", &r->snapshot_work_ms);
     stat(&j, "host_ms_per_step", &r->snapshot_host_ms);
     stat(&j, "stall_ms_per_step", &r->snapshot_stall_ms);
     stat(&j, "copy_ms_per_step", &r->snapshot_copy_ms);
@@ -208,7 +213,22 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_object(&j, "verification");
   json_bool(&j, "checked", r->verify.checked);
   json_bool(&j, "passed", r->verify.checked && r->verify.passed);
+  json_str(&j, "status", verify_verdict_name(r->verify.verdict));
+  json_bool(&j, "verified", r->verify.verdict == FD_VERDICT_PASS);
   json_str(&j, "check", r->verify.name);
+  json_array(&j, "checks");
+  for (int q = 0; q < r->verify.nchecks; q++) {
+    const fd_check *c = &r->verify.check[q];
+    json_object(&j, NULL);
+    json_str(&j, "name", c->name);
+    json_bool(&j, "applies", c->applies);
+    json_bool(&j, "passed", c->applies && c->passed);
+    json_num(&j, "error", c->error);
+    json_num(&j, "tolerance", c->tolerance);
+    json_str(&j, "note", c->note);
+    json_end(&j);
+  }
+  json_end(&j);
   json_num(&j, "error_max", r->verify.error_max);
   json_num(&j, "error_rms", r->verify.error_rms);
   json_num(&j, "tolerance", r->verify.tolerance);

@@ -11,15 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fd_error.h"
+#include "output.h"
 #include "snapshot.h"
-
-/* rows per pwritev call (Linux and the BSDs accept 1024) */
-enum { SNAP_IOV = 512 };
 
 static double mono_ms(void)
 {
@@ -30,55 +27,14 @@ static double mono_ms(void)
 
 /* ---- the writer thread (POSIX I/O only: no MPI, no GPU runtime) ---- */
 
-/* pwritev until every byte of iov[0..cnt) is at off; 0 or an errno. Consumes iov. */
-static int pwritev_all(int fd, struct iovec *iov, int cnt, off_t off)
-{
-  while (cnt > 0) {
-    ssize_t w = pwritev(fd, iov, cnt, off);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return errno ? errno : EIO;
-    }
-    if (w == 0) return EIO;
-    off += w;
-    while (cnt > 0 && (size_t)w >= iov->iov_len) {
-      w -= (ssize_t)iov->iov_len;
-      iov++;
-      cnt--;
-    }
-    if (cnt > 0) {
-      iov->iov_base = (char *)iov->iov_base + w;
-      iov->iov_len -= (size_t)w;
-    }
-  }
-  return 0;
-}
-
-/* Writes the interior of the slot's host copy into its file: row (j, k) of the block, nx
- * values, goes to global row (start_y + j, start_z + k) at x offset start_x. Rows that follow
- * each other in the file (nx = Nx; whole planes when also ny = Ny) go out in one call.
- * Returns 0 or an errno. */
+/* Writes the interior of the slot's host copy into its file (output_write_block: row (j, k) of
+ * the block goes to global row (start_y + j, start_z + k) at x offset start_x). Returns 0 or
+ * an errno. */
 static int write_block(const fd_snapshots *sn, const fd_snap_slot *sl)
 {
-  const size_t es = sizeof(real_t), row = (size_t)sn->n[0] * es;
-  struct iovec iov[SNAP_IOV];
-  int cnt = 0;
-  off_t first = 0, next = 0;
-  for (int k = 0; k < sn->n[2]; k++)
-    for (int j = 0; j < sn->n[1]; j++) {
-      off_t off = (off_t)((((sn->start[2] + k) * sn->N[1] + sn->start[1] + j) * sn->N[0] + sn->start[0]) * (long long)es);
-      if (cnt == SNAP_IOV || (cnt > 0 && off != next)) {
-        int e = pwritev_all(sl->fd, iov, cnt, first);
-        if (e) return e;
-        cnt = 0;
-      }
-      if (cnt == 0) first = off;
-      iov[cnt].iov_base = sl->host + fd_grid_index(&sn->layout, 1, j + 1, k + 1);
-      iov[cnt].iov_len = row;
-      cnt++;
-      next = off + (off_t)row;
-    }
-  return cnt > 0 ? pwritev_all(sl->fd, iov, cnt, first) : 0;
+  const fd_grid *g = &sn->layout;
+  return output_write_block(sl->fd, sl->host + fd_grid_index(g, 1, 1, 1), g->sx, g->sxy, sn->n,
+                            sn->start, sn->N);
 }
 
 /* The writer: takes queued snapshots in index order (their copies are done), writes, closes
@@ -152,25 +108,36 @@ static long long completed(fd_snapshots *sn, long long until)
   return c;
 }
 
-/* Creates (rank 0: truncates) and opens the slot's .tmp on every rank, agreed before anyone
- * writes. The test switch --test-fail-snapshot-write K opens the K-th read-only, so that its
- * writes fail (EBADF: a real failed write, through the real error path). Collective. */
+/* Rank 0 creates the slot's .tmp (new: a stale one of a killed run is removed first), then,
+ * agreed, every other rank opens it; agreed again before anyone writes. The test switch
+ * --test-fail-snapshot-write K opens the K-th read-only, so that its writes fail (EBADF: a real
+ * failed write, through the real error path). Collective. */
 static int slot_open(fd_snapshots *sn, fd_snap_slot *sl)
 {
   snprintf(sl->path, sizeof sl->path, "%s/snap_%06lld.raw", sn->dir, sl->step);
   snprintf(sl->tmp, sizeof sl->tmp, "%s/snap_%06lld.raw.tmp", sn->dir, sl->step);
-  int flags = O_CREAT | O_CLOEXEC;
-  if (sn->fail_index == sl->index) flags |= O_RDONLY;
-  else flags |= O_WRONLY | (sn->rank == 0 ? O_TRUNC : 0);
-  sl->fd = open(sl->tmp, flags, 0666);
-  int err = sl->fd >= 0 ? FD_OK
-                        : fd_set_error(FD_ERR_IO, "snapshot %lld (step %lld): rank %d cannot open '%s': %s",
-                                       sl->index, sl->step, sn->rank, sl->tmp, strerror(errno));
-  err = fd_agree(sn->comm, err);
+  const int rw = sn->fail_index == sl->index ? O_RDONLY : O_WRONLY;
+  int err = FD_OK;
+  for (int pass = 0; pass < 2; pass++) {
+    if ((sn->rank == 0) == (pass == 0)) {
+      if (sn->rank == 0) unlink(sl->tmp);
+      sl->fd = sn->rank == 0 ? open(sl->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)
+                             : open(sl->tmp, rw | O_CLOEXEC);
+      if (sl->fd >= 0 && sn->rank == 0 && rw == O_RDONLY) {
+        close(sl->fd);
+        sl->fd = open(sl->tmp, O_RDONLY | O_CLOEXEC);
+      }
+      if (sl->fd < 0)
+        err = fd_set_error(FD_ERR_IO, "snapshot %lld (step %lld): rank %d cannot open '%s': %s",
+                           sl->index, sl->step, sn->rank, sl->tmp, strerror(errno));
+    }
+    err = fd_agree(sn->comm, err);
+    if (err != FD_OK) break;
+  }
   if (err != FD_OK) {
     if (sl->fd >= 0) close(sl->fd);
     sl->fd = -1;
-    if (sn->rank == 0) remove(sl->tmp);
+    if (sn->rank == 0) unlink(sl->tmp);
   }
   return err;
 }
@@ -183,7 +150,9 @@ static int slot_copy(fd_snapshots *sn, fd_snap_slot *sl)
   FD_BE(be_event_record(sn->taken, sn->compute));
   FD_BE(be_stream_wait_event(sn->io, sn->taken));
   FD_BE(be_event_record(sl->begin, sn->io));
+  const double t0 = mono_ms();
   FD_BE(be_memcpy_async(sl->host, sl->dev, bytes, BE_COPY_D2H, sn->io));
+  sn->copy_call_ms += mono_ms() - t0;
   FD_BE(be_event_record(sl->done, sn->io));
   sl->t_copy = mono_ms();
   sl->stage = SNAP_COPYING;
@@ -198,11 +167,13 @@ static int slot_copy(fd_snapshots *sn, fd_snap_slot *sl)
 static int write_xdmf(fd_snapshots *sn)
 {
   const double *h = sn->h;
-  char path[FD_PATH_MAX + 16], tmp[FD_PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/snapshots.xmf", sn->dir);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *fp = fopen(tmp, "w");
-  if (!fp) return fd_set_error(FD_ERR_IO, "snapshots: cannot write '%s'", tmp);
+  fd_output out = {"snapshots", "", ""};
+  snprintf(out.path, sizeof out.path, "%s/snapshots.xmf", sn->dir);
+  snprintf(out.tmp, sizeof out.tmp, "%s.tmp", out.path);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&text, &len);
+  if (!fp) return fd_set_error(FD_ERR_IO, "snapshots: out of memory for '%s'", out.path);
   const unsigned one = 1;
   const char *endian = *(const unsigned char *)&one ? "Little" : "Big";
   const long long *N = sn->N;
@@ -230,11 +201,10 @@ static int write_xdmf(fd_snapshots *sn)
   fprintf(fp, "    </Grid>\n  </Domain>\n</Xdmf>\n");
   int bad = ferror(fp);
   bad |= fclose(fp) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    remove(tmp);
-    return fd_set_error(FD_ERR_IO, "snapshots: cannot write '%s'", path);
-  }
-  return FD_OK;
+  int err = bad ? fd_set_error(FD_ERR_IO, "snapshots: out of memory for '%s'", out.path)
+                : output_write_file(&out, text, len);
+  free(text);
+  return err == FD_OK ? output_commit(&out) : err;
 }
 
 /* Snapshot sn->finalized + 1, completed by the writer on every rank -> IDLE: agrees that every
@@ -255,6 +225,9 @@ static int finalize_next(fd_snapshots *sn)
   sl->dev = NULL;
   sn->finalized++;
   if (sn->rank == 0) {
+    /* every part written and closed: the size must be the whole grid's before the rename */
+    if (err == FD_OK)
+      err = output_check_size("snapshot", sl->tmp, sn->N[0] * sn->N[1] * sn->N[2] * (long long)sizeof(real_t));
     if (err != FD_OK) remove(sl->tmp);
     else if (rename(sl->tmp, sl->path) != 0)
       err = fd_set_error(FD_ERR_IO, "snapshot %lld: cannot rename '%s': %s", sl->index, sl->tmp, strerror(errno));
@@ -361,8 +334,10 @@ int snapshot_create(fd_snapshots *sn, const fd_snapshot_config *c)
     sn->h[d] = c->h[d];
   }
   sn->layout = *c->grid;
-  const size_t bytes = sn->layout.elems * sizeof(real_t);
-  int err = FD_OK;
+  size_t bytes = 0;
+  int err = fd_size_mul(sn->layout.elems, sizeof(real_t), &bytes) == 0
+                ? FD_OK
+                : fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: the buffers of the local block do not fit in memory", sn->rank);
   for (int q = 0; q < FD_SNAP_SLOTS && err == FD_OK; q++)
     if (be_host_alloc((void **)&sn->slot[q].host, bytes) != BE_OK)
       err = fd_set_error(FD_ERR_RUNTIME, "rank %d: snapshots: cannot allocate %d x %zu bytes of pinned memory: %s",
@@ -486,7 +461,7 @@ int snapshot_drain(fd_snapshots *sn)
 
 void snapshot_reset_timers(fd_snapshots *sn)
 {
-  sn->wait_ms = sn->stall_ms = sn->copy_ms = 0.0;
+  sn->wait_ms = sn->stall_ms = sn->copy_ms = sn->copy_call_ms = 0.0;
   sn->t_step = 0.0;
   if (!sn->sync_ready) return;
   pthread_mutex_lock(&sn->lock);
@@ -494,14 +469,15 @@ void snapshot_reset_timers(fd_snapshots *sn)
   pthread_mutex_unlock(&sn->lock);
 }
 
-void snapshot_timers(fd_snapshots *sn, double *host_ms, double *stall_ms, double *copy_ms, double *writer_ms)
+void snapshot_timers(fd_snapshots *sn, fd_snap_times *t)
 {
-  *host_ms = sn->wait_ms;
-  *stall_ms = sn->stall_ms;
-  *copy_ms = sn->copy_ms;
-  *writer_ms = 0.0;
+  t->host = sn->wait_ms;
+  t->stall = sn->stall_ms;
+  t->copy = sn->copy_ms;
+  t->copy_call = sn->copy_call_ms;
+  t->writer = 0.0;
   if (!sn->sync_ready) return;
   pthread_mutex_lock(&sn->lock);
-  *writer_ms = sn->writer_ms;
+  t->writer = sn->writer_ms;
   pthread_mutex_unlock(&sn->lock);
 }

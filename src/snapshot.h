@@ -37,6 +37,7 @@
 #define FDMINI_SNAPSHOT_H
 
 #include <pthread.h>
+#include <string.h>
 
 #include <mpi.h>
 
@@ -45,6 +46,18 @@
 #include "options.h" /* FD_PATH_MAX */
 
 enum { FD_SNAP_SLOTS = 3 };
+
+/* 1 when `base` is a name the snapshots use in their directory: snap_STEP.raw (STEP: digits),
+ * snap_STEP.raw.tmp, snapshots.xmf or snapshots.xmf.tmp. Pure. */
+static inline int snapshot_is_file_name(const char *base)
+{
+  if (strcmp(base, "snapshots.xmf") == 0 || strcmp(base, "snapshots.xmf.tmp") == 0) return 1;
+  if (strncmp(base, "snap_", 5) != 0) return 0;
+  const char *p = base + 5;
+  if (*p < '0' || *p > '9') return 0;
+  while (*p >= '0' && *p <= '9') p++;
+  return strcmp(p, ".raw") == 0 || strcmp(p, ".raw.tmp") == 0;
+}
 enum { SNAP_IDLE = 0, SNAP_HELD, SNAP_COPYING, SNAP_QUEUED };
 
 typedef struct {
@@ -81,6 +94,8 @@ typedef struct {
   double wait_ms;       /* main: host time in snapshot work (opens, waits, agreements) */
   double stall_ms;      /* main: of it, waiting for copies and for the writer (a free slot) */
   double copy_ms;       /* main: device-to-host copy time (IO stream events) */
+  double copy_call_ms;  /* main: host time in the calls that enqueue the copies (all of the copy
+                           where the backend copies synchronously, as the host backend does) */
   double copy_last_ms;  /* main: the last copy's duration (0: none yet) */
   double t_step, step_wall_ms; /* main: when the last step ended, and its wall time */
   /* the block in the global file: interior extents, global offsets, global extents */
@@ -143,9 +158,16 @@ int snapshot_release(fd_snapshots *sn, const real_t *buf);
 int snapshot_drain(fd_snapshots *sn);
 /* Zeroes the timers. Not Collective. */
 void snapshot_reset_timers(fd_snapshots *sn);
-/* Since the reset: host time in snapshot work, of it waiting for copies or the writer thread
- * (the stall), the device-to-host copy time and the writer's busy time, ms. Not Collective. */
-void snapshot_timers(fd_snapshots *sn, double *host_ms, double *stall_ms, double *copy_ms,
-                     double *writer_ms);
+/* The snapshot work since the reset, ms. */
+typedef struct {
+  double host;      /* the solver thread's time in snapshot calls: opens, agreements among
+                       ranks, renames and the XDMF, enqueueing the copies, waits */
+  double stall;     /* of it, waiting for copies or for the writer thread (a free slot) */
+  double copy;      /* device-to-host copy time (IO stream events) */
+  double copy_call; /* of host, the calls that enqueue the copies */
+  double writer;    /* the writer thread's busy time (writes, closes) */
+} fd_snap_times;
+/* Not Collective. */
+void snapshot_timers(fd_snapshots *sn, fd_snap_times *t);
 
 #endif

@@ -34,6 +34,10 @@ typedef struct {
   real_t *f;         /* right-hand side (jacobi) or NULL. Same shape */
   int src_owned;     /* wave: 1 when this rank owns the source point */
   int src_local[3];  /* wave: its local index */
+  long long src_steps; /* wave: steps whose source value is recorded (the wavelet is on), -1:
+                        too many to record (the energy check then does not apply) */
+  real_t *src_hist;  /* wave, the source's owner: device array of src_steps + 1 values, the
+                        field at the source point after each of those steps (index 0: U^0 = 0) */
   int layer_k1;      /* wave: last local plane of layer 1 (0: none here; nz: all) */
   be_stream compute; /* interior and shell updates */
   be_stream halo_stream; /* pack, staging copies, unpack (high priority) */
@@ -46,6 +50,7 @@ typedef struct {
   fd_snapshots snap;
   long long steps;   /* steps done (warm-up included) */
   int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values */
+  int snap_off;      /* 1: no snapshots (the reference run their cost is measured against) */
   unsigned deferred; /* faces whose ghosts arrive by exchange (bit f, faces.h): the interior
                         update leaves their one-point layers to the shell update; none when
                         alone, so a block alone is one interior update */
@@ -160,10 +165,16 @@ static int solver_step(fd_state *s)
   if (shell_stream != s->compute) FD_BE(be_stream_wait_event(s->compute, s->t_ev[slot][3]));
   s->timing_pending = 1;
   if (s->src_owned) {
-    /* U2[src] += dt^2 s(t_n) / (hx hy hz), t_n = n dt: the level being computed is n+1 */
+    /* U2[src] += dt^2 s(t_n) / (hx hy hz), t_n = n dt: the level being computed is n+1. While
+     * the wavelet is on, the point's new value is recorded for the energy check (verify.h): one
+     * value copied on the device, no host wait */
     const fd_problem *p = &s->prob;
+    const int *sl = s->src_local;
     real_t val = (real_t)(p->src_scale * problem_ricker(p, (double)s->steps * p->dt));
-    FD_BE(be_add_point(&s->grid, s->src_local[0], s->src_local[1], s->src_local[2], val, out, s->compute));
+    if (val != 0) FD_BE(be_add_point(&s->grid, sl[0], sl[1], sl[2], val, out, s->compute));
+    if (s->src_hist && s->steps < s->src_steps)
+      FD_BE(be_memcpy_async(s->src_hist + s->steps + 1, out + fd_grid_index(&s->grid, sl[0], sl[1], sl[2]),
+                            sizeof(real_t), BE_COPY_D2D, s->compute));
   }
   if (s->prob.levels == 2) {
     real_t *old = s->um;
@@ -177,7 +188,7 @@ static int solver_step(fd_state *s)
     s->v = out;
   }
   s->steps++;
-  if (!s->alone) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
+  if (!s->alone && !s->snap_off) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
   return FD_OK;
 }
 
@@ -207,6 +218,49 @@ static int residual(fd_state *s, double *rms)
 
 /* ---- set-up and tear-down ---- */
 
+/* Test only (--test-inject-fault=velocity|source): the run's stencil takes 1% more velocity
+ * (r = (V dt / h)^2 grows by 1.01^2) or its source is 1% stronger than the problem states; the
+ * checks read the stated parameters, never these, so they must fail. */
+static void plant_physics_fault(fd_fault fault, fd_problem *p)
+{
+  if (fault == FD_FAULT_SOURCE) p->src_scale *= 1.01;
+  if (fault != FD_FAULT_VELOCITY) return;
+  fd_coeffs *cs[2] = {&p->coeffs, &p->coeffs2};
+  for (int q = 0; q < 2; q++) {
+    fd_coeffs *c = cs[q];
+    c->cx *= (real_t)1.0201;
+    c->cy *= (real_t)1.0201;
+    c->cz *= (real_t)1.0201;
+    c->cc = (real_t)2.0 - (real_t)2.0 * (c->cx + c->cy + c->cz);
+  }
+}
+
+/* The timed and untimed steps of each run: the options', or the defaults (100; 10 warm-up
+ * steps on GPUs, 2 on host). */
+static void resolve_steps(const fd_options *o, const be_info *dev, int *iters, int *warmup)
+{
+  *iters = o->iters > 0 ? o->iters : 100;
+  *warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
+}
+
+/* wave: the device array of the source point's values (src_hist) on the source's owner, for
+ * the steps the wavelet is on, up to 2^24 of them (else src_steps = -1: not recorded). Agreed.
+ * Collective. */
+static int alloc_source_history(fd_state *s)
+{
+  s->src_steps = -1;
+  if (s->prob.op != FD_OP_WAVE) return FD_OK;
+  const long long on = problem_source_steps(&s->prob), total = (long long)s->warmup + s->iters;
+  const long long n = on < 0 ? -1 : (on < total ? on : total);
+  if (n < 0 || n > (1LL << 24)) return FD_OK;
+  s->src_steps = n;
+  int err = FD_OK;
+  if (s->src_owned && be_malloc((void **)&s->src_hist, (size_t)(n + 1) * sizeof(real_t)) != BE_OK)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the source record (%lld values): %s", s->dec.rank,
+                       n + 1, be_error_message());
+  return fd_agree(s->dec.cart, err);
+}
+
 /* Sets *s up for the job o on the global grid N over the process grid P: decomposition (a
  * Cartesian communicator over comm), problem, kernel, the field pool (device memory; a
  * failure to allocate is agreed), streams, events, the halo exchange and the snapshots.
@@ -218,14 +272,18 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   memset(s, 0, sizeof *s);
   s->opt = o;
   s->dev = dev;
-  s->iters = o->iters > 0 ? o->iters : 100;
-  s->warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
+  resolve_steps(o, dev, &s->iters, &s->warmup);
   s->dec.cart = MPI_COMM_NULL;
   FD_CALL(decomp_create(comm, N, P, &s->dec));
-  if (fd_grid_init(&s->grid, s->dec.n, 1) != 0)
-    return fd_set_error(FD_ERR_USAGE, "the local block %d x %d x %d is too large to address",
-                        s->dec.n[0], s->dec.n[1], s->dec.n[2]);
+  /* sizes first, checked for overflow before anything is allocated: a block can be too large
+   * on some ranks only (uneven splits), so the verdict is agreed */
+  const int *n = s->dec.n;
+  FD_CALL(fd_agree(s->dec.cart, fd_grid_init(&s->grid, n, 1) == 0
+                                    ? FD_OK
+                                    : fd_set_error(FD_ERR_RUNTIME, "rank %d: the local block %d x %d x %d does not fit in memory: "
+                                                   "its element count exceeds 2^63", s->dec.rank, n[0], n[1], n[2])));
   problem_setup(o, N, s->dec.start, &s->prob);
+  plant_physics_fault(o->inject_fault, &s->prob);
   if (o->op == FD_OP_WAVE) {
     /* the source's owner and local index; layer 1 = global planes <= iface */
     s->src_owned = 1;
@@ -254,16 +312,27 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
 
   /* allocation can fail on some ranks only (uneven splits, memory): agree before going on.
    * The pool: the time levels the stencil reads, one output, one spare a snapshot may hold */
-  size_t bytes = s->grid.elems * sizeof(real_t);
   s->npool = s->prob.levels + 1 + (o->snapshot_every > 0);
+  const int nfields = s->npool + s->prob.has_rhs;
+  size_t bytes = 0, total = 0;
   int err = FD_OK;
+  if (fd_size_mul(s->grid.elems, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, (size_t)nfields, &total) != 0)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the fields of the local block %d x %d x %d do not fit in memory: "
+                       "%d x %.4g bytes exceed what a size_t counts", s->dec.rank, n[0], n[1], n[2], nfields,
+                       (double)s->grid.elems * sizeof(real_t));
+  else if (dev->memory_bytes > 0 && total > dev->memory_bytes)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the fields of the local block %d x %d x %d do not fit in memory: "
+                       "%d x %zu bytes, the device has %zu", s->dec.rank, n[0], n[1], n[2], nfields, bytes,
+                       dev->memory_bytes);
+  FD_CALL(fd_agree(s->dec.cart, err));
   for (int b = 0; b < s->npool && err == FD_OK; b++)
     if (be_malloc((void **)&s->pool[b], bytes) != BE_OK) err = BE_ERROR;
   if (err == FD_OK && s->prob.has_rhs && be_malloc((void **)&s->f, bytes) != BE_OK) err = BE_ERROR;
   if (err != FD_OK)
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the fields (%d x %zu bytes): %s",
-                       s->dec.rank, s->npool + s->prob.has_rhs, bytes, be_error_message());
+                       s->dec.rank, nfields, bytes, be_error_message());
   FD_CALL(fd_agree(s->dec.cart, err));
+  FD_CALL(alloc_source_history(s));
 
   FD_BE(be_stream_create(&s->compute, BE_PRIORITY_NORMAL));
   FD_BE(be_stream_create(&s->halo_stream, BE_PRIORITY_HIGH));
@@ -287,6 +356,7 @@ static int state_destroy(fd_state *s)
   FD_CALL(halo_destroy(&s->halo));
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
+  FD_BE(be_free(s->src_hist));
   if (s->ready) FD_BE(be_event_destroy(s->ready));
   for (int k = 0; k < 2; k++)
     for (int e = 0; e < 4; e++)
@@ -309,6 +379,7 @@ static void state_abandon(fd_state *s)
   (void)halo_destroy(&s->halo);
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
   (void)be_free(s->f);
+  (void)be_free(s->src_hist);
   if (s->ready) (void)be_event_destroy(s->ready);
   for (int k = 0; k < 2; k++)
     for (int e = 0; e < 4; e++)
@@ -321,9 +392,9 @@ static void state_abandon(fd_state *s)
 
 /* ---- the loop ---- */
 
-/* n steps, with a progress line from rank 0 every --progress seconds ("timed" or
- * "warm-up"). Collective. */
-static int run_steps(fd_state *s, int n, int timed)
+/* n steps, with a progress line from rank 0 every --progress seconds, naming the loop
+ * (`label`). Collective. */
+static int run_steps(fd_state *s, int n, const char *label)
 {
   const int progress = s->opt->progress < 0 ? 10 : s->opt->progress;
   double t_start = fd_now(), t_last = t_start;
@@ -334,7 +405,7 @@ static int run_steps(fd_state *s, int n, int timed)
       if (t - t_last >= progress) {
         double per = (t - t_start) / (it + 1);
         printf("fdmini: %s step %d/%d (%.0f%%), %.1f s elapsed, about %.0f s to go\n",
-               timed ? "timed" : "warm-up", it + 1, n, 100.0 * (it + 1) / n, t - t_start,
+               label, it + 1, n, 100.0 * (it + 1) / n, t - t_start,
                per * (n - it - 1));
         fflush(stdout);
         t_last = t;
@@ -353,6 +424,10 @@ static int state_fill(fd_state *s)
   s->v = s->pool[1];
   s->um = s->prob.levels == 2 ? s->pool[2] : NULL;
   if (s->f) FD_BE(be_fill(&s->grid, &s->prob.f, s->f, s->compute));
+  if (s->src_hist) {
+    static const real_t zero = 0; /* U^0 at the source; the steps write the rest */
+    FD_BE(be_memcpy_async(s->src_hist, &zero, sizeof zero, BE_COPY_H2D, s->compute));
+  }
   FD_BE(be_stream_sync(s->compute));
   s->steps = 0;
   s->timing_pending = 0;
@@ -361,9 +436,9 @@ static int state_fill(fd_state *s)
 
 /* s->warmup untimed steps, then s->iters timed ones between barriers; *step_ms = wall time per
  * timed step. Phase sums restart at the timed steps. Collective. */
-static int timed_loop(fd_state *s, double *step_ms)
+static int timed_loop(fd_state *s, double *step_ms, const char *label)
 {
-  FD_CALL(run_steps(s, s->warmup, 0));
+  FD_CALL(run_steps(s, s->warmup, "warm-up"));
   FD_CALL(snapshot_drain(&s->snap));
   FD_BE(be_stream_sync(s->compute));
   FD_CALL(accumulate_previous(s));
@@ -373,7 +448,7 @@ static int timed_loop(fd_state *s, double *step_ms)
   halo_reset_timers(&s->halo);
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
-  FD_CALL(run_steps(s, s->iters, 1));
+  FD_CALL(run_steps(s, s->iters, label));
   FD_CALL(snapshot_drain(&s->snap)); /* the snapshots' cost is the run's: timed until on disk */
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
@@ -458,22 +533,34 @@ static int reduce_timings(const fd_state *s, double step_ms, fd_result *r)
   return FD_OK;
 }
 
-/* Snapshots written and their costs per timed step over the ranks. Collective. */
-static int reduce_snapshots(fd_state *s, fd_result *r)
+/* Snapshots written and their costs per timed step over the ranks: the step's loss against the
+ * reference run without snapshots (step_ms - ref_ms: everything the snapshots cost the step,
+ * contention for cores and memory included), the snapshot work, and the share of that work
+ * hidden, 1 - lost / work. The work is the solver thread's snapshot time other than its waits
+ * (which already counts copies a backend makes synchronously), the copies that ran beside it
+ * and the writer thread's busy time. Collective. */
+static int reduce_snapshots(fd_state *s, double step_ms, double ref_ms, fd_result *r)
 {
   const MPI_Comm comm = s->dec.cart;
   const int ranks = s->dec.size;
   const double it = s->iters;
   r->snapshots = s->snap.written; /* rank 0 counts them */
   FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
-  double host, stall, copy, writer;
-  snapshot_timers(&s->snap, &host, &stall, &copy, &writer);
-  reduce_stat(comm, ranks, host / it, &r->snapshot_host_ms);
-  reduce_stat(comm, ranks, stall / it, &r->snapshot_stall_ms);
-  reduce_stat(comm, ranks, copy / it, &r->snapshot_copy_ms);
-  reduce_stat(comm, ranks, writer / it, &r->snapshot_writer_ms);
-  double work = copy + writer, hidden = work > 0 ? 1.0 - stall / work : 1.0;
-  reduce_stat(comm, ranks, hidden < 0 ? 0 : hidden, &r->snapshot_hidden);
+  fd_snap_times t;
+  snapshot_timers(&s->snap, &t);
+  reduce_stat(comm, ranks, t.host / it, &r->snapshot_host_ms);
+  reduce_stat(comm, ranks, t.stall / it, &r->snapshot_stall_ms);
+  reduce_stat(comm, ranks, t.copy / it, &r->snapshot_copy_ms);
+  reduce_stat(comm, ranks, t.writer / it, &r->snapshot_writer_ms);
+  const double beside = t.copy > t.copy_call ? t.copy - t.copy_call : 0.0;
+  const double work = (t.host - t.stall + beside + t.writer) / it;
+  const double lost = step_ms > ref_ms ? step_ms - ref_ms : 0.0;
+  double hidden = work > 0 ? 1.0 - lost / work : 1.0;
+  hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
+  reduce_stat(comm, ranks, ref_ms, &r->snapshot_ref_ms);
+  reduce_stat(comm, ranks, lost, &r->snapshot_lost_ms);
+  reduce_stat(comm, ranks, work, &r->snapshot_work_ms);
+  reduce_stat(comm, ranks, hidden, &r->snapshot_hidden);
   return FD_OK;
 }
 
@@ -497,30 +584,68 @@ static void reduce_baseline(const fd_state *s, double step_ms, double alone_ms, 
 
 /* ---- the answer ---- */
 
-/* Test only (--test-inject-fault): the last rank adds to the centre point of its block of
- * field (a device field with ghosts), so that verification must fail. Not Collective;
- * synchronous. */
+/* Test only (--test-inject-fault=field|tiny): the last rank changes the centre point of its
+ * block of field (a device field with ghosts) to 1.01 x + 0.5, or (1 + 1e-3) x, so that
+ * verification must fail. Not Collective; synchronous. */
 static int inject_fault(fd_state *s, real_t *field)
 {
-  if (s->dec.rank != s->dec.size - 1) return FD_OK;
+  const fd_fault fault = s->opt->inject_fault;
+  if (s->dec.rank != s->dec.size - 1 || (fault != FD_FAULT_FIELD && fault != FD_FAULT_TINY)) return FD_OK;
   const int *n = s->grid.n;
   const long long c = fd_grid_index(&s->grid, n[0] / 2 + 1, n[1] / 2 + 1, n[2] / 2 + 1);
   real_t x;
   FD_BE(be_memcpy_async(&x, field + c, sizeof x, BE_COPY_D2H, s->compute));
   FD_BE(be_stream_sync(s->compute));
-  x = x * (real_t)1.01 + (real_t)0.5;
+  x = fault == FD_FAULT_FIELD ? x * (real_t)1.01 + (real_t)0.5 : x * (real_t)1.001;
   FD_BE(be_memcpy_async(field + c, &x, sizeof x, BE_COPY_H2D, s->compute));
   FD_BE(be_stream_sync(s->compute));
   return FD_OK;
+}
+
+/* wave: the recorded values at the source point (src_hist) from its owner to every rank, as
+ * doubles (*hist, the caller frees it; *n entries, -1 when not recorded). Collective. */
+static int source_history(fd_state *s, double **hist, long long *n)
+{
+  *hist = NULL;
+  *n = s->src_steps < 0 ? -1 : s->src_steps + 1;
+  if (*n < 0) return FD_OK;
+  int owner = s->src_owned ? s->dec.rank : -1;
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &owner, 1, MPI_INT, MPI_MAX, s->dec.cart));
+  real_t *r = malloc((size_t)*n * sizeof(real_t));
+  *hist = malloc((size_t)*n * sizeof(double));
+  int err = r && *hist ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: verify: out of host memory", s->dec.rank);
+  if (err == FD_OK && s->src_owned) {
+    FD_BE(be_memcpy_async(r, s->src_hist, (size_t)*n * sizeof(real_t), BE_COPY_D2H, s->compute));
+    FD_BE(be_stream_sync(s->compute));
+  }
+  err = fd_agree(s->dec.cart, err);
+  if (err == FD_OK) {
+    FD_MPI(MPI_Bcast(r, (int)*n, FD_MPI_REAL, owner, s->dec.cart));
+    for (long long m = 0; m < *n; m++) (*hist)[m] = (double)r[m];
+  }
+  free(r);
+  if (err != FD_OK) {
+    free(*hist);
+    *hist = NULL;
+  }
+  return err;
 }
 
 /* Verifies the run's result (jacobi: with the residual before the first step, residual0, and
  * the one computed here). Collective. */
 static int verify(fd_state *s, const real_t *result, double residual0, fd_verify *v)
 {
-  fd_verify_input in = {&s->prob, &s->dec, &s->grid, s->compute, s->steps, result, residual0, 0.0};
+  fd_verify_input in = {&s->prob, &s->dec, &s->grid, s->compute, s->steps, result, NULL, NULL, -1, residual0, 0.0};
   if (s->prob.op == FD_OP_JACOBI) FD_CALL(residual(s, &in.residual));
-  return verify_run(&in, v);
+  double *hist = NULL;
+  if (s->prob.op == FD_OP_WAVE) {
+    in.prev = s->um;
+    FD_CALL(source_history(s, &hist, &in.n_hist));
+    in.src_hist = hist;
+  }
+  int rc = verify_run(&in, v);
+  free(hist);
+  return rc;
 }
 
 /* ---- the run ---- */
@@ -547,12 +672,32 @@ static int startup_measure(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
+/* Timed steps of the reference run without snapshots (they cost a share of the run's time: a
+ * few steps suffice to know the step time they are measured against). */
+#define FD_SNAP_REF_STEPS 50
+
+/* With snapshots: the same warm-up and up to FD_SNAP_REF_STEPS timed steps without them, for
+ * the step time they are measured against (*ref_ms, over *nsteps steps); then the fields start
+ * over. Collective. */
+static int snapshot_reference(fd_state *s, double *ref_ms, int *nsteps)
+{
+  const int iters = s->iters;
+  s->iters = iters < FD_SNAP_REF_STEPS ? iters : FD_SNAP_REF_STEPS;
+  *nsteps = s->iters;
+  s->snap_off = 1;
+  int rc = timed_loop(s, ref_ms, "reference (no snapshots)");
+  s->snap_off = 0;
+  s->iters = iters;
+  FD_CALL(rc);
+  return state_fill(s);
+}
+
 /* fd_run after state_create: fill, time (the block alone first with --baseline), reduce,
  * verify, dump. s stays allocated. Collective. */
 static int run_on_state(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
-  double alone_ms = 0.0, step_ms = 0.0, residual0 = 0.0;
+  double alone_ms = 0.0, step_ms = 0.0, ref_ms = 0.0, residual0 = 0.0;
   FD_CALL(startup_measure(s, r));
   describe_run(s, r);
   FD_CALL(state_fill(s));
@@ -560,18 +705,19 @@ static int run_on_state(fd_state *s, fd_result *r)
     /* every rank's block alone (same kernels and steps, no exchange), then the fields start
      * over for the distributed run */
     s->alone = 1;
-    FD_CALL(timed_loop(s, &alone_ms));
+    FD_CALL(timed_loop(s, &alone_ms, "alone (--baseline)"));
     s->alone = 0;
     FD_CALL(state_fill(s));
   }
+  if (o->snapshot_every) FD_CALL(snapshot_reference(s, &ref_ms, &r->snapshot_ref_steps));
   if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));
-  FD_CALL(timed_loop(s, &step_ms));
+  FD_CALL(timed_loop(s, &step_ms, "timed"));
   FD_CALL(reduce_timings(s, step_ms, r));
-  FD_CALL(reduce_snapshots(s, r));
+  FD_CALL(reduce_snapshots(s, step_ms, ref_ms, r));
   if (o->baseline) reduce_baseline(s, step_ms, alone_ms, r);
 
   real_t *result = state_result(s);
-  if (o->inject_fault) FD_CALL(inject_fault(s, result));
+  FD_CALL(inject_fault(s, result));
   if (o->check) FD_CALL(verify(s, result, residual0, &r->verify));
   if (o->dump[0]) FD_CALL(dump_field(&s->dec, &s->grid, s->compute, result, o->dump));
   return FD_OK;
@@ -585,13 +731,31 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
 
   long long N[3];
   int P[3];
+  FD_CALL(fd_agree(comm, fd_options_check_backend(o, dev)));
   FD_CALL(fd_agree(comm, decomp_resolve_grid(o, ranks, dev->is_accelerator, N, P)));
   FD_CALL(fd_agree(comm, snapshot_check(o->snapshot_every)));
+  /* the dump and each snapshot hold the whole grid: its byte count must fit a file offset */
+  if (o->dump[0] || o->snapshot_every) {
+    const long long big = 0x7fffffffffffffffLL, es = (long long)sizeof(real_t);
+    int fits = N[0] <= big / N[1] && N[0] * N[1] <= big / N[2] && N[0] * N[1] * N[2] <= big / es;
+    FD_CALL(fd_agree(comm, fits ? FD_OK
+                                : fd_set_error(FD_ERR_RUNTIME, "%s: the %lld x %lld x %lld grid does not fit in one file: more than 2^63 bytes",
+                                               o->dump[0] ? "--dump" : "--snapshot-every", N[0], N[1], N[2])));
+  }
   if (o->op == FD_OP_WAVE && o->have_source)
     for (int d = 0; d < 3; d++)
       if (o->source[d] > N[d])
         return fd_set_error(FD_ERR_USAGE, "--source %lld,%lld,%lld lies outside the %lld x %lld x %lld grid (indices 1..N)",
                             o->source[0], o->source[1], o->source[2], N[0], N[1], N[2]);
+  {
+    /* the operator's physical parameters on this grid (the same verdict on every rank) */
+    int iters, warmup;
+    const long long zero[3] = {0, 0, 0};
+    fd_problem p;
+    resolve_steps(o, dev, &iters, &warmup);
+    problem_setup(o, N, zero, &p);
+    FD_CALL(fd_agree(comm, problem_check(&p, (long long)iters + warmup)));
+  }
 
   fd_state st, *s = &st;
   int rc = state_create(s, o, comm, dev, node, N, P);
@@ -603,5 +767,5 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
     return rc;
   }
   FD_CALL(state_destroy(s));
-  return (o->check && !r->verify.passed) ? FD_ERR_VERIFY : FD_OK;
+  return (o->check && r->verify.verdict == FD_VERDICT_FAIL) ? FD_ERR_VERIFY : FD_OK;
 }

@@ -58,12 +58,18 @@ typedef struct {
   int snapshot_every;      /* 0: none */
   long long snapshots;     /* written in the timed loop and the warm-up */
   double snapshot_bytes;   /* bytes of one snapshot file */
-  fd_stat snapshot_host_ms; /* host time per timed step in snapshot work (opens, waits, agreements) */
+  fd_stat snapshot_host_ms; /* solver-thread time per timed step in snapshot calls (opens,
+                               agreements, renames, XDMF, enqueueing copies, waits) */
   fd_stat snapshot_stall_ms; /* of it, waiting for copies or the writer thread (a free slot) */
   fd_stat snapshot_copy_ms; /* device-to-host copy time per timed step (IO stream events) */
   fd_stat snapshot_writer_ms; /* writer thread busy time per timed step (writes, closes) */
-  fd_stat snapshot_hidden;  /* 1 - stall / (copy + writer time): the share of the snapshot
-                               work the solver did not wait for */
+  int snapshot_ref_steps;   /* timed steps of the reference run without snapshots */
+  fd_stat snapshot_ref_ms;  /* step time of that reference run, ms */
+  fd_stat snapshot_lost_ms; /* what the step loses to snapshots: max(0, T_step - T_ref), ms */
+  fd_stat snapshot_work_ms; /* the snapshot work per step: solver-thread time other than waits,
+                               plus the copies that ran beside it, plus the writer thread, ms */
+  fd_stat snapshot_hidden;  /* 1 - lost / work, clamped to [0, 1]: the share of the snapshot
+                               work the step did not pay for (README "Reading the report") */
 } fd_result;
 
 /* Runs the job described by o on comm: the device is bound (dev, bind_device) and `node`

@@ -10,28 +10,58 @@
 #include "decomp.h"
 #include "problem.h"
 
+/* The verdict of a run's verification. */
+typedef enum {
+  FD_VERDICT_SKIPPED = 0, /* --no-check */
+  FD_VERDICT_PASS,        /* at least one check applied, and every check that applied passed */
+  FD_VERDICT_FAIL,        /* a check that applied failed (exit 1) */
+  FD_VERDICT_UNVERIFIED,  /* no check could apply to this run (exit 0, "verified": false) */
+} fd_verdict;
+
+/* One check of an operator's answer. */
 typedef struct {
-  char name[32];     /* what was checked: "laplacian of quadratic" ... */
+  char name[32];     /* "mode decay", "energy balance", "mirror symmetry", ... */
+  int applies;       /* 0: this run is outside what the check can decide (note says why) */
+  int passed;        /* when it applies */
+  double error, tolerance;
+  char note[224];    /* the numbers, or why it does not apply */
+} fd_check;
+
+#define FD_CHECKS_MAX 3
+
+typedef struct {
+  char name[32];     /* the operator's checks in a word: "laplacian of quadratic" ... */
   int checked;       /* 0 with --no-check */
-  int passed;
-  double error_max;  /* max |u - exact| (laplacian: |f - 3|; heat: relative to the amplitude) */
+  fd_verdict verdict;
+  int passed;        /* verdict == FD_VERDICT_PASS */
+  int nchecks;
+  fd_check check[FD_CHECKS_MAX];
+  double error_max;  /* of the operator's main check: laplacian |f - 3|; heat and jacobi
+                        (mode decay) relative to the amplitude; jacobi: max |u - exact| of the
+                        manufactured solution; wave: the energy balance's relative error */
   double error_rms;
-  double tolerance;  /* bound error_max must meet */
+  double tolerance;  /* the bound error_max must meet (infinite where it does not apply) */
   double residual0, residual; /* jacobi: RMS residual before and after */
   int converged;     /* jacobi: residual fell by 1e-6 or more; the O(h^2) bound then applies */
   double error_h2;   /* jacobi: error_max / sum h^2 */
-  char detail[256];  /* one line for the report */
+  char detail[640];  /* one line for the report: every check, its numbers and verdict */
 } fd_verify;
 
 /* What the checks read. */
 typedef struct {
-  const fd_problem *prob; /* the operator as set up on this rank */
+  const fd_problem *prob; /* the operator as set up on this rank (the checks use its physical
+                             parameters, never its stencil coefficients) */
   const fd_decomp *dec;   /* Cartesian communicator, this rank's block, the global grid */
   const fd_grid *grid;    /* the layout of the block's fields (backend.h) */
   be_stream stream;       /* the device work of the checks runs on it */
   long long steps;        /* steps taken, warm-up included */
   const real_t *result;   /* the answer (laplacian: the last output; others: the last state):
                              device field of layout *grid */
+  const real_t *prev;     /* wave: the level before result (U^(steps-1)), its ghosts exchanged */
+  const double *src_hist; /* wave: the field at the source point after each step while the
+                             source was on: src_hist[m] = U^m(src), m = 0 .. n_hist-1 (U^0 = 0);
+                             the same on every rank */
+  long long n_hist;       /* entries of src_hist; -1: not recorded (the check does not apply) */
   double residual0;       /* jacobi: RMS residual of lap u = f before the first step */
   double residual;        /* jacobi: the same at the end (the caller computes both with
                              verify_norms of the residual field) */
@@ -43,9 +73,12 @@ typedef struct {
 int verify_norms(MPI_Comm comm, const fd_grid *g, const real_t *a, const real_t *b,
                  const fd_field *ref, be_stream stream, double *max_abs, double *rms);
 
-/* Checks in->result for the operator in->prob->op and fills *out; a failed check is
- * out->passed = 0, not an error. Returns FD_OK, or the code of a failed backend or MPI call.
+/* Checks in->result for the operator in->prob->op and fills *out (its checks, the verdict and
+ * the report line); a failed check is out->verdict FD_VERDICT_FAIL, not an error. Returns FD_OK, or the code of a failed backend or MPI call.
  * Collective over in->dec->cart; synchronous. */
 int verify_run(const fd_verify_input *in, fd_verify *out);
+
+/* "SKIPPED", "PASS", "FAIL", "UNVERIFIED". */
+const char *verify_verdict_name(fd_verdict v);
 
 #endif

@@ -142,7 +142,10 @@ static const bad_case bad_cases[] = {
   {{"--op", "wave", "--velocity", "0"}, "--velocity: '0' should be V or V1,V2"},
   {{"--op", "wave", "--velocity", "1,2,3"}, "--velocity: '1,2,3' should be V or V1,V2"},
   {{"--op", "wave", "--ricker-freq", "-1"}, "--ricker-freq: '-1' should be a positive number"},
-  {{"--op", "heat", "--velocity", "1,2"}, "--velocity V1,V2 and --source apply to --op wave"},
+  {{"--op", "heat", "--velocity", "1,2"}, "--velocity applies to --op wave only, not to --op heat"},
+  {{"--op", "jacobi", "--velocity", "2"}, "--velocity applies to --op wave only, not to --op jacobi"},
+  {{"--ricker-freq", "5"}, "--ricker-freq applies to --op wave only, not to --op laplacian"},
+  {{"--op", "heat", "--source", "1,1,1"}, "--source applies to --op wave only, not to --op heat"},
   {{"--source", "1,2"}, "--source: '1,2' should be three comma-separated integers"},
   {{"--snapshot-every", "4"}, "--snapshot-every N and --snapshot-dir DIR go together"},
   {{"--snapshot-dir", "d"}, "--snapshot-every N and --snapshot-dir DIR go together"},
@@ -178,6 +181,8 @@ static const bad_case bad_cases[] = {
   {{"--halo-path"}, "option '--halo-path' needs a value"},
   {{"--json", ""}, "--json: expected a file name"},
   {{"--progress", "-3"}, "--progress: -3 is out of range"},
+  {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity or source"},
+  {{"--op", "jacobi", "--test-inject-fault=velocity"}, "--test-inject-fault=velocity and =source apply to --op wave only"},
 };
 
 static void test_bad_input_gives_one_clear_message(void **state)
@@ -202,6 +207,39 @@ static void test_parsing_is_repeatable(void **state)
   assert_int_equal(parse(&a, args), FD_OK);
   assert_int_equal(parse(&b, args), FD_OK);
   assert_memory_equal(&a, &b, sizeof a);
+}
+
+/* Options that select among GPU transports or kernels are refused on the host backend (it has
+ * one loop and host memory) and accepted on a GPU backend; values that name what the host does
+ * anyway are accepted on both. */
+static void test_backend_options_apply_or_are_refused(void **state)
+{
+  (void)state;
+  be_info host = {.backend = "host", .is_accelerator = 0}, gpu = {.backend = "cuda", .is_accelerator = 1};
+  static const struct {
+    const char *args[3];
+    const char *host_error; /* NULL: accepted on the host too */
+  } cases[] = {
+    {{"--mpi-gpu", "aware"}, "--mpi-gpu aware applies to GPU backends"},
+    {{"--mpi-gpu", "staged"}, "--mpi-gpu staged applies to GPU backends"},
+    {{"--kernel", "baseline"}, "--kernel and --tile apply to GPU backends"},
+    {{"--tile", "8"}, "--kernel and --tile apply to GPU backends"},
+    {{"--tune", "auto"}, "--tune auto applies to GPU backends"},
+    {{"--mpi-gpu", "auto"}, NULL},
+    {{"--halo-path", "mpi"}, NULL},
+    {{"--tune", "off"}, NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    fd_options o;
+    assert_int_equal(parse(&o, cases[i].args), FD_OK);
+    assert_int_equal(fd_options_check_backend(&o, &gpu), FD_OK);
+    int rc = fd_options_check_backend(&o, &host);
+    if (!cases[i].host_error) {
+      assert_int_equal(rc, FD_OK);
+    } else if (rc != FD_ERR_USAGE || !strstr(fd_error_message(), cases[i].host_error)) {
+      fail_msg("%s %s on host: rc %d, '%s'", cases[i].args[0], cases[i].args[1], rc, fd_error_message());
+    }
+  }
 }
 
 static void test_resolve_grid_checks_procs_and_thickness(void **state)
@@ -251,6 +289,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_every_option_accepted),
     cmocka_unit_test(test_bad_input_gives_one_clear_message),
     cmocka_unit_test(test_parsing_is_repeatable),
+    cmocka_unit_test(test_backend_options_apply_or_are_refused),
     cmocka_unit_test(test_resolve_grid_checks_procs_and_thickness),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -111,10 +111,13 @@ def check_record(rec, path: str) -> List[str]:
 
 
 def verification_state(rec: dict) -> str:
-    """'passed', 'failed' or 'unchecked' (fdmini --no-check)."""
+    """'passed', 'failed', 'unverified' (no check of fdmini could decide the run) or
+    'unchecked' (fdmini --no-check)."""
     ver = rec.get("verification", {})
     if not ver.get("checked"):
         return "unchecked"
+    if ver.get("status") == "UNVERIFIED":
+        return "unverified"
     return "passed" if ver.get("passed") else "failed"
 
 
@@ -297,6 +300,9 @@ def collect_rows(paths: Sequence[str], default_study: Optional[str],
         if state == "unchecked":
             print(f"collect: warning: {path}: run without verification (--no-check)",
                   file=sys.stderr)
+        if state == "unverified":
+            print(f"collect: warning: {path}: no check could decide this run (UNVERIFIED: "
+                  f"{rec['verification'].get('detail', '')})", file=sys.stderr)
         try:
             rows.append(run_row(path, rec, manifest, entry, default_study))
         except CollectError as err:

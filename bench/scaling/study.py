@@ -390,7 +390,7 @@ def summary_line(record_path: str) -> str:
             rec = json.load(f)
         step = rec["phases_ms"]["step"]["max"]
         ver = rec.get("verification", {})
-        check = "PASS" if ver.get("passed") else ("unchecked" if not ver.get("checked") else "FAIL")
+        check = ver.get("status") or ("PASS" if ver.get("passed") else ("unchecked" if not ver.get("checked") else "FAIL"))
         return f"step {step:.4g} ms (max over ranks), {rec['procs']} grid, verification {check}"
     except (OSError, ValueError, KeyError, TypeError) as err:
         return f"record not readable: {err}"

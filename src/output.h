@@ -1,0 +1,67 @@
+/* output.h - output files that are complete or absent (output.c): every file fdmini writes
+ * (--json, --dump, the snapshots and their XDMF) goes to a temporary name in the directory of
+ * its final name and is renamed to the final name only after every write, the close and a
+ * size check succeeded. A file under a final name is therefore either the previous one,
+ * untouched, or the complete new one. The targets are checked before the run: a name that
+ * exists must be a regular file (a FIFO, device, socket or directory is refused), its
+ * directory must let us create files, and two outputs may not name one file.
+ *
+ * Temporary names are FINAL.PID.tmp (PID: rank 0's process id), so that two runs never share
+ * one; a run killed by a signal can leave one behind, never a file under a final name.
+ * Write errors carry errno (SIGXFSZ is ignored by main.c, so a write past `ulimit -f` returns
+ * EFBIG instead of killing the process). */
+#ifndef FDMINI_OUTPUT_H
+#define FDMINI_OUTPUT_H
+
+#include <stddef.h>
+
+#include "backend.h" /* real_t */
+#include "options.h" /* FD_PATH_MAX, fd_options */
+
+/* One output file: its option (for messages), final name and temporary name. Plain bytes, so
+ * rank 0 can prepare it and broadcast it. */
+typedef struct {
+  char opt[16];                /* "--json", "--dump"; "" = no such output */
+  char path[FD_PATH_MAX];      /* the final name, symbolic links and the directory resolved */
+  char tmp[FD_PATH_MAX + 32];  /* the temporary name in the same directory */
+} fd_output;
+
+/* Checks the outputs of the run o before it starts and fills *json and *dump (opt "" where the
+ * option is not given): each target is new or a regular file we may replace, in a directory
+ * where we can create files (proved by creating and removing the temporary file); --json and
+ * --dump name different files, neither a file the snapshots write; --snapshot-dir exists or is
+ * created, is writable, and holds nothing under a snapshot file name that is not a regular
+ * file. `tag` (rank 0's pid) makes the temporary names. Rank 0 calls it; Not Collective.
+ * FD_OK or FD_ERR_USAGE with one line. */
+int output_check_run(const fd_options *o, long tag, fd_output *json, fd_output *dump);
+
+/* write() of all len bytes of buf to fd: 0, or the errno of the failure (a write that makes
+ * no progress counts as ENOSPC). Retries EINTR. Not Collective. */
+int output_write_all(int fd, const void *buf, size_t len);
+
+/* Writes a block of a global grid into the raw file fd (real_t, x fastest, N[0] x N[1] x N[2]
+ * values): the block's n[0] x n[1] x n[2] values start at `first` (its point (1,1,1)), row j of
+ * plane k at first + sy*j + sz*k, and land at global row (start[1] + j, start[2] + k), x offset
+ * start[0] (0-based interior indices). Rows that follow each other in the file go out in one
+ * pwritev. Returns 0 or the errno of the failure. Not Collective; makes no MPI call (the
+ * snapshot writer thread calls it). */
+int output_write_block(int fd, const real_t *first, long long sy, long long sz, const int n[3],
+                       const long long start[3], const long long N[3]);
+
+/* FD_OK when the file `path` holds exactly `bytes` bytes, else FD_ERR_IO with one line naming
+ * what (the option or "snapshot") and both sizes. Not Collective. */
+int output_check_size(const char *what, const char *path, long long bytes);
+
+/* Writes buf (len bytes) to out->tmp: created new (O_EXCL), every byte written, closed, and
+ * its size checked. On failure the temporary file is removed and the result is FD_ERR_IO with
+ * one line ("--json: writing 'F' failed: No space left on device; 'F' is unchanged"). Not
+ * Collective (the caller agrees). */
+int output_write_file(const fd_output *out, const void *buf, size_t len);
+
+/* Renames out->tmp to out->path (nothing to do when out->opt is ""): FD_OK or FD_ERR_IO. Not
+ * Collective (rank 0). */
+int output_commit(const fd_output *out);
+/* Removes out->tmp if it exists (nothing to do when out->opt is ""). Not Collective (rank 0). */
+void output_discard(const fd_output *out);
+
+#endif
