@@ -360,13 +360,15 @@ int be_stencil_fused(const fd_grid *g, const fd_fused *c, const int lo[3], const
  * source. One tiny launch. Asynchronous on s. */
 int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u, be_stream s);
 
-/* ---- halo faces ---------------------------------------------------------------------- */
+/* ---- halo regions -------------------------------------------------------------------- */
 
-/* Packs the send layers of the active faces of u into buf (layout: faces.h). One launch.
- * Asynchronous on s. */
+/* Packs the send boxes of the active regions of f (faces, and with width S >= 2 edges and
+ * corners) of u into buf, at field f->field's places (layout: faces.h). f->n must be g's
+ * extents and f->width at most g->ghost. One launch. Asynchronous on s. */
 int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
                   be_stream s);
-/* Copies the active faces of buf into the ghost layers of u. One launch. Asynchronous on s. */
+/* Copies the active regions of buf (field f->field's boxes) into the receive boxes (ghost
+ * layers) of u; nothing else of u is written. One launch. Asynchronous on s. */
 int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                     be_stream s);
 
