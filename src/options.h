@@ -14,6 +14,7 @@ typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_
 typedef enum { FD_TUNE_DEFAULT = 0, FD_TUNE_AUTO, FD_TUNE_OFF } fd_tune_mode;
 
 #define FD_PATH_MAX 4096
+#define FD_HALO_WIDTH_MAX 64
 
 typedef struct {
   int help;             /* --help: print usage, exit 0 */
@@ -32,6 +33,9 @@ typedef struct {
   fd_tune_mode tune;    /* --tune auto|off; default: auto on GPUs unless --kernel */
   int check;            /* verification on unless --no-check */
   int overlap;          /* 1 unless --no-overlap */
+  int halo_width;       /* --halo-width S: ghost layers, one exchange every S steps (default 1) */
+  int fuse;             /* --fuse T: time steps per pass through memory (default 1); 0 = auto
+                           (the start-up autotune picks T) */
   fd_mpi_gpu mpi_gpu;   /* --mpi-gpu */
   fd_halo_path halo_path; /* --halo-path */
   int progress;         /* --progress SECONDS between progress lines, 0 = off; -1 default */
