@@ -63,7 +63,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
   if (r->halo_width > 1)
-    fprintf(out, "  deep halo   width %d: one exchange every %d steps of faces%s%s, %d messages and %zu bytes per exchange (largest rank)\n",
+    fprintf(out, "  deep halo   width %d: one exchange every %d steps of the faces%s with a neighbour%s, %d messages and %zu bytes per exchange (largest rank)\n",
             r->halo_width, r->halo_width, r->halo_width >= 3 ? ", edges and corners" : " and edges",
             r->halo_fields > 1 ? " (both time levels)" : "", r->halo_msgs_exchange_max,
             r->halo_bytes_exchange_max);

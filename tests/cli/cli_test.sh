@@ -127,7 +127,7 @@ echo "== deep halos and fused passes"
 # every operator that steps in time with S-deep halos (the wave's check is exact mirror
 # symmetry), fused passes, the autotune's choice of T; bitwise equality with one rank:
 # test_multirank_matches_single_rank
-NP=4 expect_run 0 "deep halo   width 3: one exchange every 3 steps of faces, edges and corners" --op heat --halo-width 3 --global 33,17,19
+NP=4 expect_run 0 "deep halo   width 3: one exchange every 3 steps of the faces, edges and corners with a neighbour" --op heat --halo-width 3 --global 33,17,19
 NP=8 expect_run 0 "max \|u - mirror\(u\)\| in x, y, z = 0 \(tolerance 0" --op wave --global 41,41,41 --iters 40 --halo-width 4
 NP=4 expect_run 0 "verification: PASS" --op jacobi --halo-width 4 --fuse 2 --no-overlap --mpi-gpu staged --global 30,21,19
 NP=1 expect_run 0 "fuse        [1-4] steps? per pass: .*\(--fuse auto, autotuned\)" --op heat --fuse auto --global 24,20,16
