@@ -9,8 +9,11 @@
  *        halo stream ("pull"), ordered on the device by those events (see "the exchange").
  * Exchange k uses the buffers of parity s = k % 2 and runs in numbered steps, 1-3 in
  * halo_exchange_begin and 4-8 in halo_exchange_end.
- * Tags: face f leaves with the sender's face index f (its IPC note with TAG_NOTE + f) and is
- * face f ^ 1 of the receiver (the x-low face of one rank meets the x-high face of the other).
+ * "Face" means any region of faces.h (face, edge or corner); each active one is one message
+ * (one IPC copy), carrying every field of the exchange.
+ * Tags: face f leaves with the sender's region index f (its IPC note with TAG_NOTE + f) and is
+ * region fd_region_opposite(f) of the receiver (the x-low face of one rank meets the x-high
+ * face of the other; an edge meets the edge of the opposite direction).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +27,11 @@
 #include "fd_error.h"
 #include "halo.h"
 
-enum { TAG_NOTE = 16, TAG_CARD = 32, TAG_DECIDE = 48 };
+enum { TAG_NOTE = 32, TAG_CARD = 64, TAG_DECIDE = 96 };
+
+/* Region f's message: its place in the buffers and its elements (every field). */
+static size_t msg_offset(const fd_halo *h, int f) { return h->faces.offset[f]; }
+static size_t msg_count(const fd_halo *h, int f) { return h->faces.count[f] * (size_t)h->fields; }
 
 /* ---- GPU-aware or staged MPI ---- */
 
@@ -101,11 +108,11 @@ typedef struct {
  * neighbours; synchronous. */
 static int swap_with_neighbours(fd_halo *h, const void *mine, void *theirs, size_t size, int tag)
 {
-  MPI_Request rq[2 * FD_FACES];
+  MPI_Request rq[2 * FD_REGIONS];
   int n = 0;
-  for (int f = 0; f < FD_FACES; f++) {
+  for (int f = 0; f < FD_REGIONS; f++) {
     if (!h->faces.active[f]) continue;
-    FD_MPI(MPI_Irecv((char *)theirs + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + (f ^ 1), h->comm, &rq[n++]));
+    FD_MPI(MPI_Irecv((char *)theirs + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + fd_region_opposite(f), h->comm, &rq[n++]));
     FD_MPI(MPI_Isend((const char *)mine + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + f, h->comm, &rq[n++]));
   }
   FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
@@ -133,8 +140,8 @@ static int fill_card(const fd_halo *h, int f, int can, const be_info *dev, int n
   c->can_share = can;
   snprintf(c->pci, sizeof c->pci, "%s", dev->pci_bus_id);
   c->total = h->faces.total;
-  c->offset = h->faces.offset[f];
-  c->count = h->faces.count[f];
+  c->offset = msg_offset(h, f);
+  c->count = msg_count(h, f);
   if (!can) return FD_OK;
   FD_BE(be_ipc_mem_handle(h->send_block, &c->mem));
   for (int s = 0; s < 2; s++) {
@@ -153,8 +160,8 @@ static int face_reachable(const fd_halo *h, int f, int can, const char *why, int
   if (!can) snprintf(reason, len, "%s", why);
   else if (!c->can_share) snprintf(reason, len, "its backend cannot share device memory");
   else if (c->node != node) snprintf(reason, len, "it runs on another node");
-  else if (c->count != h->faces.count[f])
-    snprintf(reason, len, "its face has %llu points, this one %zu", c->count, h->faces.count[f]);
+  else if (c->count != msg_count(h, f))
+    snprintf(reason, len, "its face has %llu points, this one %zu", c->count, msg_count(h, f));
   else FD_BE(be_device_can_reach(c->pci, ok, reason, len));
   return FD_OK;
 }
@@ -162,7 +169,7 @@ static int face_reachable(const fd_halo *h, int f, int can, const char *why, int
 /* Releases what this rank opened of its neighbours. */
 static int close_peers(fd_halo *h)
 {
-  for (int f = 0; f < FD_FACES; f++) {
+  for (int f = 0; f < FD_REGIONS; f++) {
     FD_BE(be_ipc_mem_close(h->peer_block[f]));
     h->peer_block[f] = NULL;
     for (int s = 0; s < 2; s++) {
@@ -177,9 +184,9 @@ static int close_peers(fd_halo *h)
 
 /* Maps the send buffer and opens the events of the neighbour of every face with ipc[f]; on
  * failure one line in the error message and FD_ERR_RUNTIME. Not Collective. */
-static int open_peers(fd_halo *h, const ipc_card card[FD_FACES], int rank)
+static int open_peers(fd_halo *h, const ipc_card card[FD_REGIONS], int rank)
 {
-  for (int f = 0; f < FD_FACES; f++) {
+  for (int f = 0; f < FD_REGIONS; f++) {
     if (!h->ipc[f]) continue;
     if (be_ipc_mem_open(&card[f].mem, &h->peer_block[f]) != BE_OK)
       return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the send buffer of rank %d: %s", rank,
@@ -202,28 +209,28 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, i
    * IPC only where MPI would stage the faces through host memory: GPU-aware MPI hid the
    * exchange as well (bench/results/multigpu/README.md) */
   if (path == FD_HALO_PATH_MPI || (path == FD_HALO_PATH_AUTO && !h->staged)) return FD_OK;
-  char why[256] = "", reason[FD_FACES][256];
-  int rank, ok[FD_FACES] = {0}, peer_ok[FD_FACES] = {0};
+  char why[256] = "", reason[FD_REGIONS][256];
+  int rank, ok[FD_REGIONS] = {0}, peer_ok[FD_REGIONS] = {0};
   FD_MPI(MPI_Comm_rank(h->comm, &rank));
   const int can = be_ipc_supported(why, sizeof why);
   FD_CALL(fd_agree(h->comm, path == FD_HALO_PATH_IPC && !can
                                 ? fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", why)
                                 : FD_OK));
   if (can) FD_CALL(create_ipc_events(h));
-  ipc_card mine[FD_FACES], theirs[FD_FACES];
+  ipc_card mine[FD_REGIONS], theirs[FD_REGIONS];
   memset(mine, 0, sizeof mine);
   memset(theirs, 0, sizeof theirs);
-  for (int f = 0; f < FD_FACES; f++)
+  for (int f = 0; f < FD_REGIONS; f++)
     if (h->faces.active[f]) FD_CALL(fill_card(h, f, can, dev, node, &mine[f]));
   FD_CALL(swap_with_neighbours(h, mine, theirs, sizeof mine[0], TAG_CARD));
-  for (int f = 0; f < FD_FACES; f++) {
+  for (int f = 0; f < FD_REGIONS; f++) {
     reason[f][0] = '\0';
     if (h->faces.active[f])
       FD_CALL(face_reachable(h, f, can, why, node, &theirs[f], &ok[f], reason[f], sizeof reason[f]));
   }
   FD_CALL(swap_with_neighbours(h, ok, peer_ok, sizeof ok[0], TAG_DECIDE));
   int err = FD_OK;
-  for (int f = 0; f < FD_FACES; f++) {
+  for (int f = 0; f < FD_REGIONS; f++) {
     h->ipc[f] = h->faces.active[f] && ok[f] && peer_ok[f];
     if (path == FD_HALO_PATH_IPC && h->faces.active[f] && !h->ipc[f] && err == FD_OK)
       err = fd_set_error(FD_ERR_USAGE, "--halo-path ipc: rank %d cannot reach its neighbour rank %d by IPC: %s; use --halo-path auto or mpi",
@@ -233,7 +240,7 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, i
   /* map the neighbours; where that fails anywhere, ipc refuses and auto falls back to MPI */
   if (fd_agree(h->comm, open_peers(h, theirs, rank) == FD_OK ? FD_OK : FD_ERR_USAGE) == FD_OK) return FD_OK;
   FD_CALL(close_peers(h));
-  for (int f = 0; f < FD_FACES; f++) h->ipc[f] = 0;
+  for (int f = 0; f < FD_REGIONS; f++) h->ipc[f] = 0;
   if (path == FD_HALO_PATH_IPC)
     return fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", fd_error_message());
   if (rank == 0) printf("fdmini: notice: IPC halo path unavailable (%s); faces go through MPI\n", fd_error_message());
@@ -247,14 +254,14 @@ static void plan_staging(fd_halo *h)
 {
   int open_run = 0;
   h->n_stage = 0;
-  for (int f = 0; f < FD_FACES; f++) {
+  for (int f = 0; f < FD_REGIONS; f++) {
     if (!h->faces.active[f]) continue;
     if (h->ipc[f]) {
       open_run = 0;
       continue;
     }
-    if (!open_run) h->stage_lo[h->n_stage++] = h->faces.offset[f];
-    h->stage_n[h->n_stage - 1] = h->faces.offset[f] + h->faces.count[f] - h->stage_lo[h->n_stage - 1];
+    if (!open_run) h->stage_lo[h->n_stage++] = msg_offset(h, f);
+    h->stage_n[h->n_stage - 1] = msg_offset(h, f) + msg_count(h, f) - h->stage_lo[h->n_stage - 1];
     open_run = 1;
   }
 }
@@ -264,7 +271,7 @@ static void plan_staging(fd_halo *h)
 static int count_faces(fd_halo *h)
 {
   long long counts[2] = {0, 0};
-  for (int f = 0; f < FD_FACES; f++)
+  for (int f = 0; f < FD_REGIONS; f++)
     if (h->faces.active[f]) counts[h->ipc[f] ? 0 : 1]++;
   h->n_ipc = (int)counts[0];
   h->n_mpi = (int)counts[1];
@@ -274,7 +281,7 @@ static int count_faces(fd_halo *h)
   return FD_OK;
 }
 
-/* The face buffers: device send and receive blocks of both parities, and in staged mode the
+/* The region buffers: device send and receive blocks of both parities, and in staged mode the
  * pinned host ones. Sizes are checked for overflow first; a failure on any rank (memory can
  * run out on some only) is agreed, with the lowest failing rank's line. Collective over comm. */
 static int allocate_buffers(fd_halo *h)
@@ -304,19 +311,26 @@ static int allocate_buffers(fd_halo *h)
   return FD_OK;
 }
 
-int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
-                fd_halo_path path, const be_info *dev, int node, be_stream halo_stream)
+int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_grid *g,
+                int fields, int staged, fd_halo_path path, const be_info *dev, int node,
+                be_stream halo_stream)
 {
   memset(h, 0, sizeof *h);
   h->comm = comm;
   h->grid = *g;
+  h->width = g->ghost;
+  h->fields = fields;
   h->staged = staged;
   h->stream = halo_stream;
-  fd_faces_init(&h->faces, g->n);
-  for (int f = 0; f < FD_FACES; f++) {
+  fd_faces_init_deep(&h->faces, g->n, h->width, fields, 0);
+  fd_faces_init_deep(&h->faces2, g->n, h->width, fields, fields > 1 ? 1 : 0);
+  for (int f = 0; f < FD_REGIONS; f++) {
     h->nbr[f] = nbr[f];
-    h->faces.active[f] = nbr[f] != MPI_PROC_NULL;
-    if (h->faces.active[f]) h->bytes_sent += h->faces.count[f] * sizeof(real_t);
+    h->faces.active[f] = h->faces2.active[f] = nbr[f] != MPI_PROC_NULL && h->faces.count[f] > 0;
+    if (h->faces.active[f]) {
+      h->bytes_sent += msg_count(h, f) * sizeof(real_t);
+      h->n_msgs++;
+    }
   }
   FD_CALL(allocate_buffers(h));
   FD_CALL(choose_transport(h, path, dev, node));
@@ -394,32 +408,34 @@ static int post_receives(fd_halo *h, int s)
   static char none; /* the notes' buffer */
   real_t *recv = h->staged ? h->recv_h[s] : h->recv_d[s];
   h->nreq = h->nnote = 0;
-  for (int f = 0; f < FD_FACES; f++) {
+  for (int f = 0; f < FD_REGIONS; f++) {
     if (!h->faces.active[f]) continue;
     if (h->ipc[f])
-      FD_MPI(MPI_Irecv(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + (f ^ 1), h->comm, &h->note[h->nnote++]));
+      FD_MPI(MPI_Irecv(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + fd_region_opposite(f), h->comm,
+                       &h->note[h->nnote++]));
     else
-      FD_MPI(MPI_Irecv(recv + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f],
-                       f ^ 1, h->comm, &h->req[h->nreq++]));
+      FD_MPI(MPI_Irecv(recv + msg_offset(h, f), (int)msg_count(h, f), FD_MPI_REAL, h->nbr[f],
+                       fd_region_opposite(f), h->comm, &h->req[h->nreq++]));
   }
   return FD_OK;
 }
 
-/* 2. The halo stream packs every active face of u into send_d[s] once the field is ready and
- * the IPC neighbours have copied exchange k-2 out of send_d[s]; 3. records packed[s] and
- * sends each IPC neighbour a note (the host does not wait for the device). */
-static int pack(fd_halo *h, const real_t *u, be_event field_ready, int s)
+/* 2. The halo stream packs every active face of u (and u2) into send_d[s] once the fields are
+ * ready and the IPC neighbours have copied exchange k-2 out of send_d[s]; 3. records packed[s]
+ * and sends each IPC neighbour a note (the host does not wait for the device). */
+static int pack(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready, int s)
 {
   static char none;
   FD_BE(be_stream_wait_event(h->stream, field_ready));
-  for (int f = 0; f < FD_FACES; f++)
+  for (int f = 0; f < FD_REGIONS; f++)
     if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
   FD_BE(be_event_record(h->pack_start[s], h->stream));
   FD_BE(be_pack_faces(&h->grid, &h->faces, u, h->send_d[s], h->stream));
+  if (h->fields > 1) FD_BE(be_pack_faces(&h->grid, &h->faces2, u2, h->send_d[s], h->stream));
   FD_BE(be_event_record(h->pack_end[s], h->stream));
   if (!h->n_ipc) return FD_OK;
   FD_BE(be_event_record(h->packed[s], h->stream));
-  for (int f = 0; f < FD_FACES; f++)
+  for (int f = 0; f < FD_REGIONS; f++)
     if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
   return FD_OK;
 }
@@ -431,13 +447,13 @@ static int pull_ipc_faces(fd_halo *h, int s)
 {
   FD_MPI(MPI_Waitall(h->nnote, h->note, MPI_STATUSES_IGNORE));
   h->nnote = 0;
-  for (int f = 0; f < FD_FACES; f++)
+  for (int f = 0; f < FD_REGIONS; f++)
     if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
   FD_BE(be_event_record(h->xfer_start[s], h->stream));
-  for (int f = 0; f < FD_FACES; f++)
+  for (int f = 0; f < FD_REGIONS; f++)
     if (h->ipc[f])
-      FD_BE(be_memcpy_peer_async(h->recv_d[s] + h->faces.offset[f], h->peer_face[f][s],
-                                 h->faces.count[f] * sizeof(real_t), h->stream));
+      FD_BE(be_memcpy_peer_async(h->recv_d[s] + msg_offset(h, f), h->peer_face[f][s],
+                                 msg_count(h, f) * sizeof(real_t), h->stream));
   FD_BE(be_event_record(h->consumed[s], h->stream));
   FD_BE(be_event_record(h->xfer_end[s], h->stream));
   return FD_OK;
@@ -467,9 +483,9 @@ static int exchange_mpi_faces(fd_halo *h, int s)
     FD_CALL(stage(h, s, 1));
     FD_BE(be_stream_sync(h->stream));
   }
-  for (int f = 0; f < FD_FACES; f++)
+  for (int f = 0; f < FD_REGIONS; f++)
     if (h->faces.active[f] && !h->ipc[f])
-      FD_MPI(MPI_Isend(send + h->faces.offset[f], (int)h->faces.count[f], FD_MPI_REAL, h->nbr[f], f,
+      FD_MPI(MPI_Isend(send + msg_offset(h, f), (int)msg_count(h, f), FD_MPI_REAL, h->nbr[f], f,
                        h->comm, &h->req[h->nreq++]));
   FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
   h->nreq = 0;
@@ -502,27 +518,28 @@ static int accumulate(fd_halo *h, int s)
   return FD_OK;
 }
 
-int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready)
+int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready)
 {
   const int s = (int)(h->exchanges % 2);
   be_range_push("halo_begin");
   FD_CALL(post_receives(h, s));
-  FD_CALL(pack(h, u, field_ready, s));
+  FD_CALL(pack(h, u, u2, field_ready, s));
   be_range_pop();
   return FD_OK;
 }
 
-int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer)
+int halo_exchange_end(fd_halo *h, real_t *u, real_t *u2, be_stream consumer)
 {
   const int s = (int)(h->exchanges % 2);
   be_range_push("halo_exchange");
   if (h->n_ipc) FD_CALL(pull_ipc_faces(h, s));
   if (h->n_mpi) FD_CALL(exchange_mpi_faces(h, s));
   be_range_pop();
-  /* 8. unpack every active face of recv_d[s] into the ghosts of u; the consumer waits */
+  /* 8. unpack every active face of recv_d[s] into the ghosts of u (and u2); the consumer waits */
   be_range_push("halo_unpack");
   FD_BE(be_event_record(h->unpack_start[s], h->stream));
   FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
+  if (h->fields > 1) FD_BE(be_unpack_faces(&h->grid, &h->faces2, h->recv_d[s], u2, h->stream));
   FD_BE(be_event_record(h->unpack_end[s], h->stream));
   FD_BE(be_stream_wait_event(consumer, h->unpack_end[s]));
   be_range_pop();

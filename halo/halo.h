@@ -1,7 +1,8 @@
-/* halo.h - the halo exchange: the six faces of a local field travel to the six neighbours,
- * device to device between ranks of a node (IPC: a copy from the neighbour's send buffer), or
- * through MPI as device buffers (GPU-aware MPI) or staged through pinned host memory. Every
- * MPI call of the exchange lives in halo.c.
+/* halo.h - the halo exchange: the regions of a local field (the six faces; with S ghost layers,
+ * S >= 2, also the edges and, S >= 3, the corners: faces.h) travel to the neighbours in their
+ * directions, device to device between ranks of a node (IPC: a copy from the neighbour's send
+ * buffer), or through MPI as device buffers (GPU-aware MPI) or staged through pinned host
+ * memory, one message per region. Every MPI call of the exchange lives in halo.c.
  *
  * The exchange is split so that the solver computes between its halves:
  *   halo_exchange_begin   prepost receives; the halo stream waits for the field and packs
@@ -22,17 +23,23 @@ typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi
 /* --halo-path: how faces reach a neighbour (see halo_create). Names in src/options.c. */
 typedef enum { FD_HALO_PATH_AUTO = 0, FD_HALO_PATH_MPI, FD_HALO_PATH_IPC } fd_halo_path;
 
-/* One field's exchange: set up by halo_create, freed by halo_destroy. Buffers hold faces in
- * the layout of faces.h (face f at offset[f], faces.total elements per parity). */
+/* One exchange of a field's ghosts (or of two fields' together: the wave's two time levels),
+ * set up by halo_create, freed by halo_destroy. "Face" below means any region (face, edge or
+ * corner). Buffers hold the regions in the layout of faces.h (region r's message at
+ * faces.offset[r], faces.count[r] * fields elements; faces.total elements per parity). */
 typedef struct {
   MPI_Comm comm;          /* the Cartesian communicator (the caller's) */
-  int nbr[FD_FACES];      /* neighbour rank of each face, MPI_PROC_NULL at global edges */
-  fd_grid grid;           /* the field's interior extents */
-  fd_faces faces;         /* geometry and buffer layout (faces.h) */
+  int nbr[FD_REGIONS];    /* neighbour rank in each region's direction, MPI_PROC_NULL beyond a
+                             global edge */
+  fd_grid grid;           /* the field's layout: interior extents, ghost layers = the width */
+  int width;              /* S: ghost layers exchanged (grid.ghost) */
+  int fields;             /* fields per exchange (1, or 2) */
+  fd_faces faces;         /* field 0's boxes: geometry, active regions, buffer layout */
+  fd_faces faces2;        /* field 1's boxes (fields == 2) */
   int staged;             /* 1: MPI messages go through the pinned host buffers */
   /* transport of each active face: ipc[f] = 1 copies it on the device from the neighbour's
    * send buffer mapped into this process (node-local), 0 sends it through MPI */
-  int ipc[FD_FACES];
+  int ipc[FD_REGIONS];
   int n_ipc, n_mpi;       /* this rank's active faces by transport */
   long long ipc_faces_all, mpi_faces_all; /* the same, summed over the ranks of comm */
   real_t *send_block;     /* device, 2 x faces.total: the send buffers of both parities */
@@ -40,9 +47,9 @@ typedef struct {
   real_t *recv_block;     /* device, 2 x faces.total: the receive buffers of both parities */
   real_t *recv_d[2];      /* device receive buffers, by exchange parity (halves of recv_block) */
   real_t *send_h, *recv_h[2]; /* pinned host buffers (staged mode only), the same way */
-  MPI_Request req[2 * FD_FACES];  /* MPI faces: data messages of the exchange in flight */
+  MPI_Request req[2 * FD_REGIONS];  /* MPI faces: data messages of the exchange in flight */
   int nreq;
-  MPI_Request note[2 * FD_FACES]; /* IPC faces: the zero-byte "packed" notes in flight */
+  MPI_Request note[2 * FD_REGIONS]; /* IPC faces: the zero-byte "packed" notes in flight */
   int nnote;
   be_stream stream;       /* the halo stream (high priority), owned by the caller */
   be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2], xfer_start[2], xfer_end[2];
@@ -50,18 +57,19 @@ typedef struct {
    * consumed[s]: this rank has copied the IPC faces of parity s out of the neighbours' send
    * buffers */
   be_event packed[2], consumed[2];
-  be_event peer_packed[FD_FACES][2], peer_consumed[FD_FACES][2];
-  void *peer_block[FD_FACES];     /* neighbour's send_block, mapped here */
-  real_t *peer_face[FD_FACES][2]; /* in it, the neighbour's face towards this rank, by parity */
+  be_event peer_packed[FD_REGIONS][2], peer_consumed[FD_REGIONS][2];
+  void *peer_block[FD_REGIONS];     /* neighbour's send_block, mapped here */
+  real_t *peer_face[FD_REGIONS][2]; /* in it, the neighbour's face towards this rank, by parity */
   long long exchanges;    /* completed exchanges; slot = exchanges % 2 */
   int timing_pending;     /* an exchange whose timings are not yet read */
   double host_ms[2];      /* MPI faces: host time of the exchange, by slot */
   double pack_ms, unpack_ms, exchange_ms; /* accumulated since halo_reset_timers */
   double copy_ms;         /* IPC faces: device time of the pulled copies alone, the same way */
   long long timed;        /* exchanges accumulated in those sums */
-  size_t bytes_sent;      /* bytes one exchange sends (all active faces) */
+  size_t bytes_sent;      /* bytes one exchange sends (all active faces, every field) */
+  int n_msgs;             /* messages one exchange sends: its active faces (MPI or IPC) */
   int n_stage;            /* staged mode: runs of adjacent MPI faces in the buffers, */
-  size_t stage_lo[FD_FACES], stage_n[FD_FACES]; /* first element and length of each */
+  size_t stage_lo[FD_REGIONS], stage_n[FD_REGIONS]; /* first element and length of each */
 } fd_halo;
 
 /* 1 when device pointers may go to this MPI for this backend (one line in why, either way):
@@ -75,9 +83,12 @@ int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len);
  * comm. */
 int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, int *staged);
 
-/* Sets up *h for a field of interior extents g on the Cartesian communicator comm with
- * neighbours nbr: device send and receive buffers of both parities (pinned host ones too when
- * staged, from halo_choose_mode), events, and each face's transport (path):
+/* Sets up *h for `fields` fields (1 or 2) of layout g on the Cartesian communicator comm with
+ * neighbours nbr (one per region direction, faces.h): the width S is g->ghost, the active
+ * regions those with a neighbour that S needs (fd_region_used; g->ghost must not exceed any
+ * extent along which a neighbour exists). Device send and receive buffers of both parities
+ * (pinned host ones too when staged, from halo_choose_mode), events, and each face's transport
+ * (path):
  * FD_HALO_PATH_MPI every face through MPI; IPC every face on the device, a usage error
  * (agreed) where a neighbour is on another node or its device is out of reach; AUTO: where MPI
  * is GPU-aware (staged == 0) every face through MPI, else IPC where possible and staged MPI
@@ -86,8 +97,9 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
  * the caller's. Collective over comm; synchronous. Buffers that do not fit (a byte count that
  * overflows, an allocation that fails on any rank) are an agreed FD_ERR_RUNTIME. halo_destroy
  * frees *h, after a failure too. */
-int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_FACES], const fd_grid *g, int staged,
-                fd_halo_path path, const be_info *dev, int node, be_stream halo_stream);
+int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_grid *g,
+                int fields, int staged, fd_halo_path path, const be_info *dev, int node,
+                be_stream halo_stream);
 /* Frees what halo_create allocated and closes the neighbours' mappings. Collective over comm
  * when any rank uses the IPC path (a neighbour may still read this rank's buffers until all
  * have synchronised); synchronous. */
@@ -95,17 +107,18 @@ int halo_destroy(fd_halo *h);
 /* "ipc", "mpi", "mixed" (some faces each way, over all ranks) or "none" (no neighbours). Pure. */
 const char *halo_path_resolved(long long ipc_faces, long long mpi_faces);
 
-/* Starts exchanging the ghosts of u (a device field of h's grid, with ghosts) once
- * `field_ready` (recorded on the producing stream) has happened: preposts the receives and
- * packs on the halo stream. Not Collective, but every neighbour must call it for the same
- * exchange. Asynchronous on the halo stream; u must not change until the pack has run. */
-int halo_exchange_begin(fd_halo *h, const real_t *u, be_event field_ready);
+/* Starts exchanging the ghosts of u (and of u2 when h has two fields, else NULL: device
+ * fields of h's grid, with ghosts) once `field_ready` (recorded on the producing stream) has
+ * happened: preposts the receives and packs on the halo stream. Not Collective, but every
+ * neighbour must call it for the same exchange. Asynchronous on the halo stream; u and u2 must
+ * not change until the pack has run. */
+int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready);
 /* Completes the exchange begun last: IPC faces are copied in on the halo stream, MPI faces
- * sent and received, every face unpacked into the ghost layers of u on the halo stream, and
- * `consumer` waits (on the device) for the unpack. Blocks the host until the MPI messages have
- * arrived (IPC faces: until the neighbours have begun the same exchange; the device orders
- * the data). Not Collective, as begin. */
-int halo_exchange_end(fd_halo *h, real_t *u, be_stream consumer);
+ * sent and received, every face unpacked into the ghost layers of u (and u2) on the halo
+ * stream, and `consumer` waits (on the device) for the unpack. Blocks the host until the MPI
+ * messages have arrived (IPC faces: until the neighbours have begun the same exchange; the
+ * device orders the data). Not Collective, as begin. */
+int halo_exchange_end(fd_halo *h, real_t *u, real_t *u2, be_stream consumer);
 
 /* Adds the timings of the last exchange to the sums (pack_ms, unpack_ms, exchange_ms,
  * copy_ms, timed); call after the consumer stream has been synchronised. Not Collective;

@@ -365,17 +365,36 @@ int be_stencil_fused(const fd_grid *g, const fd_fused *c, const int lo[3], const
                      const int fix_lo[3], const int fix_hi[3], const fd_coeffs *cf,
                      const real_t *u, const real_t *f, real_t *out, be_stream s);
 
+/* A timing trial of fused configurations (fd_fused_time): the pass the caller will run (grid,
+ * box lo..hi, fix box, coefficients, u, f or NULL, out), on stream s. */
+typedef struct {
+  fd_grid grid;
+  int lo[3], hi[3], fix_lo[3], fix_hi[3];
+  fd_coeffs coeffs;
+  const real_t *u, *f;
+  real_t *out;
+  be_stream stream;
+} fd_fused_trial;
+
+/* Times the n fused configurations list[0..n-1] on trial t as fd_kernel_time does: one
+ * untimed pass of each, then `rounds` rounds of one timed pass each; ms[i] = the median
+ * milliseconds of one pass (list[i].steps steps). Overwrites t->out. Synchronous. Not
+ * Collective. Implemented once for every backend (kernel_time.c). */
+int fd_fused_time(const fd_fused_trial *t, const fd_fused *list, int n, int rounds, double *ms);
+
 /* u[i + (nx+2)*(j + (ny+2)*k)] += value at one local point (0 <= i <= nx+1, ...): a point
  * source. One tiny launch. Asynchronous on s. */
 int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u, be_stream s);
 
-/* ---- halo faces ---------------------------------------------------------------------- */
+/* ---- halo regions -------------------------------------------------------------------- */
 
-/* Packs the send layers of the active faces of u into buf (layout: faces.h). One launch.
- * Asynchronous on s. */
+/* Packs the send boxes of the active regions of f (faces, and with width S >= 2 edges and
+ * corners) of u into buf, at field f->field's places (layout: faces.h). f->n must be g's
+ * extents and f->width at most g->ghost. One launch. Asynchronous on s. */
 int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
                   be_stream s);
-/* Copies the active faces of buf into the ghost layers of u. One launch. Asynchronous on s. */
+/* Copies the active regions of buf (field f->field's boxes) into the receive boxes (ghost
+ * layers) of u; nothing else of u is written. One launch. Asynchronous on s. */
 int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                     be_stream s);
 

@@ -1,7 +1,7 @@
-/* kernel_time.c - times stencil configurations on the caller's own grid and buffers: the
- * measuring half of the start-up autotune (src/tune.c agrees on the choice across ranks) and
- * of the kernel sweep's "autotune" column (bench/kernel_sweep.c). Backend-independent: it
- * calls only backend.h. No MPI. */
+/* kernel_time.c - times stencil configurations, single steps and fused passes, on the caller's
+ * own grid and buffers: the measuring half of the start-up autotune (src/tune.c agrees on the
+ * choice across ranks) and of the kernel sweep's "autotune" column (bench/kernel_sweep.c).
+ * Backend-independent: it calls only backend.h. No MPI. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +33,42 @@ int fd_kernel_time(const fd_kernel_trial *t, const fd_kernel *list, int n, int r
       float x = 0;
       rc = be_event_record(e0, t->stream);
       if (!rc) rc = be_stencil(&t->grid, t->region, t->deferred, &t->coeffs, t->u, t->f, t->out, list[i], t->stream);
+      if (!rc) rc = be_event_record(e1, t->stream);
+      if (!rc) rc = be_event_sync(e1);
+      if (!rc) rc = be_event_elapsed_ms(&x, e0, e1);
+      all[(size_t)i * (size_t)rounds + (size_t)r] = x;
+    }
+  for (int i = 0; i < n && !rc; i++) {
+    double *v = all + (size_t)i * (size_t)rounds;
+    qsort(v, (size_t)rounds, sizeof *v, cmp_double);
+    ms[i] = rounds % 2 ? v[rounds / 2] : 0.5 * (v[rounds / 2 - 1] + v[rounds / 2]);
+  }
+  if (e0) (void)be_event_destroy(e0);
+  if (e1) (void)be_event_destroy(e1);
+  free(all);
+  return rc;
+}
+
+int fd_fused_time(const fd_fused_trial *t, const fd_fused *list, int n, int rounds, double *ms)
+{
+  if (n < 1) return BE_OK;
+  if (rounds < 1) rounds = 1;
+  double *all = malloc(sizeof *all * (size_t)n * (size_t)rounds);
+  if (!all) return BE_ERROR;
+  be_event e0 = NULL, e1 = NULL;
+  int rc = be_event_create(&e0);
+  if (!rc) rc = be_event_create(&e1);
+  for (int i = 0; i < n && !rc; i++)
+    rc = be_stencil_fused(&t->grid, &list[i], t->lo, t->hi, t->fix_lo, t->fix_hi, &t->coeffs, t->u,
+                          t->f, t->out, t->stream);
+  if (!rc) rc = be_stream_sync(t->stream);
+  for (int r = 0; r < rounds && !rc; r++)
+    for (int i = 0; i < n && !rc; i++) {
+      float x = 0;
+      rc = be_event_record(e0, t->stream);
+      if (!rc)
+        rc = be_stencil_fused(&t->grid, &list[i], t->lo, t->hi, t->fix_lo, t->fix_hi, &t->coeffs,
+                              t->u, t->f, t->out, t->stream);
       if (!rc) rc = be_event_record(e1, t->stream);
       if (!rc) rc = be_event_sync(e1);
       if (!rc) rc = be_event_elapsed_ms(&x, e0, e1);

@@ -81,13 +81,25 @@ int decomp_create(MPI_Comm comm, const long long N[3], const int P[3], fd_decomp
     decomp_split(N[k], P[k], d->coords[k], &n, &s);
     d->n[k] = (int)n;
     d->start[k] = s;
-    FD_MPI(MPI_Cart_shift(d->cart, k, 1, &d->nbr[2 * k], &d->nbr[2 * k + 1]));
+
     /* block 0 is the largest, block P-1 the smallest */
     long long nlo, nhi, s0;
     decomp_split(N[k], P[k], P[k] - 1, &nlo, &s0);
     decomp_split(N[k], P[k], 0, &nhi, &s0);
     d->nmin[k] = (int)nlo;
     d->nmax[k] = (int)nhi;
+  }
+  /* the neighbour in each region's direction: faces, edges and corners (none beyond an edge
+   * of the process grid: not periodic) */
+  for (int r = 0; r < FD_REGIONS; r++) {
+    int dir[3], c[3], inside = 1;
+    fd_region_dir(r, dir);
+    for (int k = 0; k < 3; k++) {
+      c[k] = d->coords[k] + dir[k];
+      inside &= c[k] >= 0 && c[k] < d->P[k];
+    }
+    d->nbr[r] = MPI_PROC_NULL;
+    if (inside) FD_MPI(MPI_Cart_rank(d->cart, c, &d->nbr[r]));
   }
   return FD_OK;
 }

@@ -1,6 +1,6 @@
 /* decomp.h - the 3D Cartesian decomposition: global and process grid from the options, each
  * rank's block of the global grid (uneven splits spread the remainder over the first ranks),
- * and its six neighbours. */
+ * and its neighbours in the 26 directions of faces.h. */
 #ifndef FDMINI_DECOMP_H
 #define FDMINI_DECOMP_H
 
@@ -32,7 +32,8 @@ typedef struct {
   int n[3];           /* local interior extents */
   long long start[3]; /* global index of the local point 0 (the low ghost plane); local point i
                          is global point start+i, global point 0 and N+1 are boundary planes */
-  int nbr[6];         /* neighbour of face f = 2*d + side (MPI_PROC_NULL at a global edge) */
+  int nbr[FD_REGIONS]; /* neighbour in the direction of region r (faces.h; face f = 2*d + side
+                         first), MPI_PROC_NULL beyond a global edge */
   int nmin[3], nmax[3]; /* smallest and largest local extent over all ranks */
 } fd_decomp;
 

@@ -34,7 +34,8 @@ void fd_options_usage(FILE *out)
     "                      then y: their faces are contiguous in memory)\n"
     "  --op NAME           laplacian | heat | jacobi | wave (default laplacian)\n"
     "  --iters N           timed steps (default 100)\n"
-    "  --warmup N          untimed steps first (default 10 on GPUs, 2 on host)\n"
+    "  --warmup N          untimed steps first (default 10 on GPUs, 2 on host, rounded up\n"
+    "                      to a multiple of --halo-width and --fuse)\n"
     "Wave (--op wave: 3D acoustic wave, unit cube, Ricker point source)\n"
     "  --velocity V[,V2]   uniform velocity V, or V below the mid-depth plane in z and V2\n"
     "                      above it (default 1)\n"
@@ -52,6 +53,9 @@ void fd_options_usage(FILE *out)
     "                      the spec that ran)\n"
     "  --tile M            points per thread along y (reordered: 1, 2, 4, 8, 16; zmarch:\n"
     "                      1, 2); alone it means --kernel reordered:tile=M\n"
+    "  --fuse T            T = 1..4 time steps per pass through memory (heat, jacobi), or\n"
+    "                      auto: the start-up autotune picks T; with several ranks T must\n"
+    "                      divide --halo-width (default 1: one step per pass)\n"
     "Communication\n"
     "  --mpi-gpu MODE      auto | aware | staged: hand device buffers to MPI, or stage\n"
     "                      them through pinned host memory (default auto; GPU backends)\n"
@@ -60,6 +64,9 @@ void fd_options_usage(FILE *out)
     "                      auto (default): MPI where it is GPU-aware, else IPC where a\n"
     "                      neighbour's device is reachable; ipc where it is not: an error\n"
     "  --no-overlap        run pack, exchange, interior and boundary one after another\n"
+    "  --halo-width S      S ghost layers (faces; edges from 2, corners from 3) exchanged\n"
+    "                      once every S steps; the steps between update shrinking boxes\n"
+    "                      that reach into the ghosts (heat, jacobi, wave; default 1)\n"
     "  --baseline          first run every rank's block alone (no exchange, same steps):\n"
     "                      efficiency against one GPU and the share of exchange hidden\n"
     "Output\n"
@@ -172,7 +179,8 @@ enum {
   OPT_GLOBAL = 256, OPT_LOCAL, OPT_PROCS, OPT_OP, OPT_ITERS, OPT_WARMUP, OPT_KERNEL, OPT_TILE,
   OPT_JSON, OPT_DUMP, OPT_NO_CHECK, OPT_HELP, OPT_NO_OVERLAP, OPT_MPI_GPU, OPT_PROGRESS,
   OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT, OPT_VELOCITY, OPT_RICKER, OPT_SOURCE,
-  OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH, OPT_TUNE,
+  OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH, OPT_TUNE, OPT_HALO_WIDTH,
+  OPT_FUSE,
 };
 
 /* "V" or "V1,V2": positive finite numbers. */
@@ -213,6 +221,8 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"no-overlap", no_argument, 0, OPT_NO_OVERLAP}, {"mpi-gpu", required_argument, 0, OPT_MPI_GPU},
     {"progress", required_argument, 0, OPT_PROGRESS},
     {"halo-path", required_argument, 0, OPT_HALO_PATH},
+    {"halo-width", required_argument, 0, OPT_HALO_WIDTH},
+    {"fuse", required_argument, 0, OPT_FUSE},
     {"test-inject-fault", optional_argument, 0, OPT_INJECT},
     {"baseline", no_argument, 0, OPT_BASELINE},
     {"bind-report", no_argument, 0, OPT_BIND_REPORT},
@@ -231,6 +241,8 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
   o->warmup = -1;
   o->check = 1;
   o->overlap = 1;
+  o->halo_width = 1;
+  o->fuse = 1;
   o->progress = -1;
   o->nvel = 1;
   o->velocity[0] = o->velocity[1] = 1.0;
@@ -307,6 +319,14 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     case OPT_HALO_PATH:
       FD_CALL(parse_name("--halo-path", optarg, halo_path_names, 3, &idx));
       o->halo_path = (fd_halo_path)idx;
+      break;
+    case OPT_HALO_WIDTH:
+      FD_CALL(parse_int("--halo-width", optarg, 1, FD_HALO_WIDTH_MAX, &o->halo_width));
+      break;
+    case OPT_FUSE:
+      if (strcmp(optarg, "auto") == 0) o->fuse = 0;
+      else if (parse_int("--fuse", optarg, 1, FD_FUSE_MAX, &o->fuse) != FD_OK)
+        return fd_set_error(FD_ERR_USAGE, "--fuse: '%s' is not valid, expected 1..%d time steps per pass or auto", optarg, FD_FUSE_MAX);
       break;
     case OPT_PROGRESS:
       FD_CALL(parse_int("--progress", optarg, 0, INT_MAX, &o->progress));
@@ -399,5 +419,18 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
   }
   if (o->tune == FD_TUNE_AUTO && o->have_kernel)
     return fd_set_error(FD_ERR_USAGE, "--tune auto and --kernel/--tile exclude each other: the autotune picks the configuration, --kernel forces one");
+  /* deep halos and fused passes: operators that step in time; wave steps are single (its
+   * second time level changes every step) */
+  if (o->halo_width > 1 && o->op == FD_OP_LAPLACIAN)
+    return fd_set_error(FD_ERR_USAGE, "--halo-width %d: laplacian is one application, not a time stepper; deep halos apply to heat, jacobi and wave", o->halo_width);
+  if (o->fuse != 1 && o->op != FD_OP_HEAT && o->op != FD_OP_JACOBI) {
+    char t[16];
+    snprintf(t, sizeof t, o->fuse ? "%d" : "auto", o->fuse);
+    return fd_set_error(FD_ERR_USAGE, "--fuse %s: several steps per pass apply to heat and jacobi, not %s", t, fd_op_name(o->op));
+  }
+  if (o->fuse == 0 && o->tune == FD_TUNE_OFF)
+    return fd_set_error(FD_ERR_USAGE, "--fuse auto needs the start-up autotune, which --tune off turns off: give --fuse T");
+  if (o->fuse > 1 && o->snapshot_every % o->fuse)
+    return fd_set_error(FD_ERR_USAGE, "--snapshot-every %d is not a multiple of --fuse %d: a snapshot is taken between passes of %d steps", o->snapshot_every, o->fuse, o->fuse);
   return FD_OK;
 }

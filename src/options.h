@@ -19,6 +19,7 @@ typedef enum { FD_TUNE_DEFAULT = 0, FD_TUNE_AUTO, FD_TUNE_OFF } fd_tune_mode;
 typedef enum { FD_FAULT_NONE = 0, FD_FAULT_FIELD, FD_FAULT_TINY, FD_FAULT_VELOCITY, FD_FAULT_SOURCE } fd_fault;
 
 #define FD_PATH_MAX 4096
+#define FD_HALO_WIDTH_MAX 64
 
 typedef struct {
   int help;             /* --help: print usage, exit 0 */
@@ -37,6 +38,9 @@ typedef struct {
   fd_tune_mode tune;    /* --tune auto|off; default: auto on GPUs unless --kernel */
   int check;            /* verification on unless --no-check */
   int overlap;          /* 1 unless --no-overlap */
+  int halo_width;       /* --halo-width S: ghost layers, one exchange every S steps (default 1) */
+  int fuse;             /* --fuse T: time steps per pass through memory (default 1); 0 = auto
+                           (the start-up autotune picks T) */
   fd_mpi_gpu mpi_gpu;   /* --mpi-gpu */
   fd_halo_path halo_path; /* --halo-path */
   int progress;         /* --progress SECONDS between progress lines, 0 = off; -1 default */

@@ -41,11 +41,32 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
       fprintf(out, "              %-48s %9.4f%s\n", spec, r->tune.ms[i], i == r->tune.chosen ? "  <- chosen" : "");
     }
   }
+  if (r->fuse.steps > 1 || r->fuse.ran) {
+    fd_fused_format(&r->fuse.config, spec, sizeof spec);
+    fprintf(out, "  fuse        %d step%s per pass: %s (%s)\n", r->fuse.steps, r->fuse.steps > 1 ? "s" : "",
+            r->fuse.steps > 1 ? spec : "the single-step kernel",
+            r->fuse.ran ? (o->fuse == 0 ? "--fuse auto, autotuned" : "autotuned")
+                        : (dev->is_accelerator ? "the rule, --tune off" : "host reference: T single steps"));
+  }
+  if (r->fuse.ran) {
+    fprintf(out, "  fuse tune   %d candidates on each rank's block in %.3f s, ms per step on the slowest rank:\n",
+            r->fuse.n, r->fuse.seconds);
+    for (int i = 0; i < r->fuse.n; i++) {
+      if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, sizeof spec);
+      else fd_kernel_format(&r->kernel, spec, sizeof spec);
+      fprintf(out, "              %-48s %9.4f%s\n", spec, r->fuse.ms[i], i == r->fuse.chosen ? "  <- chosen" : "");
+    }
+  }
   fprintf(out, "  halo        path %s (%lld faces by device copy between ranks, %lld through MPI, over all ranks);"
           " MPI %s; overlap %s\n",
           halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
+  if (r->halo_width > 1)
+    fprintf(out, "  deep halo   width %d: one exchange every %d steps of the faces%s with a neighbour%s, %d messages and %zu bytes per exchange (largest rank)\n",
+            r->halo_width, r->halo_width, r->halo_width >= 3 ? ", edges and corners" : " and edges",
+            r->halo_fields > 1 ? " (both time levels)" : "", r->halo_msgs_exchange_max,
+            r->halo_bytes_exchange_max);
   fprintf(out, "  steps       %d timed after %d warm-up, %.3f s\n", r->iters, r->warmup, r->total_s);
   fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks)\n", "phase", "min", "avg", "max");
   for (int k = 0; k < PH_COUNT; k++)
@@ -62,8 +83,11 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
                "                       at start-up, bytes read + written)\n",
           r->memcpy_gbs.min, r->memcpy_gbs.avg, r->memcpy_gbs.max);
   fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
-  fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg\n",
-          r->halo_bytes_max, r->halo_gbs.avg);
+  fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg; %.3g messages per step\n",
+          r->halo_bytes_max, r->halo_gbs.avg, r->halo_msgs_step_max);
+  if (r->halo_width > 1)
+    fprintf(out, "  redundant points     %.0f / %.0f / %.0f per step per rank (min/avg/max) updated beyond the block: %.2f %% of the grid\n",
+            r->redundant.min, r->redundant.avg, r->redundant.max, 100 * r->redundant_share);
   if (r->ipc_faces)
     fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering on the device by interprocess events\n",
             r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max);
@@ -175,6 +199,34 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_num(&j, "bandwidth_total_GBs", r->bw_total);
   json_num(&j, "points_per_s", r->points_per_s);
   json_int(&j, "halo_bytes_per_step_max", (long long)r->halo_bytes_max);
+  json_int(&j, "halo_width", r->halo_width);
+  json_num(&j, "halo_messages_per_step_max", r->halo_msgs_step_max);
+  json_int(&j, "halo_messages_per_exchange_max", r->halo_msgs_exchange_max);
+  json_int(&j, "halo_bytes_per_exchange_max", (long long)r->halo_bytes_exchange_max);
+  stat(&j, "redundant_points_per_step", &r->redundant);
+  json_num(&j, "redundant_share", r->redundant_share);
+  json_object(&j, "fuse");
+  json_int(&j, "steps", r->fuse.steps);
+  fd_fused_format(&r->fuse.config, spec, sizeof spec);
+  if (r->fuse.steps > 1) json_str(&j, "config", spec);
+  else json_null(&j, "config");
+  json_str(&j, "mode", o->fuse == 0 ? "auto" : (r->fuse.ran ? "autotuned" : (r->fuse.steps > 1 ? (dev->is_accelerator ? "rule" : "host") : "off")));
+  if (r->fuse.ran) {
+    json_num(&j, "seconds", r->fuse.seconds);
+    json_array(&j, "candidates");
+    for (int i = 0; i < r->fuse.n; i++) {
+      json_object(&j, NULL);
+      json_int(&j, "steps", r->fuse.cand[i].steps);
+      if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, sizeof spec);
+      else fd_kernel_format(&r->kernel, spec, sizeof spec);
+      json_str(&j, "config", spec);
+      json_num(&j, "ms_per_step", r->fuse.ms[i]);
+      json_bool(&j, "chosen", i == r->fuse.chosen);
+      json_end(&j);
+    }
+    json_end(&j);
+  }
+  json_end(&j);
   stat(&j, "halo_GBs", &r->halo_gbs);
   if (r->op == FD_OP_WAVE) {
     json_object(&j, "wave");

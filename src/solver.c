@@ -1,4 +1,4 @@
-/* solver.c - one run: set-up, the step schedule (solver_step, the one place it lives), the
+/* solver.c - one run: set-up, the step schedule (solver_pass, the one place it lives), the
  * timed loop with progress lines, and the reductions the report needs. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -10,6 +10,7 @@
 #include "fd_error.h"
 #include "snapshot.h"
 #include "solver.h"
+#include "window.h"
 
 /* Field buffers of the rotation: 2 (laplacian, heat, jacobi) or 3 (wave) time levels, plus one
  * a snapshot may hold while it is copied off the device. */
@@ -21,10 +22,14 @@ typedef struct {
   const be_info *dev;
   fd_decomp dec;
   fd_problem prob;
-  fd_grid grid;      /* local interior extents */
-  fd_kernel kernel;
-  real_t *pool[FD_POOL_MAX]; /* every field buffer. Dimensions: (nx+2) x (ny+2) x (nz+2), x
-                        fastest; every ghost holds the boundary values (filled once) */
+  fd_grid grid;      /* local interior extents, `width` ghost layers */
+  fd_kernel kernel;  /* the single-step configuration */
+  int width;         /* S: ghost layers; one exchange every S steps (--halo-width) */
+  int fuse;          /* T: steps per pass (--fuse, resolved) */
+  fd_fused fused[FD_FUSE_MAX + 1]; /* the fused configuration of a pass of t steps, t = 2..T */
+  real_t *pool[FD_POOL_MAX]; /* every field buffer. Dimensions: (nx+2S) x (ny+2S) x (nz+2S),
+                        x fastest (fd_grid); every ghost holds the boundary values (filled
+                        once) */
   int npool;
   int iters, warmup; /* timed and untimed steps of each run (defaults resolved) */
   real_t *u;         /* the step's input (wave: U1). One of pool */
@@ -32,28 +37,36 @@ typedef struct {
   real_t *v;         /* laplacian: the last output; others: a pool buffer that is not u
                         (scratch for verification) */
   real_t *f;         /* right-hand side (jacobi) or NULL. Same shape */
-  int src_owned;     /* wave: 1 when this rank owns the source point */
-  int src_local[3];  /* wave: its local index */
+  int src_owned;     /* wave: 1 when this rank's 1..n holds the source point */
+  int src_local[3];  /* wave: the source point's local index (may lie in the ghosts or
+                        beyond: clamped to -S-1..n+S+1) */
   long long src_steps; /* wave: steps whose source value is recorded (the wavelet is on), -1:
                         too many to record (the energy check then does not apply) */
   real_t *src_hist;  /* wave, the source's owner: device array of src_steps + 1 values, the
                         field at the source point after each of those steps (index 0: U^0 = 0) */
-  int layer_k1;      /* wave: last local plane of layer 1 (0: none here; nz: all) */
+  int layer_k1;      /* wave: last local plane of layer 1 within 0..nz (0: none here; nz: all) */
+  int two_layers;    /* wave with two velocities: boxes split below and above iface_local */
+  int iface_local;   /* wave: local z of the last plane of layer 1, clamped to -S..nz+S */
   be_stream compute; /* interior and shell updates */
   be_stream halo_stream; /* pack, staging copies, unpack (high priority) */
   be_event ready;    /* recorded on compute when u is final for the step */
   be_event t_ev[2][4]; /* per slot: interior start/end, shell start/end */
   int timing_pending;
   double ms_interior, ms_shell; /* accumulated since the timed loop began */
+  double redundant;  /* points updated beyond 1..n since the timed loop began (every step) */
   double memcpy_gbs; /* device-to-device copy of one field at start-up, GB/s (read + write) */
   fd_halo halo;
   fd_snapshots snap;
   long long steps;   /* steps done (warm-up included) */
+  long long passes;  /* passes done (a pass: 1..T steps); the timing slot is passes % 2 */
+  int win_pos;       /* steps since the window's exchange (0: the next pass exchanges) */
   int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values */
   int snap_off;      /* 1: no snapshots (the reference run their cost is measured against) */
-  unsigned deferred; /* faces whose ghosts arrive by exchange (bit f, faces.h): the interior
-                        update leaves their one-point layers to the shell update; none when
-                        alone, so a block alone is one interior update */
+  unsigned sides;    /* faces with a neighbour (bit f, faces.h): where the boxes reach into
+                        the ghosts and whose ghosts arrive by exchange */
+  unsigned deferred; /* the faces whose one-point layers the interior update of this pass
+                        leaves to the shell update: `sides` in a pass that exchanges, none
+                        otherwise (a block alone is one interior update) */
 } fd_state;
 
 const char *const fd_phase_names[PH_COUNT] = {"pack", "exchange", "unpack", "interior",
@@ -61,13 +74,13 @@ const char *const fd_phase_names[PH_COUNT] = {"pack", "exchange", "unpack", "int
 
 /* ---- the step ---- */
 
-/* Adds the compute-stream timings of the previous step. With an exchange they are complete
- * by the time this step's pack has been waited for (the pack waited for the previous shell
- * update); alone, the host waits here while the device already runs this step's interior. */
+/* Adds the compute-stream timings of the previous pass. With an exchange they are complete
+ * by the time this pass's pack has been waited for (the pack waited for the previous shell
+ * update); alone, the host waits here while the device already runs this pass's interior. */
 static int accumulate_previous(fd_state *s)
 {
   if (!s->timing_pending) return FD_OK;
-  int p = (int)((s->steps - 1) % 2);
+  int p = (int)((s->passes - 1) % 2);
   float a, b;
   FD_BE(be_event_sync(s->t_ev[p][1]));
   FD_BE(be_event_sync(s->t_ev[p][3]));
@@ -79,23 +92,89 @@ static int accumulate_previous(fd_state *s)
   return FD_OK;
 }
 
-/* The stencil over one region on stream st, between timing events: into out, from u (and f:
- * jacobi's right-hand side, or the wave's previous level um). The two-layer wave takes two
+/* The stencil's second input: jacobi's right-hand side, or the wave's previous level um. */
+static const real_t *second_input(const fd_state *s) { return s->prob.levels == 2 ? s->um : s->f; }
+
+/* One step of the single-step schedule (width 1) over `region` (INTERIOR or SHELL of
+ * s->deferred) of 1..n, on stream st, into out from u (and f). The two-layer wave takes two
  * z-ranges with their coefficients: planes 1..layer_k1 and layer_k1+1..nz. */
-static int update(fd_state *s, fd_region region, int slot, be_stream st, real_t *out)
+static int update_region(fd_state *s, fd_region region, be_stream st, real_t *out)
 {
-  const int e = region == FD_REGION_INTERIOR ? 0 : 2;
-  const real_t *f = s->prob.levels == 2 ? s->um : s->f;
-  FD_BE(be_event_record(s->t_ev[slot][e], st));
-  be_range_push(region == FD_REGION_INTERIOR ? "interior" : "boundary");
+  const real_t *f = second_input(s);
   if (s->layer_k1 >= 1)
     FD_BE(be_stencil_zrange(&s->grid, region, s->deferred, 1, s->layer_k1, &s->prob.coeffs, s->u,
                             f, out, s->kernel, st));
   if (s->layer_k1 < s->grid.n[2])
     FD_BE(be_stencil_zrange(&s->grid, region, s->deferred, s->layer_k1 + 1, s->grid.n[2],
                             &s->prob.coeffs2, s->u, f, out, s->kernel, st));
+  return FD_OK;
+}
+
+/* A pass of `len` steps over box b (the box of its last step) on stream st, into out from u
+ * (and f): one step of the single-step kernel (be_stencil_box; the two-layer wave split at the
+ * global interface plane, as every rank splits it), or len > 1 steps of the fused kernel with
+ * the fix box `fix` (heat and jacobi only). */
+static int update_box(fd_state *s, const fd_box *b, int len, const fd_box *fix, be_stream st,
+                      real_t *out)
+{
+  if (window_box_points(b) == 0) return FD_OK;
+  const real_t *f = second_input(s);
+  if (len > 1) {
+    FD_BE(be_stencil_fused(&s->grid, &s->fused[len], b->lo, b->hi, fix->lo, fix->hi,
+                           &s->prob.coeffs, s->u, f, out, st));
+    return FD_OK;
+  }
+  fd_box part[2] = {*b, *b};
+  const fd_coeffs *c[2] = {&s->prob.coeffs, &s->prob.coeffs2};
+  if (!s->two_layers) {
+    part[1].lo[2] = part[1].hi[2] + 1; /* one part, layer 1's coefficients */
+  } else {
+    if (part[0].hi[2] > s->iface_local) part[0].hi[2] = s->iface_local;
+    if (part[1].lo[2] < s->iface_local + 1) part[1].lo[2] = s->iface_local + 1;
+  }
+  for (int q = 0; q < 2; q++)
+    if (window_box_points(&part[q]))
+      FD_BE(be_stencil_box(&s->grid, part[q].lo, part[q].hi, c[q], s->u, f, out, s->kernel, st));
+  return FD_OK;
+}
+
+/* The geometry of one pass of `len` steps. */
+typedef struct {
+  int len;
+  int regions;   /* width 1, one step: the region kernels of the single-step schedule */
+  fd_box box;    /* the box of the pass's last step */
+  fd_box inner;  /* the part that reads no ghost the pass's exchange fills (all of box when the
+                    pass does not exchange) */
+  fd_box fix;    /* the points the fused kernel may update */
+} fd_pass;
+
+/* The interior part of a pass (timing events 0 and 1) on stream st. */
+static int pass_interior(fd_state *s, const fd_pass *p, int slot, be_stream st, real_t *out)
+{
+  FD_BE(be_event_record(s->t_ev[slot][0], st));
+  be_range_push("interior");
+  if (p->regions) FD_CALL(update_region(s, FD_REGION_INTERIOR, st, out));
+  else FD_CALL(update_box(s, &p->inner, p->len, &p->fix, st, out));
   be_range_pop();
-  FD_BE(be_event_record(s->t_ev[slot][e + 1], st));
+  FD_BE(be_event_record(s->t_ev[slot][1], st));
+  return FD_OK;
+}
+
+/* The rest of the pass's box (timing events 2 and 3) on stream st: the shell region, or the
+ * box minus the interior as slabs. */
+static int pass_shell(fd_state *s, const fd_pass *p, int slot, be_stream st, real_t *out)
+{
+  FD_BE(be_event_record(s->t_ev[slot][2], st));
+  be_range_push("boundary");
+  if (p->regions) {
+    FD_CALL(update_region(s, FD_REGION_SHELL, st, out));
+  } else {
+    fd_box slab[6];
+    const int ns = window_box_minus(&p->box, &p->inner, slab);
+    for (int q = 0; q < ns; q++) FD_CALL(update_box(s, &slab[q], p->len, &p->fix, st, out));
+  }
+  be_range_pop();
+  FD_BE(be_event_record(s->t_ev[slot][3], st));
   return FD_OK;
 }
 
@@ -123,7 +202,9 @@ static int pick_output(fd_state *s, real_t **out)
   return fd_set_error(FD_ERR_RUNTIME, "rank %d: no free field buffer for the step", s->dec.rank);
 }
 
-/* One step: the schedule of fdmini, in one place.
+/* One pass of `len` steps (1 <= len <= T): the schedule of fdmini, in one place.
+ *
+ * With one ghost layer and one step per pass (the defaults) every pass exchanges:
  *
  *   halo stream:    wait(ready) -> pack 6 faces ----------> unpack ghosts -> shell update -> signal
  *   host:                 sync pack -> MPI_Isend (Irecv preposted) -> MPI_Waitall
@@ -132,49 +213,76 @@ static int pick_output(fd_state *s, real_t **out)
  * The interior reads no ghost that an exchange fills, so it runs while the faces travel; the
  * shell (the one-point layers next to faces with a neighbour) runs once those ghosts are in,
  * on the halo stream, so it too overlaps the interior update instead of following it: the two
- * write disjoint points. The compute stream waits for the shell before the next step, whose
+ * write disjoint points. The compute stream waits for the shell before the next pass, whose
  * output buffer is the shell's input. Faces at the global edge hold fixed Dirichlet ghosts:
  * their layers belong to the interior. --no-overlap runs pack, exchange, unpack, interior and
  * shell one after another on the compute stream; the --baseline run ("alone") is the interior
  * update of the whole block, with no exchange.
  *
- * Buffers rotate (pick_output): the step writes a free pool buffer `out`; then heat and
+ * Deep halos (--halo-width S) exchange S-deep regions (faces, edges, corners) once every S
+ * steps, a window (window.h): the window's first pass exchanges as above, its interior being
+ * the points whose dependence over the pass stays in 1..n and its shell the rest of its box,
+ * which reaches S-1-(the pass's last step) into the ghosts on sides with a neighbour; the
+ * window's other passes update their shrinking boxes on the compute stream. A pass is one step
+ * (the single-step kernel) or T steps of the fused kernel (--fuse T; T divides S with several
+ * ranks), whose points outside the fix box keep their values; passes end at multiples of T
+ * steps and at the end of a run, windows at multiples of S and at the start of a run.
+ *
+ * Buffers rotate (pick_output): the pass writes a free pool buffer `out`; then heat and
  * jacobi take it as the next u, the wave shifts its levels (um <- u <- out), laplacian keeps u.
- * The wave's point source is added on the compute stream once the whole step is in, by the
- * owning rank only: the same rounding on every decomposition. Last, snapshots move along
- * (snapshot.h): the compute stream records when the buffer a snapshot holds is final, the IO
- * stream copies it to pinned memory, a writer thread writes it in the background. */
-static int solver_step(fd_state *s)
+ * The wave's point source is added on the compute stream once the whole step is in, by every
+ * rank whose box holds the source point (the same value, the same rounding). Last, snapshots
+ * move along (snapshot.h): the compute stream records when the buffer a snapshot holds is
+ * final, the IO stream copies it to pinned memory, a writer thread writes it in the
+ * background. */
+static int solver_pass(fd_state *s, int len)
 {
-  const int slot = (int)(s->steps % 2);
-  const int exchange = !s->alone, overlap = s->opt->overlap;
+  const int slot = (int)(s->passes % 2);
+  const int exchange = !s->alone && s->win_pos == 0, overlap = s->opt->overlap;
+  const unsigned sides = s->alone ? 0u : s->sides;
+  const int *n = s->grid.n;
+  fd_pass p;
+  p.len = len;
+  p.regions = s->width == 1 && len == 1;
+  window_step_box(n, s->width, sides, s->win_pos + len - 1, &p.box);
+  window_fix_box(n, s->width, sides, &p.fix);
+  s->deferred = exchange ? sides : 0u;
+  window_interior(n, s->deferred, len, &p.inner);
+  if (!exchange) p.inner = p.box;
   real_t *out = NULL;
   FD_CALL(pick_output(s, &out));
-  s->deferred = 0;
-  for (int f = 0; exchange && f < FD_FACES; f++) s->deferred |= (unsigned)s->halo.faces.active[f] << f;
+  real_t *u2 = s->halo.fields > 1 ? s->um : NULL;
   if (exchange) {
     FD_BE(be_event_record(s->ready, s->compute));
-    FD_CALL(halo_exchange_begin(&s->halo, s->u, s->ready));
+    FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->ready));
   }
   const be_stream shell_stream = exchange && overlap ? s->halo_stream : s->compute;
-  if (!exchange || overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot, s->compute, out));
-  if (exchange) FD_CALL(halo_exchange_end(&s->halo, s->u, shell_stream));
+  if (!exchange || overlap) FD_CALL(pass_interior(s, &p, slot, s->compute, out));
+  if (exchange) FD_CALL(halo_exchange_end(&s->halo, s->u, u2, shell_stream));
   FD_CALL(accumulate_previous(s));
-  if (exchange && !overlap) FD_CALL(update(s, FD_REGION_INTERIOR, slot, s->compute, out));
-  FD_CALL(update(s, FD_REGION_SHELL, slot, shell_stream, out));
+  if (exchange && !overlap) FD_CALL(pass_interior(s, &p, slot, s->compute, out));
+  FD_CALL(pass_shell(s, &p, slot, shell_stream, out));
   if (shell_stream != s->compute) FD_BE(be_stream_wait_event(s->compute, s->t_ev[slot][3]));
   s->timing_pending = 1;
-  if (s->src_owned) {
-    /* U2[src] += dt^2 s(t_n) / (hx hy hz), t_n = n dt: the level being computed is n+1. While
-     * the wavelet is on, the point's new value is recorded for the energy check (verify.h): one
-     * value copied on the device, no host wait */
-    const fd_problem *p = &s->prob;
+  if (s->prob.op == FD_OP_WAVE &&
+      window_box_contains(&p.box, s->src_local[0], s->src_local[1], s->src_local[2])) {
+    /* U2[src] += dt^2 s(t_n) / (hx hy hz), t_n = n dt: the level being computed is n+1 (a
+     * wave pass is one step). While the wavelet is on, the owner records the point's new value
+     * for the energy check (verify.h): one value copied on the device, no host wait */
+    const fd_problem *pr = &s->prob;
     const int *sl = s->src_local;
-    real_t val = (real_t)(p->src_scale * problem_ricker(p, (double)s->steps * p->dt));
+    real_t val = (real_t)(pr->src_scale * problem_ricker(pr, (double)s->steps * pr->dt));
     if (val != 0) FD_BE(be_add_point(&s->grid, sl[0], sl[1], sl[2], val, out, s->compute));
-    if (s->src_hist && s->steps < s->src_steps)
+    if (s->src_owned && s->src_hist && s->steps < s->src_steps)
       FD_BE(be_memcpy_async(s->src_hist + s->steps + 1, out + fd_grid_index(&s->grid, sl[0], sl[1], sl[2]),
                             sizeof(real_t), BE_COPY_D2D, s->compute));
+  }
+  /* points updated beyond 1..n: every step's box (the fused kernel computes the same levels) */
+  const double block = (double)n[0] * n[1] * n[2];
+  for (int t = 0; t < len && sides; t++) {
+    fd_box b;
+    window_step_box(n, s->width, sides, s->win_pos + t, &b);
+    s->redundant += (double)window_box_points(&b) - block;
   }
   if (s->prob.levels == 2) {
     real_t *old = s->um;
@@ -187,20 +295,23 @@ static int solver_step(fd_state *s)
   } else {
     s->v = out;
   }
-  s->steps++;
+  s->steps += len;
+  s->passes++;
+  s->win_pos += len;
+  if (s->dec.size == 1 || s->steps % s->width == 0) s->win_pos = 0;
   if (!s->alone && !s->snap_off) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
   return FD_OK;
 }
 
 static real_t *state_result(fd_state *s) { return s->prob.swaps ? s->u : s->v; }
 
-/* A blocking halo exchange of u: its ghosts are current on the compute stream when it
- * returns. Collective. */
+/* A blocking halo exchange of u (one field: jacobi's residual): its ghosts are current on the
+ * compute stream when it returns. Collective. */
 static int state_exchange(fd_state *s, real_t *u)
 {
   FD_BE(be_event_record(s->ready, s->compute));
-  FD_CALL(halo_exchange_begin(&s->halo, u, s->ready));
-  FD_CALL(halo_exchange_end(&s->halo, u, s->compute));
+  FD_CALL(halo_exchange_begin(&s->halo, u, NULL, s->ready));
+  FD_CALL(halo_exchange_end(&s->halo, u, NULL, s->compute));
   FD_BE(be_stream_sync(s->compute));
   FD_CALL(halo_flush_timers(&s->halo));
   return FD_OK;
@@ -235,12 +346,18 @@ static void plant_physics_fault(fd_fault fault, fd_problem *p)
   }
 }
 
-/* The timed and untimed steps of each run: the options', or the defaults (100; 10 warm-up
- * steps on GPUs, 2 on host). */
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
+/* The timed and untimed steps of each run: the options', or the defaults: 100 timed; 10
+ * warm-up steps on GPUs, 2 on host, rounded up to where a window and a pass end (a multiple
+ * of S and of T, of all of 1..4 for --fuse auto), so the timed loop starts with whole
+ * windows. */
 static void resolve_steps(const fd_options *o, const be_info *dev, int *iters, int *warmup)
 {
   *iters = o->iters > 0 ? o->iters : 100;
-  *warmup = o->warmup >= 0 ? o->warmup : (dev->is_accelerator ? 10 : 2);
+  const int dflt = dev->is_accelerator ? 10 : 2, t = o->fuse > 0 ? o->fuse : 12;
+  const int unit = o->halo_width / gcd(o->halo_width, t) * t;
+  *warmup = o->warmup >= 0 ? o->warmup : (dflt + unit - 1) / unit * unit;
 }
 
 /* wave: the device array of the source point's values (src_hist) on the source's owner, for
@@ -272,29 +389,35 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   memset(s, 0, sizeof *s);
   s->opt = o;
   s->dev = dev;
+  s->width = o->halo_width;
+  s->fuse = o->fuse > 0 ? o->fuse : 1; /* auto: chosen by startup_measure */
   resolve_steps(o, dev, &s->iters, &s->warmup);
   s->dec.cart = MPI_COMM_NULL;
   FD_CALL(decomp_create(comm, N, P, &s->dec));
   /* sizes first, checked for overflow before anything is allocated: a block can be too large
    * on some ranks only (uneven splits), so the verdict is agreed */
   const int *n = s->dec.n;
-  FD_CALL(fd_agree(s->dec.cart, fd_grid_init(&s->grid, n, 1) == 0
+  FD_CALL(fd_agree(s->dec.cart, fd_grid_init(&s->grid, n, s->width) == 0
                                     ? FD_OK
                                     : fd_set_error(FD_ERR_RUNTIME, "rank %d: the local block %d x %d x %d does not fit in memory: "
                                                    "its element count exceeds 2^63", s->dec.rank, n[0], n[1], n[2])));
   problem_setup(o, N, s->dec.start, &s->prob);
   plant_physics_fault(o->inject_fault, &s->prob);
   if (o->op == FD_OP_WAVE) {
-    /* the source's owner and local index; layer 1 = global planes <= iface */
+    /* the source's local index: the ranks whose boxes hold it add it (solver_pass); its
+     * owner (1..n holds it) records it */
     s->src_owned = 1;
     for (int d = 0; d < 3; d++) {
-      long long l = s->prob.src[d] - s->dec.start[d];
-      s->src_local[d] = (int)l;
+      long long l = s->prob.src[d] - s->dec.start[d], far = s->grid.n[d] + s->width + 1;
+      s->src_local[d] = (int)(l < -s->width - 1 ? -s->width - 1 : (l > far ? far : l));
       if (l < 1 || l > s->grid.n[d]) s->src_owned = 0;
     }
   }
+  /* layer 1 = global planes <= iface */
   long long k1 = s->prob.iface - s->dec.start[2];
   s->layer_k1 = (int)(k1 < 0 ? 0 : (k1 > s->grid.n[2] ? s->grid.n[2] : k1));
+  s->two_layers = s->prob.iface < N[2];
+  s->iface_local = (int)(k1 < -s->width ? -s->width : (k1 > s->grid.n[2] + s->width ? s->grid.n[2] + s->width : k1));
 
   /* the forced configuration, or the rule's; the autotune may replace it (run_on_state) */
   if (o->have_kernel) {
@@ -339,8 +462,13 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   FD_BE(be_event_create(&s->ready));
   for (int k = 0; k < 2; k++)
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
-  FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, staged, o->halo_path, dev,
-                      node, s->halo_stream));
+  /* the wave's previous level is read S-1 deep into the ghosts too: exchanged with u, in the
+   * same messages. (A snapshot's copy off the device may then overlap an unpack into the
+   * ghosts of the buffer it copies, two steps later; the snapshot writes only the interior.) */
+  const int fields = s->prob.levels == 2 && s->width > 1 ? 2 : 1;
+  FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, fields, staged, o->halo_path,
+                      dev, node, s->halo_stream));
+  for (int f = 0; f < FD_FACES; f++) s->sides |= (unsigned)s->halo.faces.active[f] << f;
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
                                     o->fail_snapshot, (long long)s->warmup + s->iters, &s->dec,
                                     &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
@@ -392,21 +520,26 @@ static void state_abandon(fd_state *s)
 
 /* ---- the loop ---- */
 
-/* n steps, with a progress line from rank 0 every --progress seconds, naming the loop
- * (`label`). Collective. */
+/* n steps in passes of up to T steps (ending at multiples of T and at n), the first one
+ * opening a window (exchanging), with a progress line from rank 0 every --progress seconds,
+ * naming the loop (`label`). Collective. */
 static int run_steps(fd_state *s, int n, const char *label)
 {
   const int progress = s->opt->progress < 0 ? 10 : s->opt->progress;
   double t_start = fd_now(), t_last = t_start;
-  for (int it = 0; it < n; it++) {
-    FD_CALL(solver_step(s));
+  s->win_pos = 0;
+  for (int done = 0; done < n;) {
+    int len = s->fuse - (int)(s->steps % s->fuse);
+    if (len > n - done) len = n - done;
+    FD_CALL(solver_pass(s, len));
+    done += len;
     if (progress && s->dec.rank == 0) {
       double t = fd_now();
       if (t - t_last >= progress) {
-        double per = (t - t_start) / (it + 1);
+        double per = (t - t_start) / done;
         printf("fdmini: %s step %d/%d (%.0f%%), %.1f s elapsed, about %.0f s to go\n",
-               label, it + 1, n, 100.0 * (it + 1) / n, t - t_start,
-               per * (n - it - 1));
+               label, done, n, 100.0 * done / n, t - t_start,
+               per * (n - done));
         fflush(stdout);
         t_last = t;
       }
@@ -430,6 +563,7 @@ static int state_fill(fd_state *s)
   }
   FD_BE(be_stream_sync(s->compute));
   s->steps = 0;
+  s->passes = 0;
   s->timing_pending = 0;
   return FD_OK;
 }
@@ -443,7 +577,7 @@ static int timed_loop(fd_state *s, double *step_ms, const char *label)
   FD_BE(be_stream_sync(s->compute));
   FD_CALL(accumulate_previous(s));
   FD_CALL(halo_flush_timers(&s->halo));
-  s->ms_interior = s->ms_shell = 0.0;
+  s->ms_interior = s->ms_shell = s->redundant = 0.0;
   snapshot_reset_timers(&s->snap);
   halo_reset_timers(&s->halo);
   FD_MPI(MPI_Barrier(s->dec.cart));
@@ -478,6 +612,8 @@ static void describe_run(const fd_state *s, fd_result *r)
   r->iters = s->iters;
   r->warmup = s->warmup;
   r->kernel = s->kernel;
+  r->halo_width = s->width;
+  r->halo_fields = s->halo.fields;
   r->staged = s->halo.staged;
   r->ipc_faces = s->halo.ipc_faces_all;
   r->mpi_faces = s->halo.mpi_faces_all;
@@ -524,12 +660,25 @@ static int reduce_timings(const fd_state *s, double step_ms, fd_result *r)
   reduce_stat(comm, ranks, 100.0 * bw / s->memcpy_gbs, &r->pct_memcpy);
   r->bw_total = r->bw_rank.avg * ranks;
   r->points_per_s = (double)N[0] * N[1] * N[2] / (r->phase[PH_STEP].max * 1e-3);
-  unsigned long long hb = s->halo.bytes_sent, hb_max;
-  FD_MPI(MPI_Allreduce(&hb, &hb_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
-  r->halo_bytes_max = (size_t)hb_max;
-  double hgbs = ph[PH_EXCHANGE] > 0 ? (double)hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
+  /* per step: what one exchange sends times the exchanges of the timed loop, over its steps
+   * (one exchange every S steps; a window cut short by the end of a run counts whole) */
+  const double per_step = (double)s->halo.timed / s->iters;
+  unsigned long long ex[2] = {s->halo.bytes_sent, (unsigned long long)s->halo.n_msgs}, ex_max[2];
+  FD_MPI(MPI_Allreduce(ex, ex_max, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+  r->halo_bytes_exchange_max = (size_t)ex_max[0];
+  r->halo_msgs_exchange_max = (int)ex_max[1];
+  double step_figs[2] = {(double)s->halo.bytes_sent * per_step, s->halo.n_msgs * per_step}, step_max[2];
+  FD_MPI(MPI_Allreduce(step_figs, step_max, 2, MPI_DOUBLE, MPI_MAX, comm));
+  r->halo_bytes_max = (size_t)(step_max[0] + 0.5);
+  r->halo_msgs_step_max = step_max[1];
+  double hb = step_figs[0];
+  double hgbs = ph[PH_EXCHANGE] > 0 ? hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
   reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
   reduce_stat(comm, ranks, s->halo.copy_ms / s->iters, &r->ipc_copy_ms);
+  /* redundant points: updated beyond the block's 1..n, per step, per rank and over all */
+  const double red = s->redundant / s->iters;
+  reduce_stat(comm, ranks, red, &r->redundant);
+  r->redundant_share = r->redundant.avg * ranks / ((double)N[0] * N[1] * N[2]);
   return FD_OK;
 }
 
@@ -650,26 +799,79 @@ static int verify(fd_state *s, const real_t *result, double residual0, fd_verify
 
 /* ---- the run ---- */
 
-/* Start-up measurements on this rank's block (tune.h): the memcpy reference (s->memcpy_gbs,
- * and over the ranks into r), and, unless the configuration is forced (--kernel), --tune off
- * or the backend has one kernel, the autotune, whose choice s->kernel becomes on every rank.
+/* The steps per pass and the fused configuration (--fuse, tune.h) into r->fuse and s: T = 1;
+ * a given T with the backend's rule (--tune off, the host backend) or the fastest of
+ * be_fused_candidates(T) (the autotune); auto: the fastest per step of T = 1 (the single-step
+ * configuration s->kernel) and every fused candidate of T = 2..4, among the T that divide S
+ * with several ranks and the snapshot interval with snapshots. Passes cut short (the end of a
+ * run) take the chosen configuration with fewer steps, or the rule's where that is not valid.
  * Leaves the fields to be filled again. Collective. */
+static int choose_fuse(fd_state *s, fd_result *r)
+{
+  const fd_options *o = s->opt;
+  fd_fuse_tune *ft = &r->fuse;
+  memset(ft, 0, sizeof *ft);
+  ft->steps = 1;
+  int steps[FD_FUSE_MAX], n = 0;
+  if (o->fuse == 0) {
+    for (int t = 1; t <= FD_FUSE_MAX; t++)
+      if ((s->dec.size == 1 || s->width % t == 0) && (o->snapshot_every == 0 || o->snapshot_every % t == 0))
+        steps[n++] = t;
+  } else if (o->fuse > 1) {
+    steps[n++] = o->fuse;
+  }
+  if (n == 1 && (!s->dev->is_accelerator || o->tune == FD_TUNE_OFF)) {
+    ft->steps = ft->config.steps = steps[0];
+    FD_CALL(fd_agree(s->dec.cart, be_fused_resolve(&ft->config) == BE_OK
+                                      ? FD_OK
+                                      : fd_set_error(FD_ERR_USAGE, "--fuse: %s", be_error_message())));
+  } else if (n >= 1) {
+    /* each rank's block as a pass over 1..n with the fix box 1..n; T = 1 the single-step
+     * configuration over the same points */
+    FD_CALL(state_fill(s));
+    const fd_kernel_trial t1 = {s->grid, FD_REGION_ALL, 0, s->prob.coeffs, s->u, s->f, s->v, s->compute};
+    fd_fused_trial tf = {.grid = s->grid, .coeffs = s->prob.coeffs, .u = s->u, .f = s->f,
+                         .out = s->v, .stream = s->compute};
+    for (int d = 0; d < 3; d++) {
+      tf.lo[d] = tf.fix_lo[d] = 1;
+      tf.hi[d] = tf.fix_hi[d] = s->grid.n[d];
+    }
+    FD_CALL(tune_fused(s->dec.cart, &t1, s->kernel, &tf, steps, n, ft));
+  }
+  s->fuse = ft->steps;
+  for (int t = 2; t <= s->fuse; t++) {
+    fd_fused c = ft->config;
+    c.steps = t;
+    if (be_fused_resolve(&c) != BE_OK) {
+      memset(&c, 0, sizeof c);
+      c.steps = t;
+      FD_BE(be_fused_resolve(&c));
+    }
+    s->fused[t] = c;
+  }
+  return FD_OK;
+}
+
+/* Start-up measurements on this rank's block (tune.h): the memcpy reference (s->memcpy_gbs,
+ * and over the ranks into r); unless the configuration is forced (--kernel), --tune off or the
+ * backend has one kernel, the autotune, whose choice s->kernel becomes on every rank; then the
+ * steps per pass and the fused configuration (choose_fuse). Leaves the fields to be filled
+ * again. Collective. */
 static int startup_measure(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
   FD_CALL(tune_memcpy_gbs(s->pool[1], s->pool[0], s->grid.elems * sizeof(real_t), s->compute,
                           &s->memcpy_gbs));
   reduce_stat(s->dec.cart, s->dec.size, s->memcpy_gbs, &r->memcpy_gbs);
-  if (o->have_kernel || o->tune == FD_TUNE_OFF || !s->dev->is_accelerator) return FD_OK;
-  FD_CALL(state_fill(s));
-  unsigned deferred = 0;
-  for (int f = 0; f < FD_FACES; f++) deferred |= (unsigned)s->halo.faces.active[f] << f;
-  const fd_kernel_trial t = {s->grid, FD_REGION_INTERIOR, deferred, s->prob.coeffs, s->u,
-                             s->prob.levels == 2 ? s->um : s->f, s->v, s->compute};
-  FD_CALL(tune_kernel(s->dec.cart, &t, &r->tune));
-  s->kernel = r->tune.cand[r->tune.chosen];
-  FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
-  return FD_OK;
+  if (!o->have_kernel && o->tune != FD_TUNE_OFF && s->dev->is_accelerator) {
+    FD_CALL(state_fill(s));
+    const fd_kernel_trial t = {s->grid, FD_REGION_INTERIOR, s->sides, s->prob.coeffs, s->u,
+                               s->prob.levels == 2 ? s->um : s->f, s->v, s->compute};
+    FD_CALL(tune_kernel(s->dec.cart, &t, &r->tune));
+    s->kernel = r->tune.cand[r->tune.chosen];
+    FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
+  }
+  return choose_fuse(s, r);
 }
 
 /* Timed steps of the reference run without snapshots (they cost a share of the run's time: a
@@ -756,6 +958,17 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
     problem_setup(o, N, zero, &p);
     FD_CALL(fd_agree(comm, problem_check(&p, (long long)iters + warmup)));
   }
+
+  /* deep halos: every block along a dimension with neighbours must hold the S layers its
+   * neighbours receive; fused passes must not span an exchange */
+  static const char axis[3] = {'x', 'y', 'z'};
+  for (int d = 0; d < 3; d++)
+    if (P[d] > 1 && o->halo_width > N[d] / P[d])
+      return fd_set_error(FD_ERR_USAGE, "--halo-width %d: the thinnest block along %c has %lld points (%lld over %d ranks), fewer than the %d layers a neighbour receives; use --halo-width %lld or less, or fewer ranks along %c",
+                          o->halo_width, axis[d], N[d] / P[d], N[d], P[d], o->halo_width, N[d] / P[d], axis[d]);
+  if (ranks > 1 && o->fuse > 1 && o->halo_width % o->fuse)
+    return fd_set_error(FD_ERR_USAGE, "--fuse %d with %d ranks needs --halo-width a multiple of %d (one exchange every S steps, and a pass of T steps may not span one); e.g. --halo-width %d",
+                        o->fuse, ranks, o->fuse, o->fuse);
 
   fd_state st, *s = &st;
   int rc = state_create(s, o, comm, dev, node, N, P);

@@ -31,6 +31,9 @@ typedef struct {
   int iters, warmup;
   fd_kernel kernel;        /* the configuration every rank ran */
   fd_tune tune;            /* the autotune's trial (tune.ran = 0 when none ran) */
+  fd_fuse_tune fuse;       /* steps per pass, the fused configuration, its trial if any */
+  int halo_width;          /* S: ghost layers, one exchange every S steps */
+  int halo_fields;         /* fields each exchange carries (2: the wave's levels, S > 1) */
   fd_stat memcpy_gbs;      /* device-to-device copy of each rank's field, GB/s (read + write) */
   fd_stat pct_memcpy;      /* effective bandwidth / memcpy bandwidth of each rank, % */
   int staged, overlap;
@@ -43,7 +46,15 @@ typedef struct {
   fd_stat bw_rank;         /* effective GB/s per rank */
   double bw_total;         /* sum over ranks of effective GB/s */
   double points_per_s;     /* global points updated per second */
-  size_t halo_bytes_max;   /* bytes one rank sends per step, largest rank */
+  size_t halo_bytes_max;   /* bytes one rank sends per step, largest rank (the timed loop's
+                              exchanges times what each sends, over its steps) */
+  double halo_msgs_step_max; /* messages one rank sends per step (active regions, MPI or IPC),
+                                largest rank, the same way */
+  size_t halo_bytes_exchange_max; /* bytes one exchange sends, largest rank */
+  int halo_msgs_exchange_max;     /* messages of one exchange, largest rank */
+  fd_stat redundant;       /* points each rank updates beyond its block (1..n) per step: the
+                              boxes of the steps between deep-halo exchanges */
+  double redundant_share;  /* their sum over the ranks / the global points */
   fd_stat halo_gbs;        /* halo bytes sent / exchange time, GB/s */
   fd_stat ipc_copy_ms;     /* IPC faces: device time of the copies alone, ms per step */
   /* --baseline: every rank's block alone first (no exchange), same steps */

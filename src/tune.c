@@ -1,6 +1,6 @@
 /* tune.c - start-up measurements on each rank's own block (tune.h): the device copy bandwidth
- * and the autotune, whose timing half (fd_kernel_time) lives with the kernels and whose
- * agreement across ranks lives here. */
+ * and the autotunes (single steps and fused passes), whose timing half (fd_kernel_time,
+ * fd_fused_time) lives with the kernels and whose agreement across ranks lives here. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,5 +58,37 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out)
   const double dt = fd_now() - t0;
   FD_MPI(MPI_Allreduce(&dt, &out->seconds, 1, MPI_DOUBLE, MPI_MAX, comm));
   out->ran = 1;
+  return FD_OK;
+}
+
+int tune_fused(MPI_Comm comm, const fd_kernel_trial *t1, fd_kernel single,
+               const fd_fused_trial *tf, const int *steps, int nsteps, fd_fuse_tune *out)
+{
+  memset(out, 0, sizeof *out);
+  for (int i = 0; i < nsteps && out->n < FD_FUSE_TUNE_MAX; i++) {
+    if (steps[i] == 1) {
+      out->cand[out->n++].steps = 1;
+      continue;
+    }
+    out->n += be_fused_candidates(steps[i], out->cand + out->n, FD_FUSE_TUNE_MAX - out->n);
+  }
+  if (out->n == 0) /* no candidate (a backend without fused configurations) */
+    return fd_agree(comm, fd_set_error(FD_ERR_RUNTIME, "fused autotune: this backend offers no configuration of %d steps", steps[0]));
+  FD_MPI(MPI_Barrier(comm));
+  const double t0 = fd_now();
+  int err = FD_OK;
+  for (int i = 0; i < out->n && err == FD_OK; i++) {
+    int rc = out->cand[i].steps == 1 ? fd_kernel_time(t1, &single, 1, 5, &out->ms[i])
+                                     : fd_fused_time(tf, &out->cand[i], 1, 5, &out->ms[i]);
+    if (rc != BE_OK) err = fd_set_error(FD_ERR_RUNTIME, "fused autotune: %s", be_error_message());
+    out->ms[i] /= out->cand[i].steps;
+  }
+  FD_CALL(fd_agree(comm, err));
+  FD_CALL(tune_agree(comm, out->ms, out->n, &out->chosen));
+  const double dt = fd_now() - t0;
+  FD_MPI(MPI_Allreduce(&dt, &out->seconds, 1, MPI_DOUBLE, MPI_MAX, comm));
+  out->ran = 1;
+  out->steps = out->cand[out->chosen].steps;
+  out->config = out->cand[out->chosen];
   return FD_OK;
 }

@@ -1,5 +1,6 @@
 /* tune.h - start-up measurements on each rank's own block: the device copy bandwidth (the
- * reference of the report's "% of memcpy") and the autotune of the stencil configuration. */
+ * reference of the report's "% of memcpy") and the autotunes of the stencil configuration and
+ * of the fused passes (--fuse). */
 #ifndef FDMINI_TUNE_H
 #define FDMINI_TUNE_H
 
@@ -19,6 +20,22 @@ typedef struct {
   double seconds;           /* wall time of the trial, slowest rank */
 } fd_tune;
 
+#define FD_FUSE_TUNE_MAX 48
+
+/* Several steps per pass (--fuse): T and the fused kernel's configuration, and the trial that
+ * chose them when one ran. */
+typedef struct {
+  int steps;                 /* T, steps per pass */
+  fd_fused config;           /* the fused kernel's configuration (T > 1), resolved */
+  int ran;                   /* 1: chosen by a timing trial (the autotune or --fuse auto) */
+  int n;                     /* candidates timed */
+  fd_fused cand[FD_FUSE_TUNE_MAX]; /* cand[i].steps == 1: the single-step kernel, one step per
+                                      pass; > 1: a fused configuration */
+  double ms[FD_FUSE_TUNE_MAX]; /* median ms per step (a pass / its steps) on the slowest rank */
+  int chosen;                /* index of the one every rank uses */
+  double seconds;            /* wall time of the trial, slowest rank */
+} fd_fuse_tune;
+
 /* Bandwidth of a device-to-device copy of `bytes` from src to dst (two buffers of this
  * rank's device) on stream s, counting bytes read plus bytes written: the median of 5 timed
  * copies after one untimed. Not Collective; synchronous. */
@@ -34,5 +51,13 @@ int tune_agree(MPI_Comm comm, double *ms, int n, int *chosen);
  * the candidates, their times on the slowest rank and the choice (tune_agree). Collective
  * over comm: every rank gets the same *out. */
 int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out);
+
+/* The fused trial: for every T of steps[0..nsteps-1], T = 1 times the single-step
+ * configuration `single` on trial t1 (the update the run does), T > 1 every configuration of
+ * be_fused_candidates(T) on trial tf (a pass over the block; tf->out is overwritten), on every
+ * rank of comm at once; all ranks take the fastest per step on the slowest rank (tune_agree).
+ * Fills *out (steps, config, candidates). Collective over comm: every rank gets the same *out. */
+int tune_fused(MPI_Comm comm, const fd_kernel_trial *t1, fd_kernel single,
+               const fd_fused_trial *tf, const int *steps, int nsteps, fd_fuse_tune *out);
 
 #endif

@@ -1,7 +1,8 @@
 /* test_autotune_agrees_across_ranks.c - the autotune's agreement (src/tune.c): whatever each
  * rank measured, every rank takes the same candidate, the one whose slowest rank is fastest,
  * and sees the slowest rank's times; and the whole autotune on this backend's candidates
- * (tune_kernel) returns the same choice on every rank. Run on 1 and 3 ranks. */
+ * (tune_kernel, and tune_fused for --fuse auto: T = 1..4) returns the same choice on every
+ * rank. Run on 1 and 3 ranks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,6 +82,51 @@ static void test_tune_kernel_same_on_every_rank(void **state)
   be_stream_destroy(s);
 }
 
+/* The fused trial of --fuse auto: T = 1 (the single-step configuration) and every fused
+ * candidate of T = 2..4, ms per step, the same list, times and choice on every rank, blocks of
+ * different sizes; T and the configuration follow from the choice. */
+static void test_tune_fused_same_on_every_rank(void **state)
+{
+  (void)state;
+  const int n[3] = {14 + 3 * rank, 9, 7};
+  fd_grid g;
+  assert_int_equal(fd_grid_init(&g, n, 1), 0);
+  real_t *u, *out;
+  be_stream s;
+  assert_int_equal(be_stream_create(&s, BE_PRIORITY_NORMAL), BE_OK);
+  assert_int_equal(be_malloc((void **)&u, g.elems * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&out, g.elems * sizeof(real_t)), BE_OK);
+  fd_field fl = {.kind = FD_FIELD_RANDOM, .scale = 1.0, .seed = 5};
+  assert_int_equal(be_fill(&g, &fl, u, s), BE_OK);
+  const fd_coeffs c = {0.5, 1.0 / 12, 1.0 / 12, 1.0 / 12, 0};
+  const fd_kernel_trial t1 = {g, FD_REGION_ALL, 0, c, u, NULL, out, s};
+  fd_fused_trial tf = {.grid = g, .coeffs = c, .u = u, .f = NULL, .out = out, .stream = s};
+  for (int d = 0; d < 3; d++) {
+    tf.lo[d] = tf.fix_lo[d] = 1;
+    tf.hi[d] = tf.fix_hi[d] = n[d];
+  }
+  fd_kernel k;
+  assert_int_equal(be_kernel_default(&g, &k), BE_OK);
+  const int steps[4] = {1, 2, 3, 4};
+  fd_fuse_tune ft;
+  assert_int_equal(tune_fused(MPI_COMM_WORLD, &t1, k, &tf, steps, 4, &ft), FD_OK);
+  assert_true(ft.ran && ft.n >= 4 && ft.chosen >= 0 && ft.chosen < ft.n);
+  assert_int_equal(ft.cand[0].steps, 1);
+  assert_int_equal(ft.steps, ft.cand[ft.chosen].steps);
+  assert_int_equal(ft.config.steps, ft.steps);
+  for (int i = 0; i < ft.n; i++) assert_true(ft.ms[i] > 0 && ft.ms[ft.chosen] <= ft.ms[i]);
+  int mine[3] = {ft.n, ft.chosen, ft.steps}, lo[3], hi[3];
+  MPI_Allreduce(mine, lo, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, hi, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  for (int i = 0; i < 3; i++) assert_int_equal(lo[i], hi[i]);
+  double last = ft.ms[ft.n - 1], last_hi;
+  MPI_Allreduce(&last, &last_hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  assert_true(last == last_hi);
+  be_free(u);
+  be_free(out);
+  be_stream_destroy(s);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -92,6 +138,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_agreement_takes_the_fastest_slowest_rank),
     cmocka_unit_test(test_ties_go_to_the_first),
     cmocka_unit_test(test_tune_kernel_same_on_every_rank),
+    cmocka_unit_test(test_tune_fused_same_on_every_rank),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   be_finalize();

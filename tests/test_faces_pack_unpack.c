@@ -1,6 +1,9 @@
-/* test_faces_pack_unpack.c - face geometry (counts, offsets, layers) and the backend's pack
- * and unpack: a packed face holds the send layer, an unpacked face lands in the ghost layer,
- * inactive faces, edges and corners are never touched. */
+/* test_faces_pack_unpack.c - halo region geometry (faces.h: directions, opposites, which
+ * regions a width needs, boxes, counts, offsets, layers) and the backend's pack and unpack:
+ * width 1, a packed face holds the send layer, an unpacked face lands in the ghost layer,
+ * inactive faces, edges and corners are never touched; widths 2..4 with one and two fields,
+ * padded and packed row layouts, every region (faces, edges, corners) in a periodic
+ * self-exchange lands exactly in its receive box and nothing else is written. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -126,6 +129,189 @@ static void test_inactive_faces_untouched(void **state)
   check_round_trip(n, none);
 }
 
+/* ---- regions: faces, edges and corners ---- */
+
+static void test_region_directions_and_opposites(void **state)
+{
+  (void)state;
+  int seen[27] = {0}, faces = 0, edges = 0, corners = 0;
+  for (int r = 0; r < FD_REGIONS; r++) {
+    int dir[3], opp[3];
+    fd_region_dir(r, dir);
+    const int nz = (dir[0] != 0) + (dir[1] != 0) + (dir[2] != 0);
+    assert_true(nz >= 1);
+    faces += nz == 1, edges += nz == 2, corners += nz == 3;
+    /* faces 0..5, edges 6..17, corners 18..25; face f = 2*d + side as ever */
+    assert_int_equal(nz, r < 6 ? 1 : (r < 18 ? 2 : 3));
+    if (r < 6) assert_int_equal(dir[r / 2], r % 2 ? 1 : -1);
+    const int key = (dir[0] + 1) + 3 * (dir[1] + 1) + 9 * (dir[2] + 1);
+    assert_int_equal(seen[key]++, 0); /* every direction once */
+    assert_int_equal(fd_region_of_dir(dir), r);
+    const int o = fd_region_opposite(r);
+    fd_region_dir(o, opp);
+    for (int d = 0; d < 3; d++) assert_int_equal(opp[d], -dir[d]);
+    assert_int_equal(fd_region_opposite(o), r);
+    /* a width needs faces, edges from 2, corners from 3 */
+    for (int w = 1; w <= 4; w++) assert_int_equal(fd_region_used(r, w), w >= nz);
+  }
+  assert_int_equal(faces, 6);
+  assert_int_equal(edges, 12);
+  assert_int_equal(corners, 8);
+}
+
+static void test_region_boxes_counts_offsets(void **state)
+{
+  (void)state;
+  const int n[3] = {7, 5, 4};
+  for (int w = 1; w <= 4; w++)
+    for (int fields = 1; fields <= 2; fields++) {
+      fd_faces f[2];
+      for (int q = 0; q < fields; q++) fd_faces_init_deep(&f[q], n, w, fields, q);
+      size_t off = 0;
+      for (int r = 0; r < FD_REGIONS; r++) {
+        int dir[3], slo[3], shi[3], rlo[3], rhi[3], olo[3], ohi[3];
+        fd_region_dir(r, dir);
+        fd_region_box(n, w, r, 0, slo, shi);
+        fd_region_box(n, w, r, 1, rlo, rhi);
+        fd_region_box(n, w, fd_region_opposite(r), 0, olo, ohi);
+        size_t pts = 1;
+        for (int d = 0; d < 3; d++) {
+          /* send boxes lie in 1..n next to the border, receive boxes in the ghosts beyond it */
+          assert_true(slo[d] >= 1 && shi[d] <= n[d]);
+          if (dir[d] < 0) assert_true(rlo[d] == 1 - w && rhi[d] == 0 && slo[d] == 1 && shi[d] == w);
+          if (dir[d] > 0) assert_true(rlo[d] == n[d] + 1 && rhi[d] == n[d] + w && slo[d] == n[d] - w + 1 && shi[d] == n[d]);
+          if (dir[d] == 0) assert_true(rlo[d] == 1 && rhi[d] == n[d] && slo[d] == 1 && shi[d] == n[d]);
+          /* what r receives has the shape of what the opposite region sends */
+          assert_int_equal(rhi[d] - rlo[d], ohi[d] - olo[d]);
+          assert_int_equal(shi[d] - slo[d], rhi[d] - rlo[d]);
+          pts *= (size_t)(shi[d] - slo[d] + 1);
+        }
+        const size_t want = fd_region_used(r, w) ? pts : 0;
+        for (int q = 0; q < fields; q++) {
+          assert_int_equal(f[q].count[r], want);
+          assert_int_equal(f[q].offset[r], off + (size_t)q * want);
+          assert_int_equal(f[q].active[r], 0);
+          assert_int_equal(fd_region_count(n, w, r), want);
+        }
+        off += (size_t)fields * want;
+      }
+      for (int q = 0; q < fields; q++) assert_int_equal(f[q].total, off);
+    }
+  /* width 1, one field: the six-face layout */
+  fd_faces a, b;
+  fd_faces_init(&a, n);
+  fd_faces_init_deep(&b, n, 1, 1, 0);
+  assert_memory_equal(&a, &b, sizeof a);
+  assert_int_equal(a.total, 2 * (5 * 4 + 7 * 4 + 7 * 5));
+}
+
+/* Packs field q of every region of u (a random field with w ghost layers; fields >= 1) with
+ * the regions of `active`, then a periodic self-exchange: region r receives what the opposite
+ * region sent; unpacks into a poisoned field and checks every receive box point by point
+ * against u (a ghost point beyond a low border is the point n layers up, ...) and that
+ * nothing else was written. Buffer elements of inactive regions and other fields stay
+ * untouched. */
+static void check_regions_round_trip(const int n[3], int w, int fields, const int active[FD_REGIONS])
+{
+  fd_grid g;
+  assert_int_equal(fd_grid_init(&g, n, w), 0);
+  fd_faces f[2];
+  for (int q = 0; q < fields; q++) {
+    fd_faces_init_deep(&f[q], n, w, fields, q);
+    for (int r = 0; r < FD_REGIONS; r++) f[q].active[r] = active[r];
+  }
+  const size_t total = f[0].total ? f[0].total : 1;
+  real_t *u[2], *wv[2], *buf, *buf2;
+  for (int q = 0; q < fields; q++) {
+    assert_int_equal(be_malloc((void **)&u[q], g.elems * sizeof(real_t)), BE_OK);
+    assert_int_equal(be_malloc((void **)&wv[q], g.elems * sizeof(real_t)), BE_OK);
+    fd_field rnd = {.kind = FD_FIELD_RANDOM, .scale = 1.0, .seed = 42 + (uint64_t)q};
+    fd_field poison = {.kind = FD_FIELD_CONST, .scale = -999.0};
+    assert_int_equal(be_fill(&g, &rnd, u[q], s), BE_OK);
+    assert_int_equal(be_fill(&g, &poison, wv[q], s), BE_OK);
+  }
+  assert_int_equal(be_malloc((void **)&buf, total * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&buf2, total * sizeof(real_t)), BE_OK);
+  for (size_t i = 0; i < total; i++) buf[i] = buf2[i] = (real_t)-777.0;
+  for (int q = 0; q < fields; q++) assert_int_equal(be_pack_faces(&g, &f[q], u[q], buf, s), BE_OK);
+  /* the packed boxes, x fastest, every field in its place; inactive regions untouched */
+  for (int q = 0; q < fields; q++)
+    for (int r = 0; r < FD_REGIONS; r++) {
+      int lo[3], hi[3];
+      fd_region_box(n, w, r, 0, lo, hi);
+      size_t e = f[q].offset[r];
+      if (!f[q].count[r]) continue;
+      for (int k = lo[2]; k <= hi[2]; k++)
+        for (int j = lo[1]; j <= hi[1]; j++)
+          for (int i = lo[0]; i <= hi[0]; i++, e++) {
+            real_t want = active[r] ? u[q][fd_grid_index(&g, i, j, k)] : (real_t)-777.0;
+            if (buf[e] != want) fail_msg("width %d field %d region %d: packed (%d,%d,%d) wrong", w, q, r, i, j, k);
+          }
+    }
+  /* periodic self-exchange: region r's message is the opposite region's */
+  for (int r = 0; r < FD_REGIONS; r++) {
+    const int o = fd_region_opposite(r);
+    for (size_t e = 0; e < (size_t)fields * f[0].count[r]; e++) buf2[f[0].offset[r] + e] = buf[f[0].offset[o] + e];
+  }
+  for (int q = 0; q < fields; q++) assert_int_equal(be_unpack_faces(&g, &f[q], buf2, wv[q], s), BE_OK);
+  size_t expect = 0;
+  for (int r = 0; r < FD_REGIONS; r++) {
+    if (!active[r] || !f[0].count[r]) continue;
+    const int o = fd_region_opposite(r);
+    if (!active[o]) continue; /* its message is poison: only the written count is checked */
+    int dir[3], lo[3], hi[3];
+    fd_region_dir(r, dir);
+    fd_region_box(n, w, r, 1, lo, hi);
+    for (int q = 0; q < fields; q++)
+      for (int k = lo[2]; k <= hi[2]; k++)
+        for (int j = lo[1]; j <= hi[1]; j++)
+          for (int i = lo[0]; i <= hi[0]; i++) {
+            real_t got = wv[q][fd_grid_index(&g, i, j, k)];
+            real_t want = u[q][fd_grid_index(&g, i - dir[0] * n[0], j - dir[1] * n[1], k - dir[2] * n[2])];
+            if (got != want) fail_msg("width %d field %d region %d: ghost (%d,%d,%d) wrong", w, q, r, i, j, k);
+          }
+  }
+  for (int r = 0; r < FD_REGIONS; r++) expect += active[r] ? f[0].count[r] : 0;
+  for (int q = 0; q < fields; q++) {
+    size_t written = 0;
+    for (int k = 1 - w; k <= n[2] + w; k++)
+      for (int j = 1 - w; j <= n[1] + w; j++)
+        for (int i = 1 - w; i <= n[0] + w; i++) written += wv[q][fd_grid_index(&g, i, j, k)] != (real_t)-999.0;
+    assert_int_equal(written, expect);
+  }
+  for (int q = 0; q < fields; q++) {
+    be_free(u[q]);
+    be_free(wv[q]);
+  }
+  be_free(buf);
+  be_free(buf2);
+}
+
+static void test_regions_round_trip_every_width(void **state)
+{
+  (void)state;
+  int all[FD_REGIONS];
+  for (int r = 0; r < FD_REGIONS; r++) all[r] = 1;
+  /* packed rows (5 + 2w wide) and padded ones (130 + 2w: rows aligned to 128 bytes) */
+  const int sizes[][3] = {{5, 4, 6}, {7, 9, 4}, {130, 5, 4}, {4, 4, 4}};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+    for (int w = 1; w <= 4; w++)
+      for (int fields = 1; fields <= 2; fields++) check_regions_round_trip(sizes[k], w, fields, all);
+}
+
+static void test_regions_inactive_untouched(void **state)
+{
+  (void)state;
+  const int n[3] = {6, 5, 7};
+  int some[FD_REGIONS], none[FD_REGIONS] = {0};
+  for (int r = 0; r < FD_REGIONS; r++) some[r] = (r * 7 + 3) % 3 != 0; /* a mix of every kind */
+  for (int w = 2; w <= 3; w++) {
+    check_regions_round_trip(n, w, 1, some);
+    check_regions_round_trip(n, w, 2, some);
+    check_regions_round_trip(n, w, 2, none);
+  }
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -135,6 +321,10 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_geometry_counts_offsets_layers),
     cmocka_unit_test(test_round_trip_all_faces_odd_sizes),
     cmocka_unit_test(test_inactive_faces_untouched),
+    cmocka_unit_test(test_region_directions_and_opposites),
+    cmocka_unit_test(test_region_boxes_counts_offsets),
+    cmocka_unit_test(test_regions_round_trip_every_width),
+    cmocka_unit_test(test_regions_inactive_untouched),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   be_stream_destroy(s);

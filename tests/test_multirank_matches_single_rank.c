@@ -5,6 +5,11 @@
  * decomposition agree with each other, and that snapshots (--snapshot-every) read back equal
  * the field bitwise: the last one byte for byte the --dump of the same step, every one byte
  * for byte the single-rank run's, with snapshots.xmf listing each.
+ * Deep halos (--halo-width S = 1..4: faces, edges, corners exchanged once every S steps) and
+ * fused passes (--fuse T, T dividing S; any T on one rank) give the same bytes as one rank's
+ * step-by-step run, for every time-stepping operator, overlap on and off (and, built for a
+ * GPU, GPU-aware and staged MPI), uneven splits and runs that end windows and passes early; so do
+ * snapshots of a fused deep-halo run.
  * With --thread-single (MPI_Init, no thread level asked for): a snapshot run is refused on
  * every rank with FD_ERR_USAGE and a message naming MPI_THREAD_FUNNELED (the snapshot writer
  * thread needs it), before anything is written. */
@@ -144,13 +149,92 @@ static void test_multirank_matches_single_rank(void **state)
   assert_true(cases >= 5 * ngrids);
 }
 
-/* Snapshots every step of a wave run on all ranks (--dump at the end) and alone on rank 0:
- * every snapshot file of the distributed run equals the single-rank run's byte for byte, the
- * last equals the dump of the same step, no .tmp is left, and snapshots.xmf names each. */
-static void test_snapshots_read_back_equal_the_field(void **state)
+/* The deep-halo and fused variants of one case: op (FD_OP_COUNT: the two-layer wave) on N
+ * with warm-up and iterations that end windows and passes early, against one rank's
+ * step-by-step run (computed once per operator). */
+static void deep_options(fd_options *o, int op, const long long N[3], const char *dump)
+{
+  wave_layers = op == FD_OP_COUNT ? 2 : 1;
+  base_options(o, op == FD_OP_COUNT ? FD_OP_WAVE : (fd_op)op, N, dump);
+  o->warmup = 3;
+  o->iters = 7;
+}
+
+static void test_deep_halos_and_fused_passes_match_single_rank(void **state)
 {
   (void)state;
+  const long long N[3] = {23, 19, 17};
+  const int ops[] = {FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT};
+  int grids[2][3];
+  const int ngrids = process_grids(grids, 2);
+  int cases = 0, kinds = 0;
+  char ref[300], dist[300];
+  snprintf(dist, sizeof dist, "%s/deep.raw", dir);
+  for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+    const int op = ops[oi];
+    fd_options o;
+    fd_result r;
+    snprintf(ref, sizeof ref, "%s/deepref.raw", dir);
+    if (rank == 0) {
+      deep_options(&o, op, N, ref);
+      int rc = fd_run(&o, MPI_COMM_SELF, &dev, node.id, &r);
+      if (rc != FD_OK) fail_msg("single-rank reference: rc %d (%s)", rc, fd_error_message());
+    }
+    const int fusable = op == FD_OP_HEAT || op == FD_OP_JACOBI;
+    for (int g = 0; g < ngrids; g++)
+      for (int S = 1; S <= 4; S++) {
+        int fits = 1;
+        for (int d = 0; d < 3; d++) fits &= grids[g][d] == 1 || S <= N[d] / grids[g][d];
+        if (!fits) continue;
+        for (int T = 1; T <= (fusable ? FD_FUSE_MAX : 1); T++) {
+          if ((S == 1 && T == 1) || (size > 1 && S % T)) continue;
+          deep_options(&o, op, N, dist);
+          o.have_procs = 1;
+          memcpy(o.procs, grids[g], sizeof o.procs);
+          o.halo_width = S;
+          o.fuse = T;
+          o.overlap = cases % 2 == 0;
+          /* staged MPI where there are device buffers to stage (a GPU build of this test) */
+          o.mpi_gpu = dev.is_accelerator && (cases / 2) % 2 ? FD_MPI_GPU_STAGED : FD_MPI_GPU_AUTO;
+          int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+          if (rc != FD_OK) fail_msg("%d ranks, S %d, T %d: rc %d (%s)", size, S, T, rc, fd_error_message());
+          int same = 0;
+          if (rank == 0) {
+            long la = 0, lb = 0;
+            char *a = slurp(ref, &la), *b = slurp(dist, &lb);
+            same = a && b && la == lb && la == (long)(N[0] * N[1] * N[2]) * (long)sizeof(real_t) && memcmp(a, b, (size_t)la) == 0;
+            free(a);
+            free(b);
+          }
+          MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
+          if (!same)
+            fail_msg("%s%s on %dx%dx%d ranks, --halo-width %d --fuse %d%s%s differs from one rank's step-by-step run",
+                     fd_op_name(o.op), op == FD_OP_COUNT ? " (two layers)" : "", grids[g][0], grids[g][1],
+                     grids[g][2], S, T, o.overlap ? "" : " --no-overlap",
+                     o.mpi_gpu == FD_MPI_GPU_STAGED ? " --mpi-gpu staged" : "");
+          /* the report's figures: one exchange every S steps, redundant points beyond 1..n */
+          if (size > 1 && S > 1) {
+            assert_int_equal(r.halo_width, S);
+            assert_true(r.halo_msgs_step_max > 0 && r.halo_msgs_step_max < r.halo_msgs_exchange_max);
+            assert_true(r.redundant.max > 0 && r.redundant_share > 0);
+          }
+          if (T > 1) assert_int_equal(r.fuse.steps, T);
+          cases++;
+        }
+      }
+    kinds++;
+  }
+  wave_layers = 1;
+  if (rank == 0) print_message("%d ranks: %d deep-halo and fused cases (%d operators) bitwise equal to one rank's step-by-step run\n", size, cases, kinds);
+  assert_true(cases >= (size == 1 ? 30 : 6));
+}
+
+/* Snapshots every `every` steps of op over `steps` steps, the distributed run with
+ * --halo-width S --fuse T (the single-rank one step by step): see below. */
+static int snapshots_match(fd_op op, int every, int steps, int S, int T)
+{
   const long long N[3] = {21, 19, 17};
+  const int count = steps / every;
   char sdir[2][280], dump[2][290];
   fd_options o;
   fd_result r;
@@ -159,19 +243,24 @@ static void test_snapshots_read_back_equal_the_field(void **state)
     snprintf(dump[run], sizeof dump[run], "%s/snapdump%d.raw", dir, run);
     if (rank == 0) mkdir(sdir[run], 0777);
     if (run == 0 && rank != 0) continue;
-    base_options(&o, FD_OP_WAVE, N, dump[run]);
-    o.snapshot_every = 1;
+    base_options(&o, op, N, dump[run]);
+    o.iters = steps - o.warmup;
+    o.snapshot_every = every;
+    if (run == 1) {
+      o.halo_width = S;
+      o.fuse = T;
+    }
     snprintf(o.snapshot_dir, sizeof o.snapshot_dir, "%s", sdir[run]);
     int rc = fd_run(&o, run == 0 ? MPI_COMM_SELF : MPI_COMM_WORLD, &dev, node.id, &r);
     if (rc != FD_OK) fail_msg("%s snapshot run: rc %d (%s)", run ? "distributed" : "single-rank", rc, fd_error_message());
-    if (r.snapshots != 5) fail_msg("%lld snapshots written, expected 5", r.snapshots);
+    if (r.snapshots != count) fail_msg("%lld snapshots written, expected %d", r.snapshots, count);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   int ok = 1;
   if (rank == 0) {
     const long expect = (long)(N[0] * N[1] * N[2]) * (long)sizeof(real_t);
     char path[2][640];
-    for (int st = 1; st <= 5; st++) {
+    for (int st = every; st <= steps; st += every) {
       long len[2] = {0, 0};
       char *data[2];
       for (int run = 0; run < 2; run++) {
@@ -181,7 +270,7 @@ static void test_snapshots_read_back_equal_the_field(void **state)
       int same = data[0] && data[1] && len[0] == expect && len[1] == expect && memcmp(data[0], data[1], (size_t)expect) == 0;
       if (!same) print_message("snapshot of step %d differs from the single-rank run's (sizes %ld, %ld)\n", st, len[0], len[1]);
       ok &= same;
-      if (st == 5) {
+      if (st + every > steps) {
         long ld = 0;
         char *d = slurp(dump[1], &ld);
         int eq = d && data[1] && ld == expect && memcmp(d, data[1], (size_t)expect) == 0;
@@ -206,14 +295,14 @@ static void test_snapshots_read_back_equal_the_field(void **state)
     if (x && lx >= 0) x[lx] = '\0'; /* slurp leaves room for the terminator */
     int listed = 0;
     for (char *p = x; p && (p = strstr(p, ">snap_")); p++) listed++;
-    if (!x || listed != 5 || !strstr(x, "Dimensions=\"17 19 21\"")) {
-      print_message("snapshots.xmf lists %d snapshots (expected 5) or has the wrong dimensions\n", listed);
+    if (!x || listed != count || !strstr(x, "Dimensions=\"17 19 21\"")) {
+      print_message("snapshots.xmf lists %d snapshots (expected %d) or has the wrong dimensions\n", listed, count);
       ok = 0;
     }
     free(x);
     /* clean up */
     for (int run = 0; run < 2; run++) {
-      for (int st = 1; st <= 5; st++) {
+      for (int st = every; st <= steps; st += every) {
         snprintf(path[0], sizeof path[0], "%s/snap_%06d.raw", sdir[run], st);
         unlink(path[0]);
       }
@@ -224,7 +313,18 @@ static void test_snapshots_read_back_equal_the_field(void **state)
     }
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  assert_true(ok);
+  return ok;
+}
+
+/* Snapshots of a wave run, one every step, and of a heat run with --halo-width 2 --fuse 2,
+ * one every 2 steps, on all ranks (--dump at the end) and alone on rank 0 step by step: every
+ * snapshot file of the distributed run equals the single-rank run's byte for byte, the last
+ * equals the dump of the same step, no .tmp is left, and snapshots.xmf names each. */
+static void test_snapshots_read_back_equal_the_field(void **state)
+{
+  (void)state;
+  assert_true(snapshots_match(FD_OP_WAVE, 1, 5, 1, 1));
+  assert_true(snapshots_match(FD_OP_HEAT, 2, 8, 2, 2));
 }
 
 /* --thread-single: MPI below MPI_THREAD_FUNNELED refuses snapshots, agreed, nothing written. */
@@ -318,6 +418,7 @@ int main(int argc, char **argv)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_neighbours_are_mutual),
     cmocka_unit_test(test_multirank_matches_single_rank),
+    cmocka_unit_test(test_deep_halos_and_fused_passes_match_single_rank),
     cmocka_unit_test(test_snapshots_read_back_equal_the_field),
   };
   const struct CMUnitTest single[] = {
@@ -329,6 +430,10 @@ int main(int argc, char **argv)
     snprintf(p, sizeof p, "%s/ref.raw", dir);
     unlink(p);
     snprintf(p, sizeof p, "%s/dist.raw", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/deep.raw", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/deepref.raw", dir);
     unlink(p);
     rmdir(dir);
   }

@@ -42,6 +42,8 @@ static void test_defaults(void **state)
   assert_true(o.overlap);
   assert_int_equal(o.mpi_gpu, FD_MPI_GPU_AUTO);
   assert_int_equal(o.halo_path, FD_HALO_PATH_AUTO);
+  assert_int_equal(o.halo_width, 1);
+  assert_int_equal(o.fuse, 1);
   assert_false(o.have_global || o.have_local || o.have_procs);
 }
 
@@ -113,6 +115,15 @@ static void test_every_option_accepted(void **state)
   assert_true(o.have_source && o.source[0] == 3 && o.source[2] == 5);
   assert_int_equal(o.snapshot_every, 10);
   assert_string_equal(o.snapshot_dir, "snaps");
+  const char *args4[] = {"--op", "jacobi", "--halo-width", "4", "--fuse", "2", "--snapshot-every", "6",
+                         "--snapshot-dir", "d", NULL};
+  assert_int_equal(parse(&o, args4), FD_OK);
+  assert_int_equal(o.halo_width, 4);
+  assert_int_equal(o.fuse, 2);
+  const char *args5[] = {"--op", "heat", "--fuse", "auto", "--halo-width", "64", NULL};
+  assert_int_equal(parse(&o, args5), FD_OK);
+  assert_int_equal(o.fuse, 0); /* auto */
+  assert_int_equal(o.halo_width, 64);
   const char *help[] = {"--help", NULL};
   assert_int_equal(parse(&o, help), FD_OK);
   assert_true(o.help);
@@ -120,7 +131,7 @@ static void test_every_option_accepted(void **state)
 
 /* Each bad input: the exact fragment of the message a user needs to fix it. */
 typedef struct {
-  const char *args[5];
+  const char *args[9];
   const char *message;
 } bad_case;
 
@@ -183,6 +194,17 @@ static const bad_case bad_cases[] = {
   {{"--progress", "-3"}, "--progress: -3 is out of range"},
   {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity or source"},
   {{"--op", "jacobi", "--test-inject-fault=velocity"}, "--test-inject-fault=velocity and =source apply to --op wave only"},
+  {{"--halo-width", "0"}, "--halo-width: 0 is out of range, expected 1..64"},
+  {{"--halo-width", "2x"}, "--halo-width: '2x' is not an integer"},
+  {{"--fuse", "0"}, "--fuse: '0' is not valid, expected 1..4 time steps per pass or auto"},
+  {{"--fuse", "fast"}, "--fuse: 'fast' is not valid"},
+  {{"--op", "heat", "--fuse"}, "option '--fuse' needs a value"},
+  {{"--halo-width", "3"}, "--halo-width 3: laplacian is one application, not a time stepper"},
+  {{"--op", "wave", "--fuse", "2"}, "--fuse 2: several steps per pass apply to heat and jacobi, not wave"},
+  {{"--fuse", "auto"}, "--fuse auto: several steps per pass apply to heat and jacobi, not laplacian"},
+  {{"--op", "heat", "--fuse", "auto", "--tune", "off"}, "--fuse auto needs the start-up autotune"},
+  {{"--op", "jacobi", "--fuse", "2", "--snapshot-every", "3", "--snapshot-dir", "d"},
+   "--snapshot-every 3 is not a multiple of --fuse 2"},
 };
 
 static void test_bad_input_gives_one_clear_message(void **state)

@@ -18,7 +18,7 @@ nvcc=${CUDACXX:-/usr/local/cuda/bin/nvcc}
 common=(-DFDMINI_BACKEND=cuda -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$nvcc" -DFDMINI_WERROR=ON -DFDMINI_TESTS=OFF)
 cmake -S . -B build-cuda-aware"$tag" "${common[@]}" -DMPI_C_COMPILER=/opt/fdmini-ompi/bin/mpicc \
   -DMPIEXEC_EXECUTABLE=/opt/fdmini-ompi/bin/mpiexec > /dev/null
-cmake --build build-cuda-aware"$tag" -j "$(nproc)" --target fdmini kernel_sweep test_gpu_kernels
+cmake --build build-cuda-aware"$tag" -j "$(nproc)" --target fdmini kernel_sweep test_gpu_kernels test_gpu_regions
 cmake -S . -B build-cuda-sys"$tag" "${common[@]}" -DMPI_C_COMPILER=/usr/bin/mpicc > /dev/null
 cmake --build build-cuda-sys"$tag" -j "$(nproc)" --target fdmini
 cmake -S . -B build-host"$tag" -DFDMINI_WERROR=ON -DFDMINI_TESTS=OFF > /dev/null
@@ -27,6 +27,7 @@ cp build-cuda-aware"$tag"/fdmini "$bin"/fdmini-aware
 cp build-cuda-sys"$tag"/fdmini "$bin"/fdmini-sys
 cp build-host"$tag"/fdmini "$bin"/fdmini-host
 cp build-cuda-aware"$tag"/tests-gpu/test_gpu_kernels "$bin"/test_gpu_kernels
+cp build-cuda-aware"$tag"/tests-gpu/test_gpu_regions "$bin"/test_gpu_regions
 "$nvcc" -O2 -std=c++17 -arch=sm_90 -x cu -Ikernels/gpu bench/multigpu/peer_bandwidth.hip \
   -o "$bin"/peer_bandwidth
 ls -la "$bin"

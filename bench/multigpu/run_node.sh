@@ -6,7 +6,10 @@
 # events); every operator; bitwise equal to the single-GPU run; GPU
 # equal to the host backend to rounding; --mpi-gpu aware refused by a non-CUDA-aware MPI;
 # --halo-path ipc refused where a neighbour's GPU is out of reach; compute-sanitizer with 2
-# ranks), then the scaling benchmarks (bench) and the halo-path benchmarks (halo).
+# ranks; deep halos --halo-width 2 and 3 with and without --fuse through every path, bitwise
+# equal to 1 GPU), then the scaling benchmarks (bench), the halo-path benchmarks (halo) and
+# the deep-halo strong-scaling study (deep: 256^3 over 1, 2, 4 ranks, --halo-width 1, 2, 4,
+# --fuse 1, 2, 4).
 #
 # Binaries come prebuilt (bench/multigpu/prepare.sh, on a Debian 12 machine with CUDA 13):
 #   .device/bin/fdmini-aware   cuda backend, CUDA-aware Open MPI of shared/gpu-mpi
@@ -14,7 +17,8 @@
 #   .device/bin/fdmini-host    host backend (reference)
 #   .device/bin/peer_bandwidth cudaMemcpyPeer bandwidth between two GPUs
 #   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
-# Usage: bench/multigpu/run_node.sh tests|bench|halo|defaults|all...   (writes under $OUT)
+#   .device/bin/test_gpu_regions the halo regions' pack/unpack tests (tests/gpu)
+# Usage: bench/multigpu/run_node.sh tests|bench|halo|defaults|deep|all...   (writes under $OUT)
 set -uo pipefail
 [ $# -eq 0 ] && set -- all
 OUT=${OUT:-/tmp/fdmini-out}
@@ -50,22 +54,53 @@ mode_args() {
   esac
 }
 
-# case_run NP PROCS MODE OP: one multi-rank run, bitwise against the 1-GPU reference.
-# MODE aware, staged or ipc (faces pulled, ordered by interprocess events)
+# case_run NP PROCS MODE OP [FDMINI_ARGS...]: one multi-rank run, bitwise against the 1-GPU
+# reference (one step per pass, one ghost layer). MODE aware, staged or ipc (faces pulled,
+# ordered by interprocess events); extra arguments such as --halo-width 3 --fuse 3
 case_run() {
   local np=$1 procs=$2 mode=$3 op=$4 want=mpi
+  shift 4
   [ "$mode" = ipc ] && want=ipc
   rm -f "$work/d.raw"
   # shellcheck disable=SC2046
-  fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") --dump "$work/d.raw"
+  fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") "$@" --dump "$work/d.raw"
   local rc=$?
   if [ "$want" = ipc ] && ! grep -q "IPC faces  *pulled: .*ordering on the device by interprocess events" "$work/last.log"; then rc=99; fi
+  if [ $# -gt 0 ] && ! grep -q "deep halo   width\|fuse        " "$work/last.log"; then rc=98; fi
   if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "halo        path $want " "$work/last.log" &&
     cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
-    ok "$np ranks ($procs) $mode $op: PASS, path $want, bitwise equal to 1 GPU$(grep -q 'share devices' "$work/last.log" && echo ', ranks share GPUs (notice printed)')"
+    ok "$np ranks ($procs) $mode $op${*:+ $*}: PASS, path $want, bitwise equal to 1 GPU$(grep -q 'share devices' "$work/last.log" && echo ', ranks share GPUs (notice printed)')"
   else
-    bad "$np ranks ($procs) $mode $op"
+    bad "$np ranks ($procs) $mode $op${*:+ $*}"
     tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+}
+
+# deep_cases OP: deep halos of width 2 (faces and edges) and 3 (and corners) through every
+# path, the wave exchanging both time levels, and fused passes for heat and jacobi (T = S,
+# and T = 2 inside S = 4), bitwise equal to the 1-GPU step-by-step reference
+deep_cases() {
+  local op=$1 mode
+  for mode in ipc aware staged; do
+    case_run 4 2,2,1 "$mode" "$op" --halo-width 2
+    case_run 8 2,2,2 "$mode" "$op" --halo-width 3
+  done
+  case_run 4 1,2,2 aware "$op" --halo-width 3 --no-overlap
+  if [ "$op" = heat ] || [ "$op" = jacobi ]; then
+    case_run 4 2,2,1 ipc "$op" --halo-width 2 --fuse 2
+    case_run 8 2,2,2 aware "$op" --halo-width 3 --fuse 3
+    case_run 4 1,2,2 staged "$op" --halo-width 4 --fuse 2 --no-overlap
+    local t
+    for t in 2 3 4; do
+      # one GPU, T steps per pass (the fused kernel end to end, passes cut short at the end)
+      if fd 1 --op "$op" --global 130,97,65 --iters 12 --warmup 1 --fuse "$t" --dump "$work/d.raw" &&
+        grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
+        ok "1 GPU $op --fuse $t: PASS, bitwise equal to one step per pass ($(grep -o 'fused:steps=[^ ]*' "$work/last.log" | head -1))"
+      else
+        bad "1 GPU $op --fuse $t"
+        tail -20 "$work/last.log" >> "$OUT/tests.log"
+      fi
+    done
   fi
 }
 
@@ -74,6 +109,9 @@ run_tests() {
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
   # the single-GPU kernel tests (tests/gpu) and a memcheck run
   if "$bin/test_gpu_kernels" >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_kernels: $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_kernels: $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
+  if "$bin/test_gpu_regions" >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_regions: $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_regions: $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
+  if compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$bin/test_gpu_regions" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then
+    ok "test_gpu_regions --quick under compute-sanitizer memcheck: 0 errors"; else bad "test_gpu_regions memcheck"; fi
   if compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then
     ok "test_gpu_kernels --quick under compute-sanitizer memcheck: 0 errors"; else bad "test_gpu_kernels memcheck"; fi
   local size=130,97,65 op cfg np procs mode
@@ -96,6 +134,7 @@ PY
         read -r np procs mode <<< "$cfg"
         case_run "$np" "$procs" "$mode" "$op"
       done
+      [ "$op" = laplacian ] || deep_cases "$op"
       continue
     fi
     # IPC: 2 ranks on 2 GPUs, 4 ranks on 2 (or 4) GPUs (x, y and z faces; on 2 GPUs ranks
@@ -113,7 +152,17 @@ PY
       read -r np procs mode <<< "$cfg"
       case_run "$np" "$procs" "$mode" "$op"
     done
+    [ "$op" = laplacian ] || deep_cases "$op"
   done
+  # compute-sanitizer memcheck on 4 ranks of one node through the IPC path with deep halos
+  # (faces and edges of width 2, pulled) and fused passes
+  timeout 300 "$AWARE_RUN" -n 4 --bind-to none compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$bin/fdmini-aware" --progress 0 --op heat --global 40,33,21 --procs 2,2,1 --iters 4 --warmup 0 --mpi-gpu staged \
+    --halo-path ipc --halo-width 2 --fuse 2 > "$work/last.log" 2>&1
+  rc=$?
+  cat "$work/last.log" >> "$OUT/sanitizer-ipc.log"
+  if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 4 ] && grep -q "deep halo   width 2" "$work/last.log"; then
+    ok "compute-sanitizer memcheck, 4 ranks, ipc, --halo-width 2 --fuse 2: 0 errors"; else bad "compute-sanitizer deep halo (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
   if [ "$ngpu" -ge 2 ]; then
     # the distribution's MPI is not CUDA-aware: aware is refused on every rank, auto stages;
     # the IPC path needs no GPU-aware MPI
@@ -233,14 +282,37 @@ run_defaults() {
   tar -C "$OUT" -czf "$OUT/records-4gpu.tar.gz" records-4gpu && rm -rf "$rec"
 }
 
+# The deep-halo strong-scaling study (issue 18): 256^3 heat and jacobi over 1, 2 and 4 ranks
+# (sharing the node's GPUs: one rank per GPU where there are 4, ranks sharing one where there
+# is one), --halo-width 1, 2, 4 with --fuse 1, 2, 4 where T divides S, overlap on, 2 repeats,
+# --baseline (efficiency against each rank's block alone, exchange hidden); every run's JSON
+# record, the study folders and collect.py's tables go to $OUT (deep-strong256-*.csv: the
+# efficiency against the same variant on 1 rank and against the fastest 1-rank variant,
+# messages and bytes per step, redundant points).
+run_deep() {
+  local res=$work/studies-deep op
+  mkdir -p "$res"
+  echo "== deep halos and fused passes, strong scaling 256^3 on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/deep.log"
+  for op in heat jacobi; do
+    PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run --machine local --study strong \
+      --size 256,256,256 --scales 1,2,4 --repeats 2 --baseline --iters 200 --warmup 12 --op "$op" \
+      --halo-width 1,2,4 --fuse 1,2,4 --binary "$bin/fdmini-aware" --timeout 120 \
+      --launcher-args='--bind-to none' --out "$res/strong256-$op" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/deep.log"
+  done
+  python3 bench/scaling/collect.py "$res/strong256-heat" "$res/strong256-jacobi" \
+    -o "$OUT/deep-strong256-results.csv" -s "$OUT/deep-strong256-summary.csv" 2>&1 | tee -a "$OUT/deep.log"
+  tar -C "$res" -czf "$OUT/studies-deep.tar.gz" .
+}
+
 for what in "$@"; do
   case $what in
   tests) run_tests ;;
   bench) run_bench ;;
   halo) run_halo ;;
   defaults) run_defaults ;;
+  deep) run_deep ;;
   all) run_tests; run_bench ;;
-  *) echo "usage: $0 tests|bench|halo|defaults|all..."; exit 2 ;;
+  *) echo "usage: $0 tests|bench|halo|defaults|deep|all..."; exit 2 ;;
   esac
 done
 rm -rf "$work"

@@ -11,7 +11,10 @@
     weak   E(N) = T1 / TN          (every rank has the baseline's block)
     strong E(N) = T1 / (N * TN)    (the baseline's grid split over N ranks)
 
-with T the median step time. E(1) is 1 exactly.
+with T the median step time. E(1) is 1 exactly. `efficiency_vs_best_1rank` takes for T1 the
+fastest 1-rank row of any variant instead (deep halos and fused passes against the best single
+GCD, e.g. --halo-width 2 --fuse 2 on N ranks against one GPU's --fuse 2), and `speedup` is
+T1 / TN of the own variant.
 
 A folder written by study.py holds a `study.json` manifest that names the study type and the
 variant of every record. Records without one (loose files, other folders) need `--study`; their
@@ -53,6 +56,8 @@ RUN_COLUMNS = [
     "boundary_ms_avg", "boundary_ms_max",
     "bw_per_rank_GBs_avg", "bw_per_rank_GBs_min", "bw_total_GBs", "points_per_s",
     "halo_bytes_per_step_max", "halo_GBs_avg",
+    "halo_width", "fuse_steps", "fuse_config", "halo_messages_per_step_max",
+    "redundant_points_per_step_avg", "redundant_share",
     "alone_step_ms_avg", "efficiency_vs_alone_avg", "hidden_share_avg",
     "verification",
     # provenance: what the run ran on (empty for records that predate it)
@@ -67,6 +72,8 @@ SUMMARY_COLUMNS = [
     "pack_ms", "exchange_ms", "unpack_ms", "interior_ms", "boundary_ms",
     "bw_per_gcd_GBs", "bw_per_gcd_min_GBs", "bw_total_GBs", "halo_GBs",
     "efficiency_vs_alone", "hidden_share",
+    "halo_width", "fuse_steps", "halo_messages_per_step", "halo_bytes_per_step",
+    "redundant_share", "efficiency_vs_best_1rank",
     "device", "backend", "precision", "kernel", "mpi_gpu", "overlap",
     "global", "local", "date", "git_commits", "mpi_libraries", "gpu_drivers",
 ]
@@ -174,9 +181,17 @@ def find_inputs(paths: Sequence[str]) -> List[Tuple[str, Optional[dict], Optiona
 
 
 def record_variant(rec: dict) -> str:
-    """Variant name of a record with no manifest: 'overlap', 'no-overlap-staged', ..."""
+    """Variant name of a record with no manifest: 'overlap', 'no-overlap-staged', ..., with
+    '-widthS' and '-fuseT' where the record ran deep halos or fused passes."""
     name = "overlap" if rec["overlap"] else "no-overlap"
-    return name if rec["mpi_gpu"] == "host" else f"{name}-{rec['mpi_gpu']}"
+    if rec["mpi_gpu"] != "host":
+        name += f"-{rec['mpi_gpu']}"
+    width, steps = rec.get("halo_width", 1), sub(rec, "fuse", "steps") or 1
+    if isinstance(width, int) and width > 1:
+        name += f"-width{width}"
+    if isinstance(steps, int) and steps > 1:
+        name += f"-fuse{steps}"
+    return name
 
 
 def study_size(study: str, rec: dict) -> str:
@@ -257,6 +272,13 @@ def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict
         "points_per_s": number(rec.get("points_per_s")),
         "halo_bytes_per_step_max": rec.get("halo_bytes_per_step_max"),
         "halo_GBs_avg": number(sub(rec, "halo_GBs", "avg")),
+        # deep halos and fused passes (records before them: width 1, one step per pass)
+        "halo_width": rec.get("halo_width", 1),
+        "fuse_steps": sub(rec, "fuse", "steps") or 1,
+        "fuse_config": text(sub(rec, "fuse", "config")),
+        "halo_messages_per_step_max": number(rec.get("halo_messages_per_step_max")),
+        "redundant_points_per_step_avg": number(sub(rec, "redundant_points_per_step", "avg")),
+        "redundant_share": number(rec.get("redundant_share")),
         # Only runs with fdmini --baseline have these (each block alone, no exchange).
         "alone_step_ms_avg": number(sub(rec, "alone_step_ms", "avg")) if alone else None,
         "efficiency_vs_alone_avg": number(sub(rec, "efficiency", "avg")) if alone else None,
@@ -366,6 +388,11 @@ def summarize(rows: Sequence[dict]) -> List[dict]:
             "halo_GBs": median([r["halo_GBs_avg"] for r in runs]),
             "efficiency_vs_alone": median([r["efficiency_vs_alone_avg"] for r in runs]),
             "hidden_share": median([r["hidden_share_avg"] for r in runs]),
+            "halo_width": first["halo_width"],
+            "fuse_steps": "/".join(str(t) for t in sorted({r["fuse_steps"] for r in runs})),
+            "halo_messages_per_step": median([r["halo_messages_per_step_max"] for r in runs]),
+            "halo_bytes_per_step": median([number(r["halo_bytes_per_step_max"]) for r in runs]),
+            "redundant_share": median([r["redundant_share"] for r in runs]),
             "device": first["device"], "backend": first["backend"],
             "precision": first["precision"], "kernel": first["kernel"],
             "mpi_gpu": "/".join(sorted({r["mpi_gpu"] for r in runs})),
@@ -396,6 +423,17 @@ def add_efficiency(summary: List[dict]) -> None:
     for m in sorted(missing):
         print(f"collect: warning: no 1-rank baseline with a step time for {m}: efficiency left "
               f"empty", file=sys.stderr)
+    # against the fastest 1-rank row of the same study, size and operator, any variant
+    best: Dict[tuple, float] = {}
+    for s in summary:
+        key = tuple(s[k] for k in GROUP_KEYS if k != "variant")
+        if s["ranks"] == 1 and s["step_ms"] and (key not in best or s["step_ms"] < best[key]):
+            best[key] = s["step_ms"]
+    for s in summary:
+        t1, tn, n = best.get(tuple(s[k] for k in GROUP_KEYS if k != "variant")), s["step_ms"], s["ranks"]
+        s["efficiency_vs_best_1rank"] = None
+        if t1 and tn:
+            s["efficiency_vs_best_1rank"] = t1 / tn if s["study"] == "weak" else t1 / (n * tn)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 """study.py - run (local) or submit (LUMI-G, Frontier) a weak or strong scaling study of fdmini.
 
 One command runs the single-GCD baseline (1 rank) and every requested scale, each repeated,
-for every variant (overlap / no-overlap, GPU-aware / staged MPI, MPI / node-local IPC halo path). Every run writes fdmini's
+for every variant (overlap / no-overlap, GPU-aware / staged MPI, MPI / node-local IPC halo path,
+deep halos of width S and T steps per pass). Every run writes fdmini's
 JSON record (schema fdmini-run/1) into the output folder under a descriptive name, and the
 folder's `study.json` manifest says what was asked for and which command made each record.
 `collect.py` turns the folder into a CSV and `plot.py` into plots.
@@ -71,6 +72,8 @@ class Variant:
     overlap: bool
     mpi_gpu: Optional[str]  # None: fdmini's default (auto)
     halo_path: Optional[str] = None  # None: fdmini's default (auto)
+    halo_width: Optional[int] = None  # None: fdmini's default (1)
+    fuse: Optional[str] = None  # "1".."4" or "auto"; None: fdmini's default (1)
 
     def fdmini_args(self) -> List[str]:
         """The fdmini options that select this variant."""
@@ -79,6 +82,10 @@ class Variant:
             args += ["--halo-path", self.halo_path]
         if self.mpi_gpu:
             args += ["--mpi-gpu", self.mpi_gpu]
+        if self.halo_width is not None:
+            args += ["--halo-width", str(self.halo_width)]
+        if self.fuse is not None:
+            args += ["--fuse", self.fuse]
         return args
 
 
@@ -195,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(ranks) each")
     run.add_argument("--repeats", type=positive_int, default=3,
                      help="runs of each scale (default 3)")
-    run.add_argument("--op", default="laplacian", choices=["laplacian", "heat", "jacobi"],
+    run.add_argument("--op", default="laplacian", choices=["laplacian", "heat", "jacobi", "wave"],
                      help="operator (default laplacian)")
     run.add_argument("--variants", type=parse_choices(["overlap", "no-overlap"]),
                      default=["overlap"], metavar="LIST",
@@ -208,6 +215,14 @@ def build_parser() -> argparse.ArgumentParser:
                      "fdmini's own, auto, not named in variant names); ipc makes one variant "
                      "without --mpi-gpu (an ipc exchange sends no face through MPI) and is left "
                      "out on lumi-g and frontier, where each rank sees only its own GCD")
+    run.add_argument("--halo-width", type=parse_counts, default=None, metavar="LIST",
+                     help="fdmini --halo-width S values, e.g. 1,2,4: each is a variant, named "
+                     "widthS (default: fdmini's, 1, not named); heat, jacobi and wave")
+    run.add_argument("--fuse", type=parse_choices(["1", "2", "3", "4", "auto"]), default=None,
+                     metavar="LIST", help="fdmini --fuse T values, e.g. 1,2,4 or auto: each is a "
+                     "variant with every --halo-width, named fuseT (default: fdmini's, 1, not "
+                     "named); heat and jacobi. A T that does not divide S is left out (several "
+                     "ranks need it)")
     run.add_argument("--iters", type=positive_int, help="fdmini --iters (default: fdmini's, 100)")
     run.add_argument("--warmup", type=non_negative_int, help="fdmini --warmup (default: fdmini's)")
     run.add_argument("--kernel", choices=["baseline", "reordered"], help="fdmini --kernel")
@@ -257,17 +272,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def make_variants(overlaps: Sequence[str], mpi_gpus: Optional[Sequence[str]],
-                  halo_paths: Optional[Sequence[str]] = None) -> List[Variant]:
-    """Every (overlap, halo path, mpi-gpu) combination, named e.g. 'overlap',
-    'no-overlap-staged' or 'overlap-mpi-aware'. --mpi-gpu only shapes MPI faces, so the ipc
-    path (which moves none through MPI) is one variant per overlap setting, without it."""
+                  halo_paths: Optional[Sequence[str]] = None,
+                  halo_widths: Optional[Sequence[int]] = None,
+                  fuses: Optional[Sequence[str]] = None) -> List[Variant]:
+    """Every (overlap, halo path, mpi-gpu, halo width, fuse) combination, named e.g. 'overlap',
+    'no-overlap-staged', 'overlap-mpi-aware' or 'overlap-width4-fuse2'. --mpi-gpu only shapes
+    MPI faces, so the ipc path (which moves none through MPI) is one variant per overlap
+    setting, without it. A fuse T > 1 that does not divide the width is left out: fdmini
+    refuses it on several ranks."""
     out = []
-    for ov, hp, mg in itertools.product(overlaps, halo_paths or [None], mpi_gpus or [None]):
+    for ov, hp, mg, hw, fu in itertools.product(overlaps, halo_paths or [None], mpi_gpus or [None],
+                                                halo_widths or [None], fuses or [None]):
         if hp == "ipc":
             mg = None
-        name = "-".join(x for x in (ov, hp, mg) if x is not None)
+        if fu not in (None, "auto", "1") and (hw or 1) % int(fu):
+            continue
+        parts = (ov, hp, mg, None if hw is None else f"width{hw}", None if fu is None else f"fuse{fu}")
+        name = "-".join(x for x in parts if x is not None)
         if all(v.name != name for v in out):
-            out.append(Variant(name=name, overlap=(ov == "overlap"), mpi_gpu=mg, halo_path=hp))
+            out.append(Variant(name=name, overlap=(ov == "overlap"), mpi_gpu=mg, halo_path=hp,
+                               halo_width=hw, fuse=fu))
     return out
 
 
@@ -332,7 +356,7 @@ def common_fdmini_args(args: argparse.Namespace) -> List[str]:
     except ValueError as err:
         raise StudyError(f"--fdmini-args: {err}") from None
     for opt in ("--json", "--local", "--global", "--procs", "--no-overlap", "--mpi-gpu",
-                "--halo-path"):
+                "--halo-path", "--halo-width", "--fuse"):
         if any(a == opt or a.startswith(opt + "=") for a in shlex.split(args.fdmini_args)):
             raise StudyError(f"--fdmini-args must not contain {opt}: study.py sets it")
     return out
@@ -591,7 +615,8 @@ def new_manifest(args: argparse.Namespace, argv: Sequence[str], binary: str,
         "repeats": args.repeats,
         "op": args.op,
         "variants": [{"name": v.name, "overlap": v.overlap, "mpi_gpu": v.mpi_gpu or "auto",
-                      "halo_path": v.halo_path or "auto"}
+                      "halo_path": v.halo_path or "auto", "halo_width": v.halo_width or 1,
+                      "fuse": v.fuse or "1"}
                      for v in variants],
         "binary": binary,
         "launcher": args.launcher if args.machine == "local" else "srun (sbatch)",
@@ -667,7 +692,19 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         print(f"study: warning: fdmini binary '{binary}' does not exist here; the jobs need it",
               file=sys.stderr)
     left_out = drop_ipc_where_each_rank_sees_one_gcd(args)
-    variants = make_variants(args.variants, args.mpi_gpu, args.halo_path)
+    if (args.halo_width or args.fuse) and args.op == "laplacian":
+        raise StudyError("--halo-width and --fuse apply to operators that step in time: give "
+                         "--op heat, jacobi or wave")
+    if args.fuse and args.fuse != ["1"] and args.op == "wave":
+        raise StudyError("--fuse applies to heat and jacobi (the wave steps one at a time)")
+    variants = make_variants(args.variants, args.mpi_gpu, args.halo_path, args.halo_width,
+                             args.fuse)
+    for hw in args.halo_width or []:
+        for fu in args.fuse or []:
+            if fu not in ("auto", "1") and hw % int(fu):
+                why = f"--fuse {fu} does not divide --halo-width {hw}: fdmini refuses it on several ranks"
+                print(f"study: note: width {hw} with fuse {fu} left out: {why}")
+                left_out.append({"halo_width": hw, "fuse": fu, "why": why})
     runs = plan_runs(args, variants)
     print(f"study: {args.study} scaling on {args.machine}, size {size_text(args.size)} "
           f"{'per GCD' if args.study == 'weak' else 'global'}, op {args.op}, "

@@ -374,10 +374,10 @@ extern "C" int be_event_elapsed_ms(float *ms, be_event start, be_event end)
 extern "C" void be_range_push(const char *name) { gpu_range_push(name); }
 extern "C" void be_range_pop(void) { gpu_range_pop(); }
 
-/* ---- halo faces ------------------------------------------------------------------------ */
+/* ---- halo regions ---------------------------------------------------------------------- */
 
-/* Face f = 2d + side of a field with interior n0 x n1 x n2 (layout: faces.h) stored as grid
- * g (backend.h). Its element (p, q), 0 <= p < na, 0 <= q < nb, sits at p + na*q from the
+/* Width 1 (the six faces): face f = 2d + side of a field with interior n0 x n1 x n2 (layout:
+ * faces.h) stored as grid g (backend.h). Its element (p, q), 0 <= p < na, 0 <= q < nb, sits at p + na*q from the
  * face's buffer and in the field at base + p*sp + q*sq, base = the element of the face's point
  * (p, q) = (0, 0): the in-plane dimensions a < b and the strides follow from d alone, so the
  * geometry is a handful of scalars chosen by branches (no arrays indexed at run time, hence no
@@ -447,17 +447,76 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-/* One k_faces launch for all active faces of f: pack (u -> bufs) or unpack (bufs -> u). */
-static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, const face_bufs &bufs,
-                        int pack, be_stream s)
+/* Deep halos (width S >= 2: faces S deep, edges, corners; faces.h). One launch for every
+ * active region: blockIdx.z picks the z-th region of `mask`, whose boxes and buffer offset come
+ * from faces.h's functions (scalars and loops over constants: no kernel-parameter array indexed
+ * at run time). Threads run along the box's x-y plane flattened, p = (i - lo0) + e0*(j - lo1),
+ * contiguous in the buffer and along x in the field; blocks run along its planes. Every box
+ * has fewer than 2^31 points (checked at launch), so the index maths is 32-bit. */
+template <int PACK>
+__global__ void __launch_bounds__(256)
+    k_regions(const field_dims fd, int width, int fields, int field, unsigned mask,
+              real_t *__restrict__ u, real_t *__restrict__ buf)
 {
+  int r = 0;
+  for (int seen = -1; r < FD_REGIONS; r++)
+    if (((mask >> r) & 1u) && ++seen == (int)blockIdx.z) break;
+  const int n[3] = {fd.n0, fd.n1, fd.n2};
+  int lo[3], hi[3];
+  fd_region_box(n, width, r, !PACK, lo, hi);
+  const int e0 = hi[0] - lo[0] + 1, e1 = hi[1] - lo[1] + 1, e2 = hi[2] - lo[2] + 1;
+  const int plane = e0 * e1;
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= plane) return;
+  real_t *__restrict__ rb = buf + fd_region_offset(n, width, fields, field, r);
+  const int i = p % e0, j = p / e0;
+  const long long base = fd.origin + (lo[0] + i) + fd.sx * (long long)(lo[1] + j);
+  for (int k = blockIdx.y; k < e2; k += gridDim.y) {
+    const long long fi = base + fd.sxy * (long long)(lo[2] + k);
+    const long long bi = p + (long long)plane * k;
+    if (PACK) rb[bi] = u[fi];
+    else u[fi] = rb[bi];
+  }
+}
+
+/* One launch for all active regions of f: pack (u -> buf) or unpack (buf -> u). Width 1 (the
+ * six faces, the single-step exchange) keeps the face kernel; deeper halos take k_regions. */
+static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *buf, int pack,
+                        be_stream s)
+{
+  const char *what = pack ? "be_pack_faces" : "be_unpack_faces";
   for (int d = 0; d < 3; d++)
-    if (f->n[d] != g->n[d])
-      return gpu_failf_private(BE_ERROR, "%s: faces built for %dx%dx%d, grid is %dx%dx%d",
-                               pack ? "be_pack_faces" : "be_unpack_faces", f->n[0], f->n[1],
-                               f->n[2], g->n[0], g->n[1], g->n[2]);
+    if (f->n[d] != g->n[d] || f->width > g->ghost || f->width < 1)
+      return gpu_failf_private(BE_ERROR, "%s: regions built for %dx%dx%d width %d, grid is %dx%dx%d with %d ghost layers",
+                               what, f->n[0], f->n[1], f->n[2], f->width, g->n[0], g->n[1],
+                               g->n[2], g->ghost);
   const field_dims fd = dims_of(g);
   hipStream_t st = gpu_stream(s);
+  if (f->width > 1) {
+    unsigned mask = 0;
+    int nlist = 0;
+    long long most_plane = 0, most_e2 = 0;
+    for (int r = 0; r < FD_REGIONS; r++) {
+      if (!f->active[r] || f->count[r] == 0) continue;
+      if (f->count[r] > 0x7fffffffu)
+        return gpu_failf_private(BE_ERROR, "%s: region %d has %zu points, more than 2^31 - 1", what, r, f->count[r]);
+      int lo[3], hi[3];
+      fd_region_box(f->n, f->width, r, !pack, lo, hi);
+      const long long plane = (long long)(hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1), e2 = hi[2] - lo[2] + 1;
+      mask |= 1u << r;
+      nlist++;
+      if (plane > most_plane) most_plane = plane;
+      if (e2 > most_e2) most_e2 = e2;
+    }
+    if (nlist == 0) return BE_OK;
+    dim3 grid((unsigned)((most_plane + 255) / 256), (unsigned)(most_e2 < 65535 ? most_e2 : 65535), (unsigned)nlist);
+    if (pack) k_regions<1><<<grid, 256, 0, st>>>(fd, f->width, f->fields, f->field, mask, u, buf);
+    else k_regions<0><<<grid, 256, 0, st>>>(fd, f->width, f->fields, f->field, mask, u, buf);
+    GPU_LAUNCHED(pack ? "k_regions(pack)" : "k_regions(unpack)");
+    return BE_OK;
+  }
+  const face_bufs bufs = {buf + f->offset[0], buf + f->offset[1], buf + f->offset[2],
+                          buf + f->offset[3], buf + f->offset[4], buf + f->offset[5]};
   unsigned list = 0;
   int nlist = 0, most_a = 0, most_b = 0;
   for (int face = 0; face < FD_FACES; face++) {
@@ -475,24 +534,16 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, const fa
   return BE_OK;
 }
 
-/* The six faces' places in a buffer of the faces.h layout. */
-static face_bufs faces_in(const fd_faces *f, real_t *buf)
-{
-  const face_bufs b = {buf + f->offset[0], buf + f->offset[1], buf + f->offset[2],
-                       buf + f->offset[3], buf + f->offset[4], buf + f->offset[5]};
-  return b;
-}
-
 extern "C" int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
                              be_stream s)
 {
-  return faces_launch(g, f, (real_t *)u, faces_in(f, buf), 1, s);
+  return faces_launch(g, f, (real_t *)u, buf, 1, s);
 }
 
 extern "C" int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                                be_stream s)
 {
-  return faces_launch(g, f, u, faces_in(f, (real_t *)buf), 0, s);
+  return faces_launch(g, f, u, (real_t *)buf, 0, s);
 }
 
 /* ---- point source ----------------------------------------------------------------------- */

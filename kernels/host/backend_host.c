@@ -432,47 +432,47 @@ int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u,
   return BE_OK;
 }
 
-/* ---- halo faces ---- */
+/* ---- halo regions ---- */
 
-/* Copies face `face` between u and fb (the face's own elements): to_buf = 1 packs the send
- * layer, 0 unpacks into the ghost layer. */
-static void face_copy(const fd_grid *g, const fd_faces *fc, int face, real_t *u, real_t *fb,
-                      int to_buf)
+/* Copies field f->field's box of every active region between u and buf (faces.h):
+ * to_buf = 1 packs the send boxes, 0 unpacks into the receive boxes. */
+static int regions_copy(const fd_grid *g, const fd_faces *f, real_t *u, real_t *buf, int to_buf)
 {
-  int d = face / 2, a, b;
-  fd_face_plane_dims(d, &a, &b);
-  const int layer = fd_face_layer(fc, face, !to_buf);
-  const int na = fc->n[a], nb = fc->n[b];
-#pragma omp parallel for schedule(static)
-  for (int q = 0; q < nb; q++)
-    for (int p = 0; p < na; p++) {
-      int ijk[3];
-      ijk[d] = layer;
-      ijk[a] = p + 1;
-      ijk[b] = q + 1;
-      const long long gidx = fd_grid_index(g, ijk[0], ijk[1], ijk[2]);
-      size_t fidx = (size_t)p + (size_t)na * (size_t)q;
-      if (to_buf) fb[fidx] = u[gidx];
-      else u[gidx] = fb[fidx];
-    }
+  for (int d = 0; d < 3; d++)
+    if (f->n[d] != g->n[d] || f->width > g->ghost)
+      return fail("%s: regions built for %dx%dx%d width %d, grid is %dx%dx%d with %d ghost layers",
+                  to_buf ? "be_pack_faces" : "be_unpack_faces", f->n[0], f->n[1], f->n[2],
+                  f->width, g->n[0], g->n[1], g->n[2], g->ghost);
+  for (int r = 0; r < FD_REGIONS; r++) {
+    if (!f->active[r] || f->count[r] == 0) continue;
+    int lo[3], hi[3];
+    fd_region_box(f->n, f->width, r, !to_buf, lo, hi);
+    const int e0 = hi[0] - lo[0] + 1, e1 = hi[1] - lo[1] + 1;
+    real_t *rb = buf + f->offset[r];
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = lo[2]; k <= hi[2]; k++)
+      for (int j = lo[1]; j <= hi[1]; j++) {
+        real_t *row = u + fd_grid_index(g, lo[0], j, k);
+        real_t *br = rb + (size_t)e0 * ((size_t)(j - lo[1]) + (size_t)e1 * (size_t)(k - lo[2]));
+        if (to_buf) memcpy(br, row, (size_t)e0 * sizeof(real_t));
+        else memcpy(row, br, (size_t)e0 * sizeof(real_t));
+      }
+  }
+  return BE_OK;
 }
 
 int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
                   be_stream s)
 {
   (void)s;
-  for (int face = 0; face < FD_FACES; face++)
-    if (f->active[face]) face_copy(g, f, face, (real_t *)u, buf + f->offset[face], 1);
-  return BE_OK;
+  return regions_copy(g, f, (real_t *)u, buf, 1);
 }
 
 int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                     be_stream s)
 {
   (void)s;
-  for (int face = 0; face < FD_FACES; face++)
-    if (f->active[face]) face_copy(g, f, face, u, (real_t *)buf + f->offset[face], 0);
-  return BE_OK;
+  return regions_copy(g, f, u, (real_t *)buf, 0);
 }
 
 /* ---- fields and norms ---- */

@@ -404,4 +404,37 @@ else
   show_tail "$work/hp2.out"
 fi
 
+# 7. Deep-halo and fused variants (--halo-width, --fuse), run: a T that does not divide S is
+# left out (said and recorded), every record carries its width and T, the summary its
+# figures and the efficiency against the fastest 1-rank variant.
+out=$work/deep
+if timeout "$tmo" "$py" "$scaling/study.py" run --machine local "${launch[@]}" --binary "$bin" \
+  --study strong --size 24,20,16 --scales 2,4 --repeats 1 --op heat --halo-width 1,2 --fuse 1,2 \
+  --iters 8 --warmup 2 --out "$out" >"$work/deep.out" 2>&1 &&
+  grep -q "study: note: width 1 with fuse 2 left out" "$work/deep.out" &&
+  "$py" "$scaling/collect.py" "$out" -o "$work/deep-results.csv" -s "$work/deep-summary.csv" >>"$work/deep.out" 2>&1 &&
+  "$py" - "$out/study.json" "$work/deep-results.csv" "$work/deep-summary.csv" <<'PY' 2>>"$work/deep.out"; then
+import csv, json, sys
+m = json.load(open(sys.argv[1]))
+assert [v["name"] for v in m["variants"]] == ["overlap-width1-fuse1", "overlap-width2-fuse1", "overlap-width2-fuse2"], m["variants"]
+assert m["left_out"] == [{"halo_width": 1, "fuse": "2", "why": m["left_out"][0]["why"]}], m["left_out"]
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == 9, len(rows)
+for r in rows:
+    want = r["variant"].split("-")
+    assert r["halo_width"] == want[1][5:] and r["fuse_steps"] == want[2][4:], r
+    if int(r["ranks"]) > 1 and r["halo_width"] == "2":
+        assert float(r["redundant_share"]) > 0 and float(r["halo_messages_per_step_max"]) > 0, r
+summ = list(csv.DictReader(open(sys.argv[3])))
+best = min(float(s["step_ms"]) for s in summ if s["ranks"] == "1")
+for s in summ:
+    e = float(s["efficiency_vs_best_1rank"])
+    assert abs(e - best / (int(s["ranks"]) * float(s["step_ms"]))) < 1e-9 * e, s
+PY
+  pass "study.py --halo-width 1,2 --fuse 1,2: 3 variants (T not dividing S left out), collect.py's width, T, messages, redundant points, efficiency against the best rank"
+else
+  fail "study.py deep-halo variants"
+  show_tail "$work/deep.out"
+fi
+
 finish

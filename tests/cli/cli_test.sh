@@ -103,6 +103,14 @@ expect_error 2 "--local: 2000000000 is out of range" --local 2000000000,8,8
 expect_error 2 "--json: cannot write '/nonexistent-dir/out.json'" --json /nonexistent-dir/out.json
 expect_error 2 "--dump: cannot write '/nonexistent-dir/u.raw'" --dump /nonexistent-dir/u.raw
 expect_error 3 "cannot allocate the fields" --local 200000,200000,200000
+expect_error 2 "--halo-width: 0 is out of range, expected 1..64" --halo-width 0
+expect_error 2 "--fuse: '5' is not valid, expected 1..4 time steps per pass or auto" --fuse 5
+expect_error 2 "--halo-width 2: laplacian is one application, not a time stepper" --op laplacian --halo-width 2
+expect_error 2 "--fuse 2: several steps per pass apply to heat and jacobi, not wave" --op wave --fuse 2
+expect_error 2 "--fuse auto needs the start-up autotune, which --tune off turns off" --op heat --fuse auto --tune off
+expect_error 2 "--snapshot-every 3 is not a multiple of --fuse 2" --op jacobi --fuse 2 --halo-width 2 --snapshot-every 3 --snapshot-dir "$work"
+expect_error 2 "--fuse 2 with 2 ranks needs --halo-width a multiple of 2" --op heat --fuse 2 --halo-width 3 --global 33,17,9
+expect_error 2 "--halo-width 4: the thinnest block along x has 3 points (7 over 2 ranks)" --op heat --halo-width 4 --global 7,20,20 --procs 2,1,1
 
 echo "== correct runs and exit codes"
 expect_run 0 "^usage: fdmini" --help
@@ -151,6 +159,39 @@ import json, sys
 v = json.load(open(sys.argv[1]))["verification"]
 assert v["status"] == "UNVERIFIED" and v["verified"] is False and v["passed"] is False and v["checked"] is True
 assert [c["applies"] for c in v["checks"]] == [False]
+PY
+
+echo "== deep halos and fused passes"
+# every operator that steps in time with S-deep halos (the wave's check is exact mirror
+# symmetry), fused passes, the autotune's choice of T; bitwise equality with one rank:
+# test_multirank_matches_single_rank
+NP=4 expect_run 0 "deep halo   width 3: one exchange every 3 steps of the faces, edges and corners with a neighbour" --op heat --halo-width 3 --global 33,17,19
+NP=8 expect_run 0 "max \|u - mirror\(u\)\| in x, y, z = 0 \(tolerance 0" --op wave --global 41,41,41 --iters 40 --halo-width 4
+NP=4 expect_run 0 "verification: PASS" --op jacobi --halo-width 4 --fuse 2 --no-overlap --global 30,21,19
+# the energy balance with deep halos: the source's owner records the point every step while
+# ranks whose boxes reach the source add it too
+NP=4 expect_run 0 "verification: PASS  wave: energy balance: .* ok" --op wave --global 32,23,19 --halo-width 3
+NP=1 expect_run 0 "fuse        [1-4] steps? per pass: .*\(--fuse auto, autotuned\)" --op heat --fuse auto --global 24,20,16
+run 4 --op heat --global 20,22,24 --procs 1,2,2 --halo-width 2 --fuse 2 --iters 10 --warmup 2 --baseline --json "$work/deep.json"
+if [ "$rc" -eq 0 ] && python3 - "$work/deep.json" <<'PY'; then ok "JSON of a deep-halo fused run: width, messages, bytes, redundant points, fuse"; else bad "JSON of a deep-halo fused run"; fi
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["halo_width"] == 2 and r["fuse"]["steps"] == 2 and r["fuse"]["config"].startswith("fused:steps=2")
+assert r["fuse"]["mode"] == ("host" if r["backend"] == "host" else "autotuned"), r["fuse"]
+# 1 x 2 x 2 ranks of 20 x 11 x 12: each has one y and one z neighbour and the edge between
+# them, one exchange every 2 steps
+assert r["halo_messages_per_exchange_max"] == 3, r["halo_messages_per_exchange_max"]
+assert r["halo_messages_per_step_max"] == 1.5, r["halo_messages_per_step_max"]
+size = 8 if r["precision"] == "double" else 4
+per_exchange = (2 * 20 * 12 + 2 * 20 * 11 + 2 * 2 * 20) * size
+assert r["halo_bytes_per_exchange_max"] == per_exchange, r["halo_bytes_per_exchange_max"]
+assert r["halo_bytes_per_step_max"] == per_exchange // 2, r["halo_bytes_per_step_max"]
+# step 0 of a window updates 20 x 12 x 13 (one layer into the ghosts), step 1 the block
+red = r["redundant_points_per_step"]
+assert red["min"] == red["max"] == (20 * 12 * 13 - 20 * 11 * 12) / 2, red
+assert abs(r["redundant_share"] - 4 * red["avg"] / (20 * 22 * 24)) < 1e-12
+assert r["baseline"] is True and r["efficiency"]["min"] > 0
+assert r["verification"]["passed"] is True
 PY
 
 echo "== snapshots: writer thread, XDMF, failed writes"

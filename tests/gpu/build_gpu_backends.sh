@@ -32,7 +32,7 @@ build_hip() {
     -DCMAKE_HIP_FLAGS="--rocm-path=/usr --rocm-device-lib-path=$bc"
   cmake --build build-hip -j "$JOBS"
   local exe
-  for exe in build-hip/fdmini build-hip/bench/kernel_sweep build-hip/tests-gpu/test_gpu_kernels; do
+  for exe in build-hip/fdmini build-hip/bench/kernel_sweep build-hip/tests-gpu/test_gpu_kernels build-hip/tests-gpu/test_gpu_regions; do
     [ -x "$exe" ] || { echo "build_gpu_backends: $exe missing"; return 1; }
     grep -q "amdgcn-amd-amdhsa--gfx90a" "$exe" ||
       { echo "build_gpu_backends: $exe holds no gfx90a code object"; return 1; }
@@ -45,7 +45,7 @@ build_cuda() {
     -DCMAKE_CUDA_COMPILER="${CUDACXX:-/usr/local/cuda/bin/nvcc}" -DCMAKE_CUDA_ARCHITECTURES=90
   cmake --build build-cuda -j "$JOBS"
   local exe
-  for exe in build-cuda/fdmini build-cuda/bench/kernel_sweep build-cuda/tests-gpu/test_gpu_kernels; do
+  for exe in build-cuda/fdmini build-cuda/bench/kernel_sweep build-cuda/tests-gpu/test_gpu_kernels build-cuda/tests-gpu/test_gpu_regions; do
     [ -x "$exe" ] || { echo "build_gpu_backends: $exe missing"; return 1; }
     grep -q "sm_90" "$exe" || { echo "build_gpu_backends: $exe holds no sm_90 code"; return 1; }
   done

@@ -2,8 +2,9 @@
 # run_gpu_tests.sh - on a GPU node: configures and builds the GPU backend with its tests
 # (warnings as errors) three ways and runs ctest -L gpu in each: double (test_gpu_kernels: every
 # variant x configuration x operator x region against a host reference, poisoned outputs,
-# bitwise identities, faces, fill, norms, streams; on CUDA also a small run under
-# compute-sanitizer memcheck), float, and, on CUDA, double with AMD's 64-lane wavefronts
+# bitwise identities, faces, fill, norms, streams; test_gpu_regions: the halo regions of
+# every width, faces, edges and corners; on CUDA also small runs under compute-sanitizer
+# memcheck), float, and, on CUDA, double with AMD's 64-lane wavefronts
 # emulated (FDMINI_EMULATE_WAVE64: the kernels' lane arithmetic at 64 lanes). Logs everything.
 #
 # Usage: tests/gpu/run_gpu_tests.sh [BUILD_DIR]          (default build-gpu-tests; the float
@@ -29,7 +30,7 @@ one() {
   echo "## $name: configure + build"
   cmake -S "$ROOT" -B "$dir" -DFDMINI_BACKEND="$BACKEND" -DFDMINI_TESTS=OFF \
     -DFDMINI_GPU_TESTS=ON -DFDMINI_WERROR=ON "$@" "${cmake_args[@]}" > /dev/null || return 1
-  cmake --build "$dir" -j "$(nproc)" --target test_gpu_kernels > "$dir/build.log" 2>&1 ||
+  cmake --build "$dir" -j "$(nproc)" --target test_gpu_kernels test_gpu_regions > "$dir/build.log" 2>&1 ||
     { tail -40 "$dir/build.log"; return 1; }
   echo "## $name: ctest -L gpu"
   ctest --test-dir "$dir" -L gpu --output-on-failure -V

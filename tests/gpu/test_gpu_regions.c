@@ -1,0 +1,174 @@
+/* test_gpu_regions.c - GPU tests (ctest label gpu) of the halo regions' pack and unpack
+ * (faces.h: faces, and for width S >= 2 edges and corners, one or two fields per message),
+ * plain C without cmocka, against the geometry computed on the host: for widths 1..4, one
+ * and two fields, packed and padded row layouts (odd and tiny extents too), every region and
+ * a mix of active and inactive ones:
+ *   - every packed box holds the field's send box point for point, x fastest, at its offset;
+ *     buffer elements of inactive regions keep their poison (NaN);
+ *   - a periodic self-exchange (region r receives the opposite region's message) unpacked
+ *     into a NaN field writes every receive box with the right points and nothing else.
+ * Ends with "N passed, M failed"; exit status 1 on any failure.
+ *
+ * Usage: test_gpu_regions [--quick]   (--quick: fewer sizes, for compute-sanitizer)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+static int n_pass, n_fail;
+static be_stream S;
+
+#define REQUIRE(call)                                                                       \
+  do {                                                                                      \
+    if ((call) != BE_OK) {                                                                  \
+      printf("FATAL: %s failed: %s\n", #call, be_error_message());                         \
+      printf("%d passed, %d failed\n", n_pass, n_fail + 1);                                 \
+      exit(1);                                                                              \
+    }                                                                                       \
+  } while (0)
+
+static void copy(void *dst, const void *src, size_t bytes, be_copy_kind kind)
+{
+  REQUIRE(be_memcpy_async(dst, src, bytes, kind, S));
+  REQUIRE(be_stream_sync(S));
+}
+
+static int same_bits(real_t a, real_t b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* One case: extents n, width w, `fields` fields, the regions of `active`. */
+static void check_case(const int n[3], int w, int fields, const int active[FD_REGIONS])
+{
+  fd_grid g;
+  if (fd_grid_init(&g, n, w) != 0) {
+    printf("FATAL: grid %dx%dx%d too large\n", n[0], n[1], n[2]);
+    exit(1);
+  }
+  fd_faces f[2];
+  for (int q = 0; q < fields; q++) {
+    fd_faces_init_deep(&f[q], n, w, fields, q);
+    for (int r = 0; r < FD_REGIONS; r++) f[q].active[r] = active[r];
+  }
+  const size_t np = g.elems, nb = f[0].total ? f[0].total : 1;
+  real_t *u[2], *du[2], *dw[2], *buf = malloc(nb * sizeof(real_t)), *buf2 = malloc(nb * sizeof(real_t));
+  real_t *w_host = malloc(np * sizeof(real_t)), *dbuf, *dbuf2;
+  REQUIRE(be_malloc((void **)&dbuf, nb * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&dbuf2, nb * sizeof(real_t)));
+  for (size_t e = 0; e < nb; e++) buf[e] = (real_t)NAN;
+  copy(dbuf, buf, nb * sizeof(real_t), BE_COPY_H2D);
+  for (int q = 0; q < fields; q++) {
+    fd_field fl;
+    memset(&fl, 0, sizeof fl);
+    fl.kind = FD_FIELD_RANDOM;
+    fl.scale = 1.0;
+    fl.seed = 900 + (uint64_t)q;
+    for (int d = 0; d < 3; d++) fl.h[d] = fl.L[d] = 1.0;
+    u[q] = malloc(np * sizeof(real_t));
+    REQUIRE(be_malloc((void **)&du[q], np * sizeof(real_t)));
+    REQUIRE(be_malloc((void **)&dw[q], np * sizeof(real_t)));
+    REQUIRE(be_fill(&g, &fl, du[q], S));
+    copy(u[q], du[q], np * sizeof(real_t), BE_COPY_D2H);
+    REQUIRE(be_pack_faces(&g, &f[q], du[q], dbuf, S));
+  }
+  copy(buf, dbuf, nb * sizeof(real_t), BE_COPY_D2H);
+  long bad = 0;
+  for (int q = 0; q < fields; q++)
+    for (int r = 0; r < FD_REGIONS; r++) {
+      if (!f[q].count[r]) continue;
+      int lo[3], hi[3];
+      fd_region_box(n, w, r, 0, lo, hi);
+      size_t e = f[q].offset[r];
+      for (int k = lo[2]; k <= hi[2]; k++)
+        for (int j = lo[1]; j <= hi[1]; j++)
+          for (int i = lo[0]; i <= hi[0]; i++, e++) {
+            if (active[r]) bad += !same_bits(buf[e], u[q][fd_grid_index(&g, i, j, k)]);
+            else bad += buf[e] == buf[e]; /* untouched: NaN */
+          }
+    }
+  if (bad) {
+    n_fail++;
+    printf("FAIL: %dx%dx%d width %d, %d field(s): pack: %ld wrong buffer elements\n", n[0], n[1], n[2], w, fields, bad);
+  } else {
+    n_pass++;
+  }
+  /* periodic self-exchange, then unpack into NaN fields */
+  for (size_t e = 0; e < nb; e++) buf2[e] = (real_t)NAN;
+  for (int r = 0; r < FD_REGIONS; r++) {
+    const int o = fd_region_opposite(r);
+    for (size_t e = 0; e < (size_t)fields * f[0].count[r]; e++) buf2[f[0].offset[r] + e] = buf[f[0].offset[o] + e];
+  }
+  copy(dbuf2, buf2, nb * sizeof(real_t), BE_COPY_H2D);
+  bad = 0;
+  long written = 0, expected = 0;
+  for (int q = 0; q < fields; q++) {
+    for (size_t p = 0; p < np; p++) w_host[p] = (real_t)NAN;
+    copy(dw[q], w_host, np * sizeof(real_t), BE_COPY_H2D);
+    REQUIRE(be_unpack_faces(&g, &f[q], dbuf2, dw[q], S));
+    copy(w_host, dw[q], np * sizeof(real_t), BE_COPY_D2H);
+    for (size_t p = 0; p < np; p++) written += w_host[p] == w_host[p];
+    for (int r = 0; r < FD_REGIONS; r++) {
+      if (!active[r] || !f[q].count[r]) continue;
+      expected += (long)f[q].count[r];
+      if (!active[fd_region_opposite(r)]) continue; /* its message is NaN: not written visibly */
+      int dir[3], lo[3], hi[3];
+      fd_region_dir(r, dir);
+      fd_region_box(n, w, r, 1, lo, hi);
+      for (int k = lo[2]; k <= hi[2]; k++)
+        for (int j = lo[1]; j <= hi[1]; j++)
+          for (int i = lo[0]; i <= hi[0]; i++)
+            bad += !same_bits(w_host[fd_grid_index(&g, i, j, k)],
+                              u[q][fd_grid_index(&g, i - dir[0] * n[0], j - dir[1] * n[1], k - dir[2] * n[2])]);
+    }
+  }
+  /* regions whose opposite is inactive received NaN: they are written but not visibly */
+  for (int q = 0; q < fields; q++)
+    for (int r = 0; r < FD_REGIONS; r++)
+      if (active[r] && f[q].count[r] && !active[fd_region_opposite(r)]) expected -= (long)f[q].count[r];
+  if (bad || written != expected) {
+    n_fail++;
+    printf("FAIL: %dx%dx%d width %d, %d field(s): unpack: %ld wrong ghosts, %ld points written (expected %ld)\n",
+           n[0], n[1], n[2], w, fields, bad, written, expected);
+  } else {
+    n_pass++;
+  }
+  for (int q = 0; q < fields; q++) {
+    free(u[q]);
+    REQUIRE(be_free(du[q]));
+    REQUIRE(be_free(dw[q]));
+  }
+  free(buf), free(buf2), free(w_host);
+  REQUIRE(be_free(dbuf));
+  REQUIRE(be_free(dbuf2));
+}
+
+int main(int argc, char **argv)
+{
+  const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  be_info info;
+  REQUIRE(be_init(0, &info));
+  REQUIRE(be_stream_create(&S, BE_PRIORITY_HIGH));
+  printf("test_gpu_regions on %s (%s, %s)\n", info.name, info.backend, FDMINI_REAL_NAME);
+  int all[FD_REGIONS], some[FD_REGIONS];
+  for (int r = 0; r < FD_REGIONS; r++) {
+    all[r] = 1;
+    some[r] = (r * 7 + 3) % 3 != 0; /* faces, edges and corners, some with an inactive opposite */
+  }
+  /* packed rows (small x), padded ones (130 + 2w: rows aligned to 128 bytes), tiny extents */
+  const int sizes[][3] = {{5, 4, 6}, {130, 9, 7}, {4, 4, 4}, {37, 23, 19}, {300, 5, 4}};
+  const int nsizes = quick ? 2 : (int)(sizeof sizes / sizeof sizes[0]);
+  for (int s = 0; s < nsizes; s++)
+    for (int w = 1; w <= 4; w++) {
+      if (w > sizes[s][0] || w > sizes[s][1] || w > sizes[s][2]) continue;
+      for (int fields = 1; fields <= 2; fields++) {
+        check_case(sizes[s], w, fields, all);
+        check_case(sizes[s], w, fields, some);
+      }
+    }
+  REQUIRE(be_stream_destroy(S));
+  REQUIRE(be_finalize());
+  printf("%d passed, %d failed\n", n_pass, n_fail);
+  return n_fail ? 1 : 0;
+}
