@@ -12,6 +12,8 @@
 #        SIZES           default "512x512x512"
 #        REPS            timed repetitions per configuration, median reported (default 20)
 #        CMAKE_ARGS      extra configure arguments
+#        KERNEL_SWEEP    a kernel_sweep already built (double), e.g. prepare.sh's
+#                        .device/bin/kernel_sweep: no build
 set -euo pipefail
 # CMAKE_ARGS holds several configure arguments: split on blanks on purpose
 read -r -a cmake_args <<<"${CMAKE_ARGS:-}"
@@ -23,11 +25,15 @@ REPS=${REPS:-20}
 mkdir -p "$RESULTS"
 size_args=()
 for s in $SIZES; do size_args+=(--size "$s"); done
-b="$ROOT/build-bench-double"
-cmake -S "$ROOT" -B "$b" -DFDMINI_BACKEND="$BACKEND" -DFDMINI_PRECISION=double \
-  -DFDMINI_TESTS=OFF -DFDMINI_GPU_TESTS=OFF "${cmake_args[@]}" >/dev/null
-cmake --build "$b" -j "$(nproc)" --target kernel_sweep >/dev/null
-slug=$("$b/bench/kernel_sweep" --device-slug)
+sweep=${KERNEL_SWEEP:-}
+if [ -z "$sweep" ]; then
+  b="$ROOT/build-bench-double"
+  cmake -S "$ROOT" -B "$b" -DFDMINI_BACKEND="$BACKEND" -DFDMINI_PRECISION=double \
+    -DFDMINI_TESTS=OFF -DFDMINI_GPU_TESTS=OFF "${cmake_args[@]}" >/dev/null
+  cmake --build "$b" -j "$(nproc)" --target kernel_sweep >/dev/null
+  sweep=$b/bench/kernel_sweep
+fi
+slug=$("$sweep" --device-slug)
 md="$RESULTS/$slug-fuse-sweep.md"
 csv="$RESULTS/$slug-fuse-sweep.csv"
 {
@@ -41,6 +47,6 @@ csv="$RESULTS/$slug-fuse-sweep.csv"
 } >"$md"
 rm -f "$csv"
 status=0
-"$b/bench/kernel_sweep" --fuse "${size_args[@]}" --reps "$REPS" "$@" --md "$md" --csv "$csv" || status=$?
+"$sweep" --fuse "${size_args[@]}" --reps "$REPS" "$@" --md "$md" --csv "$csv" || status=$?
 echo "run_fuse_sweep: results in $md and $csv"
 exit $status

@@ -28,6 +28,7 @@ cp build-cuda-sys"$tag"/fdmini "$bin"/fdmini-sys
 cp build-host"$tag"/fdmini "$bin"/fdmini-host
 cp build-cuda-aware"$tag"/tests-gpu/test_gpu_kernels "$bin"/test_gpu_kernels
 cp build-cuda-aware"$tag"/tests-gpu/test_gpu_regions "$bin"/test_gpu_regions
+cp build-cuda-aware"$tag"/bench/kernel_sweep "$bin"/kernel_sweep
 "$nvcc" -O2 -std=c++17 -arch=sm_90 -x cu -Ikernels/gpu bench/multigpu/peer_bandwidth.hip \
   -o "$bin"/peer_bandwidth
 ls -la "$bin"

@@ -18,6 +18,7 @@
 #   .device/bin/peer_bandwidth cudaMemcpyPeer bandwidth between two GPUs
 #   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
 #   .device/bin/test_gpu_regions the halo regions' pack/unpack tests (tests/gpu)
+#   .device/bin/kernel_sweep     the kernel sweep (bench/run_fuse_sweep.sh KERNEL_SWEEP=)
 # Usage: bench/multigpu/run_node.sh tests|bench|halo|defaults|deep|all...   (writes under $OUT)
 set -uo pipefail
 [ $# -eq 0 ] && set -- all
@@ -284,7 +285,8 @@ run_defaults() {
 
 # The deep-halo strong-scaling study (issue 18): 256^3 heat and jacobi over 1, 2 and 4 ranks
 # (sharing the node's GPUs: one rank per GPU where there are 4, ranks sharing one where there
-# is one), --halo-width 1, 2, 4 with --fuse 1, 2, 4 where T divides S, overlap on, 2 repeats,
+# is one), --halo-width 1, 2, 4 with --fuse 1, 2, 4 where T divides S, overlap on, 2 repeats
+# (DEEP_REPEATS),
 # --baseline (efficiency against each rank's block alone, exchange hidden); every run's JSON
 # record, the study folders and collect.py's tables go to $OUT (deep-strong256-*.csv: the
 # efficiency against the same variant on 1 rank and against the fastest 1-rank variant,
@@ -295,7 +297,7 @@ run_deep() {
   echo "== deep halos and fused passes, strong scaling 256^3 on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/deep.log"
   for op in heat jacobi; do
     PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run --machine local --study strong \
-      --size 256,256,256 --scales 1,2,4 --repeats 2 --baseline --iters 200 --warmup 12 --op "$op" \
+      --size 256,256,256 --scales 1,2,4 --repeats "${DEEP_REPEATS:-2}" --baseline --iters 200 --warmup 12 --op "$op" \
       --halo-width 1,2,4 --fuse 1,2,4 --binary "$bin/fdmini-aware" --timeout 120 \
       --launcher-args='--bind-to none' --out "$res/strong256-$op" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/deep.log"
   done
