@@ -286,7 +286,7 @@ run_defaults() {
 # The deep-halo strong-scaling study (issue 18): 256^3 heat and jacobi over 1, 2 and 4 ranks
 # (sharing the node's GPUs: one rank per GPU where there are 4, ranks sharing one where there
 # is one), --halo-width 1, 2, 4 with --fuse 1, 2, 4 where T divides S, overlap on, 2 repeats
-# (DEEP_REPEATS),
+# (DEEP_REPEATS; DEEP_OPS, default "heat jacobi", the operators),
 # --baseline (efficiency against each rank's block alone, exchange hidden); every run's JSON
 # record, the study folders and collect.py's tables go to $OUT (deep-strong256-*.csv: the
 # efficiency against the same variant on 1 rank and against the fastest 1-rank variant,
@@ -295,13 +295,15 @@ run_deep() {
   local res=$work/studies-deep op
   mkdir -p "$res"
   echo "== deep halos and fused passes, strong scaling 256^3 on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/deep.log"
-  for op in heat jacobi; do
+  local studies=()
+  for op in ${DEEP_OPS:-heat jacobi}; do
+    studies+=("$res/strong256-$op")
     PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run --machine local --study strong \
       --size 256,256,256 --scales 1,2,4 --repeats "${DEEP_REPEATS:-2}" --baseline --iters 200 --warmup 12 --op "$op" \
       --halo-width 1,2,4 --fuse 1,2,4 --binary "$bin/fdmini-aware" --timeout 120 \
       --launcher-args='--bind-to none' --out "$res/strong256-$op" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/deep.log"
   done
-  python3 bench/scaling/collect.py "$res/strong256-heat" "$res/strong256-jacobi" \
+  python3 bench/scaling/collect.py "${studies[@]}" \
     -o "$OUT/deep-strong256-results.csv" -s "$OUT/deep-strong256-summary.csv" 2>&1 | tee -a "$OUT/deep.log"
   tar -C "$res" -czf "$OUT/studies-deep.tar.gz" .
 }
