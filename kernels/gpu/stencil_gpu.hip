@@ -376,8 +376,9 @@ struct fz_args {
   int chunk;             /* output planes per block */
 };
 
-template <int T, int R, int V, bool HAS_F>
-__global__ void GPU_REGISTER_CAP(128) k_fused(const fz_args a) /* blocks <= FD_KERNEL_MAX_BLOCK */
+/* The body of k_fused; INNER: the footprint lies inside the fix box (hence inside the array). */
+template <int T, int R, int V, bool HAS_F, bool INNER>
+__device__ __forceinline__ void fused_body(const fz_args &a)
 {
   extern __shared__ unsigned char fz_smem_raw[];
   real_t *smem = reinterpret_cast<real_t *>(fz_smem_raw); /* [2][T][2][BY][W*V] */
@@ -393,16 +394,16 @@ __global__ void GPU_REGISTER_CAP(128) k_fused(const fz_args a) /* blocks <= FD_K
 #pragma unroll
   for (int v = 0; v < V; v++) {
     const int x = x0 + v;
-    xin[v] = x >= a.alo[0] && x <= a.ahi[0];
-    xfix[v] = x < a.flo[0] || x > a.fhi[0];
+    xin[v] = INNER || (x >= a.alo[0] && x <= a.ahi[0]);
+    xfix[v] = !INNER && (x < a.flo[0] || x > a.fhi[0]);
     xout[v] = x >= xt && x < xt + a.tw && x <= a.hi[0];
   }
   bool yin[R], yfix[R], yout[R];
 #pragma unroll
   for (int r = 0; r < R; r++) {
     const int y = y0 + r;
-    yin[r] = y >= a.alo[1] && y <= a.ahi[1];
-    yfix[r] = y < a.flo[1] || y > a.fhi[1];
+    yin[r] = INNER || (y >= a.alo[1] && y <= a.ahi[1]);
+    yfix[r] = !INNER && (y < a.flo[1] || y > a.fhi[1]);
     yout[r] = y >= yt && y < yt + a.th && y <= a.hi[1];
   }
   const long long sx = a.sx, sxy = a.sxy;
@@ -504,6 +505,23 @@ __global__ void GPU_REGISTER_CAP(128) k_fused(const fz_args a) /* blocks <= FD_K
     __syncthreads();
     par ^= 1;
   }
+}
+
+template <int T, int R, int V, bool HAS_F>
+__global__ void GPU_REGISTER_CAP(128) k_fused(const fz_args a) /* blocks <= FD_KERNEL_MAX_BLOCK */
+{
+  /* A block whose whole footprint lies inside the fix box (most blocks) runs a body without
+   * the per-point array and fix tests along x and y: fewer instructions and registers. The
+   * largest instance with f keeps the one general body (a second one spills there). */
+  constexpr bool SPLIT = !(HAS_F && T == FD_FUSE_MAX && R * V == 4);
+  const int BY = (int)blockDim.y;
+  const int fx0 = a.lo[0] + (int)blockIdx.x * a.tw - T, fy0 = a.lo[1] + (int)blockIdx.y * a.th - T;
+  const bool inner = fx0 >= a.flo[0] && fx0 + GPU_WARP_SIZE * V - 1 <= a.fhi[0] &&
+                     fy0 >= a.flo[1] && fy0 + BY * R - 1 <= a.fhi[1];
+  if (SPLIT && inner)
+    fused_body<T, R, V, HAS_F, true>(a);
+  else
+    fused_body<T, R, V, HAS_F, false>(a);
 }
 
 /* ---- the kernel instances -------------------------------------------------------------------- */
