@@ -334,7 +334,7 @@ int be_stencil_box(const fd_grid *g, const int lo[3], const int hi[3], const fd_
 /* A configuration of the fused kernel: `steps` (T) applications of the stencil per pass
  * through memory. Blocks are one warp (wavefront) wide along x and block_y threads along y;
  * each thread owns `tile` rows; a block marches through `chunk` planes. Zero fields take the
- * rule's values (be_fused_resolve). Printed as "fused:steps=4,tile=2,vec=2,block_y=8,chunk=64". */
+ * rule's values (be_fused_resolve). Printed as "fused:steps=4,tile=2,vec=2,block_y=16,chunk=64". */
 #define FD_FUSE_MAX 4
 typedef struct {
   int steps;   /* T, 1..FD_FUSE_MAX */

@@ -927,8 +927,8 @@ extern "C" int be_kernel_candidates(fd_kernel *list, int max)
 
 /* The fused kernel's rule (bench/results/README.md, "Several steps per pass"): x pairs; up to
  * two steps four rows per thread, 4 threads along y, chunks of 128 planes; beyond, two rows per
- * thread, 8 threads along y, chunks of 64 planes (four rows would spill). Fields already set are
- * kept. */
+ * thread, 16 threads along y (8 with 64-lane wavefronts: blocks <= FD_KERNEL_MAX_BLOCK), chunks
+ * of 64 planes (four rows would spill). Fields already set are kept. */
 extern "C" int be_fused_resolve(fd_fused *c)
 {
   if (c->steps < 1 || c->steps > FD_FUSE_MAX)
@@ -936,7 +936,8 @@ extern "C" int be_fused_resolve(fd_fused *c)
   const int short_pass = c->steps <= 2;
   if (!c->vec) c->vec = 2;
   if (!c->tile) c->tile = short_pass && c->vec == 2 ? 4 : 2;
-  if (!c->block_y) c->block_y = c->tile == 4 ? 4 : 8;
+  if (!c->block_y)
+    c->block_y = c->tile == 4 ? 4 : 16 * GPU_WARP_SIZE <= FD_KERNEL_MAX_BLOCK ? 16 : FD_KERNEL_MAX_BLOCK / GPU_WARP_SIZE;
   if (!c->chunk) c->chunk = c->tile == 4 ? 128 : 64;
   if (c->tile != 1 && c->tile != 2 && !(c->tile == 4 && c->steps <= 2 && c->vec == 2))
     return gpu_failf_private(BE_ERROR, "fused: tile %d, expected 1 or 2 rows per thread (4 with vec 2 up to 2 steps)", c->tile);
@@ -954,9 +955,10 @@ extern "C" int be_fused_resolve(fd_fused *c)
 
 extern "C" int be_fused_candidates(int steps, fd_fused *list, int max)
 {
-  /* {tile, vec, block_y, chunk} around the H200's fastest; four rows only resolve up to 2 steps */
-  static const int shapes[][4] = {{4, 2, 4, 128}, {4, 2, 4, 256}, {4, 2, 8, 128}, {2, 2, 4, 128},
-                                  {2, 2, 8, 128}, {2, 2, 8, 64}, {2, 2, 16, 64}, {1, 2, 16, 64}};
+  /* {tile, vec, block_y, chunk} around the H200's fastest at 512^3, and shorter chunks that keep
+   * the GPU busy on smaller blocks (256^3 and below); four rows only resolve up to 2 steps */
+  static const int shapes[][4] = {{4, 2, 4, 128}, {4, 2, 4, 32}, {4, 2, 4, 16}, {4, 2, 8, 128},
+                                  {2, 2, 8, 128}, {2, 2, 8, 64}, {2, 2, 16, 64}, {2, 2, 16, 32}};
   int n = 0;
   for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]) && n < max; i++) {
     fd_fused c = {steps, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]};

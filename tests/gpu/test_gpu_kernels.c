@@ -810,17 +810,22 @@ int main(int argc, char **argv)
     test_zrange_point(&g2);
   }
   {
-    const int n1[3] = {37, 23, 19}, n2[3] = {20, 13, 11}, n3[3] = {130, 7, 9}, n4[3] = {5, 4, 3};
-    fd_grid g1, g2, g3, g4;
+    /* g5: wide and tall enough that blocks of every shape and T (64-lane footprints included)
+     * lie inside the fix box, the kernel's second body */
+    const int n1[3] = {37, 23, 19}, n2[3] = {20, 13, 11}, n3[3] = {130, 7, 9}, n4[3] = {5, 4, 3},
+              n5[3] = {260, 40, 12};
+    fd_grid g1, g2, g3, g4, g5;
     REQUIRE(fd_grid_init(&g1, n1, 1) == 0 ? BE_OK : BE_ERROR);
     REQUIRE(fd_grid_init(&g2, n2, 4) == 0 ? BE_OK : BE_ERROR);
     REQUIRE(fd_grid_init(&g3, n3, 2) == 0 ? BE_OK : BE_ERROR);
     REQUIRE(fd_grid_init(&g4, n4, 1) == 0 ? BE_OK : BE_ERROR);
+    REQUIRE(fd_grid_init(&g5, n5, 2) == 0 ? BE_OK : BE_ERROR);
     test_fused(&g1, 31, quick);
     test_fused(&g2, 32, quick);
     if (!quick) {
       test_fused(&g3, 33, quick);
       test_fused(&g4, 34, quick);
+      test_fused(&g5, 35, quick);
     }
     printf("fused: %s\n", n_fail ? "see above" : "ok");
   }
