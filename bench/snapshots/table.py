@@ -4,7 +4,8 @@ and snapshot interval, the step rate with snapshots against the rate without (th
 without snapshots before and after, same job), the output bandwidth the interval needs, the
 device-to-host and file-write bandwidths measured on the node in the same job
 (io_bandwidth), the best ratio those bandwidths allow, and where the snapshot time went
-(copies + writer thread per step, the solver's stall, the hidden share).
+(the snapshot work per step, what the step lost to it, the solver's stall, the hidden share:
+fdmini's own figures, defined in bench/snapshots/README.md).
 
 Usage: table.py JSON_DIR IO_FILE      (JSON_DIR: nN-none-a.json, nN-none-b.json, nN-iI.json;
                                        IO_FILE: the "io bytes=... d2h_gbs=... write_gbs=..."
@@ -50,8 +51,8 @@ def main():
     sizes = sorted({n for n, _ in runs})
     print(f"# snapshot overhead on one {device} ({os.path.basename(jdir.rstrip('/'))}): heat, double")
     print("| grid | MB per snapshot | every | steps/s without | steps/s with | ratio | needed GB/s "
-          "| D2H GB/s | write GB/s | bound | copy + write ms/step | stalled ms/step | hidden | >= 95 % |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| D2H GB/s | write GB/s | bound | work ms/step | lost ms/step | stalled ms/step | hidden | >= 95 % |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         base = [runs[(n, k)]["phases_ms"]["step"]["max"] for k in ("none-a", "none-b") if (n, k) in runs]
         if not base:
@@ -67,12 +68,13 @@ def main():
             d2h, wr = io.get(int(b), (float("nan"), float("nan")))
             need = b / (i * t0 * 1e-3) / 1e9
             bound = min(1.0, i * t0 * 1e-3 * min(d2h, wr) * 1e9 / b)
-            work = s.get("copy_ms_per_step", {}).get("max", 0) + s.get("writer_ms_per_step", {}).get("max", 0)
+            work = s.get("work_ms_per_step", {}).get("max", float("nan"))
+            lost = s.get("lost_ms_per_step", {}).get("max", float("nan"))
             stall = s.get("stall_ms_per_step", {}).get("max", float("nan"))
             hidden = s.get("hidden_share", {}).get("min", float("nan"))
             ratio = t0 / t
             print(f"| {n}^3 | {b / 1e6:.0f} | {i} | {1e3 / t0:.0f} | {1e3 / t:.1f} | {100 * ratio:.1f} % "
-                  f"| {need:.1f} | {d2h:.1f} | {wr:.2f} | {100 * bound:.0f} % | {work:.3f} | {stall:.3f} "
+                  f"| {need:.1f} | {d2h:.1f} | {wr:.2f} | {100 * bound:.0f} % | {work:.3f} | {lost:.3f} | {stall:.3f} "
                   f"| {100 * hidden:.0f} % | {'yes' if ratio >= 0.95 else 'no'} |")
         print(f"<!-- {n}^3: {len(ivals)} intervals; the two runs without snapshots differ by {100 * drift:.2f} % -->")
 
