@@ -233,9 +233,9 @@ static int fuse_study(const fd_grid *g, const be_info *info, const char *date, d
       fd_fused fc[16];
       int nf = be_fused_candidates(T, fc, 16);
       if (!quick) {
-        static const int more[][4] = {{2, 1, 8, 64}, {2, 2, 4, 64}, {2, 2, 16, 128}, {4, 2, 8, 64},
-                                      {4, 2, 8, 256}, {4, 2, 16, 128}, {4, 2, 4, 256}, {1, 2, 16, 64}};
-        for (int m = 0; m < 8 && nf < 16; m++) {
+        static const int more[][4] = {{2, 1, 8, 64}, {2, 2, 4, 64}, {4, 2, 8, 64}, {4, 2, 8, 256},
+                                      {4, 2, 16, 128}, {4, 2, 4, 256}, {1, 2, 16, 64}};
+        for (int m = 0; m < 7 && nf < 16; m++) {
           fd_fused x = {T, more[m][0], more[m][1], more[m][2], more[m][3]};
           if (be_fused_resolve(&x) == BE_OK) fc[nf++] = x;
         }

@@ -958,7 +958,8 @@ extern "C" int be_fused_candidates(int steps, fd_fused *list, int max)
   /* {tile, vec, block_y, chunk} around the H200's fastest at 512^3, and shorter chunks that keep
    * the GPU busy on smaller blocks (256^3 and below); four rows only resolve up to 2 steps */
   static const int shapes[][4] = {{4, 2, 4, 128}, {4, 2, 4, 32}, {4, 2, 4, 16}, {4, 2, 8, 128},
-                                  {2, 2, 8, 128}, {2, 2, 8, 64}, {2, 2, 16, 64}, {2, 2, 16, 32}};
+                                  {2, 2, 8, 128}, {2, 2, 8, 64}, {2, 2, 16, 128}, {2, 2, 16, 64},
+                                  {2, 2, 16, 32}};
   int n = 0;
   for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]) && n < max; i++) {
     fd_fused c = {steps, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]};
