@@ -13,8 +13,27 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-int fd_kernel_time(const fd_kernel_trial *t, const fd_kernel *list, int n, int rounds,
-                   double *ms)
+/* Launches configuration i of list on trial (one of the two kinds below) on the trial's stream. */
+typedef int (*launch_fn)(const void *trial, const void *list, int i);
+
+static int launch_single(const void *trial, const void *list, int i)
+{
+  const fd_kernel_trial *t = trial;
+  const fd_kernel *k = list;
+  return be_stencil(&t->grid, t->region, t->deferred, &t->coeffs, t->u, t->f, t->out, k[i], t->stream);
+}
+
+static int launch_fused(const void *trial, const void *list, int i)
+{
+  const fd_fused_trial *t = trial;
+  const fd_fused *c = list;
+  return be_stencil_fused(&t->grid, &c[i], t->lo, t->hi, t->fix_lo, t->fix_hi, &t->coeffs, t->u,
+                          t->f, t->out, t->stream);
+}
+
+/* ms[i] = the median time of `rounds` launches of configuration i on stream s */
+static int time_rounds(launch_fn launch, const void *trial, const void *list, be_stream s, int n,
+                       int rounds, double *ms)
 {
   if (n < 1) return BE_OK;
   if (rounds < 1) rounds = 1;
@@ -25,15 +44,14 @@ int fd_kernel_time(const fd_kernel_trial *t, const fd_kernel *list, int n, int r
   if (!rc) rc = be_event_create(&e1);
   /* one untimed launch of each (module load, first-touch), then round-robin rounds so that a
    * drift of the clocks or of a co-runner spreads over all configurations alike */
-  for (int i = 0; i < n && !rc; i++)
-    rc = be_stencil(&t->grid, t->region, t->deferred, &t->coeffs, t->u, t->f, t->out, list[i], t->stream);
-  if (!rc) rc = be_stream_sync(t->stream);
+  for (int i = 0; i < n && !rc; i++) rc = launch(trial, list, i);
+  if (!rc) rc = be_stream_sync(s);
   for (int r = 0; r < rounds && !rc; r++)
     for (int i = 0; i < n && !rc; i++) {
       float x = 0;
-      rc = be_event_record(e0, t->stream);
-      if (!rc) rc = be_stencil(&t->grid, t->region, t->deferred, &t->coeffs, t->u, t->f, t->out, list[i], t->stream);
-      if (!rc) rc = be_event_record(e1, t->stream);
+      rc = be_event_record(e0, s);
+      if (!rc) rc = launch(trial, list, i);
+      if (!rc) rc = be_event_record(e1, s);
       if (!rc) rc = be_event_sync(e1);
       if (!rc) rc = be_event_elapsed_ms(&x, e0, e1);
       all[(size_t)i * (size_t)rounds + (size_t)r] = x;
@@ -49,40 +67,15 @@ int fd_kernel_time(const fd_kernel_trial *t, const fd_kernel *list, int n, int r
   return rc;
 }
 
+int fd_kernel_time(const fd_kernel_trial *t, const fd_kernel *list, int n, int rounds,
+                   double *ms)
+{
+  return time_rounds(launch_single, t, list, t->stream, n, rounds, ms);
+}
+
 int fd_fused_time(const fd_fused_trial *t, const fd_fused *list, int n, int rounds, double *ms)
 {
-  if (n < 1) return BE_OK;
-  if (rounds < 1) rounds = 1;
-  double *all = malloc(sizeof *all * (size_t)n * (size_t)rounds);
-  if (!all) return BE_ERROR;
-  be_event e0 = NULL, e1 = NULL;
-  int rc = be_event_create(&e0);
-  if (!rc) rc = be_event_create(&e1);
-  for (int i = 0; i < n && !rc; i++)
-    rc = be_stencil_fused(&t->grid, &list[i], t->lo, t->hi, t->fix_lo, t->fix_hi, &t->coeffs, t->u,
-                          t->f, t->out, t->stream);
-  if (!rc) rc = be_stream_sync(t->stream);
-  for (int r = 0; r < rounds && !rc; r++)
-    for (int i = 0; i < n && !rc; i++) {
-      float x = 0;
-      rc = be_event_record(e0, t->stream);
-      if (!rc)
-        rc = be_stencil_fused(&t->grid, &list[i], t->lo, t->hi, t->fix_lo, t->fix_hi, &t->coeffs,
-                              t->u, t->f, t->out, t->stream);
-      if (!rc) rc = be_event_record(e1, t->stream);
-      if (!rc) rc = be_event_sync(e1);
-      if (!rc) rc = be_event_elapsed_ms(&x, e0, e1);
-      all[(size_t)i * (size_t)rounds + (size_t)r] = x;
-    }
-  for (int i = 0; i < n && !rc; i++) {
-    double *v = all + (size_t)i * (size_t)rounds;
-    qsort(v, (size_t)rounds, sizeof *v, cmp_double);
-    ms[i] = rounds % 2 ? v[rounds / 2] : 0.5 * (v[rounds / 2 - 1] + v[rounds / 2]);
-  }
-  if (e0) (void)be_event_destroy(e0);
-  if (e1) (void)be_event_destroy(e1);
-  free(all);
-  return rc;
+  return time_rounds(launch_fused, t, list, t->stream, n, rounds, ms);
 }
 
 int fd_kernel_fastest(const double *ms, int n)
