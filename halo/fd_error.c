@@ -76,3 +76,15 @@ int fd_agree(MPI_Comm comm, int code)
 }
 
 double fd_now(void) { return MPI_Wtime(); }
+
+void fd_copy_str(char *dst, size_t len, const char *src)
+{
+  size_t n = strlen(src);
+  if (n < len) {
+    memcpy(dst, src, n + 1);
+    return;
+  }
+  memcpy(dst, src, len - 1);
+  dst[len - 1] = '\0';
+  if (len >= 4) memcpy(dst + len - 4, "...", 4);
+}

@@ -5,12 +5,14 @@
  * ends the job: from rank 0 and collectively when every rank agreed on the error (bad input,
  * I/O, a failure every rank checked together such as fields that do not fit in memory), from
  * the failing rank with MPI_Abort otherwise (a rank-local failure must not leave the other
- * ranks waiting). It lives in halo/ because the exchange uses it; src/ uses it too.
+ * ranks waiting). It lives in halo/ because the exchange uses it; src/ uses it too, and the
+ * two small helpers at its end (a clock, a bounded string copy).
  */
 #ifndef FDMINI_ERROR_H
 #define FDMINI_ERROR_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #include "fdmini_config.h"
 
@@ -80,5 +82,8 @@ int fd_agree(MPI_Comm comm, int code);
 
 /* Wall-clock seconds (MPI_Wtime). Not Collective. */
 double fd_now(void);
+
+/* Copies src into dst[len] (len >= 1), always terminated; a cut-off string ends in "...". */
+void fd_copy_str(char *dst, size_t len, const char *src);
 
 #endif

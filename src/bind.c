@@ -16,19 +16,6 @@
 
 /* ---- small helpers ---- */
 
-/* Copies src into dst[len], always terminated; a cut-off string ends in "...". */
-static void copy_str(char *dst, size_t len, const char *src)
-{
-  size_t n = strlen(src);
-  if (n < len) {
-    memcpy(dst, src, n + 1);
-    return;
-  }
-  memcpy(dst, src, len - 1);
-  dst[len - 1] = '\0';
-  if (len >= 4) memcpy(dst + len - 4, "...", 4);
-}
-
 #if FDMINI_HAVE_HWLOC
 /* set as an hwloc list string ("0-6,48") into buf[len]; "..." at the end when it did not fit. */
 static int list_str(char *buf, size_t len, hwloc_const_bitmap_t set, const char *what)
@@ -103,8 +90,8 @@ int bind_collect_with_topology(hwloc_topology_t topo, hwloc_const_cpuset_t cpus,
                                const be_info *dev, const char *host, int rank, fd_binding *mine)
 {
   memset(mine, 0, sizeof *mine);
-  copy_str(mine->host, sizeof mine->host, host && host[0] ? host : "localhost");
-  copy_str(mine->source, sizeof mine->source, "hwloc");
+  fd_copy_str(mine->host, sizeof mine->host, host && host[0] ? host : "localhost");
+  fd_copy_str(mine->source, sizeof mine->source, "hwloc");
   mine->rank = rank;
   mine->local_rank = -1;
   mine->gpu = -1;
@@ -165,7 +152,7 @@ int bind_collect(MPI_Comm comm, const be_info *dev, fd_binding *mine)
 #endif
   if (err != FD_OK) {
     char why[768];
-    copy_str(why, sizeof why, fd_error_message());
+    fd_copy_str(why, sizeof why, fd_error_message());
     err = fd_set_error(err, "rank %d: %s", rank, why);
   }
   return err;
@@ -240,7 +227,7 @@ static void warn_add(warn_sink *w, const char *fmt, ...)
  * rank sees the same devices). */
 static void gpu_key(const fd_binding *b, char *key, size_t len)
 {
-  if (b->gpu_pci[0]) copy_str(key, len, b->gpu_pci);
+  if (b->gpu_pci[0]) fd_copy_str(key, len, b->gpu_pci);
   else snprintf(key, len, "device %d", b->gpu);
 }
 

@@ -125,18 +125,6 @@ int bind_os_affinity(bind_os_cpuset *s)
 
 /* ---- helpers ---- */
 
-static void copy_str(char *dst, size_t len, const char *src)
-{
-  size_t n = strlen(src);
-  if (n < len) {
-    memcpy(dst, src, n + 1);
-    return;
-  }
-  memcpy(dst, src, len - 1);
-  dst[len - 1] = '\0';
-  if (len >= 4) memcpy(dst + len - 4, "...", 4);
-}
-
 void bind_os_busid_normalise(char *dst, size_t len, const char *src)
 {
   unsigned dom = 0, bus, dev, fn;
@@ -145,7 +133,7 @@ void bind_os_busid_normalise(char *dst, size_t len, const char *src)
       (dom = 0, sscanf(src, "%x:%x.%x%c", &bus, &dev, &fn, &tail) == 3))
     snprintf(dst, len, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
   else
-    copy_str(dst, len, src);
+    fd_copy_str(dst, len, src);
 }
 
 /* root + path ("" and "/" mean this machine) into buf. */
@@ -286,8 +274,8 @@ int bind_os_collect(const char *root, const bind_os_cpuset *cpus, const be_info 
                     const char *host, int rank, fd_binding *mine)
 {
   memset(mine, 0, sizeof *mine);
-  copy_str(mine->host, sizeof mine->host, host && host[0] ? host : "localhost");
-  copy_str(mine->source, sizeof mine->source, "os");
+  fd_copy_str(mine->host, sizeof mine->host, host && host[0] ? host : "localhost");
+  fd_copy_str(mine->source, sizeof mine->source, "os");
   mine->rank = rank;
   mine->local_rank = -1;
   mine->gpu = -1;

@@ -13,19 +13,6 @@
 
 extern char **environ;
 
-/* Copies src into dst[len], always terminated; a cut-off string ends in "...". */
-static void copy_str(char *dst, size_t len, const char *src)
-{
-  size_t n = strlen(src);
-  if (n < len) {
-    memcpy(dst, src, n + 1);
-    return;
-  }
-  memcpy(dst, src, len - 1);
-  dst[len - 1] = '\0';
-  if (len >= 4) memcpy(dst + len - 4, "...", 4);
-}
-
 void prov_start(fd_provenance *p)
 {
   memset(p, 0, sizeof *p);
@@ -81,7 +68,7 @@ static void collect_env(fd_provenance *p)
     const char *eq = strchr(sel[i], '=');
     memcpy(p->env_name[p->nenv], sel[i], (size_t)(eq - sel[i]));
     p->env_name[p->nenv][eq - sel[i]] = '\0';
-    copy_str(p->env_value[p->nenv], PROV_ENV_VALUE, eq + 1);
+    fd_copy_str(p->env_value[p->nenv], PROV_ENV_VALUE, eq + 1);
     p->nenv++;
   }
   free(sel);
@@ -94,16 +81,16 @@ int prov_collect(fd_provenance *p)
   if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
     lib[len > 0 && len < (int)sizeof lib ? len : (int)sizeof lib - 1] = '\0';
     lib[strcspn(lib, "\r\n")] = '\0'; /* the first line: Open MPI and Cray MPICH print more */
-    copy_str(p->mpi_library, sizeof p->mpi_library, lib);
+    fd_copy_str(p->mpi_library, sizeof p->mpi_library, lib);
   } else {
-    copy_str(p->mpi_library, sizeof p->mpi_library, "unknown");
+    fd_copy_str(p->mpi_library, sizeof p->mpi_library, "unknown");
   }
   if (be_runtime_versions(p->gpu_runtime, sizeof p->gpu_runtime, p->gpu_driver,
                           sizeof p->gpu_driver) != BE_OK)
     return fd_set_error(FD_ERR_RUNTIME, "be_runtime_versions failed: %s", be_error_message());
   const char *job = getenv("SLURM_JOB_ID"), *nodes = getenv("SLURM_JOB_NODELIST");
-  copy_str(p->slurm_job_id, sizeof p->slurm_job_id, job ? job : "");
-  copy_str(p->slurm_nodelist, sizeof p->slurm_nodelist, nodes ? nodes : "");
+  fd_copy_str(p->slurm_job_id, sizeof p->slurm_job_id, job ? job : "");
+  fd_copy_str(p->slurm_nodelist, sizeof p->slurm_nodelist, nodes ? nodes : "");
   collect_env(p);
   return FD_OK;
 }
