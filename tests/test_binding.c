@@ -25,38 +25,15 @@
 #include "bind.h"
 #include "bind_os.h"
 #include "fd_error.h"
-
-/* GCD i of a LUMI-G node: PCI bus, NUMA node, the CPUs local to that NUMA node (PUs c and c+64
- * of its 16 cores) and the core LUMI's map_cpu gives the rank driving it. */
-static const struct {
-  unsigned bus;
-  const char *numa;
-  const char *numa_cpus;
-  int map_cpu;
-} gcd[8] = {
-  {0xc1, "3", "48-63,112-127", 49}, {0xc6, "3", "48-63,112-127", 57},
-  {0xc9, "1", "16-31,80-95", 17},   {0xce, "1", "16-31,80-95", 25},
-  {0xd1, "0", "0-15,64-79", 1},     {0xd6, "0", "0-15,64-79", 9},
-  {0xd9, "2", "32-47,96-111", 33},  {0xde, "2", "32-47,96-111", 41},
-};
+#include "topologies/lumi_g.h"
 
 static char topo_path[4096];
 static char sysfs_root[4096]; /* the same node as Linux files (sysfs-lumi-g, bind_os.c) */
 
-/* tests/topologies/lumi-g.xml beside this source (or in FDMINI_TEST_TOPOLOGY_DIR). */
 static void find_topology(void)
 {
-  const char *dir = getenv("FDMINI_TEST_TOPOLOGY_DIR");
-  if (dir && dir[0]) {
-    snprintf(topo_path, sizeof topo_path, "%s/lumi-g.xml", dir);
-    snprintf(sysfs_root, sizeof sysfs_root, "%s/sysfs-lumi-g", dir);
-    return;
-  }
-  const char *src = __FILE__;
-  const char *slash = strrchr(src, '/');
-  int n = slash ? (int)(slash - src) : 1;
-  snprintf(topo_path, sizeof topo_path, "%.*s/topologies/lumi-g.xml", n, slash ? src : ".");
-  snprintf(sysfs_root, sizeof sysfs_root, "%.*s/topologies/sysfs-lumi-g", n, slash ? src : ".");
+  lumi_g_path(topo_path, sizeof topo_path, "lumi-g.xml");
+  lumi_g_path(sysfs_root, sizeof sysfs_root, "sysfs-lumi-g");
 }
 
 static int load_lumi_g(void **state)
@@ -75,21 +52,6 @@ static int destroy_topology(void **state)
 {
   if (*state) hwloc_topology_destroy((hwloc_topology_t)*state);
   return 0;
-}
-
-/* A GPU as the HIP backend reports it: with ROCR_VISIBLE_DEVICES=$SLURM_LOCALID each rank sees
- * one device (index 0 of 1); with all visible, index = local rank of 8. */
-static be_info gpu_dev(unsigned bus, int index, int count)
-{
-  be_info d;
-  memset(&d, 0, sizeof d);
-  snprintf(d.backend, sizeof d.backend, "hip");
-  snprintf(d.name, sizeof d.name, "AMD Instinct MI250X");
-  snprintf(d.pci_bus_id, sizeof d.pci_bus_id, "0000:%02x:00.0", bus);
-  d.device_index = index;
-  d.device_count = count;
-  d.is_accelerator = 1;
-  return d;
 }
 
 /* Record of a rank bound to the CPU list `cpus` (hwloc list syntax) driving dev. */

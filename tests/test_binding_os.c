@@ -22,48 +22,11 @@
 #include "bind.h"
 #include "bind_os.h"
 #include "fd_error.h"
-
-/* GCD i of a LUMI-G node (see test_binding.c and gen_lumi_g.py for the sources). */
-static const struct {
-  unsigned bus;
-  const char *numa;
-  const char *numa_cpus;
-  int map_cpu;
-} gcd[8] = {
-  {0xc1, "3", "48-63,112-127", 49}, {0xc6, "3", "48-63,112-127", 57},
-  {0xc9, "1", "16-31,80-95", 17},   {0xce, "1", "16-31,80-95", 25},
-  {0xd1, "0", "0-15,64-79", 1},     {0xd6, "0", "0-15,64-79", 9},
-  {0xd9, "2", "32-47,96-111", 33},  {0xde, "2", "32-47,96-111", 41},
-};
+#include "topologies/lumi_g.h"
 
 static char lumi_root[4096];
 
-/* tests/topologies/sysfs-lumi-g beside this source (or in FDMINI_TEST_TOPOLOGY_DIR). */
-static void find_tree(void)
-{
-  const char *dir = getenv("FDMINI_TEST_TOPOLOGY_DIR");
-  if (dir && dir[0]) {
-    snprintf(lumi_root, sizeof lumi_root, "%s/sysfs-lumi-g", dir);
-    return;
-  }
-  const char *src = __FILE__;
-  const char *slash = strrchr(src, '/');
-  int n = slash ? (int)(slash - src) : 1;
-  snprintf(lumi_root, sizeof lumi_root, "%.*s/topologies/sysfs-lumi-g", n, slash ? src : ".");
-}
-
-static be_info gpu_dev(unsigned bus, int index, int count)
-{
-  be_info d;
-  memset(&d, 0, sizeof d);
-  snprintf(d.backend, sizeof d.backend, "hip");
-  snprintf(d.name, sizeof d.name, "AMD Instinct MI250X");
-  snprintf(d.pci_bus_id, sizeof d.pci_bus_id, "0000:%02x:00.0", bus);
-  d.device_index = index;
-  d.device_count = count;
-  d.is_accelerator = 1;
-  return d;
-}
+static void find_tree(void) { lumi_g_path(lumi_root, sizeof lumi_root, "sysfs-lumi-g"); }
 
 /* Record of a rank bound to `cpus` driving dev, from the sysfs tree below root. */
 static void collect(const char *root, const char *cpus, const be_info *dev, const char *host,
