@@ -26,6 +26,7 @@
 #include "bind_os.h"
 #include "fd_error.h"
 #include "topologies/lumi_g.h"
+#include "test_util.h"
 
 static char topo_path[4096];
 static char sysfs_root[4096]; /* the same node as Linux files (sysfs-lumi-g, bind_os.c) */
@@ -73,13 +74,6 @@ static int analyse(const fd_binding *b, int n, char *buf, size_t len)
   int nwarn = -1;
   assert_int_equal(bind_analyse(b, n, buf, len, &nwarn), FD_OK);
   return nwarn;
-}
-
-static int count_lines(const char *s)
-{
-  int n = 0;
-  for (; *s; s++) n += *s == '\n';
-  return n;
 }
 
 /* ---- the documented pairing ---- */
@@ -351,18 +345,6 @@ static void test_hwloc_and_os_give_the_same_records(void **state)
 }
 
 /* ---- output ---- */
-
-static char *read_all(FILE *f)
-{
-  long n = ftell(f);
-  assert_true(n >= 0);
-  char *s = malloc((size_t)n + 1);
-  assert_non_null(s);
-  rewind(f);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  s[n] = '\0';
-  return s;
-}
 
 static void test_table_and_json_list_every_rank_and_warning(void **state)
 {

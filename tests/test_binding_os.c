@@ -23,6 +23,7 @@
 #include "bind_os.h"
 #include "fd_error.h"
 #include "topologies/lumi_g.h"
+#include "test_util.h"
 
 static char lumi_root[4096];
 
@@ -45,13 +46,6 @@ static int analyse(const fd_binding *b, int n, char *buf, size_t len)
   int nwarn = -1;
   assert_int_equal(bind_analyse(b, n, buf, len, &nwarn), FD_OK);
   return nwarn;
-}
-
-static int count_lines(const char *s)
-{
-  int n = 0;
-  for (; *s; s++) n += *s == '\n';
-  return n;
 }
 
 /* ---- CPU lists ---- */
@@ -293,18 +287,6 @@ static void test_malformed_sysfs_file_is_an_error_naming_it(void **state)
 }
 
 /* ---- output names its source ---- */
-
-static char *read_all(FILE *f)
-{
-  long n = ftell(f);
-  assert_true(n >= 0);
-  char *s = malloc((size_t)n + 1);
-  assert_non_null(s);
-  rewind(f);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  s[n] = '\0';
-  return s;
-}
 
 static void test_table_and_json_say_the_locality_came_from_the_os(void **state)
 {

@@ -17,6 +17,7 @@
 
 #include "fd_error.h"
 #include "provenance.h"
+#include "test_util.h"
 
 static void test_mpi_settings_are_selected_and_launcher_bookkeeping_is_not(void **state)
 {
@@ -32,18 +33,6 @@ static void test_mpi_settings_are_selected_and_launcher_bookkeeping_is_not(void 
     if (!prov_env_selected(yes[i])) fail_msg("%s not selected", yes[i]);
   for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
     if (prov_env_selected(no[i])) fail_msg("%s selected", no[i]);
-}
-
-static char *read_all(FILE *f)
-{
-  long n = ftell(f);
-  assert_true(n >= 0);
-  char *s = malloc((size_t)n + 1);
-  assert_non_null(s);
-  rewind(f);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  s[n] = '\0';
-  return s;
 }
 
 static int find_env(const fd_provenance *p, const char *name)
