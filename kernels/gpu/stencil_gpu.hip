@@ -361,9 +361,11 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell(const st_args a, cons
  * the neighbouring threads' rows through shared memory (one buffer per iteration parity, one
  * barrier per plane). A point outside fix_lo..fix_hi keeps its level-0 value at every level
  * (Dirichlet, or the outermost ghost layer); a point outside the array is "dead" (0, never
- * read by a live result). Every live point of level t is fd_stencil_point[_f] of level t-1's
- * values, exactly as T single steps compute it: the same bits. No thread returns early: all
- * take part in the shuffles and barriers. */
+ * read by a live result). Values the footprint's border computes from neighbours it does not
+ * have (the first and last lane's shuffles, the first and last warp's shared rows) are garbage
+ * that no output depends on. Every live point of level t is fd_stencil_point[_f] of level
+ * t-1's values, exactly as T single steps compute it: the same bits. No thread returns early:
+ * all take part in the shuffles and barriers. */
 struct fz_args {
   const real_t *u, *f;
   real_t *out;
@@ -376,13 +378,105 @@ struct fz_args {
   int chunk;             /* output planes per block */
 };
 
+/* Shared rows of k_fused: per iteration parity, per thread (ty) a slot of 2 x T rows of the
+ * warp's W*V columns: its first row (d = 0) and last row (d = 1) of levels 0..T-1. */
+size_t fz_smem_bytes(int T, int V, int by)
+{
+  return (size_t)2 * by * 2 * T * GPU_WARP_SIZE * V * sizeof(real_t);
+}
+
+/* r[0..V-1] = p[0..V-1] / p[0..V-1] = r[0..V-1] in shared memory (V = 2: one access of the
+ * pair, p aligned to it) */
+template <int V> __device__ __forceinline__ void smem_get(const real_t *p, real_t (&r)[V])
+{
+  if (V == 2) {
+    const v2 t = *reinterpret_cast<const v2 *>(p);
+    r[0] = t.x;
+    r[V - 1] = t.y;
+  } else
+    r[0] = p[0];
+}
+template <int V> __device__ __forceinline__ void smem_put(real_t *p, const real_t (&r)[V])
+{
+  if (V == 2)
+    gpu_store2(p, r[0], r[V - 1]);
+  else
+    p[0] = r[0];
+}
+
+/* Levels 1..T of one plane iteration of k_fused (input plane kin, level t computing plane
+ * kin - t) on the thread's windows L, level 0 already shifted in. lo / hi: the slots of the
+ * threads below and above in the previous iteration's parity, at this lane's columns (the
+ * thread's own slot for the first / last warp). KFIX: some level's plane lies outside the fix
+ * box along z, so the per-point test is needed; without it most iterations are free of it. */
+template <int T, int R, int V, bool HAS_F, bool INNER, bool KFIX>
+__device__ __forceinline__ void fused_levels(const fz_args &a, real_t (&L)[T][R][V][3],
+                                             const real_t *lo, const real_t *hi, int kin,
+                                             const bool (&xfix)[V], const bool (&yfix)[R],
+                                             const bool (&xout)[V], const bool (&yout)[R],
+                                             const real_t *fcol, real_t *ocol, int kc0, int kc1)
+{
+  constexpr int WV = GPU_WARP_SIZE * V;
+  const long long sx = a.sx, sxy = a.sxy;
+#pragma unroll
+  for (int t = 1; t <= T; t++) {
+    const int kc = kin - t;
+    const bool kfix = KFIX && (kc < a.flo[2] || kc > a.fhi[2]);
+    real_t below[V], above[V]; /* level t-1: last row of the thread below, first of the one above */
+    smem_get<V>(lo + (T + t - 1) * WV, below);
+    smem_get<V>(hi + (t - 1) * WV, above);
+    real_t res[R][V];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const real_t left = gpu_shfl_up1(L[t - 1][r][V - 1][1]);  /* x0 - 1 */
+      const real_t right = gpu_shfl_down1(L[t - 1][r][0][1]);   /* x0 + V */
+#pragma unroll
+      for (int v = 0; v < V; v++) {
+        const real_t c = L[t - 1][r][v][1];
+        const real_t xm = v > 0 ? L[t - 1][r][v > 0 ? v - 1 : 0][1] : left;
+        const real_t xp = v + 1 < V ? L[t - 1][r][v + 1 < V ? v + 1 : V - 1][1] : right;
+        const real_t ym = r > 0 ? L[t - 1][r > 0 ? r - 1 : 0][v][1] : below[v];
+        const real_t yp = r + 1 < R ? L[t - 1][r + 1 < R ? r + 1 : R - 1][v][1] : above[v];
+        const bool fixed = (!INNER && (xfix[v] || yfix[r])) || kfix;
+        if (HAS_F) { /* f of plane kc: read once per level (L1 and L2 hits after the first) */
+          const real_t fv = fixed ? (real_t)0 : gpu_ldg(fcol + v + sx * r + sxy * kc);
+          const real_t st = fd_stencil_point_f(a.cc, a.cx, a.cy, a.cz, a.cf, c, xm, xp, ym, yp,
+                                               L[t - 1][r][v][0], L[t - 1][r][v][2], fv);
+          res[r][v] = fixed ? c : st;
+        } else {
+          const real_t st = fd_stencil_point(a.cc, a.cx, a.cy, a.cz, c, xm, xp, ym, yp,
+                                             L[t - 1][r][v][0], L[t - 1][r][v][2]);
+          res[r][v] = fixed ? c : st;
+        }
+      }
+    }
+    if (t < T) {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+          L[t][r][v][0] = L[t][r][v][1];
+          L[t][r][v][1] = L[t][r][v][2];
+          L[t][r][v][2] = res[r][v];
+        }
+    } else if (kc >= kc0 && kc <= kc1) {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int v = 0; v < V; v++)
+          if (yout[r] && xout[v]) ocol[v + sx * r + sxy * kc] = res[r][v];
+    }
+  }
+}
+
 /* The body of k_fused; INNER: the footprint lies inside the fix box (hence inside the array). */
-template <int T, int R, int V, bool HAS_F, bool INNER>
+template <int T, int R, int V, bool HAS_F, bool INNER, bool SPLIT>
 __device__ __forceinline__ void fused_body(const fz_args &a)
 {
   extern __shared__ unsigned char fz_smem_raw[];
-  real_t *smem = reinterpret_cast<real_t *>(fz_smem_raw); /* [2][T][2][BY][W*V] */
-  const int W = GPU_WARP_SIZE, BY = (int)blockDim.y, WV = W * V;
+  real_t *smem = reinterpret_cast<real_t *>(fz_smem_raw); /* [2][BY][2 T W V] (fz_smem_bytes) */
+  constexpr int W = GPU_WARP_SIZE, WV = W * V, SLOT = 2 * T * WV;
+  const int BY = (int)blockDim.y;
   const int lane = (int)threadIdx.x, ty = (int)threadIdx.y;
   const int xt = a.lo[0] + (int)blockIdx.x * a.tw; /* the output tile's first column */
   const int x0 = xt - T + V * lane;                 /* this thread's first column */
@@ -419,7 +513,10 @@ __device__ __forceinline__ void fused_body(const fz_args &a)
 #pragma unroll
       for (int v = 0; v < V; v++) L[t][r][v][0] = L[t][r][v][1] = L[t][r][v][2] = (real_t)0;
   const int kstart = max(kc0 - T, a.alo[2]);
-  const size_t half = (size_t)T * 2 * BY * WV; /* one parity of the shared rows */
+  /* this thread's slot at its lane's columns, in parity 0; the other parity lies `half` above */
+  real_t *own = smem + ty * SLOT + V * lane;
+  const int half = BY * SLOT;
+  const int dlo = ty > 0 ? -SLOT : 0, dhi = ty + 1 < BY ? SLOT : 0;
   /* level 0 comes through a queue one plane deep: plane kin+1 is loaded while the levels of
    * plane kin are computed, so the loads' latency hides behind that work */
   real_t ahead[R][V];
@@ -442,66 +539,26 @@ __device__ __forceinline__ void fused_body(const fz_args &a)
         L[0][r][v][2] = ahead[r][v];
         ahead[r][v] = knext && xin[v] && yin[r] ? gpu_ldg(ucol + v + sx * r + sxy * (kin + 1)) : (real_t)0;
       }
-    const real_t *rd = smem + (size_t)par * half; /* the previous iteration's rows */
-    /* levels 1..T: level t computes plane kc = kin - t from level t-1 */
-#pragma unroll
-    for (int t = 1; t <= T; t++) {
-      const int kc = kin - t;
-      const bool kfix = kc < a.flo[2] || kc > a.fhi[2];
-      real_t res[R][V];
-#pragma unroll
-      for (int r = 0; r < R; r++) {
-        const real_t left = gpu_shfl_up1(L[t - 1][r][V - 1][1]);  /* x0 - 1 */
-        const real_t right = gpu_shfl_down1(L[t - 1][r][0][1]);   /* x0 + V */
-#pragma unroll
-        for (int v = 0; v < V; v++) {
-          const real_t c = L[t - 1][r][v][1];
-          const real_t xm = v > 0 ? L[t - 1][r][v > 0 ? v - 1 : 0][1] : left;
-          const real_t xp = v + 1 < V ? L[t - 1][r][v + 1 < V ? v + 1 : V - 1][1] : right;
-          const real_t ym = r > 0 ? L[t - 1][r > 0 ? r - 1 : 0][v][1]
-                                  : (ty > 0 ? rd[((t - 1) * 2 + 1) * BY * WV + (ty - 1) * WV + V * lane + v] : c);
-          const real_t yp = r + 1 < R ? L[t - 1][r + 1 < R ? r + 1 : R - 1][v][1]
-                                      : (ty + 1 < BY ? rd[((t - 1) * 2 + 0) * BY * WV + (ty + 1) * WV + V * lane + v] : c);
-          const bool fixed = xfix[v] || yfix[r] || kfix;
-          if (HAS_F) { /* f of plane kc: read once per level (L1 and L2 hits after the first) */
-            const real_t fv = fixed ? (real_t)0 : gpu_ldg(fcol + v + sx * r + sxy * kc);
-            const real_t st = fd_stencil_point_f(a.cc, a.cx, a.cy, a.cz, a.cf, c, xm, xp, ym, yp,
-                                                 L[t - 1][r][v][0], L[t - 1][r][v][2], fv);
-            res[r][v] = fixed ? c : st;
-          } else {
-            const real_t st = fd_stencil_point(a.cc, a.cx, a.cy, a.cz, c, xm, xp, ym, yp,
-                                               L[t - 1][r][v][0], L[t - 1][r][v][2]);
-            res[r][v] = fixed ? c : st;
-          }
-        }
-      }
-      if (t < T) {
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-          for (int v = 0; v < V; v++) {
-            L[t][r][v][0] = L[t][r][v][1];
-            L[t][r][v][1] = L[t][r][v][2];
-            L[t][r][v][2] = res[r][v];
-          }
-      } else if (kc >= kc0 && kc <= kc1) {
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-          for (int v = 0; v < V; v++)
-            if (yout[r] && xout[v]) ocol[v + sx * r + sxy * kc] = res[r][v];
-      }
-    }
+    /* levels 1..T (planes kin-T..kin-1) from the rows the neighbours wrote in the previous
+     * iteration; the test against the fix box along z only where one of the planes is outside */
+    const real_t *rd = own + par * half;
+    if (!SPLIT || kin - T < a.flo[2] || kin - 1 > a.fhi[2])
+      fused_levels<T, R, V, HAS_F, INNER, true>(a, L, rd + dlo, rd + dhi, kin, xfix, yfix, xout,
+                                                yout, fcol, ocol, kc0, kc1);
+    else
+      fused_levels<T, R, V, HAS_F, INNER, false>(a, L, rd + dlo, rd + dhi, kin, xfix, yfix, xout,
+                                                 yout, fcol, ocol, kc0, kc1);
     /* this iteration's newest planes of levels 0..T-1, first and last row, for the threads
      * above and below */
-    real_t *wr = smem + (size_t)(par ^ 1) * half;
+    real_t *wr = own + (par ^ 1) * half;
 #pragma unroll
-    for (int t = 0; t < T; t++)
+    for (int t = 0; t < T; t++) {
+      real_t first[V], last[V];
 #pragma unroll
-      for (int v = 0; v < V; v++) {
-        wr[(t * 2 + 0) * BY * WV + ty * WV + V * lane + v] = L[t][0][v][2];
-        wr[(t * 2 + 1) * BY * WV + ty * WV + V * lane + v] = L[t][R - 1][v][2];
-      }
+      for (int v = 0; v < V; v++) first[v] = L[t][0][v][2], last[v] = L[t][R - 1][v][2];
+      smem_put<V>(wr + t * WV, first);
+      smem_put<V>(wr + (T + t) * WV, last);
+    }
     __syncthreads();
     par ^= 1;
   }
@@ -510,18 +567,19 @@ __device__ __forceinline__ void fused_body(const fz_args &a)
 template <int T, int R, int V, bool HAS_F>
 __global__ void GPU_REGISTER_CAP(128) k_fused(const fz_args a) /* blocks <= FD_KERNEL_MAX_BLOCK */
 {
-  /* A block whose whole footprint lies inside the fix box (most blocks) runs a body without
-   * the per-point array and fix tests along x and y: fewer instructions and registers. The
-   * largest instance with f keeps the one general body (a second one spills there). */
-  constexpr bool SPLIT = !(HAS_F && T == FD_FUSE_MAX && R * V == 4);
+  /* Blocks whose whole footprint lies inside the fix box (most blocks) run a body without the
+   * per-point array and fix tests along x and y, and each body runs the planes that need no
+   * fix test along z (most planes) without it: fewer instructions. The largest instances with
+   * f keep one body and one path (a second one spills there). */
+  constexpr bool SPLIT = !(HAS_F && T * R * V >= 16);
   const int BY = (int)blockDim.y;
   const int fx0 = a.lo[0] + (int)blockIdx.x * a.tw - T, fy0 = a.lo[1] + (int)blockIdx.y * a.th - T;
   const bool inner = fx0 >= a.flo[0] && fx0 + GPU_WARP_SIZE * V - 1 <= a.fhi[0] &&
                      fy0 >= a.flo[1] && fy0 + BY * R - 1 <= a.fhi[1];
   if (SPLIT && inner)
-    fused_body<T, R, V, HAS_F, true>(a);
+    fused_body<T, R, V, HAS_F, true, SPLIT>(a);
   else
-    fused_body<T, R, V, HAS_F, false>(a);
+    fused_body<T, R, V, HAS_F, false, SPLIT>(a);
 }
 
 /* ---- the kernel instances -------------------------------------------------------------------- */
@@ -1005,7 +1063,7 @@ extern "C" int be_stencil_fused(const fd_grid *g, const fd_fused *cin, const int
   const long long gz = ceil_div(ez, c.chunk);
   if (gx > 0x7fffffffLL || gy > 65535)
     return gpu_failf_private(BE_ERROR, "k_fused: grid %lld x %lld x %lld too large", gx, gy, gz);
-  const size_t smem = (size_t)2 * T * 2 * c.block_y * W * c.vec * sizeof(real_t);
+  const size_t smem = fz_smem_bytes(T, c.vec, c.block_y);
   const fzfn k = fused_fn(f != NULL, T, c.tile, c.vec);
   /* dynamic shared memory beyond the default share needs the kernel's consent: raised once per
    * kernel to the largest size asked for (the 64-lane test build adds static shared memory) */

@@ -608,8 +608,8 @@ static void test_fused(const fd_grid *g, uint64_t seed, int quick)
   }
   /* {tile, vec, block_y, chunk}; zeros: the rule's */
   static const int shapes[][4] = {{0, 0, 0, 0}, {1, 1, 8, 64}, {2, 2, 8, 3}, {2, 1, 2, 5},
-                                  {4, 2, 2, 7}, {1, 2, 16, 1}, {2, 2, 4, 1000}};
-  const int nshape = quick ? 2 : 7;
+                                  {4, 2, 2, 7}, {1, 2, 16, 1}, {2, 2, 4, 1000}, {4, 2, 1, 9}};
+  const int nshape = quick ? 2 : 8;
   long bad = 0, checked = 0;
   char what[192] = "";
   for (int T = 1; T <= FD_FUSE_MAX; T++)
