@@ -84,6 +84,7 @@ extern "C" int be_init(int index, be_info *info)
   gpu_props_private.l2_bytes = (size_t)prop.l2CacheSize;
   gpu_props_private.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
   gpu_props_private.warp_size = prop.warpSize;
+  gpu_props_private.smem_per_block = GPU_SMEM_PER_BLOCK(prop);
 
   if (!norm_partial) {
     GPU(hipMalloc((void **)&norm_partial, 2 * NORM_BLOCKS * sizeof(double)));

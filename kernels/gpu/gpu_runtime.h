@@ -19,6 +19,10 @@
  *   gpu_shfl_up1/down1(v) the value v of the lane below / above in the warp (wavefront):
  *                        __shfl_up_sync/__shfl_down_sync on NVIDIA, __shfl_up/__shfl_down on AMD;
  *                        the test build FDMINI_EMULATE_WAVE64 gives NVIDIA 64-lane groups
+ *   GPU_SMEM_PER_BLOCK(prop) the shared memory (LDS) one block may use: the opt-in maximum
+ *                        on NVIDIA (more than the default 48 KiB), sharedMemPerBlock on AMD;
+ *                        GPU_STATIC_SMEM: static shared memory a kernel adds to its dynamic
+ *                        share (the test build's 64-lane exchange)
  *   gpu_range_push/pop   profiler ranges: NVTX (header-only nvtx3) under CUDA, roctx under HIP
  *                        when CMake found it (FDMINI_HAVE_ROCTX), otherwise no-ops. CMake, not
  *                        this header, decides: FDMINI_HAVE_NVTX / FDMINI_HAVE_ROCTX.
@@ -91,6 +95,7 @@ typedef cudaIpcEventHandle_t hipIpcEventHandle_t;
 #define hipIpcOpenEventHandle cudaIpcOpenEventHandle
 
 /* Pinned host memory: hipHostMalloc(p, n, flags) and cudaMallocHost(p, n) differ in arity. */
+#define GPU_SMEM_PER_BLOCK(prop) ((size_t)(prop).sharedMemPerBlockOptin)
 #define gpuHostAlloc(ptr, bytes) cudaMallocHost((ptr), (bytes))
 #define gpuHostFree(ptr) cudaFreeHost(ptr)
 
@@ -117,6 +122,7 @@ __device__ __forceinline__ void gpu_store2(float *p, float x, float y)
 }
 #ifndef FDMINI_EMULATE_WAVE64
 #define GPU_WARP_SIZE 32 /* threads per warp, a compile-time constant for lane arithmetic */
+#define GPU_STATIC_SMEM 0
 /* the value of lane - 1 / lane + 1 of the warp (all lanes must take part) */
 template <typename T> __device__ __forceinline__ T gpu_shfl_up1(T v)
 {
@@ -133,6 +139,7 @@ template <typename T> __device__ __forceinline__ T gpu_shfl_down1(T v)
  * the group's edges (the lane keeps its own value). Every thread of the block must call it
  * (the kernels that shuffle let no thread return early), and blocks are whole groups of 64. */
 #define GPU_WARP_SIZE 64
+#define GPU_STATIC_SMEM (2 * 1024 * sizeof(double)) /* the exchange below, two types */
 template <typename T> __device__ __forceinline__ T gpu_wave64_shift(T v, int delta)
 {
   __shared__ T lanes[1024];
@@ -162,6 +169,7 @@ static inline void gpu_range_pop(void) { nvtxRangePop(); }
 
 #define FDMINI_GPU_PLATFORM "hip"
 
+#define GPU_SMEM_PER_BLOCK(prop) ((size_t)(prop).sharedMemPerBlock)
 #define gpuHostAlloc(ptr, bytes) hipHostMalloc((ptr), (bytes), hipHostMallocDefault)
 #define gpuHostFree(ptr) hipHostFree(ptr)
 
@@ -176,6 +184,7 @@ template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return 
 #else
 #define GPU_WARP_SIZE 64 /* the host pass, which generates no kernel code */
 #endif
+#define GPU_STATIC_SMEM 0
 template <typename T> __device__ __forceinline__ void gpu_store_nt2(T *p, T x, T y)
 {
   typedef T pair __attribute__((ext_vector_type(2))); /* HIP's double2 is a class: use the native vector */

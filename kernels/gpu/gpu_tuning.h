@@ -15,10 +15,19 @@ typedef struct {
   size_t l2_bytes;      /* L2 cache */
   int max_threads_per_sm;
   int warp_size;
+  size_t smem_per_block; /* shared memory (LDS) one block may use, opt-in included */
 } gpu_device_props;
 
 /* Properties of the bound device. Synchronous; needs be_init. */
 int gpu_get_device_props(gpu_device_props *p);
+
+/* be_fused_resolve for a device that offers smem_bytes of shared memory per block: the rule's
+ * shapes shrink to fit (one column per thread, then fewer threads along y) and a configuration
+ * that cannot fit is BE_ERROR. be_fused_resolve passes the bound device's (no limit before
+ * be_init). Synchronous. */
+int gpu_fused_resolve_within(fd_fused *c, size_t smem_bytes);
+/* The shared memory one block of a resolved fused configuration takes. */
+size_t gpu_fused_smem_bytes(const fd_fused *c);
 
 #ifdef __cplusplus
 }

@@ -986,12 +986,14 @@ extern "C" int be_kernel_candidates(fd_kernel *list, int max)
 /* The fused kernel's rule (bench/results/README.md, "Several steps per pass"): x pairs; up to
  * two steps four rows per thread, 4 threads along y, chunks of 128 planes; beyond, two rows per
  * thread, 16 threads along y (8 with 64-lane wavefronts: blocks <= FD_KERNEL_MAX_BLOCK), chunks
- * of 64 planes (four rows would spill). Fields already set are kept. */
-extern "C" int be_fused_resolve(fd_fused *c)
+ * of 64 planes (four rows would spill). Where the device's shared memory per block is smaller
+ * than the rule's shape takes (64 KiB on MI250X: from 3 steps with pairs), one column per
+ * thread, then half the threads along y, until it fits. Fields already set are kept. */
+extern "C" int gpu_fused_resolve_within(fd_fused *c, size_t smem_bytes)
 {
   if (c->steps < 1 || c->steps > FD_FUSE_MAX)
     return gpu_failf_private(BE_ERROR, "fused: %d steps per pass, expected 1..%d", c->steps, FD_FUSE_MAX);
-  const int short_pass = c->steps <= 2;
+  const int short_pass = c->steps <= 2, set_tile = c->tile, set_vec = c->vec, set_by = c->block_y;
   if (!c->vec) c->vec = 2;
   if (!c->tile) c->tile = short_pass && c->vec == 2 ? 4 : 2;
   if (!c->block_y)
@@ -1004,6 +1006,18 @@ extern "C" int be_fused_resolve(fd_fused *c)
   if (c->block_y < 1 || c->block_y * GPU_WARP_SIZE > FD_KERNEL_MAX_BLOCK)
     return gpu_failf_private(BE_ERROR, "fused: %d threads along y exceed %d per block", c->block_y,
                              FD_KERNEL_MAX_BLOCK);
+  while (fz_smem_bytes(c->steps, c->vec, c->block_y) > smem_bytes) {
+    if (!set_vec && c->vec == 2 && set_tile != 4) {
+      c->vec = 1;
+      if (!set_tile) c->tile = 2;
+    } else if (!set_by && c->block_y > 1) {
+      c->block_y /= 2;
+    } else {
+      return gpu_failf_private(BE_ERROR, "fused: %d steps with %d threads along y of %d columns take %zu bytes of shared memory per block, the device offers %zu",
+                               c->steps, c->block_y, c->vec,
+                               fz_smem_bytes(c->steps, c->vec, c->block_y), smem_bytes);
+    }
+  }
   if (GPU_WARP_SIZE * c->vec <= 2 * c->steps || c->block_y * c->tile <= 2 * c->steps)
     return gpu_failf_private(BE_ERROR, "fused: a %dx%d footprint has no output tile at %d steps",
                              GPU_WARP_SIZE * c->vec, c->block_y * c->tile, c->steps);
@@ -1011,16 +1025,33 @@ extern "C" int be_fused_resolve(fd_fused *c)
   return BE_OK;
 }
 
+extern "C" size_t gpu_fused_smem_bytes(const fd_fused *c)
+{
+  return fz_smem_bytes(c->steps, c->vec, c->block_y);
+}
+
+extern "C" int be_fused_resolve(fd_fused *c)
+{
+  const size_t dev = gpu_props_private.smem_per_block;
+  return gpu_fused_resolve_within(c, !gpu_initialized_private ? (size_t)-1
+                                     : dev > GPU_STATIC_SMEM ? dev - GPU_STATIC_SMEM : 0);
+}
+
+/* {tile, vec, block_y, chunk} around the H200's fastest at 512^3, and shorter chunks that keep
+ * the GPU busy on smaller blocks (256^3 and below); four rows only resolve up to 2 steps. Where
+ * none fits the device (64-lane wavefronts from 3 steps), the rule's shape. */
 extern "C" int be_fused_candidates(int steps, fd_fused *list, int max)
 {
-  /* {tile, vec, block_y, chunk} around the H200's fastest at 512^3, and shorter chunks that keep
-   * the GPU busy on smaller blocks (256^3 and below); four rows only resolve up to 2 steps */
   static const int shapes[][4] = {{4, 2, 4, 128}, {4, 2, 4, 32}, {4, 2, 4, 16}, {4, 2, 8, 128},
                                   {2, 2, 8, 128}, {2, 2, 8, 64}, {2, 2, 16, 128}, {2, 2, 16, 64},
                                   {2, 2, 16, 32}};
   int n = 0;
   for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]) && n < max; i++) {
     fd_fused c = {steps, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]};
+    if (be_fused_resolve(&c) == BE_OK) list[n++] = c;
+  }
+  if (n == 0 && max > 0) {
+    fd_fused c = {steps, 0, 0, 0, 0};
     if (be_fused_resolve(&c) == BE_OK) list[n++] = c;
   }
   return n;

@@ -14,6 +14,8 @@
  *   - be_fill matches fd_field_value, be_norms matches a host loop and is deterministic;
  *   - be_stencil_zrange over two z-ranges equals be_stencil bitwise; be_add_point adds at one
  *     point only;
+ *   - the fused kernel equals T single steps bitwise (test_fused), and its configurations
+ *     shrink to the shared memory a device offers or fail with a message (test_fused_smem);
  *   - streams (high priority), events and error reporting work.
  * Ends with "N passed, M failed"; exit status 1 on any failure.
  *
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_tuning.h"
 #include "pointwise.h"
 
 static int n_pass, n_fail;
@@ -606,10 +609,12 @@ static void test_fused(const fd_grid *g, uint64_t seed, int quick)
     for (int d = 0; d < 3; d++) fixes[1][0][d] = d == 1 ? 1 : 2 - G, fixes[1][1][d] = d == 0 ? g->n[d] : g->n[d] + G - 1;
     nfix = 2;
   }
-  /* {tile, vec, block_y, chunk}; zeros: the rule's */
+  /* {tile, vec, block_y, chunk}; zeros: the rule's; the last: the rule within the 64 KiB of
+   * shared memory per block of an MI250X */
   static const int shapes[][4] = {{0, 0, 0, 0}, {1, 1, 8, 64}, {2, 2, 8, 3}, {2, 1, 2, 5},
-                                  {4, 2, 2, 7}, {1, 2, 16, 1}, {2, 2, 4, 1000}, {4, 2, 1, 9}};
-  const int nshape = quick ? 2 : 8;
+                                  {4, 2, 2, 7}, {1, 2, 16, 1}, {2, 2, 4, 1000}, {4, 2, 1, 9},
+                                  {0, 0, 0, 0}};
+  const int nshape = quick ? 2 : 9;
   long bad = 0, checked = 0;
   char what[192] = "";
   for (int T = 1; T <= FD_FUSE_MAX; T++)
@@ -641,7 +646,8 @@ static void test_fused(const fd_grid *g, uint64_t seed, int quick)
           to_host(href, da, np);
           for (int sh = 0; sh < nshape; sh++) {
             fd_fused cfg = {T, shapes[sh][0], shapes[sh][1], shapes[sh][2], shapes[sh][3]};
-            if (be_fused_resolve(&cfg) != BE_OK) continue; /* too small a footprint for T */
+            const int rc = sh == 8 ? gpu_fused_resolve_within(&cfg, 65536) : be_fused_resolve(&cfg);
+            if (rc != BE_OK) continue; /* too small a footprint for T */
             REQUIRE(be_fill(g, &poison, dout, S));
             REQUIRE(be_stencil_fused(g, &cfg, lo, hi, fixes[fi][0], fixes[fi][1], c, du, fp, dout, S));
             to_host(hout, dout, np);
@@ -685,6 +691,49 @@ static int rnd(int lo, int hi) /* uniform in lo..hi */
 /* be_stencil_zrange: two z-ranges (split at every plane) compose to be_stencil's field bit for
  * bit for every region and both kernels (and write nothing else: the outputs are poisoned
  * alike); be_add_point adds at exactly one point. */
+/* The fused configurations and the shared memory per block: the rule and the autotune's
+ * candidates fit the device; within a smaller share (an MI250X's 64 KiB, and less) the rule
+ * takes one column per thread, then fewer threads along y, for every T; a configuration set
+ * in full that does not fit is an error that says so, and one byte more lets it through. */
+static void test_fused_smem(void)
+{
+  gpu_device_props props;
+  REQUIRE(gpu_get_device_props(&props));
+  int fits = 1, shrinks = 1, ncand = 0;
+  for (int T = 1; T <= FD_FUSE_MAX; T++) {
+    fd_fused rule = {T, 0, 0, 0, 0}, list[32];
+    fits &= be_fused_resolve(&rule) == BE_OK && gpu_fused_smem_bytes(&rule) <= props.smem_per_block;
+    const int n = be_fused_candidates(T, list, 32);
+    ncand += n;
+    for (int i = 0; i < n; i++) fits &= gpu_fused_smem_bytes(&list[i]) <= props.smem_per_block;
+    fd_fused big = {T, 0, 0, 0, 0};
+    REQUIRE(be_fused_resolve(&big));
+    for (size_t limit = 65536; limit >= 4096; limit /= 4) {
+      fd_fused c = {T, 0, 0, 0, 0};
+      const int rc = gpu_fused_resolve_within(&c, limit);
+      if (rc == BE_OK)
+        shrinks &= gpu_fused_smem_bytes(&c) <= limit && c.vec <= big.vec && c.block_y <= big.block_y &&
+                   (gpu_fused_smem_bytes(&big) <= limit || c.vec < big.vec || c.block_y < big.block_y);
+      else /* only where the smallest shape has no output tile left or still does not fit */
+        shrinks &= strstr(be_error_message(), "footprint") != NULL ||
+                   strstr(be_error_message(), "shared memory") != NULL;
+    }
+  }
+  check(fits && ncand >= FD_FUSE_MAX, "fused: the rule and %d candidates of T = 1..%d fit the %zu bytes of shared memory per block",
+        ncand, FD_FUSE_MAX, props.smem_per_block);
+  check(shrinks, "fused: the rule shrinks to 64, 16 and 4 KiB of shared memory per block, or says why not");
+  fd_fused full = {2, 2, 2, 4, 16};
+  REQUIRE(be_fused_resolve(&full));
+  const size_t need = gpu_fused_smem_bytes(&full);
+  fd_fused a = full, b = full;
+  const int rc = gpu_fused_resolve_within(&a, need - 1);
+  check(rc == BE_ERROR && strstr(be_error_message(), "shared memory") != NULL,
+        "fused: a configuration set in full that needs %zu bytes fails within %zu: %s", need, need - 1,
+        rc == BE_ERROR ? be_error_message() : "(accepted)");
+  check(gpu_fused_resolve_within(&b, need) == BE_OK && memcmp(&b, &full, sizeof b) == 0,
+        "fused: and resolves unchanged within %zu bytes", need);
+}
+
 static void test_zrange_point(const fd_grid *g)
 {
   const size_t all = g->elems;
@@ -827,6 +876,7 @@ int main(int argc, char **argv)
       test_fused(&g4, 34, quick);
       test_fused(&g5, 35, quick);
     }
+    test_fused_smem();
     printf("fused: %s\n", n_fail ? "see above" : "ok");
   }
   test_streams_events_errors(quick);
