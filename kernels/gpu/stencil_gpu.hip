@@ -516,6 +516,8 @@ __device__ __forceinline__ void fused_body(const fz_args &a)
   /* this thread's slot at its lane's columns, in parity 0; the other parity lies `half` above */
   real_t *own = smem + ty * SLOT + V * lane;
   const int half = BY * SLOT;
+  /* the slots of the threads below and above; the first and last warp read their own (their
+   * border rows feed no output, and the read stays inside the buffer) */
   const int dlo = ty > 0 ? -SLOT : 0, dhi = ty + 1 < BY ? SLOT : 0;
   /* level 0 comes through a queue one plane deep: plane kin+1 is loaded while the levels of
    * plane kin are computed, so the loads' latency hides behind that work */
