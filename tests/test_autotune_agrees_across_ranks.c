@@ -51,21 +51,39 @@ static void test_ties_go_to_the_first(void **state)
   assert_int_equal(chosen, 1);
 }
 
+/* A rank's block for the trials: grid n (one ghost layer), a stream, a random field u (seed)
+ * and an output field; block_free releases them. */
+typedef struct {
+  fd_grid g;
+  be_stream s;
+  real_t *u, *out;
+} block;
+
+static void block_new(block *b, const int n[3], uint64_t seed)
+{
+  assert_int_equal(fd_grid_init(&b->g, n, 1), 0);
+  assert_int_equal(be_stream_create(&b->s, BE_PRIORITY_NORMAL), BE_OK);
+  assert_int_equal(be_malloc((void **)&b->u, b->g.elems * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&b->out, b->g.elems * sizeof(real_t)), BE_OK);
+  fd_field fl = {.kind = FD_FIELD_RANDOM, .scale = 1.0, .seed = seed};
+  assert_int_equal(be_fill(&b->g, &fl, b->u, b->s), BE_OK);
+}
+
+static void block_free(block *b)
+{
+  be_free(b->u);
+  be_free(b->out);
+  be_stream_destroy(b->s);
+}
+
 /* The whole trial on this backend: every rank gets the same candidate list, times and choice. */
 static void test_tune_kernel_same_on_every_rank(void **state)
 {
   (void)state;
   const int n[3] = {20 + rank, 9, 7}; /* blocks of different sizes */
-  fd_grid g;
-  assert_int_equal(fd_grid_init(&g, n, 1), 0);
-  real_t *u, *out;
-  be_stream s;
-  assert_int_equal(be_stream_create(&s, BE_PRIORITY_NORMAL), BE_OK);
-  assert_int_equal(be_malloc((void **)&u, g.elems * sizeof(real_t)), BE_OK);
-  assert_int_equal(be_malloc((void **)&out, g.elems * sizeof(real_t)), BE_OK);
-  fd_field fl = {.kind = FD_FIELD_RANDOM, .scale = 1.0, .seed = 3};
-  assert_int_equal(be_fill(&g, &fl, u, s), BE_OK);
-  const fd_kernel_trial t = {g, FD_REGION_INTERIOR, FD_FACES_ALL, {-6, 1, 1, 1, 0}, u, NULL, out, s};
+  block b;
+  block_new(&b, n, 3);
+  const fd_kernel_trial t = {b.g, FD_REGION_INTERIOR, FD_FACES_ALL, {-6, 1, 1, 1, 0}, b.u, NULL, b.out, b.s};
   fd_tune tn;
   assert_int_equal(tune_kernel(MPI_COMM_WORLD, &t, &tn), FD_OK);
   assert_true(tn.ran && tn.n >= 1 && tn.chosen >= 0 && tn.chosen < tn.n);
@@ -77,9 +95,7 @@ static void test_tune_kernel_same_on_every_rank(void **state)
   double first = tn.ms[0], first_hi;
   MPI_Allreduce(&first, &first_hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   assert_true(first == first_hi);
-  be_free(u);
-  be_free(out);
-  be_stream_destroy(s);
+  block_free(&b);
 }
 
 /* The fused trial of --fuse auto: T = 1 (the single-step configuration) and every fused
@@ -89,24 +105,17 @@ static void test_tune_fused_same_on_every_rank(void **state)
 {
   (void)state;
   const int n[3] = {14 + 3 * rank, 9, 7};
-  fd_grid g;
-  assert_int_equal(fd_grid_init(&g, n, 1), 0);
-  real_t *u, *out;
-  be_stream s;
-  assert_int_equal(be_stream_create(&s, BE_PRIORITY_NORMAL), BE_OK);
-  assert_int_equal(be_malloc((void **)&u, g.elems * sizeof(real_t)), BE_OK);
-  assert_int_equal(be_malloc((void **)&out, g.elems * sizeof(real_t)), BE_OK);
-  fd_field fl = {.kind = FD_FIELD_RANDOM, .scale = 1.0, .seed = 5};
-  assert_int_equal(be_fill(&g, &fl, u, s), BE_OK);
+  block b;
+  block_new(&b, n, 5);
   const fd_coeffs c = {0.5, 1.0 / 12, 1.0 / 12, 1.0 / 12, 0};
-  const fd_kernel_trial t1 = {g, FD_REGION_ALL, 0, c, u, NULL, out, s};
-  fd_fused_trial tf = {.grid = g, .coeffs = c, .u = u, .f = NULL, .out = out, .stream = s};
+  const fd_kernel_trial t1 = {b.g, FD_REGION_ALL, 0, c, b.u, NULL, b.out, b.s};
+  fd_fused_trial tf = {.grid = b.g, .coeffs = c, .u = b.u, .f = NULL, .out = b.out, .stream = b.s};
   for (int d = 0; d < 3; d++) {
     tf.lo[d] = tf.fix_lo[d] = 1;
     tf.hi[d] = tf.fix_hi[d] = n[d];
   }
   fd_kernel k;
-  assert_int_equal(be_kernel_default(&g, &k), BE_OK);
+  assert_int_equal(be_kernel_default(&b.g, &k), BE_OK);
   const int steps[4] = {1, 2, 3, 4};
   fd_fuse_tune ft;
   assert_int_equal(tune_fused(MPI_COMM_WORLD, &t1, k, &tf, steps, 4, &ft), FD_OK);
@@ -122,9 +131,7 @@ static void test_tune_fused_same_on_every_rank(void **state)
   double last = ft.ms[ft.n - 1], last_hi;
   MPI_Allreduce(&last, &last_hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   assert_true(last == last_hi);
-  be_free(u);
-  be_free(out);
-  be_stream_destroy(s);
+  block_free(&b);
 }
 
 int main(int argc, char **argv)

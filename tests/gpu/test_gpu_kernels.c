@@ -24,41 +24,14 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_check.h"
 #include "gpu_tuning.h"
 #include "pointwise.h"
-
-static int n_pass, n_fail;
-static be_stream S;
-
-static void check(int ok, const char *fmt, ...)
-{
-  if (ok) {
-    n_pass++;
-    return;
-  }
-  n_fail++;
-  va_list ap;
-  va_start(ap, fmt);
-  printf("FAIL: ");
-  vprintf(fmt, ap);
-  printf("\n");
-  va_end(ap);
-}
-
-#define REQUIRE(call)                                                                       \
-  do {                                                                                      \
-    if ((call) != BE_OK) {                                                                  \
-      printf("FATAL: %s failed: %s\n", #call, be_error_message());                         \
-      printf("%d passed, %d failed\n", n_pass, n_fail + 1);                                 \
-      exit(1);                                                                              \
-    }                                                                                       \
-  } while (0)
 
 #define TOL (sizeof(real_t) == 8 ? 1e-12 : 1e-5)
 

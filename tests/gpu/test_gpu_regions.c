@@ -18,18 +18,7 @@
 #include <string.h>
 
 #include "backend.h"
-
-static int n_pass, n_fail;
-static be_stream S;
-
-#define REQUIRE(call)                                                                       \
-  do {                                                                                      \
-    if ((call) != BE_OK) {                                                                  \
-      printf("FATAL: %s failed: %s\n", #call, be_error_message());                         \
-      printf("%d passed, %d failed\n", n_pass, n_fail + 1);                                 \
-      exit(1);                                                                              \
-    }                                                                                       \
-  } while (0)
+#include "gpu_check.h"
 
 static void copy(void *dst, const void *src, size_t bytes, be_copy_kind kind)
 {
