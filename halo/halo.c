@@ -15,6 +15,7 @@
  * region fd_region_opposite(f) of the receiver (the x-low face of one rank meets the x-high
  * face of the other; an edge meets the edge of the opposite direction).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,21 @@ enum { TAG_NOTE = 32, TAG_CARD = 64, TAG_DECIDE = 96 };
 /* Region f's message: its place in the buffers and its elements (every field). */
 static size_t msg_offset(const fd_halo *h, int f) { return h->faces.offset[f]; }
 static size_t msg_count(const fd_halo *h, int f) { return h->faces.count[f] * (size_t)h->fields; }
+
+int halo_check_counts(const fd_grid *g, int fields, const int nbr[FD_REGIONS], int rank)
+{
+  for (int r = 0; r < FD_REGIONS; r++) {
+    const size_t count = fd_region_count(g->n, g->ghost, r) * (size_t)fields;
+    if (nbr[r] == MPI_PROC_NULL || count <= (size_t)INT_MAX) continue;
+    int dir[3];
+    fd_region_dir(r, dir);
+    return fd_set_error(FD_ERR_RUNTIME, "rank %d: the halo exchange of the local block %d x %d x %d does not fit "
+                        "in MPI messages: the region towards (%+d,%+d,%+d) holds %zu values, more than the %d one "
+                        "message can count; use more ranks%s", rank, g->n[0], g->n[1], g->n[2], dir[0], dir[1],
+                        dir[2], count, INT_MAX, g->ghost > 1 ? " or a smaller --halo-width" : "");
+  }
+  return FD_OK;
+}
 
 /* ---- GPU-aware or staged MPI ---- */
 
@@ -110,6 +126,8 @@ static int swap_with_neighbours(fd_halo *h, const void *mine, void *theirs, size
 {
   MPI_Request rq[2 * FD_REGIONS];
   int n = 0;
+  if (size > (size_t)INT_MAX) /* items are small structs: a count MPI takes */
+    return fd_set_error(FD_ERR_RUNTIME, "swap_with_neighbours: %zu-byte items exceed one MPI message", size);
   for (int f = 0; f < FD_REGIONS; f++) {
     if (!h->faces.active[f]) continue;
     FD_MPI(MPI_Irecv((char *)theirs + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + fd_region_opposite(f), h->comm, &rq[n++]));
@@ -282,7 +300,7 @@ static int count_faces(fd_halo *h)
 }
 
 /* The region buffers: device send and receive blocks of both parities, and in staged mode the
- * pinned host ones. Sizes are checked for overflow first; a failure on any rank (memory can
+ * pinned host ones. Message counts (halo_check_counts) and sizes are checked for overflow first; a failure on any rank (memory can
  * run out on some only) is agreed, with the lowest failing rank's line. Collective over comm. */
 static int allocate_buffers(fd_halo *h)
 {
@@ -290,8 +308,8 @@ static int allocate_buffers(fd_halo *h)
   FD_MPI(MPI_Comm_rank(h->comm, &rank));
   const int *n = h->grid.n;
   size_t bytes = 0, two = 0;
-  int err = FD_OK;
-  if (fd_size_mul(h->faces.total, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, 2, &two) != 0)
+  int err = halo_check_counts(&h->grid, h->fields, h->nbr, rank);
+  if (err == FD_OK && (fd_size_mul(h->faces.total, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, 2, &two) != 0))
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the halo buffers of the local block %d x %d x %d do not fit in "
                        "memory: their byte count exceeds what a size_t counts", rank, n[0], n[1], n[2]);
   if (err == FD_OK && (be_malloc((void **)&h->send_block, two) != BE_OK ||

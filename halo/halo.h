@@ -83,6 +83,14 @@ int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len);
  * comm. */
 int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, int *staged);
 
+/* FD_OK when every message of an exchange of `fields` fields of layout g (width g->ghost) to the
+ * neighbours nbr (one per region, MPI_PROC_NULL where there is none) holds at most INT_MAX
+ * elements, the largest count MPI's C interface takes; else FD_ERR_RUNTIME with one line for
+ * rank `rank` naming the region and its count ("does not fit"). Pure: Not Collective, allocates
+ * nothing. halo_create checks it (agreed); a caller that allocates fields first calls it before
+ * them, so that a block too large to exchange is refused before anything is allocated. */
+int halo_check_counts(const fd_grid *g, int fields, const int nbr[FD_REGIONS], int rank);
+
 /* Sets up *h for `fields` fields (1 or 2) of layout g on the Cartesian communicator comm with
  * neighbours nbr (one per region direction, faces.h): the width S is g->ghost, the active
  * regions those with a neighbour that S needs (fd_region_used; g->ghost must not exceed any
@@ -95,8 +103,8 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
  * elsewhere. dev is this rank's device; node identifies its node (equal on the ranks of one
  * node, different between nodes: fd_node.id of src/bind.h). halo_stream (high priority) stays
  * the caller's. Collective over comm; synchronous. Buffers that do not fit (a byte count that
- * overflows, an allocation that fails on any rank) are an agreed FD_ERR_RUNTIME. halo_destroy
- * frees *h, after a failure too. */
+ * overflows, a message of more than INT_MAX elements, an allocation that fails on any rank)
+ * are an agreed FD_ERR_RUNTIME. halo_destroy frees *h, after a failure too. */
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_grid *g,
                 int fields, int staged, fd_halo_path path, const be_info *dev, int node,
                 be_stream halo_stream);

@@ -432,6 +432,9 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
 
   int staged;
   FD_CALL(halo_choose_mode(s->dec.cart, o->mpi_gpu, dev, &staged));
+  /* the wave's previous level is read S-1 deep into the ghosts too: exchanged with u, in the
+   * same messages */
+  const int fields = s->prob.levels == 2 && s->width > 1 ? 2 : 1;
 
   /* allocation can fail on some ranks only (uneven splits, memory): agree before going on.
    * The pool: the time levels the stencil reads, one output, one spare a snapshot may hold */
@@ -448,6 +451,8 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
                        "%d x %zu bytes, the device has %zu", s->dec.rank, n[0], n[1], n[2], nfields, bytes,
                        dev->memory_bytes);
   FD_CALL(fd_agree(s->dec.cart, err));
+  /* every halo message must fit an MPI count: checked before anything is allocated */
+  FD_CALL(fd_agree(s->dec.cart, halo_check_counts(&s->grid, fields, s->dec.nbr, s->dec.rank)));
   for (int b = 0; b < s->npool && err == FD_OK; b++)
     if (be_malloc((void **)&s->pool[b], bytes) != BE_OK) err = BE_ERROR;
   if (err == FD_OK && s->prob.has_rhs && be_malloc((void **)&s->f, bytes) != BE_OK) err = BE_ERROR;
@@ -462,10 +467,8 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   FD_BE(be_event_create(&s->ready));
   for (int k = 0; k < 2; k++)
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
-  /* the wave's previous level is read S-1 deep into the ghosts too: exchanged with u, in the
-   * same messages. (A snapshot's copy off the device may then overlap an unpack into the
-   * ghosts of the buffer it copies, two steps later; the snapshot writes only the interior.) */
-  const int fields = s->prob.levels == 2 && s->width > 1 ? 2 : 1;
+  /* with two fields a snapshot's copy off the device may overlap an unpack into the ghosts of
+   * the buffer it copies, two steps later; the snapshot writes only the interior */
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, fields, staged, o->halo_path,
                       dev, node, s->halo_stream));
   for (int f = 0; f < FD_FACES; f++) s->sides |= (unsigned)s->halo.faces.active[f] << f;

@@ -102,7 +102,12 @@ expect_error 2 "subdomain too thin" --global 1,1,1
 expect_error 2 "--local: 2000000000 is out of range" --local 2000000000,8,8
 expect_error 2 "--json: cannot write '/nonexistent-dir/out.json'" --json /nonexistent-dir/out.json
 expect_error 2 "--dump: cannot write '/nonexistent-dir/u.raw'" --dump /nonexistent-dir/u.raw
-expect_error 3 "cannot allocate the fields" --local 200000,200000,200000
+expect_error 3 "cannot allocate the fields" --local 40000,40000,40000
+# a halo message of more than INT_MAX values (MPI's count) is refused before anything is
+# allocated (the fields would need 69 GB; it used to become a negative or cut count); the
+# wave with --halo-width 2 sends two fields per message
+expect_error 3 "the halo exchange of the local block 46400 x 46400 x 2 does not fit in MPI messages: the region towards (+0,+0,+1) holds 2152960000 values, more than the 2147483647 one message can count; use more ranks" --global 46400,46400,4 --procs 1,1,2
+expect_error 3 "the halo exchange of the local block 30000 x 20000 x 4 does not fit in MPI messages: the region towards (+0,+0,+1) holds 2400000000 values" --op wave --global 30000,20000,8 --procs 1,1,2 --halo-width 2
 expect_error 2 "--halo-width: 0 is out of range, expected 1..64" --halo-width 0
 expect_error 2 "--fuse: '5' is not valid, expected 1..4 time steps per pass or auto" --fuse 5
 expect_error 2 "--halo-width 2: laplacian is one application, not a time stepper" --op laplacian --halo-width 2
