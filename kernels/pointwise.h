@@ -20,8 +20,10 @@
  *   cc*uc + cx*(xm + xp) + cy*(ym + yp) + cz*(zm + zp) [+ cf*fc]
  * FMA contraction is off for the device code (-fmad=false, -ffp-contract=off): nvcc contracted
  * this expression differently in different kernels, which broke bitwise equality between
- * variants, tiles and region splits, and so between multi-rank and single-rank runs. The host
- * build targets baseline x86-64 (no FMA instructions), so it rounds every product too. */
+ * variants, tiles and region splits, and so between multi-rank and single-rank runs. It is off
+ * for every host C file too (CMakeLists.txt, FDMINI_C_NO_CONTRACT: -ffp-contract=off or the
+ * compiler's spelling), so the host backend rounds every product wherever FMA exists (an
+ * x86-64 with -march=native, aarch64) and stays the bitwise reference. */
 FD_HD real_t fd_stencil_point(real_t cc, real_t cx, real_t cy, real_t cz, real_t uc, real_t xm,
                               real_t xp, real_t ym, real_t yp, real_t zm, real_t zp)
 {

@@ -286,6 +286,8 @@ import os, re
 for k in ("compiler", "build_type", "build_flags", "hwloc", "gtl", "mpi_library", "gpu_runtime", "gpu_driver"):
     assert isinstance(r[k], str) and r[k] and r[k] != "unknown", (k, r[k])
 assert r["build_flags"].startswith("C: "), r["build_flags"]
+# every host C file without FMA contraction (the host backend is the bitwise reference)
+assert any(f in r["build_flags"].split("; ")[0].split() for f in ("-ffp-contract=off", "-Mnofma", "-no-fma")), r["build_flags"]
 assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["start_time"]) and r["start_time"] <= r["date"]
 if r["backend"] == "host":
     assert r["gpu_runtime"] == "none" and r["gpu_driver"] == "none", (r["gpu_runtime"], r["gpu_driver"])
