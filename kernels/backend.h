@@ -68,7 +68,8 @@ const char *be_error_message(void);
 /* ---- memory -------------------------------------------------------------------------- */
 
 /* Device memory (host memory on the host backend), at least 64-byte aligned; the caller frees
- * it with be_free (NULL is fine). Synchronous. */
+ * it with be_free (NULL is fine). Synchronous: be_free and be_host_free first wait for all
+ * work on the device, so no stream still uses what they release. */
 int be_malloc(void **ptr, size_t bytes);
 int be_free(void *ptr);
 /* Pinned host memory (staged MPI, copies off the device); the caller frees it with
@@ -88,7 +89,10 @@ typedef struct be_event_s *be_event;
 typedef enum { BE_PRIORITY_NORMAL = 0, BE_PRIORITY_HIGH = 1 } be_priority;
 
 /* Streams and events: the caller destroys what it creates with be_stream_destroy and
- * be_event_destroy (NULL is fine). Creation and destruction are synchronous. */
+ * be_event_destroy (NULL is fine). Creation and destruction are synchronous. Streams are
+ * non-blocking: they do not synchronise with a GPU runtime's legacy default stream (work a
+ * library puts there neither waits for them nor holds them up); order between streams is
+ * events and host waits only. */
 int be_stream_create(be_stream *s, be_priority priority);
 int be_stream_destroy(be_stream s);
 int be_stream_sync(be_stream s);                    /* host waits for all work on s */

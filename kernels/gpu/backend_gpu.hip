@@ -162,9 +162,14 @@ extern "C" int be_malloc(void **ptr, size_t bytes)
   return BE_OK;
 }
 
+/* The frees wait for the whole device first: the runtimes' own implicit synchronisation is a
+ * property of the legacy stream's semantics, made explicit here (frees happen at set-up and
+ * tear-down only). */
 extern "C" int be_free(void *ptr)
 {
-  if (ptr) GPU(hipFree(ptr));
+  if (!ptr) return BE_OK;
+  GPU(hipDeviceSynchronize());
+  GPU(hipFree(ptr));
   return BE_OK;
 }
 
@@ -177,7 +182,9 @@ extern "C" int be_host_alloc(void **ptr, size_t bytes)
 
 extern "C" int be_host_free(void *ptr)
 {
-  if (ptr) GPU(gpuHostFree(ptr));
+  if (!ptr) return BE_OK;
+  GPU(hipDeviceSynchronize());
+  GPU(gpuHostFree(ptr));
   return BE_OK;
 }
 
@@ -292,6 +299,17 @@ extern "C" int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be
 
 /* ---- streams and events ---------------------------------------------------------------- */
 
+/* Non-blocking streams: work a library enqueues on the legacy default stream (a CUDA-aware
+ * MPI's staging copies, say) neither waits for fdmini's kernels nor holds them up, where a
+ * blocking stream would have made such a copy wait for the interior update and shown only as
+ * less of the exchange hidden. Nothing in fdmini relies on the legacy stream's implicit
+ * synchronisation: every kernel, copy and event goes on a stream of be_stream_create (no
+ * synchronous hipMemcpy or hipMemset; be_norms copies its result on its stream and waits for
+ * it); the order between streams is events (be_stream_wait_event) and host waits; device
+ * buffers are handed to MPI only after the host waited for the event of the pack that wrote
+ * them, and read back only after MPI_Waitall; be_free and be_host_free synchronise the device
+ * first (below), so that no stream still uses what they release. A NULL be_stream (the legacy
+ * stream, gpu_stream) is used nowhere. */
 extern "C" int be_stream_create(be_stream *s, be_priority priority)
 {
   *s = NULL;
@@ -301,7 +319,7 @@ extern "C" int be_stream_create(be_stream *s, be_priority priority)
   be_stream st = (be_stream)calloc(1, sizeof *st);
   if (!st) return gpu_failf_private(BE_ERROR, "be_stream_create: out of host memory");
   st->priority = priority == BE_PRIORITY_HIGH ? greatest : least;
-  hipError_t e = hipStreamCreateWithPriority(&st->s, hipStreamDefault, st->priority);
+  hipError_t e = hipStreamCreateWithPriority(&st->s, hipStreamNonBlocking, st->priority);
   if (e != hipSuccess) {
     free(st);
     return gpu_fail_private(__FILE__, __LINE__, "hipStreamCreateWithPriority", e);
