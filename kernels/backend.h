@@ -423,10 +423,16 @@ typedef struct {
   uint64_t seed;
 } fd_field;
 
-/* u = field at every point, ghosts included. Asynchronous on s. */
+/* u = field at every point, ghosts included: bitwise the values fd_field_value gives, on every
+ * backend. Asynchronous on s. */
 int be_fill(const fd_grid *g, const fd_field *field, real_t *u, be_stream s);
 /* Host-callable reference of one point of a field (the same formula be_fill evaluates). */
 double fd_field_value(const fd_field *field, long long gi, long long gj, long long gk);
+/* FD_FIELD_SINE's factor along dimension d at the global indices first .. first+count-1 into
+ * out[0..count-1], with the C library's sin, exactly as fd_field_value evaluates it: GPU
+ * backends copy these tables to the device instead of calling the device's sin, whose last
+ * bits differ. Implemented once for every backend (common.c). Pure. */
+void fd_field_sine_table(const fd_field *field, int d, long long first, int count, double *out);
 
 typedef struct {
   double sum_sq;  /* sum over the interior of d^2 */
