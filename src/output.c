@@ -1,5 +1,6 @@
-/* output.c - output files that are complete or absent (output.h): the checks of the targets
- * before the run, checked writes, size checks, commit by rename. */
+/* output.c - output files that are complete or absent (output.h): their names (temporary ones,
+ * the snapshots'), the checks of the targets before the run, checked writes, size checks,
+ * commit by rename. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #define _DEFAULT_SOURCE   /* pwritev (Linux, the BSDs, macOS) */
 #include <dirent.h>
@@ -15,7 +16,6 @@
 
 #include "fd_error.h"
 #include "output.h"
-#include "snapshot.h" /* snapshot_is_file_name */
 
 static const char *file_kind(mode_t m)
 {
@@ -78,6 +78,38 @@ static int probe_tmp(const fd_output *out, const char *name)
   return FD_OK;
 }
 
+int output_tmp_name(const char *final, long tag, char *tmp, size_t len)
+{
+  int n = snprintf(tmp, len, "%s.%ld.tmp", final, tag);
+  return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int output_snapshot_name(const char *dir, long long step, char *out, size_t len)
+{
+  int n = dir ? snprintf(out, len, "%s/snap_%06lld.raw", dir, step) : snprintf(out, len, "snap_%06lld.raw", step);
+  return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int output_is_snapshot_name(const char *base)
+{
+  const char *p;
+  if (strncmp(base, FD_SNAPSHOT_XDMF, strlen(FD_SNAPSHOT_XDMF)) == 0) {
+    p = base + strlen(FD_SNAPSHOT_XDMF);
+  } else {
+    if (strncmp(base, "snap_", 5) != 0) return 0;
+    p = base + 5;
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') p++;
+    if (strncmp(p, ".raw", 4) != 0) return 0;
+    p += 4;
+  }
+  if (*p == '\0') return 1;
+  /* a temporary name: .DIGITS.tmp */
+  if (*p++ != '.' || *p < '0' || *p > '9') return 0;
+  while (*p >= '0' && *p <= '9') p++;
+  return strcmp(p, ".tmp") == 0;
+}
+
 /* Prepares one output named `name` for option opt ("" name: none). */
 static int prepare(fd_output *out, const char *opt, const char *name, long tag)
 {
@@ -85,8 +117,8 @@ static int prepare(fd_output *out, const char *opt, const char *name, long tag)
   if (!name[0]) return FD_OK;
   snprintf(out->opt, sizeof out->opt, "%s", opt);
   FD_CALL(resolve_target(opt, name, out->path));
-  int n = snprintf(out->tmp, sizeof out->tmp, "%s.%ld.tmp", out->path, tag);
-  if (n < 0 || n >= FD_PATH_MAX) return fd_set_error(FD_ERR_USAGE, "%s: '%s': name too long once resolved", opt, name);
+  if (output_tmp_name(out->path, tag, out->tmp, FD_PATH_MAX) != 0)
+    return fd_set_error(FD_ERR_USAGE, "%s: '%s': name too long once resolved", opt, name);
   return probe_tmp(out, name);
 }
 
@@ -97,7 +129,7 @@ static int is_snapshot_file(const char *path, const char *dir)
   const char *slash = strrchr(path, '/');
   size_t len = (size_t)(slash - path);
   if (len == 0) len = 1; /* "/name" */
-  return strlen(dir) == len && strncmp(path, dir, len) == 0 && snapshot_is_file_name(slash + 1);
+  return strlen(dir) == len && strncmp(path, dir, len) == 0 && output_is_snapshot_name(slash + 1);
 }
 
 /* --snapshot-dir: created if missing (one level), proved writable with a probe file, and
@@ -124,7 +156,7 @@ static int check_snapshot_dir(const char *dir, long tag, char *real_out)
   if (!d) return fd_set_error(FD_ERR_USAGE, "--snapshot-dir: cannot read '%s': %s", dir, strerror(errno));
   int err = FD_OK;
   for (struct dirent *e; err == FD_OK && (e = readdir(d));) {
-    if (!snapshot_is_file_name(e->d_name)) continue;
+    if (!output_is_snapshot_name(e->d_name)) continue;
     char path[FD_PATH_MAX + 300];
     struct stat st;
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);

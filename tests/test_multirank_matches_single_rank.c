@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -278,16 +279,18 @@ static int snapshots_match(fd_op op, int every, int steps, int S, int T)
         ok &= eq;
         free(d);
       }
-      for (int run = 0; run < 2; run++) {
-        free(data[run]);
-        char tmp[sizeof path[0] + 8];
-        memcpy(tmp, path[run], sizeof path[run]);
-        strcat(tmp, ".tmp");
-        if (access(tmp, F_OK) == 0) {
-          print_message("%s left behind\n", tmp);
+      for (int run = 0; run < 2; run++) free(data[run]);
+    }
+    for (int run = 0; run < 2; run++) { /* no temporary file (NAME.PID.tmp) left behind */
+      DIR *dd = opendir(sdir[run]);
+      for (struct dirent *e; dd && (e = readdir(dd));) {
+        const size_t len = strlen(e->d_name);
+        if (len >= 4 && strcmp(e->d_name + len - 4, ".tmp") == 0) {
+          print_message("%s/%s left behind\n", sdir[run], e->d_name);
           ok = 0;
         }
       }
+      if (dd) closedir(dd);
     }
     long lx = 0;
     snprintf(path[0], sizeof path[0], "%s/snapshots.xmf", sdir[1]);

@@ -262,6 +262,30 @@ else
   bad "failed snapshot write (rc $rc, $n error lines, files: $(find "$work/snaps" -mindepth 1 -printf '%f '))"
 fi
 
+# two runs at once into one --snapshot-dir (issue 25): each writes its own temporary names
+# (snap_STEP.raw.PID.tmp), so both succeed and every snapshot is complete; with one name for
+# both, one run's rank 0 removed or truncated the other's file while it was written
+rm -rf "$work/snaps" "$work/snaps-ref"
+snap_args=(--op heat --global "32,32,32" --iters 150 --warmup 0 --snapshot-every 1 --progress 0)
+timeout 120 "$mpiexec" -n 2 "${mpiflags[@]}" "$fdmini" "${snap_args[@]}" --snapshot-dir "$work/snaps" >"$work/c1.out" 2>&1 &
+c1=$!
+timeout 120 "$mpiexec" -n 2 "${mpiflags[@]}" "$fdmini" "${snap_args[@]}" --snapshot-dir "$work/snaps" >"$work/c2.out" 2>&1 &
+c2=$!
+wait "$c1"
+rc1=$?
+wait "$c2"
+rc2=$?
+run 2 "${snap_args[@]}" --snapshot-dir "$work/snaps-ref"
+same=1
+for f in "$work/snaps-ref"/snap_*.raw; do cmp -s "$f" "$work/snaps/$(basename "$f")" || same=0; done
+if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ "$rc" -eq 0 ] && [ "$same" -eq 1 ] &&
+  [ "$(find "$work/snaps" -name 'snap_*.raw' | wc -l)" -eq 150 ] && [ -z "$(find "$work/snaps" -name '*tmp*')" ]; then
+  ok "two runs at once into one --snapshot-dir: both exit 0, 150 complete snapshots equal to a run alone, no .tmp"
+else
+  out=$(cat "$work/c1.out" "$work/c2.out")
+  bad "two runs at once into one --snapshot-dir (rc $rc1 and $rc2, reference rc $rc, equal $same, files: $(find "$work/snaps" -mindepth 1 | wc -l))"
+fi
+
 echo "== JSON record and dump"
 # the MPI settings of the environment go into the record (OMPI_MCA_rmaps_base_oversubscribe=1
 # comes from the tests' environment, tests/CMakeLists.txt)
