@@ -16,6 +16,7 @@
  * face of the other; an edge meets the edge of the opposite direction).
  */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,22 @@ static int count_faces(fd_halo *h)
   return FD_OK;
 }
 
+/* h->poison_d: `bytes` of NaN on the device (halo_poison_ghosts unpacks it), copied once from a
+ * host array. Synchronous on the halo stream. */
+static int make_poison(fd_halo *h, size_t bytes, int rank)
+{
+  real_t *nan_h = malloc(bytes);
+  if (!nan_h || be_malloc((void **)&h->poison_d, bytes) != BE_OK) {
+    free(nan_h);
+    return fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the NaN buffer of the halo (%zu bytes)", rank, bytes);
+  }
+  for (size_t e = 0; e < h->faces.total; e++) nan_h[e] = (real_t)NAN;
+  int ok = be_memcpy_async(h->poison_d, nan_h, bytes, BE_COPY_H2D, h->stream) == BE_OK &&
+           be_stream_sync(h->stream) == BE_OK;
+  free(nan_h);
+  return ok ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: halo NaN buffer: %s", rank, be_error_message());
+}
+
 /* The region buffers: device send and receive blocks of both parities, and in staged mode the
  * pinned host ones. Message counts (halo_check_counts) and sizes are checked for overflow first; a failure on any rank (memory can
  * run out on some only) is agreed, with the lowest failing rank's line. Collective over comm. */
@@ -321,6 +338,7 @@ static int allocate_buffers(fd_halo *h)
        be_host_alloc((void **)&h->recv_h[1], bytes) != BE_OK))
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the staged halo buffers of the local block %d x %d x %d "
                        "(3 x %zu bytes of pinned memory): %s", rank, n[0], n[1], n[2], bytes, be_error_message());
+  if (err == FD_OK && h->n_msgs > 0) err = make_poison(h, bytes, rank);
   FD_CALL(fd_agree(h->comm, err));
   for (int s = 0; s < 2; s++) {
     h->send_d[s] = h->send_block + s * h->faces.total;
@@ -334,6 +352,7 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
                 be_stream halo_stream)
 {
   memset(h, 0, sizeof *h);
+  h->drop_region = -1;
   h->comm = comm;
   h->grid = *g;
   h->width = g->ghost;
@@ -381,6 +400,7 @@ int halo_destroy(fd_halo *h)
   }
   FD_BE(be_free(h->send_block));
   FD_BE(be_free(h->recv_block));
+  FD_BE(be_free(h->poison_d));
   FD_BE(be_host_free(h->send_h));
   for (int s = 0; s < 2; s++) FD_BE(be_host_free(h->recv_h[s]));
   be_event *ev[] = {h->pack_start, h->pack_end,   h->unpack_start, h->unpack_end,
@@ -553,11 +573,14 @@ int halo_exchange_end(fd_halo *h, real_t *u, real_t *u2, be_stream consumer)
   if (h->n_ipc) FD_CALL(pull_ipc_faces(h, s));
   if (h->n_mpi) FD_CALL(exchange_mpi_faces(h, s));
   be_range_pop();
-  /* 8. unpack every active face of recv_d[s] into the ghosts of u (and u2); the consumer waits */
+  /* 8. unpack every active face of recv_d[s] into the ghosts of u (and u2); the consumer waits
+   * (a test's dropped region is left out: halo_test_drop_unpack) */
   be_range_push("halo_unpack");
+  fd_faces f1 = h->faces, f2 = h->faces2;
+  if (h->drop_region >= 0) f1.active[h->drop_region] = f2.active[h->drop_region] = 0;
   FD_BE(be_event_record(h->unpack_start[s], h->stream));
-  FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
-  if (h->fields > 1) FD_BE(be_unpack_faces(&h->grid, &h->faces2, h->recv_d[s], u2, h->stream));
+  FD_BE(be_unpack_faces(&h->grid, &f1, h->recv_d[s], u, h->stream));
+  if (h->fields > 1) FD_BE(be_unpack_faces(&h->grid, &f2, h->recv_d[s], u2, h->stream));
   FD_BE(be_event_record(h->unpack_end[s], h->stream));
   FD_BE(be_stream_wait_event(consumer, h->unpack_end[s]));
   be_range_pop();
@@ -565,6 +588,20 @@ int halo_exchange_end(fd_halo *h, real_t *u, real_t *u2, be_stream consumer)
   /* the previous exchange's timings: its unpack ran before this exchange's pack */
   if (h->timing_pending) FD_CALL(accumulate(h, 1 - s));
   h->timing_pending = 1;
+  return FD_OK;
+}
+
+int halo_poison_ghosts(fd_halo *h, real_t *u, be_stream s)
+{
+  if (h->poison_d) FD_BE(be_unpack_faces(&h->grid, &h->faces, h->poison_d, u, s));
+  return FD_OK;
+}
+
+int halo_test_drop_unpack(fd_halo *h, int region)
+{
+  if (region >= FD_REGIONS || (region >= 0 && !h->faces.active[region]))
+    return fd_set_error(FD_ERR_USAGE, "halo_test_drop_unpack: region %d has no neighbour here", region);
+  h->drop_region = region < 0 ? -1 : region;
   return FD_OK;
 }
 

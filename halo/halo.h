@@ -47,6 +47,10 @@ typedef struct {
   real_t *recv_block;     /* device, 2 x faces.total: the receive buffers of both parities */
   real_t *recv_d[2];      /* device receive buffers, by exchange parity (halves of recv_block) */
   real_t *send_h, *recv_h[2]; /* pinned host buffers (staged mode only), the same way */
+  real_t *poison_d;       /* device, faces.total elements of NaN (halo_poison_ghosts); NULL
+                             without active regions */
+  int drop_region;        /* test only (halo_test_drop_unpack): the region whose unpack every
+                             exchange skips, -1 none */
   MPI_Request req[2 * FD_REGIONS];  /* MPI faces: data messages of the exchange in flight */
   int nreq;
   MPI_Request note[2 * FD_REGIONS]; /* IPC faces: the zero-byte "packed" notes in flight */
@@ -127,6 +131,20 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event 
  * messages have arrived (IPC faces: until the neighbours have begun the same exchange; the
  * device orders the data). Not Collective, as begin. */
 int halo_exchange_end(fd_halo *h, real_t *u, real_t *u2, be_stream consumer);
+
+/* Writes NaN into the receive boxes (the ghosts an exchange fills) of every active region of u,
+ * a device field of h's grid: faces, and with width S >= 2 edges, S >= 3 corners; ghosts at a
+ * global edge (no neighbour) keep their values. Called after a field is (re)filled, so that any
+ * read of a ghost the exchange did not write poisons the result and its check fails. One unpack
+ * launch. Call between exchanges (none begun and not ended) and synchronise s before the next
+ * halo_exchange_begin. Not Collective; asynchronous on s. */
+int halo_poison_ghosts(fd_halo *h, real_t *u, be_stream s);
+
+/* Test only (--test-inject-fault=exchange): from now on every exchange skips the unpack of
+ * region `region` of this rank (an active one), as if its message never arrived: its ghosts
+ * keep what they held (NaN after halo_poison_ghosts). -1 undoes it. FD_ERR_USAGE for a region
+ * that is not active here. Not Collective. */
+int halo_test_drop_unpack(fd_halo *h, int region);
 
 /* Adds the timings of the last exchange to the sums (pack_ms, unpack_ms, exchange_ms,
  * copy_ms, timed); call after the consumer stream has been synchronised. Not Collective;

@@ -60,7 +60,9 @@ typedef struct {
   long long steps;   /* steps done (warm-up included) */
   long long passes;  /* passes done (a pass: 1..T steps); the timing slot is passes % 2 */
   int win_pos;       /* steps since the window's exchange (0: the next pass exchanges) */
-  int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values */
+  int alone;         /* 1: no exchange (the start-up trials and the --baseline run): ghosts
+                        keep their start values; 0 (the runs that exchange): state_fill
+                        poisons the ghosts an exchange fills (halo_poison_ghosts) */
   int snap_off;      /* 1: no snapshots (the reference run their cost is measured against) */
   unsigned sides;    /* faces with a neighbour (bit f, faces.h): where the boxes reach into
                         the ghosts and whose ghosts arrive by exchange */
@@ -389,6 +391,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   memset(s, 0, sizeof *s);
   s->opt = o;
   s->dev = dev;
+  s->alone = 1; /* until the runs that exchange (run_on_state) */
   s->width = o->halo_width;
   s->fuse = o->fuse > 0 ? o->fuse : 1; /* auto: chosen by startup_measure */
   resolve_steps(o, dev, &s->iters, &s->warmup);
@@ -472,6 +475,12 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, fields, staged, o->halo_path,
                       dev, node, s->halo_stream));
   for (int f = 0; f < FD_FACES; f++) s->sides |= (unsigned)s->halo.faces.active[f] << f;
+  if (o->inject_fault == FD_FAULT_EXCHANGE && s->dec.rank == s->dec.size - 1) /* test only */
+    for (int r = 0; r < FD_REGIONS; r++)
+      if (s->halo.faces.active[r]) {
+        FD_CALL(halo_test_drop_unpack(&s->halo, r));
+        break;
+      }
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
                                     o->fail_snapshot, (long long)s->warmup + s->iters, &s->dec,
                                     &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
@@ -552,10 +561,17 @@ static int run_steps(fd_state *s, int n, const char *label)
 }
 
 /* (Re)initialises the fields: every pool buffer carries the boundary values in its ghosts;
- * the wave starts at rest (U0 = U1 = 0). */
+ * the wave starts at rest (U0 = U1 = 0). For the runs that exchange (not s->alone) the ghosts
+ * an exchange fills are NaN until one does (halo_poison_ghosts: faces, edges, corners of
+ * every pool buffer, the wave's second level included), so that a read of a ghost no exchange
+ * wrote poisons the answer and its check fails; Dirichlet ghosts at the global edges keep
+ * their values. */
 static int state_fill(fd_state *s)
 {
-  for (int b = 0; b < s->npool; b++) FD_BE(be_fill(&s->grid, &s->prob.u0, s->pool[b], s->compute));
+  for (int b = 0; b < s->npool; b++) {
+    FD_BE(be_fill(&s->grid, &s->prob.u0, s->pool[b], s->compute));
+    if (!s->alone) FD_CALL(halo_poison_ghosts(&s->halo, s->pool[b], s->compute));
+  }
   s->u = s->pool[0];
   s->v = s->pool[1];
   s->um = s->prob.levels == 2 ? s->pool[2] : NULL;
@@ -903,17 +919,16 @@ static int run_on_state(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
   double alone_ms = 0.0, step_ms = 0.0, ref_ms = 0.0, residual0 = 0.0;
-  FD_CALL(startup_measure(s, r));
+  FD_CALL(startup_measure(s, r)); /* s->alone: the trials read unpoisoned ghosts */
   describe_run(s, r);
-  FD_CALL(state_fill(s));
   if (o->baseline) {
     /* every rank's block alone (same kernels and steps, no exchange), then the fields start
      * over for the distributed run */
-    s->alone = 1;
-    FD_CALL(timed_loop(s, &alone_ms, "alone (--baseline)"));
-    s->alone = 0;
     FD_CALL(state_fill(s));
+    FD_CALL(timed_loop(s, &alone_ms, "alone (--baseline)"));
   }
+  s->alone = 0;
+  FD_CALL(state_fill(s));
   if (o->snapshot_every) FD_CALL(snapshot_reference(s, &ref_ms, &r->snapshot_ref_steps));
   if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));
   FD_CALL(timed_loop(s, &step_ms, "timed"));
@@ -969,6 +984,8 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
     if (P[d] > 1 && o->halo_width > N[d] / P[d])
       return fd_set_error(FD_ERR_USAGE, "--halo-width %d: the thinnest block along %c has %lld points (%lld over %d ranks), fewer than the %d layers a neighbour receives; use --halo-width %lld or less, or fewer ranks along %c",
                           o->halo_width, axis[d], N[d] / P[d], N[d], P[d], o->halo_width, N[d] / P[d], axis[d]);
+  if (o->inject_fault == FD_FAULT_EXCHANGE && ranks < 2)
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=exchange needs 2 or more ranks: one rank exchanges nothing");
   if (ranks > 1 && o->fuse > 1 && o->halo_width % o->fuse)
     return fd_set_error(FD_ERR_USAGE, "--fuse %d with %d ranks needs --halo-width a multiple of %d (one exchange every S steps, and a pass of T steps may not span one); e.g. --halo-width %d",
                         o->fuse, ranks, o->fuse, o->fuse);

@@ -7,7 +7,7 @@
 # equal to the host backend bit for bit (one rank, --dump); --mpi-gpu aware refused by a non-CUDA-aware MPI;
 # --halo-path ipc refused where a neighbour's GPU is out of reach; compute-sanitizer with 2
 # ranks; deep halos --halo-width 2 and 3 with and without --fuse through every path, bitwise
-# equal to 1 GPU), then the scaling benchmarks (bench), the halo-path benchmarks (halo) and
+# equal to 1 GPU; the exchange fault --test-inject-fault=exchange failing every operator), then the scaling benchmarks (bench), the halo-path benchmarks (halo) and
 # the deep-halo strong-scaling study (deep: 256^3 over 1, 2, 4 ranks, --halo-width 1, 2, 4,
 # --fuse 1, 2, 4).
 #
@@ -131,6 +131,43 @@ PY
   fi
 }
 
+# fault_case NP PROCS MODE OP [FDMINI_ARGS...]: --test-inject-fault=exchange (the last rank
+# skips the unpack of one received region in every exchange; the ghosts an exchange fills start
+# as NaN) must end the run with exit 1 and verification FAIL
+fault_case() {
+  local np=$1 procs=$2 mode=$3 op=$4
+  shift 4
+  # shellcheck disable=SC2046
+  fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") "$@" \
+    --test-inject-fault=exchange
+  local rc=$?
+  if [ $rc -eq 1 ] && grep -q "verification: FAIL" "$work/last.log"; then
+    ok "exchange fault: $np ranks ($procs) $mode $op${*:+ $*}: exit 1, FAIL"
+  else
+    bad "exchange fault: $np ranks ($procs) $mode $op${*:+ $*} (rc $rc; expected 1 and FAIL)"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+}
+
+# fault_cases: the exchange fault fails every operator at width 1 through GPU-aware MPI, staged
+# MPI and IPC (2 ranks) and on 8 ranks; heat, jacobi and wave with deep halos of width 2 and 3
+# (faces, edges, corners); heat and jacobi with fused passes, overlap on and off: 26 runs
+fault_cases() {
+  local op mode
+  for op in laplacian heat jacobi wave; do
+    for mode in aware staged ipc; do fault_case 2 1,1,2 "$mode" "$op"; done
+    fault_case 8 2,2,2 aware "$op"
+  done
+  for op in heat jacobi wave; do
+    fault_case 4 2,2,1 ipc "$op" --halo-width 2
+    fault_case 8 2,2,2 staged "$op" --halo-width 3
+  done
+  for op in heat jacobi; do
+    fault_case 4 1,2,2 aware "$op" --halo-width 2 --fuse 2
+    fault_case 8 2,2,2 ipc "$op" --halo-width 3 --fuse 3 --no-overlap
+  done
+}
+
 run_tests() {
   log "== multi-GPU tests on $ngpu x $device ($(date -u +%FT%TZ))"
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
@@ -175,6 +212,9 @@ run_tests() {
     done
     [ "$op" = laplacian ] || deep_cases "$op"
   done
+  # every PASS above ran with the ghosts an exchange fills NaN until it does; with one unpack
+  # dropped every operator must FAIL
+  fault_cases
   # compute-sanitizer memcheck on 4 ranks of one node through the IPC path with deep halos
   # (faces and edges of width 2, pulled) and fused passes
   timeout 300 "$AWARE_RUN" -n 4 --bind-to none compute-sanitizer --tool memcheck --error-exitcode 9 \

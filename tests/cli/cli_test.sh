@@ -155,6 +155,26 @@ for fault in field velocity source; do
     --op wave --global 32,23,19 --test-inject-fault=$fault
 done
 expect_error 2 "--test-inject-fault=velocity and =source apply to --op wave only" --op heat --test-inject-fault=source
+# the exchange (issue 25: the wave and the default laplacian printed PASS when it delivered
+# nothing): the ghosts an exchange fills start as NaN, so with the last rank's unpack of one
+# received region dropped every operator fails, at width 1 and with deep halos (faces, edges,
+# corners) and fused passes, on 2, 4 and 8 ranks; one rank has nothing to exchange
+for op in laplacian heat jacobi wave; do
+  expect_run 1 "verification: FAIL" --op "$op" --global 37,23,19 --test-inject-fault=exchange
+  NP=8 expect_run 1 "verification: FAIL" --op "$op" --global 41,41,41 --iters 20 --test-inject-fault=exchange
+done
+for op in heat jacobi wave; do
+  NP=4 expect_run 1 "verification: FAIL" --op "$op" --global 33,23,19 --halo-width 3 --test-inject-fault=exchange
+done
+for op in heat jacobi; do
+  NP=4 expect_run 1 "verification: FAIL" --op "$op" --global 33,23,19 --procs 1,2,2 --halo-width 2 --fuse 2 --no-overlap --test-inject-fault=exchange
+done
+run 1 --op heat --global 16,16,16 --test-inject-fault=exchange
+if [ "$rc" -eq 2 ] && printf '%s\n' "$out" | grep -q -F "fdmini: error: --test-inject-fault=exchange needs 2 or more ranks"; then
+  ok "--test-inject-fault=exchange on one rank: exit 2, nothing to exchange"
+else
+  bad "--test-inject-fault=exchange on one rank (rc $rc)"
+fi
 # a heat mode decayed to the rounding of the boundary values: nothing to compare, UNVERIFIED,
 # exit 0, "verified": false in the JSON (written: the run succeeded)
 run 2 --op heat --global 4,2,2 --procs 2,1,1 --iters 100 --json "$work/unverified.json"
