@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu_internal.h"
 #include "pointwise.h"
@@ -369,6 +370,142 @@ extern "C" int be_stream_wait_event(be_stream s, be_event e)
 extern "C" int be_event_elapsed_ms(float *ms, be_event start, be_event end)
 {
   GPU(hipEventElapsedTime(ms, start->e, end->e));
+  return BE_OK;
+}
+
+extern "C" int be_event_create_sync(be_event *e)
+{
+  *e = NULL;
+  be_event ev = (be_event)calloc(1, sizeof *ev);
+  if (!ev) return gpu_failf_private(BE_ERROR, "be_event_create_sync: out of host memory");
+  hipError_t r = hipEventCreateWithFlags(&ev->e, hipEventDisableTiming);
+  if (r != hipSuccess) {
+    free(ev);
+    return gpu_fail_private(__FILE__, __LINE__, "hipEventCreateWithFlags", r);
+  }
+  *e = ev;
+  return BE_OK;
+}
+
+extern "C" int be_event_query(be_event e, int *done)
+{
+  hipError_t r = hipEventQuery(e->e);
+  if (r == hipErrorNotReady) {
+    (void)hipGetLastError(); /* not an error: clear it */
+    *done = 0;
+    return BE_OK;
+  }
+  GPU(r);
+  *done = 1;
+  return BE_OK;
+}
+
+/* ---- graphs ------------------------------------------------------------------------------ */
+
+struct be_graph_s {
+  hipGraphExec_t exec;
+};
+
+extern "C" int be_graph_begin(be_stream s)
+{
+  /* thread-local: a call another thread makes meanwhile (the snapshot writer) is not captured
+   * and not refused */
+  GPU(hipStreamBeginCapture(gpu_stream(s), hipStreamCaptureModeThreadLocal));
+  return BE_OK;
+}
+
+extern "C" int be_graph_end(be_stream s, be_graph *g)
+{
+  *g = NULL;
+  hipGraph_t graph = NULL;
+  hipError_t e = hipStreamEndCapture(gpu_stream(s), &graph);
+  if (e != hipSuccess || !graph) {
+    (void)hipGetLastError();
+    return gpu_failf_private(BE_UNSUPPORTED, "stream capture failed: %s", hipGetErrorString(e));
+  }
+  hipGraphExec_t exec = NULL;
+  e = hipGraphInstantiateWithFlags(&exec, graph, 0);
+  (void)hipGraphDestroy(graph);
+  if (e != hipSuccess) {
+    (void)hipGetLastError();
+    return gpu_failf_private(BE_UNSUPPORTED, "graph instantiation failed: %s", hipGetErrorString(e));
+  }
+  be_graph gr = (be_graph)calloc(1, sizeof *gr);
+  if (!gr) {
+    (void)hipGraphExecDestroy(exec);
+    return gpu_failf_private(BE_ERROR, "be_graph_end: out of host memory");
+  }
+  gr->exec = exec;
+  *g = gr;
+  return BE_OK;
+}
+
+extern "C" int be_graph_launch(be_graph g, be_stream s)
+{
+  GPU(hipGraphLaunch(g->exec, gpu_stream(s)));
+  return BE_OK;
+}
+
+extern "C" int be_graph_destroy(be_graph g)
+{
+  if (!g) return BE_OK;
+  hipError_t e = hipGraphExecDestroy(g->exec);
+  free(g);
+  GPU(e);
+  return BE_OK;
+}
+
+/* ---- floors ------------------------------------------------------------------------------ */
+
+__global__ void k_empty() {}
+
+static double wall_us()
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+extern "C" int be_floors(be_stream s, double *graph_us, double *launch_sync_us)
+{
+  enum { WARM = 10, GRAPH_LAUNCHES = 200, SYNC_ROUNDS = 51 };
+  *graph_us = *launch_sync_us = 0.0;
+  const hipStream_t st = gpu_stream(s);
+  be_graph g = NULL;
+  int rc = be_graph_begin(s);
+  if (rc) return rc;
+  k_empty<<<1, 1, 0, st>>>();
+  hipError_t le = hipGetLastError();
+  rc = be_graph_end(s, &g);
+  if (le != hipSuccess) {
+    (void)be_graph_destroy(g);
+    return gpu_fail_private(__FILE__, __LINE__, "k_empty (captured)", le);
+  }
+  if (rc) return rc;
+  for (int i = 0; i < WARM && !rc; i++) rc = be_graph_launch(g, s);
+  if (!rc && hipStreamSynchronize(st) != hipSuccess) rc = gpu_failf_private(BE_ERROR, "be_floors: synchronize failed");
+  const double t0 = wall_us();
+  for (int i = 0; i < GRAPH_LAUNCHES && !rc; i++) rc = be_graph_launch(g, s);
+  if (!rc && hipStreamSynchronize(st) != hipSuccess) rc = gpu_failf_private(BE_ERROR, "be_floors: synchronize failed");
+  *graph_us = (wall_us() - t0) / GRAPH_LAUNCHES;
+  (void)be_graph_destroy(g);
+  if (rc) return rc;
+  double t[SYNC_ROUNDS];
+  for (int i = 0; i < WARM + SYNC_ROUNDS; i++) {
+    const double a = wall_us();
+    k_empty<<<1, 1, 0, st>>>();
+    GPU_LAUNCHED("k_empty");
+    GPU(hipStreamSynchronize(st));
+    if (i >= WARM) t[i - WARM] = wall_us() - a;
+  }
+  qsort(t, SYNC_ROUNDS, sizeof t[0], cmp_dbl);
+  *launch_sync_us = t[SYNC_ROUNDS / 2];
   return BE_OK;
 }
 
