@@ -316,9 +316,10 @@ static int make_poison(fd_halo *h, size_t bytes, int rank)
   return ok ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: halo NaN buffer: %s", rank, be_error_message());
 }
 
-/* The region buffers: device send and receive blocks of both parities, and in staged mode the
- * pinned host ones. Message counts (halo_check_counts) and sizes are checked for overflow first; a failure on any rank (memory can
- * run out on some only) is agreed, with the lowest failing rank's line. Collective over comm. */
+/* The region buffers: device send and receive blocks of both parities, in staged mode the
+ * pinned host ones, and the NaN buffer of halo_poison_ghosts. Message counts
+ * (halo_check_counts) and sizes are checked first; a failure on any rank (memory can run out on
+ * some only) is agreed, with the lowest failing rank's line. Collective over comm. */
 static int allocate_buffers(fd_halo *h)
 {
   int rank;

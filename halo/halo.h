@@ -157,8 +157,8 @@ int halo_exchange_unpack(fd_halo *h, real_t *u, real_t *u2);
  * a device field of h's grid: faces, and with width S >= 2 edges, S >= 3 corners; ghosts at a
  * global edge (no neighbour) keep their values. Called after a field is (re)filled, so that any
  * read of a ghost the exchange did not write poisons the result and its check fails. One unpack
- * launch. Call between exchanges (none begun and not ended) and synchronise s before the next
- * halo_exchange_begin. Not Collective; asynchronous on s. */
+ * launch. Call when no exchange is in flight (the halo stream has run the last unpack into u)
+ * and synchronise s before the next halo_exchange_begin. Not Collective; asynchronous on s. */
 int halo_poison_ghosts(fd_halo *h, real_t *u, be_stream s);
 
 /* Test only (--test-inject-fault=exchange): from now on every exchange skips the unpack of
