@@ -8,9 +8,11 @@
  *        exchange it copies the neighbour's packed face into its own receive buffer on its
  *        halo stream ("pull"), ordered on the device by those events (see "the exchange").
  * Exchange k uses the buffers of parity s = k % 2 and runs in numbered steps, 1-3 in
- * halo_exchange_begin and 4-8 in halo_exchange_end.
+ * halo_exchange_begin, 4-6 in halo_exchange_end and 7-8 in halo_exchange_unpack.
  * "Face" means any region of faces.h (face, edge or corner); each active one is one message
  * (one IPC copy), carrying every field of the exchange.
+ * STREAM_TRIGGERED.md beside this file says how stream-ordered sends (Cray MPICH's MPIX_Enqueue_*,
+ * MPICH 4.2's MPIX_*_enqueue) would replace the host's waits of steps 5 and 6.
  * Tags: face f leaves with the sender's region index f (its IPC note with TAG_NOTE + f) and is
  * region fd_region_opposite(f) of the receiver (the x-low face of one rank meets the x-high
  * face of the other; an edge meets the edge of the opposite direction).
@@ -379,9 +381,9 @@ int halo_destroy(fd_halo *h)
 /* ---- the exchange ----
  *
  * Why no buffer is read while it is written, and the device waits bind to the right records:
- * - Receive buffers alternate by parity: halo_exchange_end returns before its unpack (and the
- *   staged copy to the device) has run, and a neighbour may already send the next exchange's
- *   faces. MPI faces of exchange k+1 land in the buffer of k-1, whose unpack ran on the halo
+ * - Receive buffers alternate by parity: the unpack (and the staged copy to the device) runs
+ *   on the halo stream after halo_exchange_end has returned, and a neighbour may already send
+ *   the next exchange's faces. MPI faces of exchange k+1 land in the buffer of k-1, whose unpack ran on the halo
  *   stream before the pack of k, which step 5 of k waited for. Each face has its own region of
  *   the buffers, and the staged copies cover runs of MPI faces only (plan_staging).
  * - IPC faces: a rank's copies into its recv_d[s] run on its own halo stream before its unpack
