@@ -1,5 +1,6 @@
 /* site.c - checks a supercomputer's job setup calls for (site.h): GPU-aware Cray MPICH without
- * its GTL, refused before MPI_Init; the IPC halo path where each rank sees only its own GPU,
+ * its GTL, refused before MPI_Init; a launcher that started more processes than MPI sees (two
+ * MPI libraries on one machine); the IPC halo path where each rank sees only its own GPU,
  * refused before anything is allocated. The driver reads the launcher's environment here on
  * purpose: these are facts about the job, not settings of fdmini. */
 #define _GNU_SOURCE /* dl_iterate_phdr */
@@ -11,6 +12,7 @@
 #include <mpi.h>
 
 #include "fd_error.h"
+#include "mpi_gpu.h"
 #include "site.h"
 
 /* ---- the GTL of GPU-aware Cray MPICH ---- */
@@ -42,11 +44,12 @@ int site_gtl_loaded(char *name, size_t len)
   return s.found;
 }
 
-/* 1 when this process is the job's rank 0 as the launcher numbers it, or when no launcher
- * variable says (a singleton, or an unknown launcher: better one line too many than none). */
+/* 1 when this process is the job's rank 0 as the launcher closest to it numbers it (mpirun
+ * and Hydra may run inside an srun step), or when no launcher variable says (a singleton, or
+ * an unknown launcher: better one line too many than none). */
 static int launcher_rank_zero(void)
 {
-  static const char *const vars[] = {"SLURM_PROCID", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"};
+  static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     const char *v = getenv(vars[i]);
     if (v && v[0]) return strcmp(v, "0") == 0;
@@ -56,21 +59,87 @@ static int launcher_rank_zero(void)
 
 int site_check_gtl(FILE *err)
 {
-  const char *want = getenv("MPICH_GPU_SUPPORT_ENABLED");
-  if (!want || !want[0] || strcmp(want, "0") == 0) return FD_OK;
+  const char *want = NULL;
+  char why[256];
+  /* the one rule (halo/mpi_gpu.h): only Cray MPICH reads the variable, and only 1 enables */
+  if (!mpi_gpu_cray_enabled(&want, why, sizeof why)) return FD_OK;
   char gtl[256];
   if (site_gtl_loaded(gtl, sizeof gtl)) return FD_OK;
-  /* MPI_Get_library_version may be called before MPI_Init (MPI 3.0) */
-  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-  int len = 0;
-  int cray = MPI_Get_library_version(lib, &len) == MPI_SUCCESS && strstr(lib, "CRAY MPICH") != NULL;
-  if (!cray && !FDMINI_GTL_WITHOUT) return FD_OK; /* another MPI: the variable means nothing */
   if (launcher_rank_zero())
     fprintf(err, "fdmini: error: MPICH_GPU_SUPPORT_ENABLED=%s asks Cray MPICH for GPU-aware MPI, "
                  "but this binary has no GPU Transport Layer (no libmpi_gtl_* loaded; GTL %s), so "
                  "MPI_Init would abort every rank; set MPICH_GPU_SUPPORT_ENABLED=0 and run with "
                  "--mpi-gpu staged, or build with the GTL (README: LUMI-G and Frontier)\n",
             want, FDMINI_GTL_STATUS);
+  return FD_ERR_USAGE;
+}
+
+/* ---- the launcher's process count against MPI_COMM_WORLD ---- */
+
+/* The first of `vars` that holds a positive integer: its value, and its name in *name. */
+static int first_count(const char *const *vars, size_t n, const char **name)
+{
+  for (size_t i = 0; i < n; i++) {
+    const char *v = getenv(vars[i]);
+    if (!v || !v[0]) continue;
+    char *end = NULL;
+    long x = strtol(v, &end, 10);
+    if (*end == '\0' && x > 0 && x <= 1L << 30) {
+      *name = vars[i];
+      return (int)x;
+    }
+  }
+  return 0;
+}
+
+void site_launcher_read(site_launcher *l)
+{
+  memset(l, 0, sizeof *l);
+  /* the launcher closest to the process first: mpirun and Hydra may run inside an srun step */
+  static const char *const total[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"};
+  static const char *const local[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"};
+  const char *name = NULL;
+  l->size = first_count(total, sizeof total / sizeof total[0], &name);
+  /* srun's count only within a step (SLURM_STEP_ID): salloc and sbatch set SLURM_NTASKS for
+   * the allocation, which a process started without srun must not be held to */
+  if (l->size && strcmp(name, "SLURM_STEP_NUM_TASKS") == 0 && !getenv("SLURM_STEP_ID")) l->size = 0;
+  if (l->size) snprintf(l->size_var, sizeof l->size_var, "%s", name);
+  l->local = first_count(local, sizeof local / sizeof local[0], &name);
+  if (l->local) snprintf(l->local_var, sizeof l->local_var, "%s", name);
+  l->rank_zero = launcher_rank_zero();
+}
+
+int site_launcher_mismatch(const site_launcher *l, int world_size, const char *library, char *why, size_t len)
+{
+  if (why && len) why[0] = '\0';
+  int total = l->size && l->size != world_size;
+  int local = l->local && l->local > world_size;
+  if (!total && !local) return 0;
+  if (why && len) {
+    size_t cut = library ? strcspn(library, "\n") : 0;
+    snprintf(why, len, "the launcher started %d processes%s (%s=%d) but MPI_COMM_WORLD holds %d: "
+                       "fdmini's MPI library (%.*s) is not the launcher's (e.g. an MPICH build "
+                       "started by Open MPI's mpirun, or srun without the --mpi plugin this MPI "
+                       "needs); start fdmini with its own MPI's launcher",
+             total ? l->size : l->local, total ? "" : " on this node", total ? l->size_var : l->local_var,
+             total ? l->size : l->local, world_size, (int)(cut > 120 ? 120 : cut),
+             library && cut ? library : "unknown");
+  }
+  return 1;
+}
+
+int site_check_launcher(const site_launcher *l, MPI_Comm world, FILE *err)
+{
+  int size = 1;
+  FD_MPI(MPI_Comm_size(world, &size));
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int n = 0;
+  if (MPI_Get_library_version(lib, &n) != MPI_SUCCESS) lib[0] = '\0';
+  char why[512];
+  if (!site_launcher_mismatch(l, size, lib, why, sizeof why)) return FD_OK;
+  /* every process sees the same launcher variables, so every one refuses; the launcher's
+   * rank 0 speaks (each process may be rank 0 of a world of its own) */
+  if (l->rank_zero) fprintf(err, "fdmini: error: %s\n", why);
   return FD_ERR_USAGE;
 }
 

@@ -4,6 +4,9 @@
  *     MPICH_GPU_SUPPORT_ENABLED=1 and no libmpi_gtl_* in the process, Cray MPICH aborts every
  *     rank inside MPI_Init ("GPU_SUPPORT_ENABLED is requested, but GTL library is not
  *     linked"). site_check_gtl refuses that before MPI_Init with one line and exit 2.
+ *   - a launcher that started N processes while MPI sees a world of another size (fdmini built
+ *     with one MPI library and started by another's launcher: N singletons): site_check_launcher
+ *     refuses it after MPI_Init with one line and exit 2 instead of N independent runs.
  *   - --halo-path ipc where every rank sees only its own GPU (LUMI-G's select_gpu.sh, Frontier's
  *     --gpus-per-task=1, ROCR/CUDA_VISIBLE_DEVICES per rank): a rank cannot map the memory of a
  *     GPU it cannot see, so the IPC path cannot work; site_check_ipc refuses it, with the reason,
@@ -21,14 +24,42 @@
 #include "bind.h"
 #include "options.h"
 
-/* Before MPI_Init. When MPICH_GPU_SUPPORT_ENABLED asks for GPU support (set, not "0") and no
- * libmpi_gtl_* library is loaded into this process, while the MPI library is Cray MPICH
- * (MPI_Get_library_version, callable before MPI_Init) or this binary was configured without the
- * GTL (FDMINI_GTL_WITHOUT): prints one error line on `err` from the launcher's rank 0 (the
- * first of SLURM_PROCID, PMI_RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK that is set is 0, or none is
- * set) and returns FD_ERR_USAGE, which every rank returns alike (they see the same environment).
- * FD_OK otherwise. Not Collective (there is no communicator yet). */
+/* Before MPI_Init. When MPICH_GPU_SUPPORT_ENABLED enables GPU support by the one rule of
+ * halo/mpi_gpu.h (the MPI library is Cray MPICH, per MPI_Get_library_version, callable before
+ * MPI_Init, and the value is 1) and no libmpi_gtl_* library is loaded into this process: prints
+ * one error line on `err` from the launcher's rank 0 (the first of OMPI_COMM_WORLD_RANK,
+ * PMI_RANK, PMIX_RANK, SLURM_PROCID that is set is 0, or none is set) and returns
+ * FD_ERR_USAGE, which every rank returns alike (they see the same environment). FD_OK
+ * otherwise: under any other MPI library the variable means nothing. Not Collective (there is
+ * no communicator yet). */
 int site_check_gtl(FILE *err);
+
+/* The process count a launcher set up for its own processes, read before MPI_Init:
+ *   size   the job's processes: OMPI_COMM_WORLD_SIZE (Open MPI's mpirun), PMI_SIZE (MPICH's
+ *          Hydra mpiexec, srun --mpi=pmi2), SLURM_STEP_NUM_TASKS (srun, only inside a step:
+ *          SLURM_STEP_ID set), the first one set; 0 when none is (a singleton, salloc or sbatch
+ *          without srun: an allocation's SLURM_NTASKS is never read);
+ *   local  the processes on this node: OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS (Hydra); 0
+ *          when none is set. */
+typedef struct {
+  int size, local;
+  char size_var[32], local_var[32];
+  int rank_zero; /* this process is the launcher's rank 0 (or no launcher says) */
+} site_launcher;
+void site_launcher_read(site_launcher *l);
+
+/* Pure: 1 and one line in why[len] when l disagrees with a world of world_size processes (size
+ * set and different, or local set and larger): the classic mix of two MPI libraries on one
+ * machine, where every process is a singleton world of its own. library is the string of
+ * MPI_Get_library_version (its first line is named). 0 otherwise. */
+int site_launcher_mismatch(const site_launcher *l, int world_size, const char *library, char *why,
+                           size_t len);
+
+/* After MPI_Init, with l read before it: on a mismatch, prints "fdmini: error: ..." on `err`
+ * from the launcher's rank 0 and returns FD_ERR_USAGE on every process (each sees the same
+ * variables and its own world); FD_OK otherwise. Not Collective (a mismatched world cannot
+ * agree on anything). */
+int site_check_launcher(const site_launcher *l, MPI_Comm world, FILE *err);
 
 /* 1 and the library's file name in name[len] when a libmpi_gtl_* is loaded into this process
  * (dl_iterate_phdr); 0 otherwise. Not Collective. */

@@ -1,8 +1,9 @@
 /* test_site.c - the checks a supercomputer's job setup calls for (src/site.c): --halo-path ipc is
  * refused where every rank of a host sees one GPU and the ranks drive different GPUs (LUMI-G's
  * select_gpu.sh, Frontier's --gpus-per-task=1), and only there; no GTL is loaded into this test
- * (so the GTL check has nothing to find) and MPICH_GPU_SUPPORT_ENABLED means nothing to a
- * build for another MPI. The refusal itself is tests/site/test_cray_pe_mock.sh's. */
+ * (so the GTL check has nothing to find) and MPICH_GPU_SUPPORT_ENABLED means nothing outside
+ * Cray MPICH (the refusal itself is tests/site/test_cray_pe_mock.sh's); the launcher's own
+ * process count (mpirun, Hydra, an srun step; never an allocation's) against the world. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -110,13 +111,133 @@ static void test_no_gtl_in_this_process_and_the_variable_needs_cray_mpich(void *
   char name[64] = "x";
   assert_int_equal(site_gtl_loaded(name, sizeof name), 0);
   assert_string_equal(name, "");
+  /* this MPI is not Cray MPICH: the variable means nothing, whatever the build (the refusal
+   * under a played Cray MPICH is tests/site/test_cray_pe_mock.sh's) */
   assert_int_equal(setenv("MPICH_GPU_SUPPORT_ENABLED", "1", 1), 0);
-  /* this build links no GTL; refused only by a build without it or under Cray MPICH */
-  assert_int_equal(site_check_gtl(stderr), FDMINI_GTL_WITHOUT ? FD_ERR_USAGE : FD_OK);
+  assert_int_equal(site_check_gtl(stderr), FD_OK);
   assert_int_equal(setenv("MPICH_GPU_SUPPORT_ENABLED", "0", 1), 0);
   assert_int_equal(site_check_gtl(stderr), FD_OK);
   unsetenv("MPICH_GPU_SUPPORT_ENABLED");
   assert_int_equal(site_check_gtl(stderr), FD_OK);
+}
+
+/* The launcher variables this test may have been started with, saved and cleared. */
+static const char *const launcher_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS",
+                                            "SLURM_STEP_ID", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                                            "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
+                                            "SLURM_NTASKS"};
+#define NLAUNCHER (sizeof launcher_vars / sizeof launcher_vars[0])
+static char *saved_vars[NLAUNCHER];
+
+static int clear_launcher(void **state)
+{
+  (void)state;
+  for (size_t i = 0; i < NLAUNCHER; i++) {
+    const char *v = getenv(launcher_vars[i]);
+    saved_vars[i] = v ? strdup(v) : NULL;
+    unsetenv(launcher_vars[i]);
+  }
+  return 0;
+}
+
+static int restore_launcher(void **state)
+{
+  (void)state;
+  for (size_t i = 0; i < NLAUNCHER; i++) {
+    if (saved_vars[i]) setenv(launcher_vars[i], saved_vars[i], 1);
+    else unsetenv(launcher_vars[i]);
+    free(saved_vars[i]);
+    saved_vars[i] = NULL;
+  }
+  return 0;
+}
+
+/* mpirun's, Hydra's and srun's own counts against the world each process sees */
+static void test_launcher_counts_against_the_world(void **state)
+{
+  (void)state;
+  site_launcher l;
+  char why[512];
+  const char *lib = "MPICH Version:\t4.0.2\nMPICH Release date: Thu Apr  7 12:34:45 CDT 2022";
+  site_launcher_read(&l);
+  assert_int_equal(l.size, 0);
+  assert_int_equal(site_launcher_mismatch(&l, 1, lib, why, sizeof why), 0); /* a singleton */
+  assert_string_equal(why, "");
+  /* an MPICH build started by Open MPI's mpirun -n 4: each process is a world of 1 */
+  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+  site_launcher_read(&l);
+  assert_int_equal(l.size, 4);
+  assert_string_equal(l.size_var, "OMPI_COMM_WORLD_SIZE");
+  assert_int_equal(l.rank_zero, 0);
+  assert_int_equal(site_launcher_mismatch(&l, 1, lib, why, sizeof why), 1);
+  assert_string_equal(why, "the launcher started 4 processes (OMPI_COMM_WORLD_SIZE=4) but MPI_COMM_WORLD "
+                           "holds 1: fdmini's MPI library (MPICH Version:\t4.0.2) is not the launcher's "
+                           "(e.g. an MPICH build started by Open MPI's mpirun, or srun without the --mpi "
+                           "plugin this MPI needs); start fdmini with its own MPI's launcher");
+  assert_int_equal(site_launcher_mismatch(&l, 4, lib, why, sizeof why), 0); /* the right MPI */
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  /* Hydra: PMI_SIZE, and the node's count */
+  setenv("PMI_SIZE", "3", 1);
+  setenv("PMI_RANK", "0", 1);
+  site_launcher_read(&l);
+  assert_int_equal(l.size, 3);
+  assert_int_equal(l.rank_zero, 1);
+  assert_int_equal(site_launcher_mismatch(&l, 1, lib, why, sizeof why), 1);
+  assert_int_equal(site_launcher_mismatch(&l, 3, lib, why, sizeof why), 0);
+  unsetenv("PMI_SIZE");
+  setenv("MPI_LOCALNRANKS", "2", 1);
+  site_launcher_read(&l);
+  assert_int_equal(l.size, 0);
+  assert_int_equal(l.local, 2);
+  assert_int_equal(site_launcher_mismatch(&l, 1, lib, why, sizeof why), 1);
+  assert_non_null(strstr(why, "the launcher started 2 processes on this node (MPI_LOCALNRANKS=2)"));
+  assert_int_equal(site_launcher_mismatch(&l, 8, lib, why, sizeof why), 0); /* 2 of 8 on this node */
+  unsetenv("MPI_LOCALNRANKS");
+  unsetenv("PMI_RANK");
+  /* srun: its step's count, only inside a step */
+  setenv("SLURM_STEP_NUM_TASKS", "8", 1);
+  site_launcher_read(&l);
+  assert_int_equal(l.size, 0);
+  setenv("SLURM_STEP_ID", "0", 1);
+  site_launcher_read(&l);
+  assert_int_equal(l.size, 8);
+  assert_string_equal(l.size_var, "SLURM_STEP_NUM_TASKS");
+  assert_int_equal(site_launcher_mismatch(&l, 1, lib, why, sizeof why), 1);
+  /* mpirun inside an srun step of one task: the closer launcher counts */
+  setenv("SLURM_STEP_NUM_TASKS", "1", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  site_launcher_read(&l);
+  assert_int_equal(l.size, 2);
+  assert_int_equal(site_launcher_mismatch(&l, 2, lib, why, sizeof why), 0);
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  unsetenv("SLURM_STEP_NUM_TASKS");
+  unsetenv("SLURM_STEP_ID");
+  /* salloc or sbatch without srun: the allocation's SLURM_NTASKS is never read */
+  setenv("SLURM_NTASKS", "8", 1);
+  site_launcher_read(&l);
+  assert_int_equal(l.size, 0);
+  assert_int_equal(site_launcher_mismatch(&l, 1, lib, why, sizeof why), 0);
+  unsetenv("SLURM_NTASKS");
+  /* values that are no count are ignored */
+  setenv("PMI_SIZE", "x", 1);
+  site_launcher_read(&l);
+  assert_int_equal(l.size, 0);
+  unsetenv("PMI_SIZE");
+}
+
+/* The collective check on this job: its own launcher agrees with its world. */
+static void test_check_launcher_passes_for_this_job(void **state)
+{
+  (void)state;
+  site_launcher l;
+  site_launcher_read(&l);
+  assert_int_equal(site_check_launcher(&l, MPI_COMM_WORLD, stderr), FD_OK);
+  l.size = 5;
+  snprintf(l.size_var, sizeof l.size_var, "PMI_SIZE");
+  l.rank_zero = 0; /* say nothing here */
+  assert_int_equal(site_check_launcher(&l, MPI_COMM_WORLD, stderr), FD_ERR_USAGE);
 }
 
 int main(int argc, char **argv)
@@ -129,6 +250,8 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_host_backend_and_single_rank_are_not_refused_here),
     cmocka_unit_test(test_check_ipc_passes_where_it_does_not_apply),
     cmocka_unit_test(test_no_gtl_in_this_process_and_the_variable_needs_cray_mpich),
+    cmocka_unit_test(test_check_launcher_passes_for_this_job),
+    cmocka_unit_test_setup_teardown(test_launcher_counts_against_the_world, clear_launcher, restore_launcher),
   };
   int failed = cmocka_run_group_tests_name("site", tests, NULL, NULL);
   MPI_Finalize();
