@@ -3,8 +3,8 @@
  * 2 (bad input), 3 (runtime failure: agreed, or via MPI_Abort), 4 (an output file could not be
  * written: agreed, reported once; nothing incomplete under a final name).
  * Every error after MPI_Init ends on every rank: agreed errors collectively, rank-local ones
- * through MPI_Abort. Before MPI_Init only site_check_gtl can refuse (exit 2 on every rank, one
- * line from the launcher's rank 0). */
+ * through MPI_Abort. Before MPI_Init only site_check_gtl can refuse, and right after it
+ * site_check_launcher (each: exit 2 on every rank, one line from the launcher's rank 0). */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdio.h>
@@ -84,6 +84,9 @@ int main(int argc, char **argv)
   /* GPU-aware Cray MPICH without its GTL aborts every rank inside MPI_Init: refuse it first,
    * one line (launcher rank 0) and exit 2 on every rank */
   if (site_check_gtl(stderr) != FD_OK) return FD_ERR_USAGE;
+  /* the launcher's own process count, read before MPI_Init can touch the environment */
+  site_launcher launcher;
+  site_launcher_read(&launcher);
   /* FUNNELED: the snapshot writer thread makes no MPI call (snapshot.h); snapshot_create
    * refuses to run snapshots where MPI provides less */
   int provided = MPI_THREAD_SINGLE;
@@ -92,6 +95,11 @@ int main(int argc, char **argv)
   MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
   int rank;
   MPI_Comm_rank(world, &rank);
+  /* a launcher of another MPI library: every process a world of its own; one line, exit 2 */
+  if (site_check_launcher(&launcher, world, stderr) != FD_OK) {
+    MPI_Finalize();
+    return FD_ERR_USAGE;
+  }
 
   fd_options o;
   int rc = fd_agree(world, fd_options_parse(argc, argv, &o));
