@@ -13,6 +13,8 @@
 #      GTL folders are in its RUNPATH (readelf -d), and in the installed binary's, which starts
 #      with no LD_LIBRARY_PATH and, its GTL loaded, accepts MPICH_GPU_SUPPORT_ENABLED=1 under a
 #      played Cray MPICH;
+#      roctx comes from the ROCm that ROCM_PATH names (a fake rocprofiler-sdk roctx), and no
+#      C file gets -fopenmp (no OpenMP runtime NEEDED);
 #   2. the PE without PE_MPICH_GTL_LIBS_amd_gfx90a: configure fails with one clear message;
 #   3. FDMINI_GTL_LIB=path given instead: linked, needed, its folder in the RUNPATH;
 #   4. a GTL that does not end up NEEDED (a static libmpi_gtl_hsa.a): the build fails with the
@@ -74,7 +76,22 @@ echo 'void mpi_gtl_hsa_mock(void) {}' >"$pe/gtl.c"
 gcc -shared -fPIC -Wl,-soname,libmpi_gtl_hsa.so.0 -o "$pe/gtl/lib/libmpi_gtl_hsa.so.0" "$pe/gtl.c"
 ln -s libmpi_gtl_hsa.so.0 "$pe/gtl/lib/libmpi_gtl_hsa.so"
 gcc -c -o "$pe/gtl.o" "$pe/gtl.c" && ar rcs "$pe/static/lib/libmpi_gtl_hsa.a" "$pe/gtl.o"
-pe_env=(PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi"
+# a ROCm of a non-default rocm module, named by ROCM_PATH only: its rocprofiler-sdk roctx
+mkdir -p "$pe/rocm/include/rocprofiler-sdk-roctx" "$pe/rocm/lib"
+cat >"$pe/rocm/include/rocprofiler-sdk-roctx/roctx.h" <<'ROCTX'
+#ifdef __cplusplus
+extern "C" {
+#endif
+int roctxRangePushA(const char *message);
+int roctxRangePop(void);
+#ifdef __cplusplus
+}
+#endif
+ROCTX
+printf 'int roctxRangePushA(const char *m) { (void)m; return 0; }\nint roctxRangePop(void) { return 0; }\n' >"$pe/roctx.c"
+gcc -shared -fPIC -Wl,-soname,librocprofiler-sdk-roctx.so.1 -o "$pe/rocm/lib/librocprofiler-sdk-roctx.so.1" "$pe/roctx.c"
+ln -s librocprofiler-sdk-roctx.so.1 "$pe/rocm/lib/librocprofiler-sdk-roctx.so"
+pe_env=(PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi" "ROCM_PATH=$pe/rocm"
   "PE_MPICH_GTL_DIR_amd_gfx90a=-L$pe/gtl/lib" "PE_MPICH_GTL_LIBS_amd_gfx90a=-lmpi_gtl_hsa")
 hip_args=(-DFDMINI_BACKEND=hip -DCMAKE_C_COMPILER="$pe/bin/cc" -DCMAKE_HIP_COMPILER="$hip_clang"
   -DCMAKE_HIP_ARCHITECTURES=gfx90a "-DCMAKE_HIP_FLAGS=--rocm-path=/usr --rocm-device-lib-path=$bitcode"
@@ -122,6 +139,19 @@ if env "${pe_env[@]}" cmake -S "$src" -B "$b" "${hip_args[@]}" >"$work/1.configu
     pass "mock PE: the HIP binary NEEDs libmpi_gtl_hsa.so.0 and libmpi ($(needed "$b/fdmini" | tr '\n' ' '))"
   else
     fail "mock PE: NEEDED entries" "$(needed "$b/fdmini" | tr '\n' ' ')"
+  fi
+  # roctx from the ROCm that ROCM_PATH names (rocprofiler-sdk's), not /opt/rocm
+  if grep -q "profiler ranges through roctx ($pe/rocm/lib/librocprofiler-sdk-roctx.so)" "$work/1.configure" &&
+    needed "$b/fdmini" | grep -qx 'librocprofiler-sdk-roctx.so.1'; then
+    pass "mock PE: roctx from ROCM_PATH's rocprofiler-sdk (a non-default rocm module), NEEDED"
+  else
+    fail "mock PE: roctx from ROCM_PATH" "$(grep 'roctx' "$work/1.configure")"
+  fi
+  # no OpenMP in a GPU build: -fopenmp on its C files means offload code under craype-accel-*
+  if ! needed "$b/fdmini" | grep -q '^libgomp\|^libomp' && ! grep -rq -- '-fopenmp' "$b/CMakeFiles" --include=flags.make; then
+    pass "mock PE: no -fopenmp on the HIP build's C files, no OpenMP runtime NEEDED"
+  else
+    fail "mock PE: OpenMP in the HIP build" "$(needed "$b/fdmini" | tr '\n' ' ')"
   fi
   # the MPI and GTL folders in the RUNPATH, of the build and of the installed binary, which
   # then start with no LD_LIBRARY_PATH at all
