@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mpi.h>
 
@@ -140,6 +141,12 @@ int site_check_launcher(const site_launcher *l, MPI_Comm world, FILE *err)
   /* every process sees the same launcher variables, so every one refuses; the launcher's
    * rank 0 speaks (each process may be rank 0 of a world of its own) */
   if (l->rank_zero) fprintf(err, "fdmini: error: %s\n", why);
+  else {
+    /* mpirun, Hydra and srun end the job at the first process that exits non-zero: the others
+     * give rank 0 time to say why */
+    struct timespec pause = {2, 0};
+    nanosleep(&pause, NULL);
+  }
   return FD_ERR_USAGE;
 }
 
