@@ -38,10 +38,12 @@ if(FDMINI_BACKEND STREQUAL "hip")
     list(APPEND _fd_rocm_hints "${_fd_hip_root}")
   endif()
   list(APPEND _fd_rocm_hints /opt/rocm)
+  # (HINTS before CMake's default places, CMAKE_PREFIX_PATH among them: Spack's
+  # rocprofiler-sdk prefix)
   find_path(FDMINI_ROCTX_SDK_INCLUDE NAMES rocprofiler-sdk-roctx/roctx.h HINTS ${_fd_rocm_hints}
-            PATH_SUFFIXES include NO_DEFAULT_PATH)
+            PATH_SUFFIXES include)
   find_library(FDMINI_ROCTX_SDK_LIB NAMES rocprofiler-sdk-roctx HINTS ${_fd_rocm_hints}
-               PATH_SUFFIXES lib lib64 NO_DEFAULT_PATH)
+               PATH_SUFFIXES lib lib64)
   find_path(FDMINI_ROCTX64_INCLUDE NAMES roctracer/roctx.h HINTS ${_fd_rocm_hints} PATH_SUFFIXES include)
   find_library(FDMINI_ROCTX64_LIB NAMES roctx64 HINTS ${_fd_rocm_hints} PATH_SUFFIXES lib lib64)
   if(FDMINI_ROCTX_SDK_INCLUDE AND FDMINI_ROCTX_SDK_LIB)
