@@ -16,6 +16,7 @@
 
 #include "fd_error.h"
 #include "bind.h"
+#include "decomp.h"
 #include "options.h"
 #include "output.h"
 #include "provenance.h"
@@ -65,6 +66,29 @@ static int finish_outputs(MPI_Comm comm, int rank, int rc, const fd_output *json
     output_discard(json);
   }
   return rc;
+}
+
+/* Rank 0, before the run: site_check_lustre for the dump's folder and the snapshot folder, with
+ * the size of one file (the global grid of real_t). Not Collective. */
+static void lustre_advice(const fd_options *o, MPI_Comm world, int accelerator)
+{
+  int ranks = 1;
+  long long N[3];
+  int P[3];
+  MPI_Comm_size(world, &ranks);
+  if (decomp_resolve_grid(o, ranks, accelerator, N, P) != FD_OK) return;
+  unsigned long long bytes = (unsigned long long)N[0] * (unsigned long long)N[1] *
+                             (unsigned long long)N[2] * sizeof(real_t);
+  if (o->dump[0]) {
+    char dir[FD_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", o->dump);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    site_check_lustre("--dump", dir, bytes, stdout);
+  }
+  if (o->snapshot_every > 0) site_check_lustre("--snapshot-dir", o->snapshot_dir, bytes, stdout);
 }
 
 static int finish(int code)
@@ -140,6 +164,8 @@ int main(int argc, char **argv)
   if (rc == FD_OK) rc = bind_report(world, &node, &dev, o.bind_report, stdout, &binding, &nbinding);
   /* --halo-path ipc where each rank sees one GPU: refused with its reason before allocating */
   if (rc == FD_OK) rc = site_check_ipc(world, &node, &o, &dev);
+  /* a large shared file (--dump, each snapshot) into a Lustre directory on one OST: advice */
+  if (rc == FD_OK && rank == 0) lustre_advice(&o, world, dev.is_accelerator);
   if (rc == FD_OK) rc = fd_run(&run, world, &dev, node.id, &r);
 
   /* agreed on every rank: bad input, I/O, or a runtime failure all ranks checked together

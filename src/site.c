@@ -1,13 +1,15 @@
 /* site.c - checks a supercomputer's job setup calls for (site.h): GPU-aware Cray MPICH without
  * its GTL, refused before MPI_Init; a launcher that started more processes than MPI sees (two
  * MPI libraries on one machine); the IPC halo path where each rank sees only its own GPU,
- * refused before anything is allocated. The driver reads the launcher's environment here on
+ * refused before anything is allocated; advice where a large shared file goes to a Lustre
+ * directory striped over one OST. The driver reads the launcher's environment here on
  * purpose: these are facts about the job, not settings of fdmini. */
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <time.h>
 
 #include <mpi.h>
@@ -212,4 +214,65 @@ int site_check_ipc(MPI_Comm comm, const fd_node *node, const fd_options *o, cons
   }
   free(all);
   return fd_agree(comm, err);
+}
+
+/* ---- a large shared file on a Lustre directory striped over one OST ---- */
+
+/* Lustre's statfs magic (LL_SUPER_MAGIC, lustre_user.h) */
+#define SITE_LUSTRE_MAGIC 0x0BD00BD0L
+
+int site_lustre_stripe_count(const char *dir)
+{
+  /* `lfs getstripe -d DIR`: the directory's default layout, which new files inherit. A
+   * composite layout (progressive file layout: lcm_* / lcme_* lines, Frontier's Orion) grows
+   * its striping with the file: 0, no advice. lfs is the only interface that needs no Lustre
+   * headers at build time. */
+  char quoted[4 * FD_PATH_MAX + 1];
+  char cmd[sizeof quoted + 64];
+  size_t q = 0;
+  for (const char *c = dir; *c && q + 5 < sizeof quoted; c++) {
+    if (*c == '\'') {
+      memcpy(quoted + q, "'\\''", 4);
+      q += 4;
+    } else quoted[q++] = *c;
+  }
+  quoted[q] = '\0';
+  snprintf(cmd, sizeof cmd, "lfs getstripe -d '%s' 2>/dev/null", quoted);
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  char line[512];
+  int count = -1, composite = 0;
+  while (fgets(line, sizeof line, p)) {
+    if (strstr(line, "lcm_") || strstr(line, "lcme_")) composite = 1;
+    const char *k = strstr(line, "stripe_count:");
+    if (k && count < 0) count = atoi(k + strlen("stripe_count:"));
+  }
+  int rc = pclose(p);
+  if (rc != 0) return -1;
+  if (composite) return 0;
+  return count;
+}
+
+int site_lustre_advice(const char *what, const char *dir, long fs_magic, int stripe_count,
+                       unsigned long long bytes, char *line, size_t len)
+{
+  if (line && len) line[0] = '\0';
+  if (fs_magic != SITE_LUSTRE_MAGIC || stripe_count != 1 || bytes < SITE_LUSTRE_LARGE) return 0;
+  if (line && len)
+    snprintf(line, len, "fdmini: advice: %s writes one %.1f GiB file per write into %s, a Lustre "
+                        "directory striped over 1 OST: stripe the directory first, e.g. "
+                        "`lfs setstripe -c 8 %s` (LUMI user guide, Lustre; or LUMI's /flash), "
+                        "which also applies to the files already there only when rewritten",
+             what, (double)bytes / (1024.0 * 1024.0 * 1024.0), dir, dir);
+  return 1;
+}
+
+void site_check_lustre(const char *what, const char *dir, unsigned long long bytes, FILE *out)
+{
+  if (!dir || !dir[0] || bytes < SITE_LUSTRE_LARGE) return;
+  struct statfs fs;
+  if (statfs(dir, &fs) != 0 || (long)fs.f_type != SITE_LUSTRE_MAGIC) return;
+  char line[FD_PATH_MAX * 2 + 512];
+  if (site_lustre_advice(what, dir, (long)fs.f_type, site_lustre_stripe_count(dir), bytes, line, sizeof line))
+    fprintf(out, "%s\n", line);
 }

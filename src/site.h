@@ -86,4 +86,23 @@ int site_ipc_refusal(const site_gpu *ranks, int n, char *why, size_t len);
  * --halo-path. Collective over comm. */
 int site_check_ipc(MPI_Comm comm, const fd_node *node, const fd_options *o, const be_info *dev);
 
+/* A file of at least this many bytes is "large" for the striping advice (1 GiB). */
+#define SITE_LUSTRE_LARGE (1ULL << 30)
+
+/* The stripe count of the default layout of Lustre directory dir (`lfs getstripe -d`): 1 means
+ * one OST; 0 for a composite (progressive) layout, which grows its striping with the file; -1
+ * when lfs cannot tell (no lfs, not Lustre). Not Collective. */
+int site_lustre_stripe_count(const char *dir);
+
+/* Pure: 1 and one "fdmini: advice: ..." line in line[len] when `what` (e.g. "--dump") writes a
+ * shared file of `bytes` (at least SITE_LUSTRE_LARGE) into dir whose file system has statfs
+ * magic fs_magic (Lustre's) and whose default layout has stripe_count 1; 0 otherwise. */
+int site_lustre_advice(const char *what, const char *dir, long fs_magic, int stripe_count,
+                       unsigned long long bytes, char *line, size_t len);
+
+/* Prints site_lustre_advice's line on `out` for dir (statfs, site_lustre_stripe_count); nothing
+ * when dir is not on Lustre, is striped, or the file is small. Not Collective: call it on one
+ * rank. */
+void site_check_lustre(const char *what, const char *dir, unsigned long long bytes, FILE *out);
+
 #endif

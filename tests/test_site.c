@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <mpi.h>
@@ -243,6 +245,78 @@ static void test_check_launcher_passes_for_this_job(void **state)
   assert_int_equal(site_check_launcher(&l, MPI_COMM_WORLD, stderr), FD_ERR_USAGE);
 }
 
+/* The advice line: only Lustre, only one OST, only large files. */
+static void test_lustre_advice_for_a_large_file_on_one_ost(void **state)
+{
+  (void)state;
+  char line[8192];
+  const long lustre = 0x0BD00BD0L, ext4 = 0xEF53L;
+  const unsigned long long big = 128ULL << 30, small = 512ULL << 20;
+  assert_int_equal(site_lustre_advice("--snapshot-dir", "/scratch/p/snaps", lustre, 1, big, line, sizeof line), 1);
+  assert_string_equal(line, "fdmini: advice: --snapshot-dir writes one 128.0 GiB file per write into "
+                            "/scratch/p/snaps, a Lustre directory striped over 1 OST: stripe the "
+                            "directory first, e.g. `lfs setstripe -c 8 /scratch/p/snaps` (LUMI user "
+                            "guide, Lustre; or LUMI's /flash), which also applies to the files already "
+                            "there only when rewritten");
+  assert_int_equal(site_lustre_advice("--dump", "/scratch/p", lustre, 8, big, line, sizeof line), 0);
+  assert_string_equal(line, "");
+  assert_int_equal(site_lustre_advice("--dump", "/scratch/p", lustre, -1, big, line, sizeof line), 0); /* all OSTs */
+  assert_int_equal(site_lustre_advice("--dump", "/scratch/p", lustre, 0, big, line, sizeof line), 0); /* PFL */
+  assert_int_equal(site_lustre_advice("--dump", "/home/u", ext4, 1, big, line, sizeof line), 0);
+  assert_int_equal(site_lustre_advice("--dump", "/scratch/p", lustre, 1, small, line, sizeof line), 0);
+  /* not on Lustre here: nothing printed for this machine's folders */
+  site_check_lustre("--dump", "/tmp", big, stderr);
+}
+
+/* The stripe count from `lfs getstripe -d DIR`, with a fake lfs first on PATH. */
+static void test_lustre_stripe_count_from_lfs(void **state)
+{
+  (void)state;
+  char dir[] = "/tmp/fdmini-lfs-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[256], script[512], args[256];
+  snprintf(path, sizeof path, "%s/lfs", dir);
+  snprintf(args, sizeof args, "%s/args", dir);
+  const char *old_path = getenv("PATH");
+  char *saved = strdup(old_path ? old_path : "/usr/bin:/bin");
+  char new_path[4096];
+  snprintf(new_path, sizeof new_path, "%s:%s", dir, saved);
+  assert_int_equal(setenv("PATH", new_path, 1), 0);
+  const char *outputs[] = {
+    "stripe_count:  1 stripe_size:   1048576 pattern:       raid0 stripe_offset: -1",  /* LUMI default */
+    "stripe_count:  8 stripe_size:   4194304 pattern:       raid0 stripe_offset: -1",
+    "  lcm_layout_gen:    0\n  lcm_mirror_count:  1\n  lcm_entry_count:   3\n    lcme_id: N/A\n"
+    "      stripe_count:  1       stripe_size:   1048576",                               /* Orion PFL */
+  };
+  const int want[] = {1, 8, 0};
+  for (int i = 0; i < 3; i++) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\nprintf '%%s\\n' \"$3\" > '%s'\nprintf '%s\\n'\n", args, outputs[i]);
+    fclose(f);
+    chmod(path, 0755);
+    assert_int_equal(site_lustre_stripe_count("/scratch/it's here"), want[i]);
+  }
+  /* the folder reaches lfs as one argument, quote and space kept */
+  FILE *a = fopen(args, "r");
+  assert_non_null(a);
+  char got[256] = "";
+  assert_non_null(fgets(got, sizeof got, a));
+  fclose(a);
+  assert_string_equal(got, "/scratch/it's here\n");
+  /* lfs failing (not Lustre): unknown */
+  snprintf(script, sizeof script, "#!/bin/sh\necho 'lfs: not a Lustre file system' >&2\nexit 2\n");
+  FILE *f = fopen(path, "w");
+  fputs(script, f);
+  fclose(f);
+  assert_int_equal(site_lustre_stripe_count("/tmp"), -1);
+  setenv("PATH", saved, 1);
+  free(saved);
+  unlink(path);
+  unlink(args);
+  rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -255,6 +329,8 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_no_gtl_in_this_process_and_the_variable_needs_cray_mpich),
     cmocka_unit_test(test_check_launcher_passes_for_this_job),
     cmocka_unit_test_setup_teardown(test_launcher_counts_against_the_world, clear_launcher, restore_launcher),
+    cmocka_unit_test(test_lustre_advice_for_a_large_file_on_one_ost),
+    cmocka_unit_test(test_lustre_stripe_count_from_lfs),
   };
   int failed = cmocka_run_group_tests_name("site", tests, NULL, NULL);
   MPI_Finalize();
