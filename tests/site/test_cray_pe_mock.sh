@@ -77,7 +77,9 @@ gcc -shared -fPIC -Wl,-soname,libmpi_gtl_hsa.so.0 -o "$pe/gtl/lib/libmpi_gtl_hsa
 ln -s libmpi_gtl_hsa.so.0 "$pe/gtl/lib/libmpi_gtl_hsa.so"
 gcc -c -o "$pe/gtl.o" "$pe/gtl.c" && ar rcs "$pe/static/lib/libmpi_gtl_hsa.a" "$pe/gtl.o"
 # a ROCm of a non-default rocm module, named by ROCM_PATH only: its rocprofiler-sdk roctx
-mkdir -p "$pe/rocm/include/rocprofiler-sdk-roctx" "$pe/rocm/lib"
+# (its HIP CMake package is the distribution's, linked: CMake's HIP language reads ROCM_PATH too)
+mkdir -p "$pe/rocm/include/rocprofiler-sdk-roctx" "$pe/rocm/lib/cmake"
+ln -s "$(readlink -f /usr/lib/cmake/hip-lang)" "$pe/rocm/lib/cmake/hip-lang"
 cat >"$pe/rocm/include/rocprofiler-sdk-roctx/roctx.h" <<'ROCTX'
 #ifdef __cplusplus
 extern "C" {
