@@ -16,6 +16,33 @@
  * a snapshot may hold while it is copied off the device. */
 #define FD_POOL_MAX 4
 
+/* One window in FD_SAMPLE_EVERY runs its passes eagerly with device timing events: the
+ * report's phase times are those windows' (README "Reading the report"); the other passes
+ * record no timing event and need no host wait. */
+#define FD_SAMPLE_EVERY 16
+/* The host runs at most 2 x FD_AHEAD passes ahead of the device. */
+#define FD_AHEAD 8
+/* Graphs kept per run: a pass's device work on one stream, by segment and buffers. */
+#define FD_GRAPHS_MAX 48
+
+/* What a captured graph replays: segment `seg` of a pass (pass_segment) with these inputs. */
+typedef struct {
+  int seg, len, win_pos, exchange, parity, alone;
+  const void *u, *um, *out;
+} fd_graph_key;
+
+typedef struct {
+  int on;            /* replay captured graphs (resolved --graphs) */
+  int failed;        /* a capture failed on this rank: eager from then on */
+  char why[160];     /* the failure, one line */
+  int n;
+  long long captures; /* graphs captured in the timed loop and before */
+  fd_graph_key key[FD_GRAPHS_MAX];
+  be_graph graph[FD_GRAPHS_MAX];
+  long long used[FD_GRAPHS_MAX]; /* last use, for eviction */
+  long long clock;
+} fd_graphs;
+
 /* The live state of one run (set up by state_create, freed by state_destroy). */
 typedef struct {
   const fd_options *opt;
@@ -49,10 +76,20 @@ typedef struct {
   int iface_local;   /* wave: local z of the last plane of layer 1, clamped to -S..nz+S */
   be_stream compute; /* interior and shell updates */
   be_stream halo_stream; /* pack, staging copies, unpack (high priority) */
-  be_event ready;    /* recorded on compute when u is final for the step */
-  be_event t_ev[2][4]; /* per slot: interior start/end, shell start/end */
-  int timing_pending;
-  double ms_interior, ms_shell; /* accumulated since the timed loop began */
+  be_event ready;    /* recorded on compute when u is final for an exchange's pack */
+  be_event joined[2]; /* by pass parity: recorded on the halo stream after the shell (or the
+                        unpack, without overlap); the compute stream waits for it */
+  be_event ahead[2]; /* host run-ahead bound: recorded on compute every FD_AHEAD passes; the
+                        host waits for the one recorded FD_AHEAD passes earlier */
+  be_event t_ev[2][4]; /* timing of a sampled pass, by sample parity: interior start/end,
+                        shell start/end */
+  int t_pending[2];  /* the sampled pass of that parity is not yet read */
+  long long samples; /* sampled passes so far (the sample parity is samples % 2) */
+  double ms_interior, ms_shell; /* device time of the sampled passes since the timed loop began */
+  long long sampled_steps; /* steps of those passes */
+  long long windows; /* windows begun since the loop began (every FD_SAMPLE_EVERY-th is sampled) */
+  int sampling;      /* the current window is sampled: its passes run eagerly with events */
+  fd_graphs graphs;  /* graphs of the passes' device work, captured once, replayed */
   double redundant;  /* points updated beyond 1..n since the timed loop began (every step) */
   double memcpy_gbs; /* device-to-device copy of one field at start-up, GB/s (read + write) */
   fd_halo halo;
@@ -67,30 +104,18 @@ typedef struct {
   unsigned deferred; /* the faces whose one-point layers the interior update of this pass
                         leaves to the shell update: `sides` in a pass that exchanges, none
                         otherwise (a block alone is one interior update) */
+  int exchanging;    /* this rank exchanges at all: it has a neighbour (n_msgs > 0) */
+  int pack_ordered;  /* the halo stream already orders the next pack after the writes of u it
+                        reads (solver_pass); 0: the pack waits for `ready` */
+  long long loop_captures; /* graphs captured during the last timed loop */
+  double floor_graph_us, floor_launch_sync_us, floor_copy_us, latency_us, exchange_alone_us;
+                     /* this rank's floors (measure_floors), microseconds */
 } fd_state;
 
 const char *const fd_phase_names[PH_COUNT] = {"pack", "exchange", "unpack", "interior",
                                               "boundary", "step"};
 
 /* ---- the step ---- */
-
-/* Adds the compute-stream timings of the previous pass. With an exchange they are complete
- * by the time this pass's pack has been waited for (the pack waited for the previous shell
- * update); alone, the host waits here while the device already runs this pass's interior. */
-static int accumulate_previous(fd_state *s)
-{
-  if (!s->timing_pending) return FD_OK;
-  int p = (int)((s->passes - 1) % 2);
-  float a, b;
-  FD_BE(be_event_sync(s->t_ev[p][1]));
-  FD_BE(be_event_sync(s->t_ev[p][3]));
-  FD_BE(be_event_elapsed_ms(&a, s->t_ev[p][0], s->t_ev[p][1]));
-  FD_BE(be_event_elapsed_ms(&b, s->t_ev[p][2], s->t_ev[p][3]));
-  s->ms_interior += a;
-  s->ms_shell += b;
-  s->timing_pending = 0;
-  return FD_OK;
-}
 
 /* The stencil's second input: jacobi's right-hand side, or the wave's previous level um. */
 static const real_t *second_input(const fd_state *s) { return s->prob.levels == 2 ? s->um : s->f; }
@@ -141,40 +166,128 @@ static int update_box(fd_state *s, const fd_box *b, int len, const fd_box *fix, 
 /* The geometry of one pass of `len` steps. */
 typedef struct {
   int len;
+  int exchange;  /* the pass begins with an exchange (the first pass of a window) */
+  int overlap;   /* ... and its interior update runs while the regions travel */
   int regions;   /* width 1, one step: the region kernels of the single-step schedule */
+  int has_shell; /* the box minus the interior is not empty */
   fd_box box;    /* the box of the pass's last step */
   fd_box inner;  /* the part that reads no ghost the pass's exchange fills (all of box when the
                     pass does not exchange) */
   fd_box fix;    /* the points the fused kernel may update */
 } fd_pass;
 
-/* The interior part of a pass (timing events 0 and 1) on stream st. */
-static int pass_interior(fd_state *s, const fd_pass *p, int slot, be_stream st, real_t *out)
+/* The interior part of a pass on stream st. */
+static int pass_interior(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
-  FD_BE(be_event_record(s->t_ev[slot][0], st));
-  be_range_push("interior");
-  if (p->regions) FD_CALL(update_region(s, FD_REGION_INTERIOR, st, out));
-  else FD_CALL(update_box(s, &p->inner, p->len, &p->fix, st, out));
-  be_range_pop();
-  FD_BE(be_event_record(s->t_ev[slot][1], st));
+  if (p->regions) return update_region(s, FD_REGION_INTERIOR, st, out);
+  return update_box(s, &p->inner, p->len, &p->fix, st, out);
+}
+
+/* The rest of the pass's box on stream st: the shell region, or the box minus the interior as
+ * slabs. */
+static int pass_shell(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
+{
+  if (p->regions) return update_region(s, FD_REGION_SHELL, st, out);
+  fd_box slab[6];
+  const int ns = window_box_minus(&p->box, &p->inner, slab);
+  for (int q = 0; q < ns; q++) FD_CALL(update_box(s, &slab[q], p->len, &p->fix, st, out));
   return FD_OK;
 }
 
-/* The rest of the pass's box (timing events 2 and 3) on stream st: the shell region, or the
- * box minus the interior as slabs. */
-static int pass_shell(fd_state *s, const fd_pass *p, int slot, be_stream st, real_t *out)
+/* The received regions into the ghosts of u (and um), then, with overlap, the shell: the
+ * halo stream's work after the messages are in. */
+static int pass_receive(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
-  FD_BE(be_event_record(s->t_ev[slot][2], st));
-  be_range_push("boundary");
-  if (p->regions) {
-    FD_CALL(update_region(s, FD_REGION_SHELL, st, out));
-  } else {
-    fd_box slab[6];
-    const int ns = window_box_minus(&p->box, &p->inner, slab);
-    for (int q = 0; q < ns; q++) FD_CALL(update_box(s, &slab[q], p->len, &p->fix, st, out));
+  FD_CALL(halo_exchange_unpack(&s->halo, s->u, s->halo.fields > 1 ? s->um : NULL));
+  if (p->overlap && p->has_shell) FD_CALL(pass_shell(s, p, st, out));
+  return FD_OK;
+}
+
+/* Without overlap, the interior and the shell one after the other. */
+static int pass_serial(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
+{
+  FD_CALL(pass_interior(s, p, st, out));
+  if (p->has_shell) FD_CALL(pass_shell(s, p, st, out));
+  return FD_OK;
+}
+
+/* ---- graphs ---- */
+
+typedef int (*segment_fn)(fd_state *s, const fd_pass *p, be_stream st, real_t *out);
+enum { SEG_INTERIOR = 1, SEG_RECEIVE, SEG_SERIAL };
+
+/* Frees every graph (a new configuration: the captured work would differ). Not Collective. */
+static int graphs_clear(fd_graphs *g)
+{
+  int rc = FD_OK;
+  for (int i = 0; i < g->n; i++)
+    if (be_graph_destroy(g->graph[i]) != BE_OK && rc == FD_OK)
+      rc = fd_set_error(FD_ERR_RUNTIME, "%s", be_error_message());
+  g->n = 0;
+  return rc;
+}
+
+/* Segment `seg` of pass p on stream st: run now (eager, the sampled passes, graphs off or
+ * failed), or replayed from the graph captured the first time the same segment ran on the
+ * same buffers (captured then). The segments are pure device work on one stream: everything
+ * they depend on is in the key. A capture the runtime refuses turns graphs off on this rank
+ * for the rest of the run, with its reason (reported). Not Collective. */
+static int pass_segment(fd_state *s, int seg, segment_fn fn, const fd_pass *p, be_stream st,
+                        real_t *out)
+{
+  fd_graphs *g = &s->graphs;
+  if (!g->on || g->failed || s->sampling) return fn(s, p, st, out);
+  const fd_graph_key k = {seg, p->len, s->win_pos, p->exchange,
+                          seg == SEG_RECEIVE ? (int)((s->halo.exchanges - 1) % 2) : 0, s->alone,
+                          s->u, s->um, out};
+  int hit = -1;
+  for (int i = 0; i < g->n && hit < 0; i++)
+    if (memcmp(&g->key[i], &k, sizeof k) == 0) hit = i;
+  if (hit < 0) {
+    be_graph gr = NULL;
+    FD_BE(be_graph_begin(st));
+    int rc = fn(s, p, st, out);
+    int end = be_graph_end(st, &gr);
+    FD_CALL(rc);
+    if (end == BE_UNSUPPORTED) {
+      g->failed = 1;
+      snprintf(g->why, sizeof g->why, "%s", be_error_message());
+      return fn(s, p, st, out);
+    }
+    if (end != BE_OK) return fd_set_error(FD_ERR_RUNTIME, "rank %d: graph capture: %s", s->dec.rank, be_error_message());
+    if (g->n == FD_GRAPHS_MAX) { /* evict the least recently used */
+      int old = 0;
+      for (int i = 1; i < g->n; i++)
+        if (g->used[i] < g->used[old]) old = i;
+      FD_BE(be_graph_destroy(g->graph[old]));
+      g->key[old] = g->key[--g->n];
+      g->graph[old] = g->graph[g->n];
+      g->used[old] = g->used[g->n];
+    }
+    hit = g->n++;
+    g->key[hit] = k;
+    g->graph[hit] = gr;
+    g->captures++;
   }
-  be_range_pop();
-  FD_BE(be_event_record(s->t_ev[slot][3], st));
+  g->used[hit] = ++g->clock;
+  FD_BE(be_graph_launch(g->graph[hit], st));
+  return FD_OK;
+}
+
+/* ---- timing of the sampled passes ---- */
+
+/* Adds the sampled pass of parity q (its events are complete, or are waited for). */
+static int read_sample(fd_state *s, int q)
+{
+  if (!s->t_pending[q]) return FD_OK;
+  float a, b = 0.0f;
+  FD_BE(be_event_sync(s->t_ev[q][1]));
+  FD_BE(be_event_sync(s->t_ev[q][3]));
+  FD_BE(be_event_elapsed_ms(&a, s->t_ev[q][0], s->t_ev[q][1]));
+  FD_BE(be_event_elapsed_ms(&b, s->t_ev[q][2], s->t_ev[q][3]));
+  s->ms_interior += a;
+  s->ms_shell += b;
+  s->t_pending[q] = 0;
   return FD_OK;
 }
 
@@ -206,18 +319,20 @@ static int pick_output(fd_state *s, real_t **out)
  *
  * With one ghost layer and one step per pass (the defaults) every pass exchanges:
  *
- *   halo stream:    wait(ready) -> pack 6 faces ----------> unpack ghosts -> shell update -> signal
- *   host:                 sync pack -> MPI_Isend (Irecv preposted) -> MPI_Waitall
- *   compute stream: interior update ------------------------------------------------> wait(signal)
+ *   compute stream: record(ready) -> interior update ------------------------> wait(joined)
+ *   halo stream:    wait(ready) -> pack -> record(pack_end)   unpack -> shell -> record(joined)
+ *   host:                 wait(pack_end) -> MPI_Isend (Irecv preposted) -> MPI_Waitall
  *
  * The interior reads no ghost that an exchange fills, so it runs while the faces travel; the
  * shell (the one-point layers next to faces with a neighbour) runs once those ghosts are in,
  * on the halo stream, so it too overlaps the interior update instead of following it: the two
  * write disjoint points. The compute stream waits for the shell before the next pass, whose
- * output buffer is the shell's input. Faces at the global edge hold fixed Dirichlet ghosts:
- * their layers belong to the interior. --no-overlap runs pack, exchange, unpack, interior and
- * shell one after another on the compute stream; the --baseline run ("alone") is the interior
- * update of the whole block, with no exchange.
+ * input is this pass's output. The one host wait of a pass is the packed faces before
+ * MPI_Isend (the IPC path has none: the device orders the copies); a rank without neighbours
+ * does no exchange at all, and its pass is the interior update of the whole block. Faces at
+ * the global edge hold fixed Dirichlet ghosts: their layers belong to the interior.
+ * --no-overlap runs the interior and the shell on the compute stream after the unpack; the
+ * --baseline run ("alone") is the interior update of the whole block, with no exchange.
  *
  * Deep halos (--halo-width S) exchange S-deep regions (faces, edges, corners) once every S
  * steps, a window (window.h): the window's first pass exchanges as above, its interior being
@@ -228,6 +343,12 @@ static int pick_output(fd_state *s, real_t **out)
  * ranks), whose points outside the fix box keep their values; passes end at multiples of T
  * steps and at the end of a run, windows at multiples of S and at the start of a run.
  *
+ * The device work of a pass comes in segments on one stream each (the interior update; the
+ * unpack and shell; without overlap both updates), which graphs capture once per buffer
+ * assignment and replay (pass_segment). One window in FD_SAMPLE_EVERY runs eagerly with
+ * device timing events around its phases (the report's phase times); no other pass records a
+ * timing event, and the host waits for none of them: it runs at most 2 x FD_AHEAD passes ahead.
+ *
  * Buffers rotate (pick_output): the pass writes a free pool buffer `out`; then heat and
  * jacobi take it as the next u, the wave shifts its levels (um <- u <- out), laplacian keeps u.
  * The wave's point source is added on the compute stream once the whole step is in, by every
@@ -237,35 +358,81 @@ static int pick_output(fd_state *s, real_t **out)
  * background. */
 static int solver_pass(fd_state *s, int len)
 {
-  const int slot = (int)(s->passes % 2);
-  const int exchange = !s->alone && s->win_pos == 0, overlap = s->opt->overlap;
-  const unsigned sides = s->alone ? 0u : s->sides;
   const int *n = s->grid.n;
+  const unsigned sides = s->alone ? 0u : s->sides;
+  if (s->win_pos == 0) s->sampling = s->windows++ % FD_SAMPLE_EVERY == 0;
+  const int timed = s->sampling, q = (int)(s->samples % 2);
   fd_pass p;
   p.len = len;
+  p.exchange = !s->alone && s->exchanging && s->win_pos == 0;
+  p.overlap = p.exchange && s->opt->overlap;
   p.regions = s->width == 1 && len == 1;
   window_step_box(n, s->width, sides, s->win_pos + len - 1, &p.box);
   window_fix_box(n, s->width, sides, &p.fix);
-  s->deferred = exchange ? sides : 0u;
+  s->deferred = p.exchange ? sides : 0u;
   window_interior(n, s->deferred, len, &p.inner);
-  if (!exchange) p.inner = p.box;
+  if (!p.exchange) p.inner = p.box;
+  p.has_shell = p.regions ? s->deferred != 0 : window_box_points(&p.box) != window_box_points(&p.inner);
   real_t *out = NULL;
   FD_CALL(pick_output(s, &out));
   real_t *u2 = s->halo.fields > 1 ? s->um : NULL;
-  if (exchange) {
-    FD_BE(be_event_record(s->ready, s->compute));
-    FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->ready));
+  if (timed) FD_CALL(read_sample(s, q)); /* its events are about to be recorded again */
+  be_event *ev = s->t_ev[q];
+  if (p.exchange) {
+    /* the pack may read u once it is final: after the previous pass's updates on the compute
+     * stream, unless all of u it reads came from the halo stream (pack_ordered) */
+    if (!s->pack_ordered) FD_BE(be_event_record(s->ready, s->compute));
+    FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->pack_ordered ? NULL : s->ready, timed));
   }
-  const be_stream shell_stream = exchange && overlap ? s->halo_stream : s->compute;
-  if (!exchange || overlap) FD_CALL(pass_interior(s, &p, slot, s->compute, out));
-  if (exchange) FD_CALL(halo_exchange_end(&s->halo, s->u, u2, shell_stream));
-  FD_CALL(accumulate_previous(s));
-  if (exchange && !overlap) FD_CALL(pass_interior(s, &p, slot, s->compute, out));
-  FD_CALL(pass_shell(s, &p, slot, shell_stream, out));
-  if (shell_stream != s->compute) FD_BE(be_stream_wait_event(s->compute, s->t_ev[slot][3]));
-  s->timing_pending = 1;
+  if (!p.exchange || p.overlap) {
+    be_range_push("interior");
+    if (timed) FD_BE(be_event_record(ev[0], s->compute));
+    FD_CALL(pass_segment(s, SEG_INTERIOR, pass_interior, &p, s->compute, out));
+    if (timed) FD_BE(be_event_record(ev[1], s->compute));
+    be_range_pop();
+  }
+  if (p.exchange) {
+    FD_CALL(halo_exchange_end(&s->halo));
+    be_range_push("boundary");
+    if (p.overlap && timed) { /* eager: the unpack, then the timed shell */
+      FD_CALL(halo_exchange_unpack(&s->halo, s->u, u2));
+      FD_BE(be_event_record(ev[2], s->halo_stream));
+      if (p.has_shell) FD_CALL(pass_shell(s, &p, s->halo_stream, out));
+      FD_BE(be_event_record(ev[3], s->halo_stream));
+    } else {
+      FD_CALL(pass_segment(s, SEG_RECEIVE, pass_receive, &p, s->halo_stream, out));
+    }
+    FD_BE(be_event_record(s->joined[s->passes % 2], s->halo_stream));
+    FD_BE(be_stream_wait_event(s->compute, s->joined[s->passes % 2]));
+    if (!p.overlap) {
+      if (timed) {
+        FD_BE(be_event_record(ev[0], s->compute));
+        FD_CALL(pass_interior(s, &p, s->compute, out));
+        FD_BE(be_event_record(ev[1], s->compute));
+        FD_BE(be_event_record(ev[2], s->compute));
+        if (p.has_shell) FD_CALL(pass_shell(s, &p, s->compute, out));
+        FD_BE(be_event_record(ev[3], s->compute));
+      } else {
+        FD_CALL(pass_segment(s, SEG_SERIAL, pass_serial, &p, s->compute, out));
+      }
+    }
+    be_range_pop();
+  } else if (timed) { /* no shell: an empty interval */
+    FD_BE(be_event_record(ev[2], s->compute));
+    FD_BE(be_event_record(ev[3], s->compute));
+  }
+  if (timed) {
+    s->t_pending[q] = 1;
+    s->samples++;
+    s->sampled_steps += len;
+  }
+  /* With one ghost layer and one step per pass, the next pack reads only the layers next to the
+   * exchanged faces, which the shell just wrote on the halo stream: it need not wait for the
+   * compute stream, unless something there wrote into them (the wave's source) */
+  s->pack_ordered = p.exchange && p.overlap && p.regions;
   if (s->prob.op == FD_OP_WAVE &&
       window_box_contains(&p.box, s->src_local[0], s->src_local[1], s->src_local[2])) {
+    s->pack_ordered = 0;
     /* U2[src] += dt^2 s(t_n) / (hx hy hz), t_n = n dt: the level being computed is n+1 (a
      * wave pass is one step). While the wavelet is on, the owner records the point's new value
      * for the energy check (verify.h): one value copied on the device, no host wait */
@@ -299,6 +466,13 @@ static int solver_pass(fd_state *s, int len)
   s->passes++;
   s->win_pos += len;
   if (s->dec.size == 1 || s->steps % s->width == 0) s->win_pos = 0;
+  /* the bounded run-ahead: every FD_AHEAD passes the host waits for the mark of FD_AHEAD
+   * passes before (long complete unless the host ran ahead) */
+  if (s->passes % FD_AHEAD == 0) {
+    const int m = (int)(s->passes / FD_AHEAD % 2);
+    FD_BE(be_event_sync(s->ahead[1 - m]));
+    FD_BE(be_event_record(s->ahead[m], s->compute));
+  }
   if (!s->alone && !s->snap_off) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
   return FD_OK;
 }
@@ -310,10 +484,10 @@ static real_t *state_result(fd_state *s) { return s->prob.swaps ? s->u : s->v; }
 static int state_exchange(fd_state *s, real_t *u)
 {
   FD_BE(be_event_record(s->ready, s->compute));
-  FD_CALL(halo_exchange_begin(&s->halo, u, NULL, s->ready));
-  FD_CALL(halo_exchange_end(&s->halo, u, NULL, s->compute));
-  FD_BE(be_stream_sync(s->compute));
-  FD_CALL(halo_flush_timers(&s->halo));
+  FD_CALL(halo_exchange_begin(&s->halo, u, NULL, s->ready, 0));
+  FD_CALL(halo_exchange_end(&s->halo));
+  FD_CALL(halo_exchange_unpack(&s->halo, u, NULL));
+  FD_BE(be_stream_sync(s->halo_stream));
   return FD_OK;
 }
 
@@ -459,9 +633,12 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
 
   FD_BE(be_stream_create(&s->compute, BE_PRIORITY_NORMAL));
   FD_BE(be_stream_create(&s->halo_stream, BE_PRIORITY_HIGH));
-  FD_BE(be_event_create(&s->ready));
-  for (int k = 0; k < 2; k++)
+  FD_BE(be_event_create_sync(&s->ready));
+  for (int k = 0; k < 2; k++) {
+    FD_BE(be_event_create_sync(&s->joined[k]));
+    FD_BE(be_event_create_sync(&s->ahead[k]));
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
+  }
   /* the wave's previous level is read S-1 deep into the ghosts too: exchanged with u, in the
    * same messages. (A snapshot's copy off the device may then overlap an unpack into the
    * ghosts of the buffer it copies, two steps later; the snapshot writes only the interior.) */
@@ -469,6 +646,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, fields, staged, o->halo_path,
                       dev, node, s->halo_stream));
   for (int f = 0; f < FD_FACES; f++) s->sides |= (unsigned)s->halo.faces.active[f] << f;
+  s->exchanging = s->halo.n_msgs > 0;
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
                                     o->fail_snapshot, (long long)s->warmup + s->iters, &s->dec,
                                     &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
@@ -485,10 +663,14 @@ static int state_destroy(fd_state *s)
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
   FD_BE(be_free(s->src_hist));
+  FD_CALL(graphs_clear(&s->graphs));
   if (s->ready) FD_BE(be_event_destroy(s->ready));
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 2; k++) {
+    FD_BE(be_event_destroy(s->joined[k]));
+    FD_BE(be_event_destroy(s->ahead[k]));
     for (int e = 0; e < 4; e++)
       if (s->t_ev[k][e]) FD_BE(be_event_destroy(s->t_ev[k][e]));
+  }
   if (s->compute) FD_BE(be_stream_destroy(s->compute));
   if (s->halo_stream) FD_BE(be_stream_destroy(s->halo_stream));
   FD_CALL(decomp_destroy(&s->dec));
@@ -508,10 +690,14 @@ static void state_abandon(fd_state *s)
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
   (void)be_free(s->f);
   (void)be_free(s->src_hist);
+  (void)graphs_clear(&s->graphs);
   if (s->ready) (void)be_event_destroy(s->ready);
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 2; k++) {
+    (void)be_event_destroy(s->joined[k]);
+    (void)be_event_destroy(s->ahead[k]);
     for (int e = 0; e < 4; e++)
       if (s->t_ev[k][e]) (void)be_event_destroy(s->t_ev[k][e]);
+  }
   if (s->compute) (void)be_stream_destroy(s->compute);
   if (s->halo_stream) (void)be_stream_destroy(s->halo_stream);
   (void)decomp_destroy(&s->dec);
@@ -564,8 +750,28 @@ static int state_fill(fd_state *s)
   FD_BE(be_stream_sync(s->compute));
   s->steps = 0;
   s->passes = 0;
-  s->timing_pending = 0;
+  s->pack_ordered = 0;
   return FD_OK;
+}
+
+/* Waits for the device, reads the sampled passes not yet read and the halo's timed exchanges.
+ * Not Collective. */
+static int loop_sync(fd_state *s)
+{
+  FD_BE(be_stream_sync(s->compute));
+  FD_BE(be_stream_sync(s->halo_stream));
+  for (int q = 0; q < 2; q++) FD_CALL(read_sample(s, q));
+  return halo_flush_timers(&s->halo);
+}
+
+/* Zeroes the loop's sums (phases, redundant points, samples, the halo's and the snapshots'). */
+static void loop_reset(fd_state *s)
+{
+  s->ms_interior = s->ms_shell = s->redundant = 0.0;
+  s->sampled_steps = 0;
+  s->windows = 0;
+  snapshot_reset_timers(&s->snap);
+  halo_reset_timers(&s->halo);
 }
 
 /* s->warmup untimed steps, then s->iters timed ones between barriers; *step_ms = wall time per
@@ -574,20 +780,17 @@ static int timed_loop(fd_state *s, double *step_ms, const char *label)
 {
   FD_CALL(run_steps(s, s->warmup, "warm-up"));
   FD_CALL(snapshot_drain(&s->snap));
-  FD_BE(be_stream_sync(s->compute));
-  FD_CALL(accumulate_previous(s));
-  FD_CALL(halo_flush_timers(&s->halo));
-  s->ms_interior = s->ms_shell = s->redundant = 0.0;
-  snapshot_reset_timers(&s->snap);
-  halo_reset_timers(&s->halo);
+  FD_CALL(loop_sync(s));
+  loop_reset(s);
+  const long long captures = s->graphs.captures;
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
   FD_CALL(run_steps(s, s->iters, label));
   FD_CALL(snapshot_drain(&s->snap)); /* the snapshots' cost is the run's: timed until on disk */
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
-  FD_CALL(accumulate_previous(s));
-  FD_CALL(halo_flush_timers(&s->halo));
+  FD_CALL(loop_sync(s));
+  s->loop_captures = s->graphs.captures - captures;
   *step_ms = (t1 - t0) * 1e3 / s->iters;
   return FD_OK;
 }
@@ -634,12 +837,18 @@ static void describe_run(const fd_state *s, fd_result *r)
 /* This rank's phase times of the timed loop, ms per step (PH_STEP: step_ms, the wall time). */
 static void phase_times(const fd_state *s, double step_ms, double ph[PH_COUNT])
 {
-  const double it = s->iters;
-  ph[PH_PACK] = s->halo.pack_ms / it;
-  ph[PH_EXCHANGE] = s->halo.exchange_ms / it;
-  ph[PH_UNPACK] = s->halo.unpack_ms / it;
-  ph[PH_INTERIOR] = s->ms_interior / it;
-  ph[PH_SHELL] = s->ms_shell / it;
+  /* the sampled windows' device times per step; the exchanges' per exchange, times the
+   * exchanges per step; the MPI part of an exchange is the host's, timed every time */
+  const fd_halo *h = &s->halo;
+  const double per_sampled = s->sampled_steps > 0 ? 1.0 / (double)s->sampled_steps : 0.0;
+  const double per_timed = h->timed > 0 ? 1.0 / (double)h->timed : 0.0;
+  const double ex_per_step = (double)h->count / s->iters;
+  const double mpi = h->count > 0 ? h->mpi_ms / (double)h->count : 0.0, ipc = h->ipc_ms * per_timed;
+  ph[PH_PACK] = h->pack_ms * per_timed * ex_per_step;
+  ph[PH_EXCHANGE] = (mpi > ipc ? mpi : ipc) * ex_per_step;
+  ph[PH_UNPACK] = h->unpack_ms * per_timed * ex_per_step;
+  ph[PH_INTERIOR] = s->ms_interior * per_sampled;
+  ph[PH_SHELL] = s->ms_shell * per_sampled;
   ph[PH_STEP] = step_ms;
 }
 
@@ -662,7 +871,7 @@ static int reduce_timings(const fd_state *s, double step_ms, fd_result *r)
   r->points_per_s = (double)N[0] * N[1] * N[2] / (r->phase[PH_STEP].max * 1e-3);
   /* per step: what one exchange sends times the exchanges of the timed loop, over its steps
    * (one exchange every S steps; a window cut short by the end of a run counts whole) */
-  const double per_step = (double)s->halo.timed / s->iters;
+  const double per_step = (double)s->halo.count / s->iters;
   unsigned long long ex[2] = {s->halo.bytes_sent, (unsigned long long)s->halo.n_msgs}, ex_max[2];
   FD_MPI(MPI_Allreduce(ex, ex_max, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
   r->halo_bytes_exchange_max = (size_t)ex_max[0];
@@ -674,11 +883,30 @@ static int reduce_timings(const fd_state *s, double step_ms, fd_result *r)
   double hb = step_figs[0];
   double hgbs = ph[PH_EXCHANGE] > 0 ? hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
   reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
-  reduce_stat(comm, ranks, s->halo.copy_ms / s->iters, &r->ipc_copy_ms);
+  reduce_stat(comm, ranks, s->halo.timed > 0 ? s->halo.copy_ms / s->halo.timed * per_step : 0.0, &r->ipc_copy_ms);
   /* redundant points: updated beyond the block's 1..n, per step, per rank and over all */
   const double red = s->redundant / s->iters;
   reduce_stat(comm, ranks, red, &r->redundant);
   r->redundant_share = r->redundant.avg * ranks / ((double)N[0] * N[1] * N[2]);
+  return FD_OK;
+}
+
+/* The graphs as run and the step against its floor F1 = max(F_g, F_c), over the ranks.
+ * Collective. */
+static int reduce_graphs_floors(fd_state *s, double step_ms, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const double f1 = s->floor_graph_us > s->floor_copy_us ? s->floor_graph_us : s->floor_copy_us;
+  reduce_stat(comm, s->dec.size, f1 > 0 ? step_ms * 1e3 / f1 : 0.0, &r->step_over_f1);
+  r->graphs_on = s->graphs.on;
+  int failed = s->graphs.on && s->graphs.failed, lowest = failed ? s->dec.rank : s->dec.size;
+  FD_MPI(MPI_Allreduce(&failed, &r->graphs_failed, 1, MPI_INT, MPI_SUM, comm));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, comm));
+  if (lowest < s->dec.size) {
+    if (s->dec.rank == lowest) snprintf(r->graphs_why, sizeof r->graphs_why, "%s", s->graphs.why);
+    FD_MPI(MPI_Bcast(r->graphs_why, (int)sizeof r->graphs_why, MPI_CHAR, lowest, comm));
+  }
+  FD_MPI(MPI_Allreduce(&s->loop_captures, &r->graph_captures, 1, MPI_LONG_LONG, MPI_MAX, comm));
   return FD_OK;
 }
 
@@ -799,20 +1027,88 @@ static int verify(fd_state *s, const real_t *result, double residual0, fd_verify
 
 /* ---- the run ---- */
 
-/* The steps per pass and the fused configuration (--fuse, tune.h) into r->fuse and s: T = 1;
- * a given T with the backend's rule (--tune off, the host backend) or the fastest of
- * be_fused_candidates(T) (the autotune); auto: the fastest per step of T = 1 (the single-step
- * configuration s->kernel) and every fused candidate of T = 2..4, among the T that divide S
- * with several ranks and the snapshot interval with snapshots. Passes cut short (the end of a
- * run) take the chosen configuration with fewer steps, or the rule's where that is not valid.
- * Leaves the fields to be filled again. Collective. */
+/* The fused configurations of passes of t = 2..T steps: c with t steps, or the rule's where c
+ * does not resolve with fewer steps (a pass cut short at the end of a run). */
+static int set_fuse(fd_state *s, int T, const fd_fused *c)
+{
+  s->fuse = T;
+  for (int t = 2; t <= T; t++) {
+    fd_fused x = *c;
+    x.steps = t;
+    if (be_fused_resolve(&x) != BE_OK) {
+      memset(&x, 0, sizeof x);
+      x.steps = t;
+      FD_BE(be_fused_resolve(&x));
+    }
+    s->fused[t] = x;
+  }
+  return FD_OK;
+}
+
+/* Target wall time of a loop trial's timed part, and its bounds in windows. */
+#define FD_TRIAL_MS 4.0
+#define FD_TRIAL_MIN_UNITS 3
+#define FD_TRIAL_MAX_UNITS 4000
+
+/* A loop trial: ms per step of the run's own loop (run_steps: its passes, exchanges, sampled
+ * windows and graphs) with T steps per pass (configuration c) and graphs on or off, on every
+ * rank at once; *ms is the slowest rank's. The fields start over; snapshots are off. The unit
+ * of steps is a whole number of windows and passes; after a warm-up (graphs are captured
+ * there), the units timed are as many as FD_TRIAL_MS takes on the slowest rank. Collective. */
+static int loop_trial(fd_state *s, int T, const fd_fused *c, int graphs, double *ms)
+{
+  FD_CALL(set_fuse(s, T, c));
+  FD_CALL(graphs_clear(&s->graphs));
+  s->graphs.on = graphs;
+  FD_CALL(state_fill(s));
+  s->snap_off = 1;
+  const int width = s->dec.size == 1 ? 1 : s->width;
+  const int unit = width / gcd(width, T) * T, warm = (12 + unit - 1) / unit;
+  double t = fd_now(), dt, per_unit;
+  FD_CALL(run_steps(s, warm * unit, "trial"));
+  FD_CALL(loop_sync(s));
+  dt = (fd_now() - t) / warm;
+  FD_MPI(MPI_Allreduce(&dt, &per_unit, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
+  double want = FD_TRIAL_MS * 1e-3 / (per_unit > 0 ? per_unit : 1e-9);
+  const int units = want < FD_TRIAL_MIN_UNITS ? FD_TRIAL_MIN_UNITS : (want > FD_TRIAL_MAX_UNITS ? FD_TRIAL_MAX_UNITS : (int)want + 1);
+  FD_MPI(MPI_Barrier(s->dec.cart));
+  t = fd_now();
+  FD_CALL(run_steps(s, units * unit, "trial"));
+  FD_CALL(loop_sync(s));
+  dt = (fd_now() - t) * 1e3 / ((double)units * unit);
+  FD_MPI(MPI_Allreduce(&dt, ms, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
+  s->snap_off = 0;
+  return FD_OK;
+}
+
+/* --graphs: 1 when this backend replays graphs for the run (on, or auto where the backend
+ * runs on a device; the host backend's recorded calls are for tests: auto leaves them off). */
+static int graphs_wanted(const fd_state *s, int *trial)
+{
+  *trial = 0;
+  if (s->opt->graphs == FD_GRAPHS_OFF) return 0;
+  if (s->opt->graphs == FD_GRAPHS_ON) return 1;
+  *trial = s->dev->is_accelerator;
+  return s->dev->is_accelerator;
+}
+
+/* The steps per pass, the fused configuration and the graphs setting (--fuse, --graphs) into
+ * r->fuse, r->graphs_* and s: T = 1; a given T with the backend's rule (--tune off, the host
+ * backend); otherwise the fused kernel's configurations are timed alone on the rank's block
+ * (be_fused_candidates of each T; T = 1 the single-step configuration), the fastest one or two
+ * of each T are the finalists, and each finalist runs a loop trial (loop_trial: the run's own
+ * passes and exchanges) with graphs off and, with --graphs auto on a device, on: the fastest
+ * per step is the run's. --fuse auto takes T among 1..4 dividing S with several ranks and the
+ * snapshot interval with snapshots. With no fused trial, --graphs auto is a loop trial of the
+ * configuration with graphs off and on. Leaves the fields to be filled again. Collective. */
 static int choose_fuse(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
   fd_fuse_tune *ft = &r->fuse;
   memset(ft, 0, sizeof *ft);
   ft->steps = 1;
-  int steps[FD_FUSE_MAX], n = 0;
+  int steps[FD_FUSE_MAX], n = 0, trial_graphs;
+  const int graphs = graphs_wanted(s, &trial_graphs);
   if (o->fuse == 0) {
     for (int t = 1; t <= FD_FUSE_MAX; t++)
       if ((s->dec.size == 1 || s->width % t == 0) && (o->snapshot_every == 0 || o->snapshot_every % t == 0))
@@ -820,12 +1116,22 @@ static int choose_fuse(fd_state *s, fd_result *r)
   } else if (o->fuse > 1) {
     steps[n++] = o->fuse;
   }
-  if (n == 1 && (!s->dev->is_accelerator || o->tune == FD_TUNE_OFF)) {
-    ft->steps = ft->config.steps = steps[0];
-    FD_CALL(fd_agree(s->dec.cart, be_fused_resolve(&ft->config) == BE_OK
-                                      ? FD_OK
-                                      : fd_set_error(FD_ERR_USAGE, "--fuse: %s", be_error_message())));
-  } else if (n >= 1) {
+  if (n == 0 || (n == 1 && (!s->dev->is_accelerator || o->tune == FD_TUNE_OFF))) {
+    if (n == 1) {
+      ft->steps = ft->config.steps = steps[0];
+      FD_CALL(fd_agree(s->dec.cart, be_fused_resolve(&ft->config) == BE_OK
+                                        ? FD_OK
+                                        : fd_set_error(FD_ERR_USAGE, "--fuse: %s", be_error_message())));
+    }
+    ft->chosen_graphs = graphs;
+    if (trial_graphs) { /* one configuration: graphs off and on */
+      ft->n = 1;
+      ft->cand[0] = ft->config;
+      ft->cand[0].steps = ft->steps;
+      for (int g = 0; g < 2; g++) FD_CALL(loop_trial(s, ft->steps, &ft->config, g, &ft->loop_ms[0][g]));
+      ft->chosen_graphs = ft->loop_ms[0][1] < ft->loop_ms[0][0];
+    }
+  } else {
     /* each rank's block as a pass over 1..n with the fix box 1..n; T = 1 the single-step
      * configuration over the same points */
     FD_CALL(state_fill(s));
@@ -837,32 +1143,102 @@ static int choose_fuse(fd_state *s, fd_result *r)
       tf.hi[d] = tf.fix_hi[d] = s->grid.n[d];
     }
     FD_CALL(tune_fused(s->dec.cart, &t1, s->kernel, &tf, steps, n, ft));
-  }
-  s->fuse = ft->steps;
-  for (int t = 2; t <= s->fuse; t++) {
-    fd_fused c = ft->config;
-    c.steps = t;
-    if (be_fused_resolve(&c) != BE_OK) {
-      memset(&c, 0, sizeof c);
-      c.steps = t;
-      FD_BE(be_fused_resolve(&c));
+    /* the finalists: the fastest two of each T (its first one for T = 1) */
+    const double t0 = fd_now();
+    double best = 0.0;
+    for (int k = 0; k < n; k++) {
+      int first = -1, second = -1;
+      for (int i = 0; i < ft->n; i++) {
+        if (ft->cand[i].steps != steps[k]) continue;
+        if (first < 0 || ft->ms[i] < ft->ms[first]) second = first, first = i;
+        else if (second < 0 || ft->ms[i] < ft->ms[second]) second = i;
+      }
+      const int fin[2] = {first, steps[k] > 1 ? second : -1};
+      for (int f = 0; f < 2; f++) {
+        if (fin[f] < 0) continue;
+        for (int g = 0; g < 2; g++) {
+          if (!trial_graphs && g != graphs) continue; /* auto on a device: both */
+          double ms;
+          FD_CALL(loop_trial(s, steps[k], &ft->cand[fin[f]], g, &ms));
+          ft->loop_ms[fin[f]][g] = ms;
+          if (best == 0.0 || ms < best) {
+            best = ms;
+            ft->chosen = fin[f];
+            ft->chosen_graphs = g;
+          }
+        }
+      }
     }
-    s->fused[t] = c;
+    double dt = fd_now() - t0, slowest;
+    FD_MPI(MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
+    ft->seconds += slowest;
+    ft->steps = ft->cand[ft->chosen].steps;
+    ft->config = ft->cand[ft->chosen];
   }
+  FD_CALL(set_fuse(s, ft->steps, &ft->config));
+  FD_CALL(graphs_clear(&s->graphs));
+  s->graphs.on = ft->chosen_graphs;
+  return FD_OK;
+}
+
+/* min, avg and max of x over the ranks of comm where `has` is 1 (all 0 where none has one);
+ * *count = how many have one. Collective. */
+static int reduce_stat_some(MPI_Comm comm, double x, int has, fd_stat *st, int *count)
+{
+  double lo = has ? x : 1e300, hi = has ? x : -1e300, sum[2] = {has ? x : 0.0, has ? 1.0 : 0.0};
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, comm));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, comm));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_DOUBLE, MPI_SUM, comm));
+  *count = (int)sum[1];
+  st->min = *count ? lo : 0.0;
+  st->max = *count ? hi : 0.0;
+  st->avg = *count ? sum[0] / sum[1] : 0.0;
+  return FD_OK;
+}
+
+/* The floors of a step on this rank (README "Small blocks and strong scaling"): F_g and F_ls
+ * (be_floors; not on the host backend), F_c (the copy of the rank's field: the memcpy
+ * reference), and with neighbours L (halo_latency_us) and X, an exchange alone
+ * (halo_exchange_alone_us), over the ranks into r. Overwrites the fields' ghosts. Collective. */
+static int measure_floors(fd_state *s, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const int ranks = s->dec.size;
+  int rc = be_floors(s->compute, &s->floor_graph_us, &s->floor_launch_sync_us);
+  if (rc != BE_OK && rc != BE_UNSUPPORTED) return fd_set_error(FD_ERR_RUNTIME, "rank %d: floors: %s", s->dec.rank, be_error_message());
+  int dev = rc == BE_OK, all_dev;
+  FD_MPI(MPI_Allreduce(&dev, &all_dev, 1, MPI_INT, MPI_MIN, comm));
+  r->floors_device = all_dev;
+  reduce_stat(comm, ranks, s->floor_graph_us, &r->floor_graph_us);
+  reduce_stat(comm, ranks, s->floor_launch_sync_us, &r->floor_launch_sync_us);
+  const double bytes = 2.0 * (double)s->grid.elems * sizeof(real_t);
+  s->floor_copy_us = s->memcpy_gbs > 0 ? bytes / (s->memcpy_gbs * 1e9) * 1e6 : 0.0;
+  reduce_stat(comm, ranks, s->floor_copy_us, &r->floor_copy_us);
+  FD_CALL(halo_latency_us(&s->halo, &s->latency_us));
+  FD_CALL(halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
+                                 &s->exchange_alone_us));
+  int with, with_dev;
+  FD_CALL(reduce_stat_some(comm, s->latency_us, s->exchanging, &r->latency_us, &with));
+  FD_CALL(reduce_stat_some(comm, s->exchange_alone_us, s->exchanging, &r->exchange_alone_us, &with));
+  const double floor = s->floor_launch_sync_us + s->latency_us + 2 * s->floor_graph_us;
+  FD_CALL(reduce_stat_some(comm, floor > 0 ? s->exchange_alone_us / floor : 0.0, s->exchanging && dev,
+                           &r->exchange_over_floor, &with_dev));
+  r->floors_neighbours = with;
   return FD_OK;
 }
 
 /* Start-up measurements on this rank's block (tune.h): the memcpy reference (s->memcpy_gbs,
- * and over the ranks into r); unless the configuration is forced (--kernel), --tune off or the
- * backend has one kernel, the autotune, whose choice s->kernel becomes on every rank; then the
- * steps per pass and the fused configuration (choose_fuse). Leaves the fields to be filled
- * again. Collective. */
+ * and over the ranks into r); the floors (measure_floors); unless the configuration is forced
+ * (--kernel), --tune off or the backend has one kernel, the autotune, whose choice s->kernel
+ * becomes on every rank; then the steps per pass, the fused configuration and graphs
+ * (choose_fuse). Leaves the fields to be filled again. Collective. */
 static int startup_measure(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
   FD_CALL(tune_memcpy_gbs(s->pool[1], s->pool[0], s->grid.elems * sizeof(real_t), s->compute,
                           &s->memcpy_gbs));
   reduce_stat(s->dec.cart, s->dec.size, s->memcpy_gbs, &r->memcpy_gbs);
+  FD_CALL(measure_floors(s, r));
   if (!o->have_kernel && o->tune != FD_TUNE_OFF && s->dev->is_accelerator) {
     FD_CALL(state_fill(s));
     const fd_kernel_trial t = {s->grid, FD_REGION_INTERIOR, s->sides, s->prob.coeffs, s->u,
@@ -915,6 +1291,7 @@ static int run_on_state(fd_state *s, fd_result *r)
   if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));
   FD_CALL(timed_loop(s, &step_ms, "timed"));
   FD_CALL(reduce_timings(s, step_ms, r));
+  FD_CALL(reduce_graphs_floors(s, step_ms, r));
   FD_CALL(reduce_snapshots(s, step_ms, ref_ms, r));
   if (o->baseline) reduce_baseline(s, step_ms, alone_ms, r);
 
