@@ -17,7 +17,8 @@
 #      multi-rank and command-line tests (the CLI's error exits must not leak either)
 #   9. builds build-mpich/ with MPICH (Debian's 4.0, the family of Cray MPICH; mpicc.mpich,
 #      warnings as errors) and runs, with MPICH's own mpiexec (Hydra), the unit tests, the
-#      multi-rank tests on 2 and 3 ranks, the command-line tests and the scaling-study test
+#      multi-rank tests on 2 ranks (the autotune's on 3), the command-line tests and the
+#      scaling-study test
 #   10. runs shellcheck over every shell script of the project
 # and prints the time of each stage. Exits non-zero if any stage fails.
 #
@@ -177,10 +178,12 @@ asan() {
 
 # MPICH: the build with warnings as errors, then the tests with Hydra's mpiexec (the tests take
 # the launcher from the build's MPIEXEC_EXECUTABLE). MPICH ranks wait by spinning, so ranks
-# beyond the 2 cores cost far more than under Open MPI (the 3-rank multi-rank test about 30 s,
-# the 4-rank one minutes): the multi-rank tests run on 2 and 3 ranks (uneven splits, 2- and
-# 3-rank process grids, the snapshot thread level); every other rank count runs in the Open
-# MPI stages. The study test's 8-rank runs are small and stay.
+# beyond the 2 cores cost far more than under Open MPI (on the 2-core CI machine the 3-rank
+# multi-rank test took 50 s against 2.3 s, the 4-rank one minutes): the bitwise multi-rank
+# test runs on 2 ranks (with the snapshot thread-level test on 2 and the autotune agreement on
+# 3); every other rank count runs in the Open MPI stages. The CLI tests (up to 8 ranks, small
+# grids) and the study test stay whole. The stage took 5-6 min there (tools/run-tests.sh's
+# summary prints it).
 mpich() {
   local mpicc mpiexec
   mpicc=$(command -v mpicc.mpich || true)
@@ -193,7 +196,7 @@ mpich() {
     -DFDMINI_TESTS=ON -DMPI_C_COMPILER="$mpicc" -DMPIEXEC_EXECUTABLE="$mpiexec" &&
     cmake --build build-mpich -j"$jobs" &&
     ctest --test-dir build-mpich --output-on-failure --timeout 900 \
-      -L 'unit|mpi|cli|bench' -E '_np[1468]$'
+      -L 'unit|mpi|cli|bench' -E 'single_rank_np[13468]$|across_ranks_np1$'
 }
 
 run_shellcheck() {
