@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include "backend.h"
+#include "graph_cache.h"
 
 /* --mpi-gpu: device buffers to MPI (aware), through pinned host memory (staged), or whichever
  * this MPI supports (auto). Names in src/options.c. */
@@ -73,6 +74,8 @@ typedef struct {
    * pack to the last face copied in), copy_ms (the IPC copies alone). */
   long long count, timed;
   double mpi_ms, pack_ms, unpack_ms, ipc_ms, copy_ms;
+  fd_graph_cache graphs;  /* the packs (and the unpacks of halo_exchange_alone_us) replayed
+                             from graphs, by parity and fields, when on (halo_use_graphs) */
   size_t bytes_sent;      /* bytes one exchange sends (all active faces, every field) */
   int n_msgs;             /* messages one exchange sends: its active faces (MPI or IPC) */
   int n_stage;            /* staged mode: runs of adjacent MPI faces in the buffers, */
@@ -102,6 +105,10 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_grid *g,
                 int fields, int staged, fd_halo_path path, const be_info *dev, int node,
                 be_stream halo_stream);
+/* Packs (and the unpacks of halo_exchange_alone_us) replayed from graphs (on = 1) or launched
+ * directly (0, the default); a timed exchange is always direct. Frees the graphs kept so far.
+ * Not Collective. */
+int halo_use_graphs(fd_halo *h, int on);
 /* Frees what halo_create allocated and closes the neighbours' mappings. Collective over comm
  * when any rank uses the IPC path (a neighbour may still read this rank's buffers until all
  * have synchronised); synchronous. */
