@@ -82,12 +82,7 @@ typedef struct {
   size_t stage_lo[FD_REGIONS], stage_n[FD_REGIONS]; /* first element and length of each */
 } fd_halo;
 
-/* 1 when device pointers may go to this MPI for this backend (one line in why, either way):
- * compile-time and run-time detection (Open MPI's mpi-ext.h, MPICH 4 GPU queries, Cray MPICH's
- * MPICH_GPU_SUPPORT_ENABLED). Host-memory backends always may. Not Collective. */
-int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len);
-
-/* Resolves --mpi-gpu against the MPI in use into *staged (the same on every rank): auto picks
+/* Resolves --mpi-gpu against the MPI in use (mpi_gpu_aware, halo/mpi_gpu.h) into *staged (the same on every rank): auto picks
  * aware where every rank's MPI supports it, else staged; aware where MPI is not GPU-aware is a
  * usage error agreed by all ranks, before any device pointer reaches MPI. Collective over
  * comm. */
