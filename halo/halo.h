@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include "backend.h"
+#include "graph_cache.h"
 
 /* --mpi-gpu: device buffers to MPI (aware), through pinned host memory (staged), or whichever
  * this MPI supports (auto). Names in src/options.c. */
@@ -77,18 +78,15 @@ typedef struct {
    * pack to the last face copied in), copy_ms (the IPC copies alone). */
   long long count, timed;
   double mpi_ms, pack_ms, unpack_ms, ipc_ms, copy_ms;
+  fd_graph_cache graphs;  /* the packs (and the unpacks of halo_exchange_alone_us) replayed
+                             from graphs, by parity and fields, when on (halo_use_graphs) */
   size_t bytes_sent;      /* bytes one exchange sends (all active faces, every field) */
   int n_msgs;             /* messages one exchange sends: its active faces (MPI or IPC) */
   int n_stage;            /* staged mode: runs of adjacent MPI faces in the buffers, */
   size_t stage_lo[FD_REGIONS], stage_n[FD_REGIONS]; /* first element and length of each */
 } fd_halo;
 
-/* 1 when device pointers may go to this MPI for this backend (one line in why, either way):
- * compile-time and run-time detection (Open MPI's mpi-ext.h, MPICH 4 GPU queries, Cray MPICH's
- * MPICH_GPU_SUPPORT_ENABLED). Host-memory backends always may. Not Collective. */
-int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len);
-
-/* Resolves --mpi-gpu against the MPI in use into *staged (the same on every rank): auto picks
+/* Resolves --mpi-gpu against the MPI in use (mpi_gpu_aware, halo/mpi_gpu.h) into *staged (the same on every rank): auto picks
  * aware where every rank's MPI supports it, else staged; aware where MPI is not GPU-aware is a
  * usage error agreed by all ranks, before any device pointer reaches MPI. Collective over
  * comm. */
@@ -119,6 +117,10 @@ int halo_check_counts(const fd_grid *g, int fields, const int nbr[FD_REGIONS], i
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_grid *g,
                 int fields, int staged, fd_halo_path path, const be_info *dev, int node,
                 be_stream halo_stream);
+/* Packs (and the unpacks of halo_exchange_alone_us) replayed from graphs (on = 1) or launched
+ * directly (0, the default); a timed exchange is always direct. Frees the graphs kept so far.
+ * Not Collective. */
+int halo_use_graphs(fd_halo *h, int on);
 /* Frees what halo_create allocated and closes the neighbours' mappings. Collective over comm
  * when any rank uses the IPC path (a neighbour may still read this rank's buffers until all
  * have synchronised); synchronous. */

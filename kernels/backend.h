@@ -130,11 +130,16 @@ int be_graph_launch(be_graph g, be_stream s);
 int be_graph_destroy(be_graph g);
 
 /* The device's floors for a step's fixed costs, in microseconds, measured now on stream s:
- * *graph_us, a graph of one empty kernel launched back to back (time per launch);
- * *launch_sync_us, one launch of an empty kernel and a host wait for it (the median). Takes
- * well under 0.1 s. BE_UNSUPPORTED, both 0, where they mean nothing (the host backend runs
- * every call to completion). Synchronous. */
-int be_floors(be_stream s, double *graph_us, double *launch_sync_us);
+ * graph_us, a graph of one empty kernel launched back to back (time per launch);
+ * launch_sync_us, one launch of an empty kernel and a host wait for it (the median); copy_us,
+ * a graph of one device-to-device copy of `bytes` from src to dst launched back to back (time
+ * per copy: the copy of a field as the device does it, small or large). A floor that means
+ * nothing on this backend is 0 (the host backend runs every call to completion: graph and
+ * launch; its copy_us is a memcpy). Takes well under 0.1 s on a GPU. Synchronous. */
+typedef struct {
+  double graph_us, launch_sync_us, copy_us;
+} be_floor_times;
+int be_floors(be_stream s, void *dst, const void *src, size_t bytes, be_floor_times *f);
 
 /* Asynchronous on s. */
 int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind, be_stream s);

@@ -8,6 +8,7 @@
 
 #include "dump.h"
 #include "fd_error.h"
+#include "graph_cache.h"
 #include "snapshot.h"
 #include "solver.h"
 #include "window.h"
@@ -21,28 +22,9 @@
  * record no timing event and need no host wait. */
 #define FD_SAMPLE_EVERY 16
 /* The host runs at most 2 x FD_AHEAD passes ahead of the device. */
-#define FD_AHEAD 8
-/* Graphs kept per run: a pass's device work on one stream, by segment and buffers. */
-#define FD_GRAPHS_MAX 48
-
-/* What a captured graph replays: segment `seg` of a pass (pass_segment) with these inputs. */
-typedef struct {
-  int seg, len, win_pos, exchange, parity, alone;
-  const void *u, *um, *out;
-} fd_graph_key;
-
-typedef struct {
-  int on;            /* replay captured graphs (resolved --graphs) */
-  int failed;        /* a capture failed on this rank: eager from then on */
-  char why[160];     /* the failure, one line */
-  int n;
-  long long captures; /* graphs captured in the timed loop and before */
-  fd_graph_key key[FD_GRAPHS_MAX];
-  be_graph graph[FD_GRAPHS_MAX];
-  long long used[FD_GRAPHS_MAX]; /* last use, for eviction */
-  long long clock;
-} fd_graphs;
-
+#define FD_AHEAD 16
+/* Passes without exchange replayed as one graph at most (run_chain). */
+#define FD_CHAIN_MAX 16
 /* The live state of one run (set up by state_create, freed by state_destroy). */
 typedef struct {
   const fd_options *opt;
@@ -89,7 +71,7 @@ typedef struct {
   long long sampled_steps; /* steps of those passes */
   long long windows; /* windows begun since the loop began (every FD_SAMPLE_EVERY-th is sampled) */
   int sampling;      /* the current window is sampled: its passes run eagerly with events */
-  fd_graphs graphs;  /* graphs of the passes' device work, captured once, replayed */
+  fd_graph_cache graphs; /* the passes' device work, captured once, replayed (graph_cache.h) */
   double redundant;  /* points updated beyond 1..n since the timed loop began (every step) */
   double memcpy_gbs; /* device-to-device copy of one field at start-up, GB/s (read + write) */
   fd_halo halo;
@@ -97,9 +79,11 @@ typedef struct {
   long long steps;   /* steps done (warm-up included) */
   long long passes;  /* passes done (a pass: 1..T steps); the timing slot is passes % 2 */
   int win_pos;       /* steps since the window's exchange (0: the next pass exchanges) */
-  int alone;         /* 1: no exchange (the start-up trials and the --baseline run): ghosts
-                        keep their start values; 0 (the runs that exchange): state_fill
-                        poisons the ghosts an exchange fills (halo_poison_ghosts) */
+  int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values;
+                        0: state_fill poisons the ghosts an exchange fills (halo_poison_ghosts:
+                        the loop trials and the runs exchange before they read them; the
+                        start-up kernel trials may read NaN there, timed only, at full speed
+                        on GPUs and CPUs, and the fields are filled again after them) */
   int snap_off;      /* 1: no snapshots (the reference run their cost is measured against) */
   unsigned sides;    /* faces with a neighbour (bit f, faces.h): where the boxes reach into
                         the ghosts and whose ghosts arrive by exchange */
@@ -109,7 +93,14 @@ typedef struct {
   int exchanging;    /* this rank exchanges at all: it has a neighbour (n_msgs > 0) */
   int pack_ordered;  /* the halo stream already orders the next pack after the writes of u it
                         reads (solver_pass); 0: the pack waits for `ready` */
+  int chain_mode;    /* solver_pass inside a chain (run_chain): CHAIN_CAPTURE enqueues the
+                        pass's work directly (a graph is being captured), CHAIN_DRY enqueues
+                        nothing (the chain's graph does the work); 0 otherwise */
   long long loop_captures; /* graphs captured during the last timed loop */
+  int ahead_count;   /* passes since the last run-ahead mark */
+  long long ahead_marks; /* marks recorded (their parity picks the event) */
+  int node;          /* this rank's node (fd_node.id): ranks sharing a device measure their
+                        floors one after another */
   double floor_graph_us, floor_launch_sync_us, floor_copy_us, latency_us, exchange_alone_us;
                      /* this rank's floors (measure_floors), microseconds */
 } fd_state;
@@ -216,64 +207,43 @@ static int pass_serial(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 /* ---- graphs ---- */
 
 typedef int (*segment_fn)(fd_state *s, const fd_pass *p, be_stream st, real_t *out);
-enum { SEG_INTERIOR = 1, SEG_RECEIVE, SEG_SERIAL };
+enum { SEG_INTERIOR = 1, SEG_RECEIVE, SEG_SERIAL, SEG_CHAIN };
 
 /* Frees every graph (a new configuration: the captured work would differ). Not Collective. */
-static int graphs_clear(fd_graphs *g)
+static int graphs_clear(fd_graph_cache *g)
 {
-  int rc = FD_OK;
-  for (int i = 0; i < g->n; i++)
-    if (be_graph_destroy(g->graph[i]) != BE_OK && rc == FD_OK)
-      rc = fd_set_error(FD_ERR_RUNTIME, "%s", be_error_message());
-  g->n = 0;
-  return rc;
+  return fd_graph_clear(g) == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "graphs: %s", be_error_message());
 }
 
-/* Segment `seg` of pass p on stream st: run now (eager, the sampled passes, graphs off or
- * failed), or replayed from the graph captured the first time the same segment ran on the
- * same buffers (captured then). The segments are pure device work on one stream: everything
- * they depend on is in the key. A capture the runtime refuses turns graphs off on this rank
- * for the rest of the run, with its reason (reported). Not Collective. */
+/* A segment of a pass as graph_cache.h work. */
+typedef struct {
+  fd_state *s;
+  const fd_pass *p;
+  real_t *out;
+  segment_fn fn;
+} segment_ctx;
+
+static int segment_work(void *ctx, be_stream st)
+{
+  const segment_ctx *c = ctx;
+  return c->fn(c->s, c->p, st, c->out);
+}
+
+/* Segment `seg` of pass p on stream st: run now (the sampled passes, graphs off or failed),
+ * or replayed from the graph captured the first time the same segment ran on the same buffers
+ * (graph_cache.h). The segments are pure device work on one stream, and everything they
+ * depend on is in the key. Not Collective. */
 static int pass_segment(fd_state *s, int seg, segment_fn fn, const fd_pass *p, be_stream st,
                         real_t *out)
 {
-  fd_graphs *g = &s->graphs;
-  if (!g->on || g->failed || s->sampling) return fn(s, p, st, out);
-  const fd_graph_key k = {seg, p->len, s->win_pos, p->exchange,
-                          seg == SEG_RECEIVE ? (int)((s->halo.exchanges - 1) % 2) : 0, s->alone,
-                          s->u, s->um, out};
-  int hit = -1;
-  for (int i = 0; i < g->n && hit < 0; i++)
-    if (memcmp(&g->key[i], &k, sizeof k) == 0) hit = i;
-  if (hit < 0) {
-    be_graph gr = NULL;
-    FD_BE(be_graph_begin(st));
-    int rc = fn(s, p, st, out);
-    int end = be_graph_end(st, &gr);
-    FD_CALL(rc);
-    if (end == BE_UNSUPPORTED) {
-      g->failed = 1;
-      snprintf(g->why, sizeof g->why, "%s", be_error_message());
-      return fn(s, p, st, out);
-    }
-    if (end != BE_OK) return fd_set_error(FD_ERR_RUNTIME, "rank %d: graph capture: %s", s->dec.rank, be_error_message());
-    if (g->n == FD_GRAPHS_MAX) { /* evict the least recently used */
-      int old = 0;
-      for (int i = 1; i < g->n; i++)
-        if (g->used[i] < g->used[old]) old = i;
-      FD_BE(be_graph_destroy(g->graph[old]));
-      g->key[old] = g->key[--g->n];
-      g->graph[old] = g->graph[g->n];
-      g->used[old] = g->used[g->n];
-    }
-    hit = g->n++;
-    g->key[hit] = k;
-    g->graph[hit] = gr;
-    g->captures++;
-  }
-  g->used[hit] = ++g->clock;
-  FD_BE(be_graph_launch(g->graph[hit], st));
-  return FD_OK;
+  if (s->sampling) return fn(s, p, st, out);
+  const fd_graph_key k = {seg, {p->len, s->win_pos, p->exchange, seg == SEG_RECEIVE ? (int)((s->halo.exchanges + 1) % 2) : 0,
+                                s->alone, 0},
+                          {s->u, s->um, out, NULL}};
+  segment_ctx c = {s, p, out, fn};
+  if (fd_graph_run(&s->graphs, &k, st, segment_work, &c) == 0) return FD_OK;
+  if (s->graphs.work_rc) return s->graphs.work_rc; /* the segment's own error */
+  return fd_set_error(FD_ERR_RUNTIME, "rank %d: graphs: %s", s->dec.rank, be_error_message());
 }
 
 /* ---- timing of the sampled passes ---- */
@@ -316,6 +286,22 @@ static int pick_output(fd_state *s, real_t **out)
     }
   return fd_set_error(FD_ERR_RUNTIME, "rank %d: no free field buffer for the step", s->dec.rank);
 }
+
+/* The bounded run-ahead after `k` more passes: every FD_AHEAD passes the host waits for the
+ * mark recorded FD_AHEAD passes before (long complete unless the host ran ahead) and records a
+ * new one on the compute stream. */
+static int run_ahead(fd_state *s, int k)
+{
+  s->ahead_count += k;
+  if (s->ahead_count < FD_AHEAD) return FD_OK;
+  s->ahead_count = 0;
+  const int m = (int)(s->ahead_marks++ % 2);
+  FD_BE(be_event_sync(s->ahead[1 - m]));
+  FD_BE(be_event_record(s->ahead[m], s->compute));
+  return FD_OK;
+}
+
+enum { CHAIN_CAPTURE = 1, CHAIN_DRY = 2 };
 
 /* One pass of `len` steps (1 <= len <= T): the schedule of fdmini, in one place.
  *
@@ -386,7 +372,9 @@ static int solver_pass(fd_state *s, int len)
     if (!s->pack_ordered) FD_BE(be_event_record(s->ready, s->compute));
     FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->pack_ordered ? NULL : s->ready, timed));
   }
-  if (!p.exchange || p.overlap) {
+  if (s->chain_mode == CHAIN_CAPTURE) {
+    FD_CALL(pass_interior(s, &p, s->compute, out));
+  } else if (s->chain_mode == 0 && (!p.exchange || p.overlap)) {
     be_range_push("interior");
     if (timed) FD_BE(be_event_record(ev[0], s->compute));
     FD_CALL(pass_segment(s, SEG_INTERIOR, pass_interior, &p, s->compute, out));
@@ -419,7 +407,7 @@ static int solver_pass(fd_state *s, int len)
       }
     }
     be_range_pop();
-  } else if (timed) { /* no shell: an empty interval */
+  } else if (timed && !s->chain_mode) { /* no shell: an empty interval */
     FD_BE(be_event_record(ev[2], s->compute));
     FD_BE(be_event_record(ev[3], s->compute));
   }
@@ -468,13 +456,7 @@ static int solver_pass(fd_state *s, int len)
   s->passes++;
   s->win_pos += len;
   if (s->dec.size == 1 || s->steps % s->width == 0) s->win_pos = 0;
-  /* the bounded run-ahead: every FD_AHEAD passes the host waits for the mark of FD_AHEAD
-   * passes before (long complete unless the host ran ahead) */
-  if (s->passes % FD_AHEAD == 0) {
-    const int m = (int)(s->passes / FD_AHEAD % 2);
-    FD_BE(be_event_sync(s->ahead[1 - m]));
-    FD_BE(be_event_record(s->ahead[m], s->compute));
-  }
+  if (!s->chain_mode) FD_CALL(run_ahead(s, 1));
   if (!s->alone && !s->snap_off) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
   return FD_OK;
 }
@@ -565,7 +547,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   memset(s, 0, sizeof *s);
   s->opt = o;
   s->dev = dev;
-  s->alone = 1; /* until the runs that exchange (run_on_state) */
+  s->node = node;
   s->width = o->halo_width;
   s->fuse = o->fuse > 0 ? o->fuse : 1; /* auto: chosen by startup_measure */
   resolve_steps(o, dev, &s->iters, &s->warmup);
@@ -721,6 +703,78 @@ static void state_abandon(fd_state *s)
 /* n steps in passes of up to T steps (ending at multiples of T and at n), the first one
  * opening a window (exchanging), with a progress line from rank 0 every --progress seconds,
  * naming the loop (`label`). Collective. */
+/* A chain: `count` consecutive passes of s->fuse steps that neither exchange nor are sampled,
+ * as one graph on the compute stream (a whole window between two exchanges, or on a rank with
+ * no neighbour the passes between two sampled ones). The first time, the passes are run with
+ * their work enqueued into the graph being captured (CHAIN_CAPTURE) and the state put back;
+ * then, captured now or before, the graph is launched and the passes run again with nothing
+ * enqueued (CHAIN_DRY) to move the state along: the buffers a chain starts from decide every
+ * buffer of its passes, and they are in its key. Not Collective. */
+typedef struct {
+  fd_state *s;
+  int count;
+} chain_ctx;
+
+static int chain_work(void *ctx, be_stream st)
+{
+  (void)st; /* the compute stream */
+  const chain_ctx *c = ctx;
+  fd_state *s = c->s;
+  const fd_state saved = *s;
+  s->chain_mode = CHAIN_CAPTURE;
+  int rc = FD_OK;
+  for (int i = 0; i < c->count && rc == FD_OK; i++) rc = solver_pass(s, s->fuse);
+  *s = saved;
+  return rc;
+}
+
+static int run_chain(fd_state *s, int count)
+{
+  const fd_graph_key k = {SEG_CHAIN, {count, s->win_pos, s->fuse, s->alone, (int)(s->steps % s->fuse), 0},
+                          {s->u, s->um, s->v, NULL}};
+  chain_ctx c = {s, count};
+  if (fd_graph_run(&s->graphs, &k, s->compute, chain_work, &c) != 0) {
+    if (s->graphs.work_rc) return s->graphs.work_rc;
+    return fd_set_error(FD_ERR_RUNTIME, "rank %d: graphs: %s", s->dec.rank, be_error_message());
+  }
+  s->chain_mode = CHAIN_DRY;
+  int rc = FD_OK;
+  for (int i = 0; i < count && rc == FD_OK; i++) rc = solver_pass(s, s->fuse);
+  s->chain_mode = 0;
+  FD_CALL(rc);
+  return run_ahead(s, count);
+}
+
+/* How many of the next passes (at most `most`, all of s->fuse steps) make a chain: none may
+ * exchange or be sampled (the window counter runs as solver_pass runs it). 0 where chains do
+ * not apply: graphs off or failed, snapshots (a snapshot may hold a buffer and change the
+ * rotation), the wave (its source is added between passes). Pure. */
+static int chain_length(const fd_state *s, int most)
+{
+  if (!s->graphs.on || s->graphs.failed || s->prob.op == FD_OP_WAVE ||
+      (s->opt->snapshot_every && !s->snap_off && !s->alone))
+    return 0;
+  if (s->steps % s->fuse) return 0;
+  long long windows = s->windows;
+  int win_pos = s->win_pos, sampling = s->sampling, count = 0;
+  long long steps = s->steps;
+  for (; count < most && count < FD_CHAIN_MAX; count++) {
+    if (win_pos == 0) {
+      if (!s->alone && s->exchanging) break; /* it exchanges */
+      sampling = windows++ % FD_SAMPLE_EVERY == 0;
+    }
+    if (sampling) break;
+    steps += s->fuse;
+    win_pos += s->fuse;
+    if (s->dec.size == 1 || steps % s->width == 0) win_pos = 0;
+  }
+  return count;
+}
+
+/* n steps in passes of up to T steps (ending at multiples of T and at n), the first one
+ * opening a window (exchanging), with a progress line from rank 0 every --progress seconds,
+ * naming the loop (`label`). Runs of passes without exchange or sampling go as chains (one
+ * graph each) where graphs are on. Collective. */
 static int run_steps(fd_state *s, int n, const char *label)
 {
   const int progress = s->opt->progress < 0 ? 10 : s->opt->progress;
@@ -729,8 +783,14 @@ static int run_steps(fd_state *s, int n, const char *label)
   for (int done = 0; done < n;) {
     int len = s->fuse - (int)(s->steps % s->fuse);
     if (len > n - done) len = n - done;
-    FD_CALL(solver_pass(s, len));
-    done += len;
+    const int chain = chain_length(s, (n - done) / s->fuse);
+    if (chain >= 2) {
+      FD_CALL(run_chain(s, chain));
+      done += chain * s->fuse;
+    } else {
+      FD_CALL(solver_pass(s, len));
+      done += len;
+    }
     if (progress && s->dec.rank == 0) {
       double t = fd_now();
       if (t - t_last >= progress) {
@@ -1064,38 +1124,57 @@ static int set_fuse(fd_state *s, int T, const fd_fused *c)
   return FD_OK;
 }
 
-/* Target wall time of a loop trial's timed part, and its bounds in windows. */
+/* Target wall time of a loop trial's timed part; a probe longer than FD_TRIAL_CYCLE_MS per
+ * sampling cycle makes the trial time whole windows instead of whole cycles. */
 #define FD_TRIAL_MS 4.0
-#define FD_TRIAL_MIN_UNITS 3
-#define FD_TRIAL_MAX_UNITS 4000
+#define FD_TRIAL_CYCLE_MS 40.0
+
+/* Runs `steps` steps of the loop on every rank; *s_max = the slowest rank's wall time in
+ * seconds. Collective. */
+static int trial_time(fd_state *s, int steps, double *s_max)
+{
+  FD_MPI(MPI_Barrier(s->dec.cart));
+  const double t = fd_now();
+  FD_CALL(run_steps(s, steps, "trial"));
+  FD_CALL(loop_sync(s));
+  const double dt = fd_now() - t;
+  FD_MPI(MPI_Allreduce(&dt, s_max, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
+  return FD_OK;
+}
 
 /* A loop trial: ms per step of the run's own loop (run_steps: its passes, exchanges, sampled
- * windows and graphs) with T steps per pass (configuration c) and graphs on or off, on every
- * rank at once; *ms is the slowest rank's. The fields start over; snapshots are off. The unit
- * of steps is a whole number of windows and passes; after a warm-up (graphs are captured
- * there), the units timed are as many as FD_TRIAL_MS takes on the slowest rank. Collective. */
+ * windows, graphs and chains) with T steps per pass (configuration c) and graphs on or off, on
+ * every rank at once; *ms is the slowest rank's. The fields start over; snapshots are off. A
+ * unit of steps is a window (a pass on one rank) and a whole number of passes; a cycle is
+ * FD_SAMPLE_EVERY units, after which the pattern of sampled windows and chains repeats. After a
+ * probe of one unit, small blocks warm up for a cycle (every graph the pattern needs is
+ * captured there) and time whole cycles, so that the timed part captures nothing and runs what
+ * the loop runs; large blocks, where a cycle would take long, time whole units. Either way the
+ * timed part takes about FD_TRIAL_MS on the slowest rank. Collective. */
 static int loop_trial(fd_state *s, int T, const fd_fused *c, int graphs, double *ms)
 {
   FD_CALL(set_fuse(s, T, c));
   FD_CALL(graphs_clear(&s->graphs));
   s->graphs.on = graphs;
+  FD_CALL(halo_use_graphs(&s->halo, graphs));
   FD_CALL(state_fill(s));
   s->snap_off = 1;
   const int width = s->dec.size == 1 ? 1 : s->width;
-  const int unit = width / gcd(width, T) * T, warm = (12 + unit - 1) / unit;
-  double t = fd_now(), dt, per_unit;
-  FD_CALL(run_steps(s, warm * unit, "trial"));
-  FD_CALL(loop_sync(s));
-  dt = (fd_now() - t) / warm;
-  FD_MPI(MPI_Allreduce(&dt, &per_unit, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
-  double want = FD_TRIAL_MS * 1e-3 / (per_unit > 0 ? per_unit : 1e-9);
-  const int units = want < FD_TRIAL_MIN_UNITS ? FD_TRIAL_MIN_UNITS : (want > FD_TRIAL_MAX_UNITS ? FD_TRIAL_MAX_UNITS : (int)want + 1);
-  FD_MPI(MPI_Barrier(s->dec.cart));
-  t = fd_now();
-  FD_CALL(run_steps(s, units * unit, "trial"));
-  FD_CALL(loop_sync(s));
-  dt = (fd_now() - t) * 1e3 / ((double)units * unit);
-  FD_MPI(MPI_Allreduce(&dt, ms, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
+  const int unit = width / gcd(width, T) * T;
+  double probe, t;
+  FD_CALL(trial_time(s, unit, &probe));
+  long long steps;
+  if (probe * FD_SAMPLE_EVERY * 1e3 < FD_TRIAL_CYCLE_MS) {
+    const int cycle = FD_SAMPLE_EVERY * unit;
+    FD_CALL(trial_time(s, cycle, &t));
+    const double k = FD_TRIAL_MS * 1e-3 / (t > 0 ? t : 1e-9);
+    steps = (long long)cycle * (k < 1 ? 1 : (k > 200 ? 200 : (long long)k + 1));
+  } else {
+    const double k = FD_TRIAL_MS * 1e-3 / (probe > 0 ? probe : 1e-9);
+    steps = (long long)unit * (k < 2 ? 2 : (long long)k + 1);
+  }
+  FD_CALL(trial_time(s, (int)steps, &t));
+  *ms = t * 1e3 / (double)steps;
   s->snap_off = 0;
   return FD_OK;
 }
@@ -1197,6 +1276,7 @@ static int choose_fuse(fd_state *s, fd_result *r)
   FD_CALL(set_fuse(s, ft->steps, &ft->config));
   FD_CALL(graphs_clear(&s->graphs));
   s->graphs.on = ft->chosen_graphs;
+  FD_CALL(halo_use_graphs(&s->halo, ft->chosen_graphs));
   return FD_OK;
 }
 
@@ -1215,34 +1295,60 @@ static int reduce_stat_some(MPI_Comm comm, double x, int has, fd_stat *st, int *
   return FD_OK;
 }
 
-/* The floors of a step on this rank (README "Small blocks and strong scaling"): F_g and F_ls
- * (be_floors; not on the host backend), F_c (the copy of the rank's field: the memcpy
- * reference), and with neighbours L (halo_latency_us) and X, an exchange alone
- * (halo_exchange_alone_us), over the ranks into r. Overwrites the fields' ghosts. Collective. */
+/* The floors of a step on this rank (README "Small blocks and strong scaling"): F_g, F_ls
+ * (be_floors; 0, n/a, on the host backend) and F_c, the faster of be_floors' graph of one copy
+ * and the memcpy reference (tune_memcpy_gbs), and with neighbours L
+ * (halo_latency_us), over the ranks into r. Overwrites the fields. Collective. */
 static int measure_floors(fd_state *s, fd_result *r)
 {
   const MPI_Comm comm = s->dec.cart;
   const int ranks = s->dec.size;
-  int rc = be_floors(s->compute, &s->floor_graph_us, &s->floor_launch_sync_us);
-  if (rc != BE_OK && rc != BE_UNSUPPORTED) return fd_set_error(FD_ERR_RUNTIME, "rank %d: floors: %s", s->dec.rank, be_error_message());
-  int dev = rc == BE_OK, all_dev;
+  /* the device's floors, not the contention of ranks sharing it: those measure one at a time */
+  MPI_Comm node_comm, dev_comm;
+  FD_MPI(MPI_Comm_split(comm, s->node < 0 ? 0 : s->node, s->dec.rank, &node_comm));
+  FD_MPI(MPI_Comm_split(node_comm, s->dev->device_index, s->dec.rank, &dev_comm));
+  FD_MPI(MPI_Comm_free(&node_comm));
+  int sharing, me, err = FD_OK;
+  FD_MPI(MPI_Comm_size(dev_comm, &sharing));
+  FD_MPI(MPI_Comm_rank(dev_comm, &me));
+  be_floor_times ft = {0, 0, 0};
+  for (int turn = 0; turn < sharing; turn++) {
+    if (turn == me && be_floors(s->compute, s->pool[1], s->pool[0], s->grid.elems * sizeof(real_t), &ft) != BE_OK)
+      err = fd_set_error(FD_ERR_RUNTIME, "rank %d: floors: %s", s->dec.rank, be_error_message());
+    FD_MPI(MPI_Barrier(dev_comm));
+  }
+  FD_MPI(MPI_Comm_free(&dev_comm));
+  FD_CALL(err);
+  s->floor_graph_us = ft.graph_us;
+  s->floor_launch_sync_us = ft.launch_sync_us;
+  /* F_c: the faster of a graph's copy and the memcpy reference's batched copies */
+  const double memcpy_us = s->memcpy_gbs > 0 ? 2.0 * (double)s->grid.elems * sizeof(real_t) / (s->memcpy_gbs * 1e3) : 0.0;
+  s->floor_copy_us = ft.copy_us > 0 && (memcpy_us <= 0 || ft.copy_us < memcpy_us) ? ft.copy_us : memcpy_us;
+  int dev = ft.graph_us > 0, all_dev;
   FD_MPI(MPI_Allreduce(&dev, &all_dev, 1, MPI_INT, MPI_MIN, comm));
   r->floors_device = all_dev;
   reduce_stat(comm, ranks, s->floor_graph_us, &r->floor_graph_us);
   reduce_stat(comm, ranks, s->floor_launch_sync_us, &r->floor_launch_sync_us);
-  const double bytes = 2.0 * (double)s->grid.elems * sizeof(real_t);
-  s->floor_copy_us = s->memcpy_gbs > 0 ? bytes / (s->memcpy_gbs * 1e9) * 1e6 : 0.0;
   reduce_stat(comm, ranks, s->floor_copy_us, &r->floor_copy_us);
   FD_CALL(halo_latency_us(&s->halo, &s->latency_us));
+  int with;
+  FD_CALL(reduce_stat_some(comm, s->latency_us, s->exchanging, &r->latency_us, &with));
+  r->floors_neighbours = with;
+  return FD_OK;
+}
+
+/* X, an exchange alone with the run's settings (graphs), and X / (F_ls + L + 2 F_g), over the
+ * ranks with neighbours into r. Overwrites the fields' ghosts. Collective. */
+static int measure_exchange(fd_state *s, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
   FD_CALL(halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
                                  &s->exchange_alone_us));
-  int with, with_dev;
-  FD_CALL(reduce_stat_some(comm, s->latency_us, s->exchanging, &r->latency_us, &with));
+  int with;
   FD_CALL(reduce_stat_some(comm, s->exchange_alone_us, s->exchanging, &r->exchange_alone_us, &with));
   const double floor = s->floor_launch_sync_us + s->latency_us + 2 * s->floor_graph_us;
-  FD_CALL(reduce_stat_some(comm, floor > 0 ? s->exchange_alone_us / floor : 0.0, s->exchanging && dev,
-                           &r->exchange_over_floor, &with_dev));
-  r->floors_neighbours = with;
+  FD_CALL(reduce_stat_some(comm, floor > 0 ? s->exchange_alone_us / floor : 0.0, s->exchanging && floor > 0,
+                           &r->exchange_over_floor, &with));
   return FD_OK;
 }
 
@@ -1250,7 +1356,8 @@ static int measure_floors(fd_state *s, fd_result *r)
  * and over the ranks into r); the floors (measure_floors); unless the configuration is forced
  * (--kernel), --tune off or the backend has one kernel, the autotune, whose choice s->kernel
  * becomes on every rank; then the steps per pass, the fused configuration and graphs
- * (choose_fuse). Leaves the fields to be filled again. Collective. */
+ * (choose_fuse); last X with those (measure_exchange). Leaves the fields to be filled again.
+ * Collective. */
 static int startup_measure(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
@@ -1266,7 +1373,8 @@ static int startup_measure(fd_state *s, fd_result *r)
     s->kernel = r->tune.cand[r->tune.chosen];
     FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
   }
-  return choose_fuse(s, r);
+  FD_CALL(choose_fuse(s, r));
+  return measure_exchange(s, r);
 }
 
 /* Timed steps of the reference run without snapshots (they cost a share of the run's time: a
@@ -1295,15 +1403,16 @@ static int run_on_state(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
   double alone_ms = 0.0, step_ms = 0.0, ref_ms = 0.0, residual0 = 0.0;
-  FD_CALL(startup_measure(s, r)); /* s->alone: the trials read unpoisoned ghosts */
+  FD_CALL(startup_measure(s, r));
   describe_run(s, r);
   if (o->baseline) {
-    /* every rank's block alone (same kernels and steps, no exchange), then the fields start
-     * over for the distributed run */
+    /* every rank's block alone (same kernels and steps, no exchange; its ghosts keep their
+     * start values), then the fields start over for the distributed run */
+    s->alone = 1;
     FD_CALL(state_fill(s));
     FD_CALL(timed_loop(s, &alone_ms, "alone (--baseline)"));
+    s->alone = 0;
   }
-  s->alone = 0;
   FD_CALL(state_fill(s));
   if (o->snapshot_every) FD_CALL(snapshot_reference(s, &ref_ms, &r->snapshot_ref_steps));
   if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));

@@ -508,11 +508,31 @@ static int cmp_dbl(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-extern "C" int be_floors(be_stream s, double *graph_us, double *launch_sync_us)
+/* Time per launch of g launched `n` times back to back on s (after a few untimed), in us. */
+static int graph_per_launch(be_graph g, be_stream s, int n, double *us)
+{
+  const hipStream_t st = gpu_stream(s);
+  for (int i = 0; i < 5; i++) {
+    int rc = be_graph_launch(g, s);
+    if (rc) return rc;
+  }
+  GPU(hipStreamSynchronize(st));
+  const double t0 = wall_us();
+  for (int i = 0; i < n; i++) {
+    int rc = be_graph_launch(g, s);
+    if (rc) return rc;
+  }
+  GPU(hipStreamSynchronize(st));
+  *us = (wall_us() - t0) / n;
+  return BE_OK;
+}
+
+extern "C" int be_floors(be_stream s, void *dst, const void *src, size_t bytes, be_floor_times *f)
 {
   enum { WARM = 10, GRAPH_LAUNCHES = 200, SYNC_ROUNDS = 51 };
-  *graph_us = *launch_sync_us = 0.0;
+  f->graph_us = f->launch_sync_us = f->copy_us = 0.0;
   const hipStream_t st = gpu_stream(s);
+  /* F_g: a graph of one empty kernel */
   be_graph g = NULL;
   int rc = be_graph_begin(s);
   if (rc) return rc;
@@ -524,14 +544,28 @@ extern "C" int be_floors(be_stream s, double *graph_us, double *launch_sync_us)
     return gpu_fail_private(__FILE__, __LINE__, "k_empty (captured)", le);
   }
   if (rc) return rc;
-  for (int i = 0; i < WARM && !rc; i++) rc = be_graph_launch(g, s);
-  if (!rc && hipStreamSynchronize(st) != hipSuccess) rc = gpu_failf_private(BE_ERROR, "be_floors: synchronize failed");
-  const double t0 = wall_us();
-  for (int i = 0; i < GRAPH_LAUNCHES && !rc; i++) rc = be_graph_launch(g, s);
-  if (!rc && hipStreamSynchronize(st) != hipSuccess) rc = gpu_failf_private(BE_ERROR, "be_floors: synchronize failed");
-  *graph_us = (wall_us() - t0) / GRAPH_LAUNCHES;
+  rc = graph_per_launch(g, s, GRAPH_LAUNCHES, &f->graph_us);
   (void)be_graph_destroy(g);
   if (rc) return rc;
+  /* F_c: a graph of one copy of the field, as many launches as take about 1 ms (at most 200) */
+  g = NULL;
+  rc = be_graph_begin(s);
+  if (rc) return rc;
+  le = hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, st);
+  rc = be_graph_end(s, &g);
+  if (le != hipSuccess) {
+    (void)be_graph_destroy(g);
+    return gpu_fail_private(__FILE__, __LINE__, "hipMemcpyAsync (captured)", le);
+  }
+  if (rc) return rc;
+  double one = 0.0;
+  rc = graph_per_launch(g, s, 1, &one);
+  int n = one > 0 ? (int)(1000.0 / one) : GRAPH_LAUNCHES;
+  n = n < 1 ? 1 : (n > GRAPH_LAUNCHES ? GRAPH_LAUNCHES : n);
+  if (!rc) rc = graph_per_launch(g, s, n, &f->copy_us);
+  (void)be_graph_destroy(g);
+  if (rc) return rc;
+  /* F_ls: a launch and a host wait, the median */
   double t[SYNC_ROUNDS];
   for (int i = 0; i < WARM + SYNC_ROUNDS; i++) {
     const double a = wall_us();
@@ -541,7 +575,7 @@ extern "C" int be_floors(be_stream s, double *graph_us, double *launch_sync_us)
     if (i >= WARM) t[i - WARM] = wall_us() - a;
   }
   qsort(t, SYNC_ROUNDS, sizeof t[0], cmp_dbl);
-  *launch_sync_us = t[SYNC_ROUNDS / 2];
+  f->launch_sync_us = t[SYNC_ROUNDS / 2];
   return BE_OK;
 }
 

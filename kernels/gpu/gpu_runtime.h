@@ -177,7 +177,7 @@ static inline void gpu_range_pop(void) { nvtxRangePop(); }
 /* ---------------------------------------------------------------- HIP (ROCm clang) */
 #include <hip/hip_runtime.h>
 #ifdef FDMINI_HAVE_ROCTX
-#include <roctracer/roctx.h>
+#include FDMINI_ROCTX_HEADER /* rocprofiler-sdk-roctx/roctx.h, or roctracer/roctx.h (CMake) */
 #endif
 
 #define FDMINI_GPU_PLATFORM "hip"
