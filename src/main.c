@@ -1,7 +1,8 @@
 /* main.c - fdmini: parse options, check the output files, bind a device, run, report, write
  * the outputs. Exit status 0 (verified, unverified or --no-check), 1 (verification failed),
  * 2 (bad input), 3 (runtime failure: agreed, or via MPI_Abort), 4 (an output file could not be
- * written: agreed, reported once; nothing incomplete under a final name).
+ * written: agreed, reported once; nothing incomplete under a final name), 5 (stopped by
+ * SIGTERM or SIGUSR1 after writing a checkpoint, on every rank: continue with --restart).
  * Every error after MPI_Init ends on every rank: agreed errors collectively, rank-local ones
  * through MPI_Abort. Before MPI_Init only site_check_gtl can refuse (exit 2 on every rank, one
  * line from the launcher's rank 0). */
@@ -16,6 +17,7 @@
 
 #include "fd_error.h"
 #include "bind.h"
+#include "checkpoint.h"
 #include "options.h"
 #include "output.h"
 #include "provenance.h"
@@ -141,6 +143,24 @@ int main(int argc, char **argv)
     if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
     bind_free(binding);
     return finish(rc);
+  }
+  if (rc == FD_STOPPED) { /* no output of an unfinished run: the checkpoint is its record */
+    if (rank == 0) {
+      output_discard(&dump);
+      output_discard(&json);
+      if (r.stop_measuring)
+        printf("fdmini: stopped by %s during a measurement run (--baseline or the reference run), before the run "
+               "proper: nothing new to save; run again with --restart auto%s%s%s to %s\n",
+               checkpoint_signal_name(r.stop_signal), r.restart_from[0] ? " (it continues '" : "", r.restart_from,
+               r.restart_from[0] ? "')" : "", r.restart_from[0] ? "continue" : "start afresh");
+      else
+        printf("fdmini: stopped by %s after step %lld of %lld: checkpoint '%s' written; run again with --restart "
+               "auto (or --restart with its name) to continue\n", checkpoint_signal_name(r.stop_signal),
+               r.stop_step, r.total_steps, r.checkpoint_last_path);
+      fflush(stdout);
+    }
+    bind_free(binding);
+    return finish(FD_STOPPED);
   }
   if (rc == FD_ERR_RUNTIME) {
     if (rank == 0) {
