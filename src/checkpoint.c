@@ -444,6 +444,9 @@ static int bcast_choice(fd_checkpoints *ck, MPI_Comm comm)
   FD_MPI(MPI_Bcast(ck->from, (int)sizeof ck->from, MPI_CHAR, 0, comm));
   FD_MPI(MPI_Bcast(ck->dir, (int)sizeof ck->dir, MPI_CHAR, 0, comm));
   FD_MPI(MPI_Bcast(&ck->h, (int)sizeof ck->h, MPI_BYTE, 0, comm));
+  int more = ck->cand_next < ck->ncand; /* rank 0 has older candidates for a fallback */
+  FD_MPI(MPI_Bcast(&more, 1, MPI_INT, 0, comm));
+  ck->fallback = more;
   return FD_OK;
 }
 
@@ -524,7 +527,7 @@ static int write_job(fd_checkpoints *ck, int kill_half, double *sync_ms)
         if (f == 0) maybe_kill(&left);
       }
     }
-    if (!e) e = pwrite_all(fd, &sum, 8, (off_t)(h->table_offset + 8 * ((uint64_t)f * ck->size + ck->rank)));
+    if (!e) e = pwrite_all(fd, &sum, 8, (off_t)(h->table_offset + 8 * ((uint64_t)f * ck->size + (uint64_t)ck->block)));
   }
   if (!e && ck->hist_owner && ck->hist_n > 0) {
     e = pwrite_all(fd, ck->hist_host, (size_t)(ck->hist_n * es), (off_t)h->hist_offset);
@@ -609,6 +612,10 @@ int checkpoint_create(fd_checkpoints *ck, const fd_ckpt_config *c)
     ck->n[d] = c->n[d];
     ck->start[d] = c->start[d];
   }
+  /* this rank's block in the table: x fastest (not the communicator's rank order) */
+  int bc[3];
+  for (int d = 0; d < 3; d++) bc[d] = block_of(ck->run.N[d], ck->P[d], ck->start[d]);
+  ck->block = bc[0] + ck->P[0] * (bc[1] + ck->P[1] * bc[2]);
   if (!ck->on) return FD_OK;
   FD_MPI(MPI_Comm_dup(c->comm, &ck->comm));
   ck->comm_dup = 1;
@@ -1110,9 +1117,9 @@ static int load_one(fd_checkpoints *ck, const fd_ckpt_view *v, be_stream compute
                                                             w / (int)(h->procs[0] * h->procs[1])};
       long long bn[3], bs[3];
       for (int d = 0; d < 3; d++) decomp_split(h->N[d], (int)h->procs[d], c[d], &bn[d], &bs[d]);
-      err = fd_set_error(FD_ERR_USAGE, "--restart: '%s': the checksum of %s, the block written by rank %d (x %lld..%lld, "
-                         "y %lld..%lld, z %lld..%lld), does not match: the file is corrupted", ck->from,
-                         f == 0 ? (h->fields == 2 ? "level U1" : "the field") : "level U0", w, bs[0] + 1, bs[0] + bn[0],
+      err = fd_set_error(FD_ERR_USAGE, "--restart: '%s': the checksum of %s in block %d of the %lld ranks that wrote "
+                         "it (x %lld..%lld, y %lld..%lld, z %lld..%lld) does not match: the file is corrupted", ck->from,
+                         f == 0 ? (h->fields == 2 ? "level U1" : "the field") : "level U0", w, W, bs[0] + 1, bs[0] + bn[0],
                          bs[1] + 1, bs[1] + bn[1], bs[2] + 1, bs[2] + bn[2]);
     }
   }
@@ -1137,7 +1144,7 @@ int checkpoint_load(fd_checkpoints *ck, const fd_ckpt_view *v, be_stream compute
   const double t0 = fd_now();
   for (;;) {
     err = load_one(ck, v, compute, host);
-    if (err != FD_ERR_USAGE || ck->ncand == 0) break;
+    if (err != FD_ERR_USAGE || !ck->fallback) break;
     /* a directory or auto: the previous checkpoint, if there is one */
     char reasons[FD_ERROR_MESSAGE_MAX];
     fd_copy_str(reasons, sizeof reasons, fd_error_message());

@@ -194,6 +194,7 @@ typedef struct {
   MPI_Comm cart;          /* the run's communicator (checkpoint_prepare's) */
   /* rank 0's candidates of a directory, newest first, for a fallback */
   int ncand, cand_next;
+  int fallback;           /* every rank: rank 0 has an older candidate left */
   long long cand[FD_CKPT_CANDIDATES];
   char cand_dir[FD_PATH_MAX];
   /* writing */
@@ -204,6 +205,7 @@ typedef struct {
   fd_ckpt_run run;
   MPI_Comm comm;          /* duplicate of the run's: polls and agreements of the checkpoints */
   int rank, size, P[3], n[3];
+  int block;              /* this rank's block: its slot in the checksum table, x fastest */
   long long start[3];
   fd_grid layout;
   int accelerator, hist_owner, fields;
