@@ -8,9 +8,11 @@
  *        exchange it copies the neighbour's packed face into its own receive buffer on its
  *        halo stream ("pull"), ordered on the device by those events (see "the exchange").
  * Exchange k uses the buffers of parity s = k % 2 and runs in numbered steps, 1-3 in
- * halo_exchange_begin and 4-8 in halo_exchange_end.
+ * halo_exchange_begin, 4-6 in halo_exchange_end and 7-8 in halo_exchange_unpack.
  * "Face" means any region of faces.h (face, edge or corner); each active one is one message
  * (one IPC copy), carrying every field of the exchange.
+ * STREAM_TRIGGERED.md beside this file says how stream-ordered sends (Cray MPICH's MPIX_Enqueue_*,
+ * MPICH 4.2's MPIX_*_enqueue) would replace the host's waits of steps 5 and 6.
  * Tags: face f leaves with the sender's region index f (its IPC note with TAG_NOTE + f) and is
  * region fd_region_opposite(f) of the receiver (the x-low face of one rank meets the x-high
  * face of the other; an edge meets the edge of the opposite direction).
@@ -20,65 +22,38 @@
 #include <string.h>
 
 #include <mpi.h>
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h> /* MPIX_CUDA_AWARE_SUPPORT, OMPI_HAVE_MPI_EXT_ROCM */
-#endif
 
 #include "fd_error.h"
 #include "halo.h"
+#include "mpi_gpu.h"
 
-enum { TAG_NOTE = 32, TAG_CARD = 64, TAG_DECIDE = 96 };
+enum { TAG_NOTE = 32, TAG_CARD = 64, TAG_DECIDE = 96, TAG_PING = 128 };
 
 /* Region f's message: its place in the buffers and its elements (every field). */
 static size_t msg_offset(const fd_halo *h, int f) { return h->faces.offset[f]; }
 static size_t msg_count(const fd_halo *h, int f) { return h->faces.count[f] * (size_t)h->fields; }
 
-/* ---- GPU-aware or staged MPI ---- */
+/* MPI_Waitall(n, rq, MPI_STATUSES_IGNORE), the exchange's only wait for many requests.
+ * MPICH (and so Cray MPICH) declares the statuses as an array parameter and defines
+ * MPI_STATUSES_IGNORE as the address 1; GCC 11+ then sees an object of size 0 passed where
+ * elements are written and warns -Wstringop-overflow (pmodels/mpich#5687), which -Werror turns
+ * into an error. The argument is the standard's "ignore" value and MPI writes nothing there:
+ * the warning is silenced for this one call, nothing else. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+static int wait_all(int n, MPI_Request *rq) { return MPI_Waitall(n, rq, MPI_STATUSES_IGNORE); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
-int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len)
-{
-  if (!dev->is_accelerator) {
-    snprintf(why, why_len, "fields are in host memory");
-    return 1;
-  }
-  const char *cray = getenv("MPICH_GPU_SUPPORT_ENABLED");
-  if (cray && strcmp(cray, "1") == 0) {
-    snprintf(why, why_len, "MPICH_GPU_SUPPORT_ENABLED=1");
-    return 1;
-  }
-  int is_cuda = strcmp(dev->backend, "cuda") == 0;
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  if (is_cuda) {
-    int yes = MPIX_Query_cuda_support();
-    snprintf(why, why_len, "MPIX_Query_cuda_support() = %d", yes);
-    return yes;
-  }
-#endif
-#if defined(OMPI_HAVE_MPI_EXT_ROCM) && OMPI_HAVE_MPI_EXT_ROCM
-  if (!is_cuda) {
-    int yes = MPIX_Query_rocm_support();
-    snprintf(why, why_len, "MPIX_Query_rocm_support() = %d", yes);
-    return yes;
-  }
-#endif
-#if defined(MPIX_GPU_SUPPORT_CUDA) && defined(MPIX_GPU_SUPPORT_HIP)
-  {
-    int yes = 0;
-    if (MPIX_GPU_query_support(is_cuda ? MPIX_GPU_SUPPORT_CUDA : MPIX_GPU_SUPPORT_HIP, &yes) == MPI_SUCCESS) {
-      snprintf(why, why_len, "MPIX_GPU_query_support() = %d", yes);
-      return yes;
-    }
-  }
-#endif
-  (void)is_cuda;
-  snprintf(why, why_len, "this MPI reports no %s support", dev->backend);
-  return 0;
-}
+/* ---- GPU-aware or staged MPI ---- */
 
 int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, int *staged)
 {
-  char why[160];
-  int aware = halo_mpi_gpu_aware(dev, why, sizeof why);
+  char why[256];
+  int aware = mpi_gpu_aware(dev, why, sizeof why);
   int err = FD_OK;
   if (requested == FD_MPI_GPU_AWARE && !aware)
     err = fd_set_error(FD_ERR_USAGE, "--mpi-gpu aware: this MPI is not GPU-aware (%s); use --mpi-gpu staged or auto", why);
@@ -115,7 +90,7 @@ static int swap_with_neighbours(fd_halo *h, const void *mine, void *theirs, size
     FD_MPI(MPI_Irecv((char *)theirs + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + fd_region_opposite(f), h->comm, &rq[n++]));
     FD_MPI(MPI_Isend((const char *)mine + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + f, h->comm, &rq[n++]));
   }
-  FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+  FD_MPI(wait_all(n, rq));
   return FD_OK;
 }
 
@@ -337,8 +312,9 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
   FD_CALL(count_faces(h));
   plan_staging(h);
   for (int s = 0; s < 2; s++) {
+    FD_BE(be_event_create_sync(&h->pack_end[s]));
     FD_BE(be_event_create(&h->pack_start[s]));
-    FD_BE(be_event_create(&h->pack_end[s]));
+    FD_BE(be_event_create(&h->pack_stop[s]));
     FD_BE(be_event_create(&h->unpack_start[s]));
     FD_BE(be_event_create(&h->unpack_end[s]));
     FD_BE(be_event_create(&h->xfer_start[s]));
@@ -361,12 +337,13 @@ int halo_destroy(fd_halo *h)
     FD_CALL(close_peers(h));
     FD_MPI(MPI_Barrier(h->comm)); /* nor does any neighbour read or wait on this rank */
   }
+  if (fd_graph_clear(&h->graphs) != 0) return fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
   FD_BE(be_free(h->send_block));
   FD_BE(be_free(h->recv_block));
   FD_BE(be_host_free(h->send_h));
   for (int s = 0; s < 2; s++) FD_BE(be_host_free(h->recv_h[s]));
-  be_event *ev[] = {h->pack_start, h->pack_end,   h->unpack_start, h->unpack_end,
-                    h->xfer_start, h->xfer_end, h->packed,       h->consumed};
+  be_event *ev[] = {h->pack_end,   h->pack_start, h->pack_stop, h->unpack_start, h->unpack_end,
+                    h->xfer_start, h->xfer_end,   h->packed,    h->consumed};
   for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
     for (int s = 0; s < 2; s++)
       if (ev[i][s]) FD_BE(be_event_destroy(ev[i][s]));
@@ -377,9 +354,9 @@ int halo_destroy(fd_halo *h)
 /* ---- the exchange ----
  *
  * Why no buffer is read while it is written, and the device waits bind to the right records:
- * - Receive buffers alternate by parity: halo_exchange_end returns before its unpack (and the
- *   staged copy to the device) has run, and a neighbour may already send the next exchange's
- *   faces. MPI faces of exchange k+1 land in the buffer of k-1, whose unpack ran on the halo
+ * - Receive buffers alternate by parity: the unpack (and the staged copy to the device) runs
+ *   on the halo stream after halo_exchange_end has returned, and a neighbour may already send
+ *   the next exchange's faces. MPI faces of exchange k+1 land in the buffer of k-1, whose unpack ran on the halo
  *   stream before the pack of k, which step 5 of k waited for. Each face has its own region of
  *   the buffers, and the staged copies cover runs of MPI faces only (plan_staging).
  * - IPC faces: a rank's copies into its recv_d[s] run on its own halo stream before its unpack
@@ -420,45 +397,6 @@ static int post_receives(fd_halo *h, int s)
   return FD_OK;
 }
 
-/* 2. The halo stream packs every active face of u (and u2) into send_d[s] once the fields are
- * ready and the IPC neighbours have copied exchange k-2 out of send_d[s]; 3. records packed[s]
- * and sends each IPC neighbour a note (the host does not wait for the device). */
-static int pack(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready, int s)
-{
-  static char none;
-  FD_BE(be_stream_wait_event(h->stream, field_ready));
-  for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
-  FD_BE(be_event_record(h->pack_start[s], h->stream));
-  FD_BE(be_pack_faces(&h->grid, &h->faces, u, h->send_d[s], h->stream));
-  if (h->fields > 1) FD_BE(be_pack_faces(&h->grid, &h->faces2, u2, h->send_d[s], h->stream));
-  FD_BE(be_event_record(h->pack_end[s], h->stream));
-  if (!h->n_ipc) return FD_OK;
-  FD_BE(be_event_record(h->packed[s], h->stream));
-  for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
-  return FD_OK;
-}
-
-/* 4. Once the IPC neighbours' notes are in (their packed[s] is recorded), the halo stream
- * waits for each packed[s], copies each face from the neighbour's send_d[s] into recv_d[s]
- * and records consumed[s]; xfer_start/xfer_end time the copies. */
-static int pull_ipc_faces(fd_halo *h, int s)
-{
-  FD_MPI(MPI_Waitall(h->nnote, h->note, MPI_STATUSES_IGNORE));
-  h->nnote = 0;
-  for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
-  FD_BE(be_event_record(h->xfer_start[s], h->stream));
-  for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f])
-      FD_BE(be_memcpy_peer_async(h->recv_d[s] + msg_offset(h, f), h->peer_face[f][s],
-                                 msg_count(h, f) * sizeof(real_t), h->stream));
-  FD_BE(be_event_record(h->consumed[s], h->stream));
-  FD_BE(be_event_record(h->xfer_end[s], h->stream));
-  return FD_OK;
-}
-
 /* Copies the staged runs of slot s between device and pinned host buffers on the halo stream:
  * send_d -> send_h (to_host) or recv_h -> recv_d. Asynchronous. */
 static int stage(fd_halo *h, int s, int to_host)
@@ -471,95 +409,263 @@ static int stage(fd_halo *h, int s, int to_host)
   return FD_OK;
 }
 
-/* 5. The host waits for the pack (staged: and its copy to host memory); 6. sends every MPI
- * face and waits for all messages; 7. staged: the halo stream copies the received faces to the
- * device. host_ms[s] is the host's time from the finished pack to here. */
+/* The work of a pack and of an unpack, as graph_cache.h work: only device work on h->stream. */
+typedef struct {
+  fd_halo *h;
+  const real_t *u, *u2;
+  int s;
+} pack_ctx;
+
+static int pack_work(void *ctx, be_stream st)
+{
+  const pack_ctx *c = ctx;
+  fd_halo *h = c->h;
+  FD_BE(be_pack_faces(&h->grid, &h->faces, c->u, h->send_d[c->s], st));
+  if (h->fields > 1) FD_BE(be_pack_faces(&h->grid, &h->faces2, c->u2, h->send_d[c->s], st));
+  if (h->staged) FD_CALL(stage(h, c->s, 1));
+  return FD_OK;
+}
+
+static int unpack_work(void *ctx, be_stream st)
+{
+  (void)st; /* h->stream */
+  const pack_ctx *c = ctx;
+  return halo_exchange_unpack(c->h, (real_t *)c->u, (real_t *)c->u2);
+}
+
+/* fd_graph_run on the halo stream, with the errors as fd errors. */
+static int run_graph(fd_halo *h, const fd_graph_key *k, fd_graph_work work, void *ctx)
+{
+  if (fd_graph_run(&h->graphs, k, h->stream, work, ctx) == 0) return FD_OK;
+  if (h->graphs.work_rc) return h->graphs.work_rc;
+  return fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
+}
+
+int halo_use_graphs(fd_halo *h, int on)
+{
+  h->graphs.on = on;
+  return fd_graph_clear(&h->graphs) == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
+}
+
+/* 2. The halo stream packs every active face of u (and u2) into send_d[s] once the fields are
+ * ready and the IPC neighbours have copied exchange k-2 out of send_d[s]; staged: copies the
+ * MPI faces to pinned host memory right behind; records pack_end[s], which the host waits for
+ * before it sends (step 5); 3. records packed[s] and sends each IPC neighbour a note (the host
+ * does not wait for the device). */
+static int pack(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready, int s)
+{
+  static char none;
+  const int timed = h->timing[s];
+  if (field_ready) FD_BE(be_stream_wait_event(h->stream, field_ready));
+  for (int f = 0; f < FD_REGIONS; f++)
+    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
+  if (timed) FD_BE(be_event_record(h->pack_start[s], h->stream));
+  pack_ctx c = {h, u, u2, s};
+  if (timed) {
+    FD_CALL(pack_work(&c, h->stream));
+  } else {
+    const fd_graph_key k = {1, {s, 0, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
+    FD_CALL(run_graph(h, &k, pack_work, &c));
+  }
+  if (timed) FD_BE(be_event_record(h->pack_stop[s], h->stream));
+  /* the host waits for the pack before it sends (step 5): for the event pack_end where IPC
+   * copies may follow on the halo stream, else for the stream itself (no record needed) */
+  if (h->n_mpi && h->n_ipc) FD_BE(be_event_record(h->pack_end[s], h->stream));
+  if (!h->n_ipc) return FD_OK;
+  FD_BE(be_event_record(h->packed[s], h->stream));
+  for (int f = 0; f < FD_REGIONS; f++)
+    if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
+  return FD_OK;
+}
+
+/* 4. Once the IPC neighbours' notes are in (their packed[s] is recorded), the halo stream
+ * waits for each packed[s], copies each face from the neighbour's send_d[s] into recv_d[s]
+ * and records consumed[s]; xfer_start/xfer_end time the copies of a timed exchange. */
+static int pull_ipc_faces(fd_halo *h, int s)
+{
+  FD_MPI(wait_all(h->nnote, h->note));
+  h->nnote = 0;
+  for (int f = 0; f < FD_REGIONS; f++)
+    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
+  if (h->timing[s]) FD_BE(be_event_record(h->xfer_start[s], h->stream));
+  for (int f = 0; f < FD_REGIONS; f++)
+    if (h->ipc[f])
+      FD_BE(be_memcpy_peer_async(h->recv_d[s] + msg_offset(h, f), h->peer_face[f][s],
+                                 msg_count(h, f) * sizeof(real_t), h->stream));
+  FD_BE(be_event_record(h->consumed[s], h->stream));
+  if (h->timing[s]) FD_BE(be_event_record(h->xfer_end[s], h->stream));
+  return FD_OK;
+}
+
+/* 5. The host waits for the pack (and, staged, its copy to host memory): the halo stream holds
+ * nothing after it unless IPC copies (step 4) were enqueued, so it waits for the stream, or
+ * for pack_end; 6. sends every MPI face and waits for all messages. host_ms[s] is the host's
+ * time from the finished pack to the arrived messages. */
 static int exchange_mpi_faces(fd_halo *h, int s)
 {
   real_t *send = h->staged ? h->send_h : h->send_d[s];
-  FD_BE(be_event_sync(h->pack_end[s]));
+  if (h->n_ipc) FD_BE(be_event_sync(h->pack_end[s]));
+  else FD_BE(be_stream_sync(h->stream));
   double t0 = fd_now();
-  if (h->staged) {
-    FD_CALL(stage(h, s, 1));
-    FD_BE(be_stream_sync(h->stream));
-  }
   for (int f = 0; f < FD_REGIONS; f++)
     if (h->faces.active[f] && !h->ipc[f])
       FD_MPI(MPI_Isend(send + msg_offset(h, f), (int)msg_count(h, f), FD_MPI_REAL, h->nbr[f], f,
                        h->comm, &h->req[h->nreq++]));
-  FD_MPI(MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE));
+  FD_MPI(wait_all(h->nreq, h->req));
   h->nreq = 0;
-  if (h->staged) FD_CALL(stage(h, s, 0));
   h->host_ms[s] = (fd_now() - t0) * 1e3;
+  h->mpi_ms += h->host_ms[s];
   return FD_OK;
 }
 
-/* Adds the timings of exchange slot s once its unpack is complete. Exchange time: MPI faces
- * the host's time from the finished pack to the arrived messages; IPC faces the device's time
- * from this rank's finished pack to the last face in (the neighbour's pack, the notes and the
- * copies); with both, the longer. */
+/* Adds the device timings of the timed exchange of parity s (waiting for its unpack, which
+ * has long run when the next timed exchange of that parity begins). Exchange time: IPC faces
+ * the device's time from this rank's finished pack to the last face in (the neighbour's pack,
+ * the notes and the copies). */
 static int accumulate(fd_halo *h, int s)
 {
   float ms;
   FD_BE(be_event_sync(h->unpack_end[s]));
-  FD_BE(be_event_elapsed_ms(&ms, h->pack_start[s], h->pack_end[s]));
+  FD_BE(be_event_elapsed_ms(&ms, h->pack_start[s], h->pack_stop[s]));
   h->pack_ms += ms;
   FD_BE(be_event_elapsed_ms(&ms, h->unpack_start[s], h->unpack_end[s]));
   h->unpack_ms += ms;
-  double ex = h->n_mpi ? h->host_ms[s] : 0.0;
   if (h->n_ipc) {
-    FD_BE(be_event_elapsed_ms(&ms, h->pack_end[s], h->xfer_end[s]));
-    ex = ms > ex ? ms : ex;
+    FD_BE(be_event_elapsed_ms(&ms, h->pack_stop[s], h->xfer_end[s]));
+    h->ipc_ms += ms;
     FD_BE(be_event_elapsed_ms(&ms, h->xfer_start[s], h->xfer_end[s]));
     h->copy_ms += ms;
   }
-  h->exchange_ms += ex;
   h->timed++;
+  h->timing_pending[s] = 0;
   return FD_OK;
 }
 
-int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready)
+int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready,
+                        int timed)
 {
   const int s = (int)(h->exchanges % 2);
   be_range_push("halo_begin");
+  if (h->timing_pending[s]) FD_CALL(accumulate(h, s)); /* its events are about to be reused */
+  h->timing[s] = timed;
   FD_CALL(post_receives(h, s));
   FD_CALL(pack(h, u, u2, field_ready, s));
   be_range_pop();
   return FD_OK;
 }
 
-int halo_exchange_end(fd_halo *h, real_t *u, real_t *u2, be_stream consumer)
+int halo_exchange_end(fd_halo *h)
 {
   const int s = (int)(h->exchanges % 2);
   be_range_push("halo_exchange");
   if (h->n_ipc) FD_CALL(pull_ipc_faces(h, s));
   if (h->n_mpi) FD_CALL(exchange_mpi_faces(h, s));
   be_range_pop();
-  /* 8. unpack every active face of recv_d[s] into the ghosts of u (and u2); the consumer waits */
+  h->timing_pending[s] = h->timing[s];
+  h->exchanges++;
+  h->count++;
+  return FD_OK;
+}
+
+/* 7. staged: the halo stream copies the received faces of the exchange last ended (parity s)
+ * to the device; 8. unpacks every active face of recv_d[s] into the ghosts of u (and u2).
+ * Changes nothing in *h (a graph may replay it). */
+int halo_exchange_unpack(fd_halo *h, real_t *u, real_t *u2)
+{
+  const int s = (int)((h->exchanges + 1) % 2);
   be_range_push("halo_unpack");
-  FD_BE(be_event_record(h->unpack_start[s], h->stream));
+  if (h->timing[s]) FD_BE(be_event_record(h->unpack_start[s], h->stream));
+  if (h->staged) FD_CALL(stage(h, s, 0));
   FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
   if (h->fields > 1) FD_BE(be_unpack_faces(&h->grid, &h->faces2, h->recv_d[s], u2, h->stream));
-  FD_BE(be_event_record(h->unpack_end[s], h->stream));
-  FD_BE(be_stream_wait_event(consumer, h->unpack_end[s]));
+  if (h->timing[s]) FD_BE(be_event_record(h->unpack_end[s], h->stream));
   be_range_pop();
-  h->exchanges++;
-  /* the previous exchange's timings: its unpack ran before this exchange's pack */
-  if (h->timing_pending) FD_CALL(accumulate(h, 1 - s));
-  h->timing_pending = 1;
   return FD_OK;
 }
 
 int halo_flush_timers(fd_halo *h)
 {
-  if (!h->timing_pending) return FD_OK;
-  FD_CALL(accumulate(h, (int)((h->exchanges - 1) % 2)));
-  h->timing_pending = 0;
+  for (int s = 0; s < 2; s++)
+    if (h->timing_pending[s]) FD_CALL(accumulate(h, s));
   return FD_OK;
 }
 
 void halo_reset_timers(fd_halo *h)
 {
-  h->pack_ms = h->unpack_ms = h->exchange_ms = h->copy_ms = 0.0;
-  h->timed = 0;
+  h->pack_ms = h->unpack_ms = h->mpi_ms = h->ipc_ms = h->copy_ms = 0.0;
+  h->timed = h->count = 0;
+}
+
+/* ---- start-up measurements ---- */
+
+int halo_latency_us(fd_halo *h, double *us)
+{
+  enum { WARM = 3, REPS = 21 };
+  *us = 0.0;
+  int ndims = 0, rank;
+  FD_MPI(MPI_Cartdim_get(h->comm, &ndims));
+  FD_MPI(MPI_Comm_rank(h->comm, &rank));
+  int dims[3] = {1, 1, 1}, periods[3], coords[3] = {0, 0, 0};
+  FD_MPI(MPI_Cart_get(h->comm, ndims, dims, periods, coords));
+  int d = 0;
+  while (d < ndims && dims[d] == 1) d++;
+  if (d == ndims) return FD_OK; /* one rank: no neighbour */
+  /* phase 0 pairs coordinates (0,1), (2,3), ...; phase 1 (1,2), (3,4), ...: the even one of
+   * each pair pings, the odd one pongs */
+  real_t *buf = h->staged ? h->send_h : h->send_d[0];
+  double best = 0.0;
+  for (int phase = 0; phase < 2; phase++) {
+    const int first = (coords[d] - phase) % 2 == 0; /* the lower of a pair */
+    const int f = first ? 2 * d + 1 : 2 * d;
+    const int partner = coords[d] - phase < 0 ? MPI_PROC_NULL : h->nbr[f];
+    if (partner == MPI_PROC_NULL) continue;
+    double t[REPS];
+    for (int r = 0; r < WARM + REPS; r++) {
+      const double t0 = fd_now();
+      if (first) {
+        FD_MPI(MPI_Send(buf, 1, FD_MPI_REAL, partner, TAG_PING, h->comm));
+        FD_MPI(MPI_Recv(buf, 1, FD_MPI_REAL, partner, TAG_PING, h->comm, MPI_STATUS_IGNORE));
+      } else {
+        FD_MPI(MPI_Recv(buf, 1, FD_MPI_REAL, partner, TAG_PING, h->comm, MPI_STATUS_IGNORE));
+        FD_MPI(MPI_Send(buf, 1, FD_MPI_REAL, partner, TAG_PING, h->comm));
+      }
+      if (r >= WARM) t[r - WARM] = (fd_now() - t0) * 1e6 / 2;
+    }
+    /* median of the round trips (a ponging rank's includes the ping's wait: take the pinger's
+     * view where it has one, else its own) */
+    for (int i = 1; i < REPS; i++)
+      for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+        const double x = t[j];
+        t[j] = t[j - 1];
+        t[j - 1] = x;
+      }
+    const double med = t[REPS / 2];
+    if (best == 0.0 || med < best) best = med;
+  }
+  *us = best;
+  return FD_OK;
+}
+
+int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, double *us)
+{
+  *us = 0.0;
+  if (h->n_msgs == 0) return FD_OK;
+  double t0 = 0.0;
+  for (int r = 0; r < reps + 2; r++) {
+    if (r == 2) {
+      FD_BE(be_stream_sync(h->stream));
+      FD_MPI(MPI_Barrier(h->comm));
+      t0 = fd_now();
+    }
+    /* the field is ready once the previous unpack has run: the halo stream orders it */
+    FD_CALL(halo_exchange_begin(h, u, u2, NULL, 0));
+    FD_CALL(halo_exchange_end(h));
+    const int s = (int)((h->exchanges + 1) % 2);
+    pack_ctx c = {h, u, u2, s};
+    const fd_graph_key k = {2, {s, 0, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
+    FD_CALL(run_graph(h, &k, unpack_work, &c));
+  }
+  FD_BE(be_stream_sync(h->stream));
+  *us = (fd_now() - t0) * 1e6 / reps;
+  return FD_OK;
 }

@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include "backend.h"
+#include "graph_cache.h"
 
 /* --mpi-gpu: device buffers to MPI (aware), through pinned host memory (staged), or whichever
  * this MPI supports (auto). Names in src/options.c. */
@@ -52,7 +53,10 @@ typedef struct {
   MPI_Request note[2 * FD_REGIONS]; /* IPC faces: the zero-byte "packed" notes in flight */
   int nnote;
   be_stream stream;       /* the halo stream (high priority), owned by the caller */
-  be_event pack_start[2], pack_end[2], unpack_start[2], unpack_end[2], xfer_start[2], xfer_end[2];
+  /* by exchange parity: pack_end (host waits for it before MPI_Isend; an ordering event),
+   * and the timing events of the exchanges asked to be timed (halo_exchange_begin) */
+  be_event pack_end[2];
+  be_event pack_start[2], pack_stop[2], unpack_start[2], unpack_end[2], xfer_start[2], xfer_end[2];
   /* IPC path: this rank's interprocess events and the neighbours' ones opened here;
    * consumed[s]: this rank has copied the IPC faces of parity s out of the neighbours' send
    * buffers */
@@ -60,24 +64,25 @@ typedef struct {
   be_event peer_packed[FD_REGIONS][2], peer_consumed[FD_REGIONS][2];
   void *peer_block[FD_REGIONS];     /* neighbour's send_block, mapped here */
   real_t *peer_face[FD_REGIONS][2]; /* in it, the neighbour's face towards this rank, by parity */
-  long long exchanges;    /* completed exchanges; slot = exchanges % 2 */
-  int timing_pending;     /* an exchange whose timings are not yet read */
-  double host_ms[2];      /* MPI faces: host time of the exchange, by slot */
-  double pack_ms, unpack_ms, exchange_ms; /* accumulated since halo_reset_timers */
-  double copy_ms;         /* IPC faces: device time of the pulled copies alone, the same way */
-  long long timed;        /* exchanges accumulated in those sums */
+  long long exchanges;    /* completed exchanges (halo_exchange_unpack); parity = exchanges % 2 */
+  int timing[2];          /* the exchange of parity s is timed (its events are recorded) */
+  int timing_pending[2];  /* ... and its timings are not yet added to the sums */
+  double host_ms[2];      /* MPI faces: host time of the exchange, by parity */
+  /* Sums since halo_reset_timers. Every exchange: count, mpi_ms (MPI faces: the host's time
+   * from the finished pack to the arrived messages). The timed exchanges only: timed, pack_ms,
+   * unpack_ms (device events), ipc_ms (IPC faces: the device's time from this rank's finished
+   * pack to the last face copied in), copy_ms (the IPC copies alone). */
+  long long count, timed;
+  double mpi_ms, pack_ms, unpack_ms, ipc_ms, copy_ms;
+  fd_graph_cache graphs;  /* the packs (and the unpacks of halo_exchange_alone_us) replayed
+                             from graphs, by parity and fields, when on (halo_use_graphs) */
   size_t bytes_sent;      /* bytes one exchange sends (all active faces, every field) */
   int n_msgs;             /* messages one exchange sends: its active faces (MPI or IPC) */
   int n_stage;            /* staged mode: runs of adjacent MPI faces in the buffers, */
   size_t stage_lo[FD_REGIONS], stage_n[FD_REGIONS]; /* first element and length of each */
 } fd_halo;
 
-/* 1 when device pointers may go to this MPI for this backend (one line in why, either way):
- * compile-time and run-time detection (Open MPI's mpi-ext.h, MPICH 4 GPU queries, Cray MPICH's
- * MPICH_GPU_SUPPORT_ENABLED). Host-memory backends always may. Not Collective. */
-int halo_mpi_gpu_aware(const be_info *dev, char *why, size_t why_len);
-
-/* Resolves --mpi-gpu against the MPI in use into *staged (the same on every rank): auto picks
+/* Resolves --mpi-gpu against the MPI in use (mpi_gpu_aware, halo/mpi_gpu.h) into *staged (the same on every rank): auto picks
  * aware where every rank's MPI supports it, else staged; aware where MPI is not GPU-aware is a
  * usage error agreed by all ranks, before any device pointer reaches MPI. Collective over
  * comm. */
@@ -100,6 +105,10 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_grid *g,
                 int fields, int staged, fd_halo_path path, const be_info *dev, int node,
                 be_stream halo_stream);
+/* Packs (and the unpacks of halo_exchange_alone_us) replayed from graphs (on = 1) or launched
+ * directly (0, the default); a timed exchange is always direct. Frees the graphs kept so far.
+ * Not Collective. */
+int halo_use_graphs(fd_halo *h, int on);
 /* Frees what halo_create allocated and closes the neighbours' mappings. Collective over comm
  * when any rank uses the IPC path (a neighbour may still read this rank's buffers until all
  * have synchronised); synchronous. */
@@ -107,24 +116,50 @@ int halo_destroy(fd_halo *h);
 /* "ipc", "mpi", "mixed" (some faces each way, over all ranks) or "none" (no neighbours). Pure. */
 const char *halo_path_resolved(long long ipc_faces, long long mpi_faces);
 
-/* Starts exchanging the ghosts of u (and of u2 when h has two fields, else NULL: device
- * fields of h's grid, with ghosts) once `field_ready` (recorded on the producing stream) has
- * happened: preposts the receives and packs on the halo stream. Not Collective, but every
- * neighbour must call it for the same exchange. Asynchronous on the halo stream; u and u2 must
- * not change until the pack has run. */
-int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready);
-/* Completes the exchange begun last: IPC faces are copied in on the halo stream, MPI faces
- * sent and received, every face unpacked into the ghost layers of u (and u2) on the halo
- * stream, and `consumer` waits (on the device) for the unpack. Blocks the host until the MPI
- * messages have arrived (IPC faces: until the neighbours have begun the same exchange; the
- * device orders the data). Not Collective, as begin. */
-int halo_exchange_end(fd_halo *h, real_t *u, real_t *u2, be_stream consumer);
+/* One exchange of the ghosts of u (and of u2 when h has two fields, else NULL: device fields
+ * of h's grid, with ghosts) is three calls:
+ *   halo_exchange_begin   prepost receives; once `field_ready` (recorded on the producing
+ *                         stream; NULL: the halo stream's own order suffices, the fields' last
+ *                         writes being on it) has happened the halo stream packs the regions (staged: and
+ *                         copies them to pinned host memory); IPC faces: notes to neighbours
+ *   halo_exchange_end     the host part: IPC faces are copied in on the halo stream once the
+ *                         neighbours have packed; MPI faces: the host waits for the pack (the
+ *                         one host wait of the exchange), sends, and waits for every message
+ *   halo_exchange_unpack  the device part left: (staged) copies to the device and the unpack
+ *                         of every region into the ghosts, on the halo stream; only
+ *                         asynchronous work on that stream, so a caller may capture it in a
+ *                         graph (be_graph_begin) with work of its own
+ * The consumer of the ghosts orders itself after the unpack (an event recorded on h->stream).
+ * `timed` (begin) records timing events for this exchange; such an exchange must not be
+ * captured. Its timings are added to the sums (pack_ms, ...) later, without a host wait for
+ * it: at the next timed exchange of the same parity or at halo_flush_timers. None of the three
+ * is Collective, but every neighbour must make the same calls for the same exchange. u and u2
+ * must not change until the pack has run. */
+int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready,
+                        int timed);
+/* Blocks the host until the MPI messages have arrived (IPC faces: until the neighbours have
+ * begun the same exchange; the device orders the data). */
+int halo_exchange_end(fd_halo *h);
+/* Asynchronous on the halo stream. */
+int halo_exchange_unpack(fd_halo *h, real_t *u, real_t *u2);
 
-/* Adds the timings of the last exchange to the sums (pack_ms, unpack_ms, exchange_ms,
- * copy_ms, timed); call after the consumer stream has been synchronised. Not Collective;
- * synchronous. */
+/* Adds the timings of every timed exchange not yet added to the sums (waiting for them); call
+ * after the halo stream's work is complete or about to be. Not Collective; synchronous. */
 int halo_flush_timers(fd_halo *h);
 /* Zeroes the sums. Not Collective. */
 void halo_reset_timers(fd_halo *h);
+
+/* L, the latency of one small message to a neighbour through the MPI the exchange uses
+ * (device buffers with GPU-aware MPI, pinned host buffers when staged): half the median round
+ * trip of a one-element ping-pong, over the pairs of neighbours along the first dimension that
+ * has some, in microseconds. *us = 0 on a rank with no neighbour. Collective over h->comm;
+ * synchronous. */
+int halo_latency_us(fd_halo *h, double *us);
+
+/* X, an exchange alone: `reps` exchanges of u (and u2) back to back with nothing computed in
+ * between (pack, MPI or IPC, unpack; the host waits only where an exchange in the loop does),
+ * wall time per exchange in microseconds, after two untimed ones. Overwrites the ghosts of u
+ * and u2. Collective over h->comm; synchronous. */
+int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, double *us);
 
 #endif

@@ -99,6 +99,43 @@ int be_event_sync(be_event e);                      /* host waits for e */
 int be_stream_wait_event(be_stream s, be_event e);  /* s waits for e, host does not */
 /* Milliseconds between two completed events. Synchronous. */
 int be_event_elapsed_ms(float *ms, be_event start, be_event end);
+/* An event for ordering and host waits only (not timing-capable: cheaper to record and wait
+ * for); be_event_destroy frees it. Synchronous. */
+int be_event_create_sync(be_event *e);
+/* *done = 1 when the work before the event's latest record has completed (or it was never
+ * recorded), 0 while it is pending. Does not wait. */
+int be_event_query(be_event e, int *done);
+
+/* ---- graphs: work captured once, replayed ------------------------------------------------ */
+
+/* A graph is the work one stream was given between be_graph_begin and be_graph_end: CUDA or
+ * HIP graphs through stream capture on GPUs, a recorded list of the calls on the host backend.
+ * Between the two only asynchronous calls on that stream may be made (kernels, copies, event
+ * records): no host wait, no allocation, no wait for an event of another stream or process.
+ * be_graph_launch replays the same work on the same buffers with the same arguments, as one
+ * launch. The caller destroys a graph with be_graph_destroy (NULL is fine). */
+typedef struct be_graph_s *be_graph;
+/* Starts capturing s. Synchronous. */
+int be_graph_begin(be_stream s);
+/* Ends the capture of s (s is out of capture mode whatever the outcome) and instantiates *g;
+ * on failure *g is NULL and be_error_message() says why (a runtime that cannot capture what was
+ * enqueued: BE_UNSUPPORTED). Synchronous. */
+int be_graph_end(be_stream s, be_graph *g);
+/* Replays g on s. Asynchronous on s. */
+int be_graph_launch(be_graph g, be_stream s);
+int be_graph_destroy(be_graph g);
+
+/* The device's floors for a step's fixed costs, in microseconds, measured now on stream s:
+ * graph_us, a graph of one empty kernel launched back to back (time per launch);
+ * launch_sync_us, one launch of an empty kernel and a host wait for it (the median); copy_us,
+ * a graph of one device-to-device copy of `bytes` from src to dst launched back to back (time
+ * per copy: the copy of a field as the device does it, small or large). A floor that means
+ * nothing on this backend is 0 (the host backend runs every call to completion: graph and
+ * launch; its copy_us is a memcpy). Takes well under 0.1 s on a GPU. Synchronous. */
+typedef struct {
+  double graph_us, launch_sync_us, copy_us;
+} be_floor_times;
+int be_floors(be_stream s, void *dst, const void *src, size_t bytes, be_floor_times *f);
 
 /* Asynchronous on s. */
 int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind, be_stream s);
@@ -300,9 +337,11 @@ typedef struct {
 } fd_kernel_trial;
 
 /* Times the n configurations list[0..n-1] on trial t: one untimed launch of each, then
- * `rounds` rounds that launch each once between two events; ms[i] = its median over the
- * rounds, milliseconds. Overwrites t->out. Synchronous. Not Collective (src/tune.c agrees
- * across ranks). Implemented once for every backend (kernel_time.c). */
+ * `rounds` rounds that time each in a batch of back-to-back launches between two events (one
+ * launch on large blocks, up to 64 where a launch takes microseconds, as a run issues them);
+ * ms[i] = the median over the rounds of its time per launch, milliseconds. Overwrites t->out.
+ * Synchronous. Not Collective (src/tune.c agrees across ranks). Implemented once for every
+ * backend (kernel_time.c). */
 int fd_kernel_time(const fd_kernel_trial *t, const fd_kernel *list, int n, int rounds,
                    double *ms);
 /* The index of the smallest of ms[0..n-1] (the first of equals). */

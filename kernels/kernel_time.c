@@ -31,30 +31,53 @@ static int launch_fused(const void *trial, const void *list, int i)
                           t->f, t->out, t->stream);
 }
 
-/* ms[i] = the median time of `rounds` launches of configuration i on stream s */
+/* Launches per timed batch: enough that a batch takes about FD_BATCH_MS, so that the
+ * events' own cost and the gaps of single launches do not decide between configurations on
+ * small blocks, where a launch takes microseconds; one on large blocks. */
+#define FD_BATCH_MS 0.2
+#define FD_BATCH_MAX 64
+
+/* ms[i] = the median over `rounds` of the time per launch of configuration i on stream s, each
+ * round timing a batch of back-to-back launches between two events (as a run launches them) */
 static int time_rounds(launch_fn launch, const void *trial, const void *list, be_stream s, int n,
                        int rounds, double *ms)
 {
   if (n < 1) return BE_OK;
   if (rounds < 1) rounds = 1;
   double *all = malloc(sizeof *all * (size_t)n * (size_t)rounds);
-  if (!all) return BE_ERROR;
+  int *batch = malloc(sizeof *batch * (size_t)n);
+  if (!all || !batch) {
+    free(all);
+    free(batch);
+    return BE_ERROR;
+  }
   be_event e0 = NULL, e1 = NULL;
   int rc = be_event_create(&e0);
   if (!rc) rc = be_event_create(&e1);
-  /* one untimed launch of each (module load, first-touch), then round-robin rounds so that a
-   * drift of the clocks or of a co-runner spreads over all configurations alike */
+  /* one untimed launch of each (module load, first-touch), then one timed alone to size its
+   * batch, then round-robin rounds so that a drift of the clocks or of a co-runner spreads
+   * over all configurations alike */
   for (int i = 0; i < n && !rc; i++) rc = launch(trial, list, i);
   if (!rc) rc = be_stream_sync(s);
+  for (int i = 0; i < n && !rc; i++) {
+    float x = 0;
+    rc = be_event_record(e0, s);
+    if (!rc) rc = launch(trial, list, i);
+    if (!rc) rc = be_event_record(e1, s);
+    if (!rc) rc = be_event_sync(e1);
+    if (!rc) rc = be_event_elapsed_ms(&x, e0, e1);
+    const double b = x > 0 ? FD_BATCH_MS / x : FD_BATCH_MAX;
+    batch[i] = b < 1 ? 1 : (b > FD_BATCH_MAX ? FD_BATCH_MAX : (int)b);
+  }
   for (int r = 0; r < rounds && !rc; r++)
     for (int i = 0; i < n && !rc; i++) {
       float x = 0;
       rc = be_event_record(e0, s);
-      if (!rc) rc = launch(trial, list, i);
+      for (int k = 0; k < batch[i] && !rc; k++) rc = launch(trial, list, i);
       if (!rc) rc = be_event_record(e1, s);
       if (!rc) rc = be_event_sync(e1);
       if (!rc) rc = be_event_elapsed_ms(&x, e0, e1);
-      all[(size_t)i * (size_t)rounds + (size_t)r] = x;
+      all[(size_t)i * (size_t)rounds + (size_t)r] = x / batch[i];
     }
   for (int i = 0; i < n && !rc; i++) {
     double *v = all + (size_t)i * (size_t)rounds;
@@ -64,6 +87,7 @@ static int time_rounds(launch_fn launch, const void *trial, const void *list, be
   if (e0) (void)be_event_destroy(e0);
   if (e1) (void)be_event_destroy(e1);
   free(all);
+  free(batch);
   return rc;
 }
 

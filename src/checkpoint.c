@@ -602,6 +602,7 @@ int checkpoint_create(fd_checkpoints *ck, const fd_ckpt_config *c)
   ck->size = c->size;
   ck->fields = ck->run.fields;
   ck->accelerator = c->accelerator;
+  ck->ahead = c->ahead;
   fd_copy_str(ck->backend, sizeof ck->backend, c->backend);
   ck->hist_owner = c->hist_owner;
   ck->compute = c->compute;
@@ -753,6 +754,7 @@ static int take(fd_checkpoints *ck, const fd_ckpt_view *v)
   }
   ck->copy_call_ms += mono_ms() - t0;
   ck->t_copy = mono_ms();
+  ck->copy_pass = ck->passes;
   ck->stage_state = 1;
   ck->begun++;
   return FD_OK;
@@ -859,8 +861,9 @@ static int complete(fd_checkpoints *ck)
   return finalize(ck);
 }
 
-/* The poll started FD_CKPT_POLL_PASSES passes ago, completed (on every rank at this pass):
- * a stop request, and the checkpoint in flight committed once every writer finished. */
+/* The poll started FD_CKPT_POLL_PASSES passes ago, completed (on every rank at this pass, a
+ * multiple of FD_CKPT_POLL_PASSES): a stop request, and the checkpoint in flight committed once
+ * every writer finished. */
 static int poll_complete(fd_checkpoints *ck, int *stop_sig)
 {
   const double t0 = mono_ms();
@@ -881,16 +884,26 @@ static int poll_start(fd_checkpoints *ck)
   ck->poll_send[1] = -(int)(done & 0x3fffffff); /* MAX of -done: the fewest finished */
   FD_MPI(MPI_Iallreduce(ck->poll_send, ck->poll_recv, 2, MPI_INT, MPI_MAX, ck->comm, &ck->poll));
   ck->poll_out = 1;
-  ck->poll_start = ck->passes;
   return FD_OK;
 }
 
-int checkpoint_after_pass(fd_checkpoints *ck, const fd_ckpt_view *v, int *stop)
+int checkpoint_chain_passes(const fd_checkpoints *ck, long long steps, int fuse)
+{
+  if (!ck->on) return 1 << 30;
+  long long free = FD_CKPT_POLL_PASSES - ck->passes % FD_CKPT_POLL_PASSES;
+  if (ck->every) {
+    const long long to_ckpt = (ck->every - steps % ck->every) / fuse; /* steps and every: multiples of fuse */
+    if (to_ckpt >= 1 && to_ckpt < free) free = to_ckpt;
+  }
+  return (int)free;
+}
+
+int checkpoint_after_pass(fd_checkpoints *ck, const fd_ckpt_view *v, int count, int *stop)
 {
   *stop = 0;
   if (!ck->on) return FD_OK;
   const double t0 = mono_ms();
-  ck->passes++;
+  ck->passes += count;
   if (!v->measure) {
     /* test only: a signal or a SIGKILL on one rank at a chosen step */
     const fd_test_event *ts = &ck->test_signal, *tk = &ck->test_kill;
@@ -905,22 +918,22 @@ int checkpoint_after_pass(fd_checkpoints *ck, const fd_ckpt_view *v, int *stop)
       if (!ck->accelerator) FD_CALL(hand_over(ck)); /* the copies were synchronous */
     }
   }
-  /* the copies should be done: the last one's duration with a margin, or 4 GB/s the first time */
-  if (ck->stage_state == 1) {
+  /* the copies should be done: the device has reached them (the host is `ahead` passes past
+   * them) and the last one's duration with a margin has passed (4 GB/s the first time) */
+  if (ck->stage_state == 1 && ck->passes - ck->copy_pass >= ck->ahead) {
     const double expect = ck->copy_last_ms > 0 ? 1.25 * ck->copy_last_ms + 1.0 : ck->bytes / 4e6 + 1.0;
     if (mono_ms() - ck->t_copy > expect) FD_CALL(hand_over(ck));
   }
   int sig = 0;
-  if (ck->poll_out) {
-    if (ck->passes - ck->poll_start >= FD_CKPT_POLL_PASSES) {
-      FD_CALL(poll_complete(ck, &sig));
-    } else {
-      int flag = 0; /* drives the reduction; its result is used at the agreed pass only */
-      FD_MPI(MPI_Test(&ck->poll, &flag, MPI_STATUS_IGNORE));
-      (void)flag;
-    }
+  const int due = ck->passes % FD_CKPT_POLL_PASSES == 0;
+  if (ck->poll_out && due) {
+    FD_CALL(poll_complete(ck, &sig));
+  } else if (ck->poll_out) {
+    int flag = 0; /* drives the reduction; its result is used at the agreed pass only */
+    FD_MPI(MPI_Test(&ck->poll, &flag, MPI_STATUS_IGNORE));
+    (void)flag;
   }
-  if (!ck->poll_out && !sig) FD_CALL(poll_start(ck));
+  if (due && !sig) FD_CALL(poll_start(ck));
   if (sig) {
     ck->stop_signal = sig;
     ck->stop_step = v->step;
@@ -1160,8 +1173,9 @@ int checkpoint_load(fd_checkpoints *ck, const fd_ckpt_view *v, be_stream compute
         e = fd_set_error(FD_ERR_USAGE, "--restart: no complete checkpoint in '%s' (%s%s%s)", ck->cand_dir, reasons,
                          more[0] ? "; " : "", more);
     }
-    FD_CALL(fd_agree(ck->cart, e));
-    FD_CALL(bcast_choice(ck, ck->cart));
+    err = fd_agree(ck->cart, e);
+    if (err == FD_OK) err = bcast_choice(ck, ck->cart);
+    if (err != FD_OK) break;
   }
   if (own) (void)be_host_free(host);
   FD_CALL(err);

@@ -35,11 +35,12 @@
  * one first waits for it (a stall when writing takes longer than the interval).
  *
  * Stop signals. With a checkpoint directory, SIGTERM and SIGUSR1 set a flag (async-signal-safe).
- * Every FD_CKPT_POLL_PASSES passes, at the same pass on every rank, the ranks start an
- * MPI_Iallreduce (on a communicator of their own) of the flag and of how many checkpoints their
- * writer finished, and complete it FD_CKPT_POLL_PASSES passes later (MPI_Test in between drives
- * it; the wait at the end normally finds it done): no blocking collective per pass. A raised
- * flag stops every rank after that same pass; the run writes a checkpoint of that step
+ * At every multiple of FD_CKPT_POLL_PASSES passes (counted over all loops of the run, the same
+ * on every rank; a chain of passes replayed as one graph never spans one: chain_passes) the
+ * ranks complete the previous poll and start the next: an MPI_Iallreduce, on a communicator of
+ * their own, of the flag and of how many checkpoints their writer finished (MPI_Test in
+ * between drives it; the wait normally finds it done): no blocking collective per pass. A
+ * raised flag stops every rank after that same pass; the run writes a checkpoint of that step
  * synchronously and returns FD_STOPPED (exit 5). A flag seen in a measurement loop (--baseline,
  * the snapshot reference) stops the run without a new checkpoint: the state to continue from is
  * still the one the run started from.
@@ -166,6 +167,8 @@ typedef struct {
   const fd_grid *grid;    /* the layout of the block's fields */
   int accelerator;        /* fields in device memory: staged by a device copy first */
   const char *backend;    /* be_info.backend, for the header */
+  int ahead;              /* passes the host may run ahead of the device: a copy is not waited
+                             for before the host is that far past it */
   int hist_owner;         /* this rank records the wave's source */
   be_stream compute;      /* the solver's stream */
 } fd_ckpt_config;
@@ -220,6 +223,8 @@ typedef struct {
   long long begun, finalized, written;
   int stage_state;        /* 0 none, 1 copies enqueued, 2 handed to the writer */
   double t_copy, copy_last_ms;
+  long long copy_pass;    /* ck->passes when the copies were enqueued */
+  int ahead;
   long long step;         /* its step */
   long long hist_n;
   fd_ckpt_header head;    /* rank 0: its header */
@@ -239,7 +244,7 @@ typedef struct {
   /* stop polls */
   MPI_Request poll;
   int poll_out;
-  long long passes, poll_start;
+  long long passes;       /* passes after which the checkpoints acted, every loop of the run */
   int poll_send[2], poll_recv[2];
   int stop_signal;        /* the signal that stopped the run (0: none) */
   long long stop_step;    /* the step it stopped after */
@@ -280,14 +285,19 @@ int checkpoint_destroy(fd_checkpoints *ck);
  * FD_OK, FD_ERR_USAGE (one line, agreed) or FD_ERR_RUNTIME. Collective; synchronous. */
 int checkpoint_load(fd_checkpoints *ck, const fd_ckpt_view *v, be_stream compute);
 
-/* After every pass (every rank, the same passes): moves a checkpoint in flight along, polls for
- * a stop, and at a multiple of `every` (not in measurement loops) takes a checkpoint of
- * v->level. *stop = 1 when the ranks agreed to stop after this pass: the checkpoint of this step
+/* After every pass, or chain of `count` passes (every rank, the same passes; chains end where
+ * checkpoint_chain_passes says): moves a checkpoint in flight along, polls for a stop, and at a
+ * multiple of `every` (not in measurement loops) takes a checkpoint of v->level. *stop = 1 when the ranks agreed to stop after this pass: the checkpoint of this step
  * is then written and committed (unless measuring, or v->step is the run's last step: then
  * *stop stays 0 and the run ends normally). Asynchronous (copies on the streams, writes in the
  * writer thread); blocks for a previous checkpoint still in flight at a checkpoint step, and at
  * a stop. FD_OK or FD_ERR_IO (agreed). Collective at the same passes on every rank. */
-int checkpoint_after_pass(fd_checkpoints *ck, const fd_ckpt_view *v, int *stop);
+int checkpoint_after_pass(fd_checkpoints *ck, const fd_ckpt_view *v, int count, int *stop);
+
+/* How many passes of `fuse` steps may run from step `steps` before the checkpoints must act (a
+ * checkpoint step, a poll): a chain of passes run as one graph ends there. A large number when
+ * checkpoints are off. Pure. */
+int checkpoint_chain_passes(const fd_checkpoints *ck, long long steps, int fuse);
 
 /* At the end of the run: completes the poll and the checkpoint in flight (committed when it
  * returns). Collective; synchronous. */

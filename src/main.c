@@ -4,8 +4,8 @@
  * written: agreed, reported once; nothing incomplete under a final name), 5 (stopped by
  * SIGTERM or SIGUSR1 after writing a checkpoint, on every rank: continue with --restart).
  * Every error after MPI_Init ends on every rank: agreed errors collectively, rank-local ones
- * through MPI_Abort. Before MPI_Init only site_check_gtl can refuse (exit 2 on every rank, one
- * line from the launcher's rank 0). */
+ * through MPI_Abort. Before MPI_Init only site_check_gtl can refuse, and right after it
+ * site_check_launcher (each: exit 2 on every rank, one line from the launcher's rank 0). */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +18,7 @@
 #include "fd_error.h"
 #include "bind.h"
 #include "checkpoint.h"
+#include "decomp.h"
 #include "options.h"
 #include "output.h"
 #include "provenance.h"
@@ -69,6 +70,29 @@ static int finish_outputs(MPI_Comm comm, int rank, int rc, const fd_output *json
   return rc;
 }
 
+/* Rank 0, before the run: site_check_lustre for the dump's folder and the snapshot folder, with
+ * the size of one file (the global grid of real_t). Not Collective. */
+static void lustre_advice(const fd_options *o, MPI_Comm world, int accelerator)
+{
+  int ranks = 1;
+  long long N[3];
+  int P[3];
+  MPI_Comm_size(world, &ranks);
+  if (decomp_resolve_grid(o, ranks, accelerator, N, P) != FD_OK) return;
+  unsigned long long bytes = (unsigned long long)N[0] * (unsigned long long)N[1] *
+                             (unsigned long long)N[2] * sizeof(real_t);
+  if (o->dump[0]) {
+    char dir[FD_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", o->dump);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    site_check_lustre("--dump", dir, bytes, stdout);
+  }
+  if (o->snapshot_every > 0) site_check_lustre("--snapshot-dir", o->snapshot_dir, bytes, stdout);
+}
+
 static int finish(int code)
 {
   be_finalize();
@@ -86,6 +110,9 @@ int main(int argc, char **argv)
   /* GPU-aware Cray MPICH without its GTL aborts every rank inside MPI_Init: refuse it first,
    * one line (launcher rank 0) and exit 2 on every rank */
   if (site_check_gtl(stderr) != FD_OK) return FD_ERR_USAGE;
+  /* the launcher's own process count, read before MPI_Init can touch the environment */
+  site_launcher launcher;
+  site_launcher_read(&launcher);
   /* FUNNELED: the snapshot writer thread makes no MPI call (snapshot.h); snapshot_create
    * refuses to run snapshots where MPI provides less */
   int provided = MPI_THREAD_SINGLE;
@@ -94,6 +121,11 @@ int main(int argc, char **argv)
   MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
   int rank;
   MPI_Comm_rank(world, &rank);
+  /* a launcher of another MPI library: every process a world of its own; one line, exit 2 */
+  if (site_check_launcher(&launcher, world, stderr) != FD_OK) {
+    MPI_Finalize();
+    return FD_ERR_USAGE;
+  }
 
   fd_options o;
   int rc = fd_agree(world, fd_options_parse(argc, argv, &o));
@@ -134,6 +166,8 @@ int main(int argc, char **argv)
   if (rc == FD_OK) rc = bind_report(world, &node, &dev, o.bind_report, stdout, &binding, &nbinding);
   /* --halo-path ipc where each rank sees one GPU: refused with its reason before allocating */
   if (rc == FD_OK) rc = site_check_ipc(world, &node, &o, &dev);
+  /* a large shared file (--dump, each snapshot) into a Lustre directory on one OST: advice */
+  if (rc == FD_OK && rank == 0) lustre_advice(&o, world, dev.is_accelerator);
   if (rc == FD_OK) rc = fd_run(&run, world, &dev, node.id, &r);
 
   /* agreed on every rank: bad input, I/O, or a runtime failure all ranks checked together

@@ -17,9 +17,11 @@
 static const char *const op_names[FD_OP_COUNT] = {"laplacian", "heat", "jacobi", "wave"};
 static const char *const mpi_gpu_names[] = {"auto", "aware", "staged"};
 static const char *const halo_path_names[] = {"auto", "mpi", "ipc"};
+static const char *const graphs_names[] = {"auto", "on", "off"};
 
 const char *fd_op_name(fd_op op) { return (op >= 0 && op < FD_OP_COUNT) ? op_names[op] : "?"; }
 const char *fd_mpi_gpu_name(fd_mpi_gpu m) { return mpi_gpu_names[m]; }
+const char *fd_graphs_name(fd_graphs_mode m) { return graphs_names[m]; }
 const char *fd_halo_path_name(fd_halo_path p) { return halo_path_names[p]; }
 
 void fd_options_usage(FILE *out)
@@ -65,6 +67,11 @@ void fd_options_usage(FILE *out)
     "                      auto (default): MPI where it is GPU-aware, else IPC where a\n"
     "                      neighbour's device is reachable; ipc where it is not: an error\n"
     "  --no-overlap        run pack, exchange, interior and boundary one after another\n"
+    "  --graphs MODE       auto | on | off: capture each pass's device work once as a\n"
+    "                      CUDA/HIP graph and replay it (fewer launches: small blocks);\n"
+    "                      auto (default) decides by a start-up trial of the run's own\n"
+    "                      loop on GPUs, and is off on the host backend (where on replays\n"
+    "                      recorded calls, for tests); the results are the same bits\n"
     "  --halo-width S      S ghost layers (faces; edges from 2, corners from 3) exchanged\n"
     "                      once every S steps; the steps between update shrinking boxes\n"
     "                      that reach into the ghosts (heat, jacobi, wave; default 1)\n"
@@ -193,7 +200,7 @@ enum {
   OPT_JSON, OPT_DUMP, OPT_NO_CHECK, OPT_HELP, OPT_NO_OVERLAP, OPT_MPI_GPU, OPT_PROGRESS,
   OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT, OPT_VELOCITY, OPT_RICKER, OPT_SOURCE,
   OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH, OPT_TUNE, OPT_HALO_WIDTH,
-  OPT_FUSE, OPT_CKPT_EVERY, OPT_CKPT_DIR, OPT_RESTART, OPT_TEST_KILL, OPT_TEST_SIGNAL,
+  OPT_FUSE, OPT_GRAPHS, OPT_CKPT_EVERY, OPT_CKPT_DIR, OPT_RESTART, OPT_TEST_KILL, OPT_TEST_SIGNAL,
 };
 
 /* --test-kill / --test-signal RANK,STEP,WHAT (test only): WHAT among names[count], its value
@@ -264,6 +271,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"halo-path", required_argument, 0, OPT_HALO_PATH},
     {"halo-width", required_argument, 0, OPT_HALO_WIDTH},
     {"fuse", required_argument, 0, OPT_FUSE},
+    {"graphs", required_argument, 0, OPT_GRAPHS},
     {"test-inject-fault", optional_argument, 0, OPT_INJECT},
     {"baseline", no_argument, 0, OPT_BASELINE},
     {"bind-report", no_argument, 0, OPT_BIND_REPORT},
@@ -366,6 +374,10 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     case OPT_HALO_PATH:
       FD_CALL(parse_name("--halo-path", optarg, halo_path_names, 3, &idx));
       o->halo_path = (fd_halo_path)idx;
+      break;
+    case OPT_GRAPHS:
+      FD_CALL(parse_name("--graphs", optarg, graphs_names, 3, &idx));
+      o->graphs = (fd_graphs_mode)idx;
       break;
     case OPT_HALO_WIDTH:
       FD_CALL(parse_int("--halo-width", optarg, 1, FD_HALO_WIDTH_MAX, &o->halo_width));

@@ -12,6 +12,8 @@
 typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
 /* --tune: the start-up autotune of the stencil configuration (src/tune.h) */
 typedef enum { FD_TUNE_DEFAULT = 0, FD_TUNE_AUTO, FD_TUNE_OFF } fd_tune_mode;
+/* --graphs: replay each pass's device work from captured graphs (src/solver.c) */
+typedef enum { FD_GRAPHS_AUTO = 0, FD_GRAPHS_ON, FD_GRAPHS_OFF } fd_graphs_mode;
 /* --test-inject-fault[=KIND] (test only): a planted fault that verification must report.
  * FIELD: the last rank's centre point becomes 1.01 x + 0.5 before verification; TINY: it becomes
  * (1 + 1e-3) x (a fault the jacobi residual does not reveal); VELOCITY (wave): the stencil runs
@@ -57,6 +59,7 @@ typedef struct {
   int halo_width;       /* --halo-width S: ghost layers, one exchange every S steps (default 1) */
   int fuse;             /* --fuse T: time steps per pass through memory (default 1); 0 = auto
                            (the start-up autotune picks T) */
+  fd_graphs_mode graphs; /* --graphs auto|on|off (default auto) */
   fd_mpi_gpu mpi_gpu;   /* --mpi-gpu */
   fd_halo_path halo_path; /* --halo-path */
   int progress;         /* --progress SECONDS between progress lines, 0 = off; -1 default */
@@ -102,6 +105,7 @@ int fd_options_check_backend(const fd_options *o, const be_info *dev);
 /* The option values' names ("wave", "staged", "ipc"): static strings. */
 const char *fd_op_name(fd_op op);
 const char *fd_mpi_gpu_name(fd_mpi_gpu m);
+const char *fd_graphs_name(fd_graphs_mode m);
 const char *fd_halo_path_name(fd_halo_path p);
 
 /* The --help text. */

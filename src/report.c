@@ -49,14 +49,34 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
                         : (dev->is_accelerator ? "the rule, --tune off" : "host reference: T single steps"));
   }
   if (r->fuse.ran) {
-    fprintf(out, "  fuse tune   %d candidates on each rank's block in %.3f s, ms per step on the slowest rank:\n",
+    fprintf(out, "  fuse tune   %d candidates on each rank's block in %.3f s, ms per step on the slowest rank:\n"
+                 "              the pass alone; the finalists' loop trial (the run's own loop) with graphs off / on\n",
             r->fuse.n, r->fuse.seconds);
     for (int i = 0; i < r->fuse.n; i++) {
       if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, sizeof spec);
       else fd_kernel_format(&r->kernel, spec, sizeof spec);
-      fprintf(out, "              %-48s %9.4f%s\n", spec, r->fuse.ms[i], i == r->fuse.chosen ? "  <- chosen" : "");
+      char loop[2][16];
+      for (int g = 0; g < 2; g++) {
+        if (r->fuse.loop_ms[i][g] > 0) snprintf(loop[g], sizeof loop[g], "%9.4f", r->fuse.loop_ms[i][g]);
+        else snprintf(loop[g], sizeof loop[g], "%9s", "-");
+      }
+      fprintf(out, "              %-48s %9.4f %s %s%s\n", spec, r->fuse.ms[i], loop[0], loop[1],
+              i == r->fuse.chosen ? (r->fuse.chosen_graphs ? "  <- chosen, graphs on" : "  <- chosen, graphs off") : "");
     }
   }
+  if (r->graphs_on)
+    fprintf(out, "  graphs      on (%s): each pass's device work replayed from graphs, %lld captured in the timed loop%s%s%s\n",
+            o->graphs == FD_GRAPHS_ON ? "--graphs on" : "--graphs auto, faster in the trial",
+            r->graph_captures, r->graphs_failed ? "; capture failed, eager on " : "",
+            r->graphs_failed ? (r->graphs_failed == 1 ? "1 rank: " : "some ranks: ") : "", r->graphs_failed ? r->graphs_why : "");
+  else
+    fprintf(out, "  graphs      off (%s)\n",
+            o->graphs == FD_GRAPHS_OFF ? "--graphs off"
+                                       : (dev->is_accelerator ? "--graphs auto, eager was faster in the trial"
+                                                              : "--graphs auto: the host backend runs calls to completion"));
+  if (!r->fuse.ran && r->fuse.loop_ms[0][0] > 0)
+    fprintf(out, "  graph trial %.4f ms per step eager, %.4f with graphs (the run's own loop, slowest rank)\n",
+            r->fuse.loop_ms[0][0], r->fuse.loop_ms[0][1]);
   fprintf(out, "  halo        path %s (%lld faces by device copy between ranks, %lld through MPI, over all ranks);"
           " MPI %s; overlap %s\n",
           halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
@@ -97,6 +117,29 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
                "                       at start-up, bytes read + written)\n",
           r->memcpy_gbs.min, r->memcpy_gbs.avg, r->memcpy_gbs.max);
   fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
+  /* the floors: what a step cannot go below on this device and network */
+  char fg[48], fls[48];
+  if (r->floors_device) {
+    snprintf(fg, sizeof fg, "%.2f / %.2f / %.2f", r->floor_graph_us.min, r->floor_graph_us.avg, r->floor_graph_us.max);
+    snprintf(fls, sizeof fls, "%.2f / %.2f / %.2f", r->floor_launch_sync_us.min, r->floor_launch_sync_us.avg,
+             r->floor_launch_sync_us.max);
+  } else {
+    snprintf(fg, sizeof fg, "n/a");
+    snprintf(fls, sizeof fls, "n/a");
+  }
+  fprintf(out, "  floors               us, min / avg / max over ranks: F_g %s (a one-kernel graph, back to back);\n"
+               "                       F_ls %s (a launch and a host wait); F_c %.2f / %.2f / %.2f (the copy of the field)\n",
+          fg, fls, r->floor_copy_us.min, r->floor_copy_us.avg, r->floor_copy_us.max);
+  if (r->floors_neighbours)
+    fprintf(out, "                       L %.2f / %.2f / %.2f (one small message to a neighbour); X %.2f / %.2f / %.2f (an exchange\n"
+                 "                       alone: pack, %s, unpack)%s",
+            r->latency_us.min, r->latency_us.avg, r->latency_us.max, r->exchange_alone_us.min, r->exchange_alone_us.avg,
+            r->exchange_alone_us.max, r->ipc_faces && !r->mpi_faces ? "IPC copies" : "MPI", r->floors_device ? "" : "\n");
+  if (r->floors_neighbours && r->floors_device)
+    fprintf(out, " = %.2f / %.2f / %.2f x (F_ls + L + 2 F_g)\n", r->exchange_over_floor.min, r->exchange_over_floor.avg,
+            r->exchange_over_floor.max);
+  fprintf(out, "  step / F1            %.2f / %.2f / %.2f (the step per time step over F1 = max(F_g, F_c))\n",
+          r->step_over_f1.min, r->step_over_f1.avg, r->step_over_f1.max);
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg; %.3g messages per step\n",
           r->halo_bytes_max, r->halo_gbs.avg, r->halo_msgs_step_max);
   if (r->halo_width > 1)
@@ -249,11 +292,48 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
       else fd_kernel_format(&r->kernel, spec, sizeof spec);
       json_str(&j, "config", spec);
       json_num(&j, "ms_per_step", r->fuse.ms[i]);
+      if (r->fuse.loop_ms[i][0] > 0) json_num(&j, "loop_ms_per_step", r->fuse.loop_ms[i][0]);
+      else json_null(&j, "loop_ms_per_step");
+      if (r->fuse.loop_ms[i][1] > 0) json_num(&j, "loop_ms_per_step_graphs", r->fuse.loop_ms[i][1]);
+      else json_null(&j, "loop_ms_per_step_graphs");
       json_bool(&j, "chosen", i == r->fuse.chosen);
       json_end(&j);
     }
     json_end(&j);
   }
+  json_end(&j);
+  json_object(&j, "graphs");
+  json_str(&j, "mode", fd_graphs_name(o->graphs));
+  json_bool(&j, "on", r->graphs_on);
+  json_int(&j, "captured", r->graph_captures);
+  json_int(&j, "failed_ranks", r->graphs_failed);
+  if (r->graphs_failed) json_str(&j, "failure", r->graphs_why);
+  else json_null(&j, "failure");
+  if (!r->fuse.ran && r->fuse.loop_ms[0][0] > 0) {
+    json_num(&j, "trial_ms_per_step_off", r->fuse.loop_ms[0][0]);
+    json_num(&j, "trial_ms_per_step_on", r->fuse.loop_ms[0][1]);
+  }
+  json_end(&j);
+  /* the floors (README "Small blocks and strong scaling"), microseconds; null where n/a */
+  json_object(&j, "floors_us");
+  if (r->floors_device) {
+    stat(&j, "graph", &r->floor_graph_us);
+    stat(&j, "launch_sync", &r->floor_launch_sync_us);
+  } else {
+    json_null(&j, "graph");
+    json_null(&j, "launch_sync");
+  }
+  stat(&j, "copy", &r->floor_copy_us);
+  if (r->floors_neighbours) {
+    stat(&j, "latency", &r->latency_us);
+    stat(&j, "exchange_alone", &r->exchange_alone_us);
+  } else {
+    json_null(&j, "latency");
+    json_null(&j, "exchange_alone");
+  }
+  if (r->floors_neighbours && r->floors_device) stat(&j, "exchange_over_floor", &r->exchange_over_floor);
+  else json_null(&j, "exchange_over_floor");
+  stat(&j, "step_over_f1", &r->step_over_f1);
   json_end(&j);
   stat(&j, "halo_GBs", &r->halo_gbs);
   if (r->op == FD_OP_WAVE) {

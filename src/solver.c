@@ -9,6 +9,7 @@
 #include "checkpoint.h"
 #include "dump.h"
 #include "fd_error.h"
+#include "graph_cache.h"
 #include "snapshot.h"
 #include "solver.h"
 #include "window.h"
@@ -17,6 +18,14 @@
  * a snapshot may hold while it is copied off the device. */
 #define FD_POOL_MAX 4
 
+/* One window in FD_SAMPLE_EVERY runs its passes eagerly with device timing events: the
+ * report's phase times are those windows' (README "Reading the report"); the other passes
+ * record no timing event and need no host wait. */
+#define FD_SAMPLE_EVERY 16
+/* The host runs at most 2 x FD_AHEAD passes ahead of the device. */
+#define FD_AHEAD 16
+/* Passes without exchange replayed as one graph at most (run_chain). */
+#define FD_CHAIN_MAX 16
 /* The live state of one run (set up by state_create, freed by state_destroy). */
 typedef struct {
   const fd_options *opt;
@@ -51,10 +60,20 @@ typedef struct {
   int iface_local;   /* wave: local z of the last plane of layer 1, clamped to -S..nz+S */
   be_stream compute; /* interior and shell updates */
   be_stream halo_stream; /* pack, staging copies, unpack (high priority) */
-  be_event ready;    /* recorded on compute when u is final for the step */
-  be_event t_ev[2][4]; /* per slot: interior start/end, shell start/end */
-  int timing_pending;
-  double ms_interior, ms_shell; /* accumulated since the timed loop began */
+  be_event ready;    /* recorded on compute when u is final for an exchange's pack */
+  be_event joined[2]; /* by pass parity: recorded on the halo stream after the shell (or the
+                        unpack, without overlap); the compute stream waits for it */
+  be_event ahead[2]; /* host run-ahead bound: recorded on compute every FD_AHEAD passes; the
+                        host waits for the one recorded FD_AHEAD passes earlier */
+  be_event t_ev[2][4]; /* timing of a sampled pass, by sample parity: interior start/end,
+                        shell start/end */
+  int t_pending[2];  /* the sampled pass of that parity is not yet read */
+  long long samples; /* sampled passes so far (the sample parity is samples % 2) */
+  double ms_interior, ms_shell; /* device time of the sampled passes since the timed loop began */
+  long long sampled_steps; /* steps of those passes */
+  long long windows; /* windows begun since the loop began (every FD_SAMPLE_EVERY-th is sampled) */
+  int sampling;      /* the current window is sampled: its passes run eagerly with events */
+  fd_graph_cache graphs; /* the passes' device work, captured once, replayed (graph_cache.h) */
   double redundant;  /* points updated beyond 1..n since the timed loop began (every step) */
   double memcpy_gbs; /* device-to-device copy of one field at start-up, GB/s (read + write) */
   fd_halo halo;
@@ -72,30 +91,25 @@ typedef struct {
   unsigned deferred; /* the faces whose one-point layers the interior update of this pass
                         leaves to the shell update: `sides` in a pass that exchanges, none
                         otherwise (a block alone is one interior update) */
+  int exchanging;    /* this rank exchanges at all: it has a neighbour (n_msgs > 0) */
+  int pack_ordered;  /* the halo stream already orders the next pack after the writes of u it
+                        reads (solver_pass); 0: the pack waits for `ready` */
+  int chain_mode;    /* solver_pass inside a chain (run_chain): CHAIN_CAPTURE enqueues the
+                        pass's work directly (a graph is being captured), CHAIN_DRY enqueues
+                        nothing (the chain's graph does the work); 0 otherwise */
+  long long loop_captures; /* graphs captured during the last timed loop */
+  int ahead_count;   /* passes since the last run-ahead mark */
+  long long ahead_marks; /* marks recorded (their parity picks the event) */
+  int node;          /* this rank's node (fd_node.id): ranks sharing a device measure their
+                        floors one after another */
+  double floor_graph_us, floor_launch_sync_us, floor_copy_us, latency_us, exchange_alone_us;
+                     /* this rank's floors (measure_floors), microseconds */
 } fd_state;
 
 const char *const fd_phase_names[PH_COUNT] = {"pack", "exchange", "unpack", "interior",
                                               "boundary", "step"};
 
 /* ---- the step ---- */
-
-/* Adds the compute-stream timings of the previous pass. With an exchange they are complete
- * by the time this pass's pack has been waited for (the pack waited for the previous shell
- * update); alone, the host waits here while the device already runs this pass's interior. */
-static int accumulate_previous(fd_state *s)
-{
-  if (!s->timing_pending) return FD_OK;
-  int p = (int)((s->passes - 1) % 2);
-  float a, b;
-  FD_BE(be_event_sync(s->t_ev[p][1]));
-  FD_BE(be_event_sync(s->t_ev[p][3]));
-  FD_BE(be_event_elapsed_ms(&a, s->t_ev[p][0], s->t_ev[p][1]));
-  FD_BE(be_event_elapsed_ms(&b, s->t_ev[p][2], s->t_ev[p][3]));
-  s->ms_interior += a;
-  s->ms_shell += b;
-  s->timing_pending = 0;
-  return FD_OK;
-}
 
 /* The stencil's second input: jacobi's right-hand side, or the wave's previous level um. */
 static const real_t *second_input(const fd_state *s) { return s->prob.levels == 2 ? s->um : s->f; }
@@ -146,40 +160,107 @@ static int update_box(fd_state *s, const fd_box *b, int len, const fd_box *fix, 
 /* The geometry of one pass of `len` steps. */
 typedef struct {
   int len;
+  int exchange;  /* the pass begins with an exchange (the first pass of a window) */
+  int overlap;   /* ... and its interior update runs while the regions travel */
   int regions;   /* width 1, one step: the region kernels of the single-step schedule */
+  int has_shell; /* the box minus the interior is not empty */
   fd_box box;    /* the box of the pass's last step */
   fd_box inner;  /* the part that reads no ghost the pass's exchange fills (all of box when the
                     pass does not exchange) */
   fd_box fix;    /* the points the fused kernel may update */
 } fd_pass;
 
-/* The interior part of a pass (timing events 0 and 1) on stream st. */
-static int pass_interior(fd_state *s, const fd_pass *p, int slot, be_stream st, real_t *out)
+/* The interior part of a pass on stream st. */
+static int pass_interior(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
-  FD_BE(be_event_record(s->t_ev[slot][0], st));
-  be_range_push("interior");
-  if (p->regions) FD_CALL(update_region(s, FD_REGION_INTERIOR, st, out));
-  else FD_CALL(update_box(s, &p->inner, p->len, &p->fix, st, out));
-  be_range_pop();
-  FD_BE(be_event_record(s->t_ev[slot][1], st));
+  if (p->regions) return update_region(s, FD_REGION_INTERIOR, st, out);
+  return update_box(s, &p->inner, p->len, &p->fix, st, out);
+}
+
+/* The rest of the pass's box on stream st: the shell region, or the box minus the interior as
+ * slabs. */
+static int pass_shell(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
+{
+  if (p->regions) return update_region(s, FD_REGION_SHELL, st, out);
+  fd_box slab[6];
+  const int ns = window_box_minus(&p->box, &p->inner, slab);
+  for (int q = 0; q < ns; q++) FD_CALL(update_box(s, &slab[q], p->len, &p->fix, st, out));
   return FD_OK;
 }
 
-/* The rest of the pass's box (timing events 2 and 3) on stream st: the shell region, or the
- * box minus the interior as slabs. */
-static int pass_shell(fd_state *s, const fd_pass *p, int slot, be_stream st, real_t *out)
+/* The received regions into the ghosts of u (and um), then, with overlap, the shell: the
+ * halo stream's work after the messages are in. */
+static int pass_receive(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
-  FD_BE(be_event_record(s->t_ev[slot][2], st));
-  be_range_push("boundary");
-  if (p->regions) {
-    FD_CALL(update_region(s, FD_REGION_SHELL, st, out));
-  } else {
-    fd_box slab[6];
-    const int ns = window_box_minus(&p->box, &p->inner, slab);
-    for (int q = 0; q < ns; q++) FD_CALL(update_box(s, &slab[q], p->len, &p->fix, st, out));
-  }
-  be_range_pop();
-  FD_BE(be_event_record(s->t_ev[slot][3], st));
+  FD_CALL(halo_exchange_unpack(&s->halo, s->u, s->halo.fields > 1 ? s->um : NULL));
+  if (p->overlap && p->has_shell) FD_CALL(pass_shell(s, p, st, out));
+  return FD_OK;
+}
+
+/* Without overlap, the interior and the shell one after the other. */
+static int pass_serial(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
+{
+  FD_CALL(pass_interior(s, p, st, out));
+  if (p->has_shell) FD_CALL(pass_shell(s, p, st, out));
+  return FD_OK;
+}
+
+/* ---- graphs ---- */
+
+typedef int (*segment_fn)(fd_state *s, const fd_pass *p, be_stream st, real_t *out);
+enum { SEG_INTERIOR = 1, SEG_RECEIVE, SEG_SERIAL, SEG_CHAIN };
+
+/* Frees every graph (a new configuration: the captured work would differ). Not Collective. */
+static int graphs_clear(fd_graph_cache *g)
+{
+  return fd_graph_clear(g) == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "graphs: %s", be_error_message());
+}
+
+/* A segment of a pass as graph_cache.h work. */
+typedef struct {
+  fd_state *s;
+  const fd_pass *p;
+  real_t *out;
+  segment_fn fn;
+} segment_ctx;
+
+static int segment_work(void *ctx, be_stream st)
+{
+  const segment_ctx *c = ctx;
+  return c->fn(c->s, c->p, st, c->out);
+}
+
+/* Segment `seg` of pass p on stream st: run now (the sampled passes, graphs off or failed),
+ * or replayed from the graph captured the first time the same segment ran on the same buffers
+ * (graph_cache.h). The segments are pure device work on one stream, and everything they
+ * depend on is in the key. Not Collective. */
+static int pass_segment(fd_state *s, int seg, segment_fn fn, const fd_pass *p, be_stream st,
+                        real_t *out)
+{
+  if (s->sampling) return fn(s, p, st, out);
+  const fd_graph_key k = {seg, {p->len, s->win_pos, p->exchange, seg == SEG_RECEIVE ? (int)((s->halo.exchanges + 1) % 2) : 0,
+                                s->alone, 0},
+                          {s->u, s->um, out, NULL}};
+  segment_ctx c = {s, p, out, fn};
+  if (fd_graph_run(&s->graphs, &k, st, segment_work, &c) == 0) return FD_OK;
+  if (s->graphs.work_rc) return s->graphs.work_rc; /* the segment's own error */
+  return fd_set_error(FD_ERR_RUNTIME, "rank %d: graphs: %s", s->dec.rank, be_error_message());
+}
+
+/* ---- timing of the sampled passes ---- */
+
+/* Adds the sampled pass of parity q (its events are complete, or are waited for). */
+static int read_sample(fd_state *s, int q)
+{
+  if (!s->t_pending[q]) return FD_OK;
+  float a, b = 0.0f;
+  FD_BE(be_event_sync(s->t_ev[q][1]));
+  FD_BE(be_event_sync(s->t_ev[q][3]));
+  FD_BE(be_event_elapsed_ms(&a, s->t_ev[q][0], s->t_ev[q][1]));
+  FD_BE(be_event_elapsed_ms(&b, s->t_ev[q][2], s->t_ev[q][3]));
+  s->ms_interior += a;
+  s->ms_shell += b;
+  s->t_pending[q] = 0;
   return FD_OK;
 }
 
@@ -207,22 +288,40 @@ static int pick_output(fd_state *s, real_t **out)
   return fd_set_error(FD_ERR_RUNTIME, "rank %d: no free field buffer for the step", s->dec.rank);
 }
 
+/* The bounded run-ahead after `k` more passes: every FD_AHEAD passes the host waits for the
+ * mark recorded FD_AHEAD passes before (long complete unless the host ran ahead) and records a
+ * new one on the compute stream. */
+static int run_ahead(fd_state *s, int k)
+{
+  s->ahead_count += k;
+  if (s->ahead_count < FD_AHEAD) return FD_OK;
+  s->ahead_count = 0;
+  const int m = (int)(s->ahead_marks++ % 2);
+  FD_BE(be_event_sync(s->ahead[1 - m]));
+  FD_BE(be_event_record(s->ahead[m], s->compute));
+  return FD_OK;
+}
+
+enum { CHAIN_CAPTURE = 1, CHAIN_DRY = 2 };
+
 /* One pass of `len` steps (1 <= len <= T): the schedule of fdmini, in one place.
  *
  * With one ghost layer and one step per pass (the defaults) every pass exchanges:
  *
- *   halo stream:    wait(ready) -> pack 6 faces ----------> unpack ghosts -> shell update -> signal
- *   host:                 sync pack -> MPI_Isend (Irecv preposted) -> MPI_Waitall
- *   compute stream: interior update ------------------------------------------------> wait(signal)
+ *   compute stream: record(ready) -> interior update ------------------------> wait(joined)
+ *   halo stream:    wait(ready) -> pack -> record(pack_end)   unpack -> shell -> record(joined)
+ *   host:                 wait(pack_end) -> MPI_Isend (Irecv preposted) -> MPI_Waitall
  *
  * The interior reads no ghost that an exchange fills, so it runs while the faces travel; the
  * shell (the one-point layers next to faces with a neighbour) runs once those ghosts are in,
  * on the halo stream, so it too overlaps the interior update instead of following it: the two
  * write disjoint points. The compute stream waits for the shell before the next pass, whose
- * output buffer is the shell's input. Faces at the global edge hold fixed Dirichlet ghosts:
- * their layers belong to the interior. --no-overlap runs pack, exchange, unpack, interior and
- * shell one after another on the compute stream; the --baseline run ("alone") is the interior
- * update of the whole block, with no exchange.
+ * input is this pass's output. The one host wait of a pass is the packed faces before
+ * MPI_Isend (the IPC path has none: the device orders the copies); a rank without neighbours
+ * does no exchange at all, and its pass is the interior update of the whole block. Faces at
+ * the global edge hold fixed Dirichlet ghosts: their layers belong to the interior.
+ * --no-overlap runs the interior and the shell on the compute stream after the unpack; the
+ * --baseline run ("alone") is the interior update of the whole block, with no exchange.
  *
  * Deep halos (--halo-width S) exchange S-deep regions (faces, edges, corners) once every S
  * steps, a window (window.h): the window's first pass exchanges as above, its interior being
@@ -233,6 +332,12 @@ static int pick_output(fd_state *s, real_t **out)
  * ranks), whose points outside the fix box keep their values; passes end at multiples of T
  * steps and at the end of a run, windows at multiples of S and at the start of a run.
  *
+ * The device work of a pass comes in segments on one stream each (the interior update; the
+ * unpack and shell; without overlap both updates), which graphs capture once per buffer
+ * assignment and replay (pass_segment). One window in FD_SAMPLE_EVERY runs eagerly with
+ * device timing events around its phases (the report's phase times); no other pass records a
+ * timing event, and the host waits for none of them: it runs at most 2 x FD_AHEAD passes ahead.
+ *
  * Buffers rotate (pick_output): the pass writes a free pool buffer `out`; then heat and
  * jacobi take it as the next u, the wave shifts its levels (um <- u <- out), laplacian keeps u.
  * The wave's point source is added on the compute stream once the whole step is in, by every
@@ -242,35 +347,83 @@ static int pick_output(fd_state *s, real_t **out)
  * background. */
 static int solver_pass(fd_state *s, int len)
 {
-  const int slot = (int)(s->passes % 2);
-  const int exchange = !s->alone && s->win_pos == 0, overlap = s->opt->overlap;
-  const unsigned sides = s->alone ? 0u : s->sides;
   const int *n = s->grid.n;
+  const unsigned sides = s->alone ? 0u : s->sides;
+  if (s->win_pos == 0) s->sampling = s->windows++ % FD_SAMPLE_EVERY == 0;
+  const int timed = s->sampling, q = (int)(s->samples % 2);
   fd_pass p;
   p.len = len;
+  p.exchange = !s->alone && s->exchanging && s->win_pos == 0;
+  p.overlap = p.exchange && s->opt->overlap;
   p.regions = s->width == 1 && len == 1;
   window_step_box(n, s->width, sides, s->win_pos + len - 1, &p.box);
   window_fix_box(n, s->width, sides, &p.fix);
-  s->deferred = exchange ? sides : 0u;
+  s->deferred = p.exchange ? sides : 0u;
   window_interior(n, s->deferred, len, &p.inner);
-  if (!exchange) p.inner = p.box;
+  if (!p.exchange) p.inner = p.box;
+  p.has_shell = p.regions ? s->deferred != 0 : window_box_points(&p.box) != window_box_points(&p.inner);
   real_t *out = NULL;
   FD_CALL(pick_output(s, &out));
   real_t *u2 = s->halo.fields > 1 ? s->um : NULL;
-  if (exchange) {
-    FD_BE(be_event_record(s->ready, s->compute));
-    FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->ready));
+  if (timed) FD_CALL(read_sample(s, q)); /* its events are about to be recorded again */
+  be_event *ev = s->t_ev[q];
+  if (p.exchange) {
+    /* the pack may read u once it is final: after the previous pass's updates on the compute
+     * stream, unless all of u it reads came from the halo stream (pack_ordered) */
+    if (!s->pack_ordered) FD_BE(be_event_record(s->ready, s->compute));
+    FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->pack_ordered ? NULL : s->ready, timed));
   }
-  const be_stream shell_stream = exchange && overlap ? s->halo_stream : s->compute;
-  if (!exchange || overlap) FD_CALL(pass_interior(s, &p, slot, s->compute, out));
-  if (exchange) FD_CALL(halo_exchange_end(&s->halo, s->u, u2, shell_stream));
-  FD_CALL(accumulate_previous(s));
-  if (exchange && !overlap) FD_CALL(pass_interior(s, &p, slot, s->compute, out));
-  FD_CALL(pass_shell(s, &p, slot, shell_stream, out));
-  if (shell_stream != s->compute) FD_BE(be_stream_wait_event(s->compute, s->t_ev[slot][3]));
-  s->timing_pending = 1;
+  if (s->chain_mode == CHAIN_CAPTURE) {
+    FD_CALL(pass_interior(s, &p, s->compute, out));
+  } else if (s->chain_mode == 0 && (!p.exchange || p.overlap)) {
+    be_range_push("interior");
+    if (timed) FD_BE(be_event_record(ev[0], s->compute));
+    FD_CALL(pass_segment(s, SEG_INTERIOR, pass_interior, &p, s->compute, out));
+    if (timed) FD_BE(be_event_record(ev[1], s->compute));
+    be_range_pop();
+  }
+  if (p.exchange) {
+    FD_CALL(halo_exchange_end(&s->halo));
+    be_range_push("boundary");
+    if (p.overlap && timed) { /* eager: the unpack, then the timed shell */
+      FD_CALL(halo_exchange_unpack(&s->halo, s->u, u2));
+      FD_BE(be_event_record(ev[2], s->halo_stream));
+      if (p.has_shell) FD_CALL(pass_shell(s, &p, s->halo_stream, out));
+      FD_BE(be_event_record(ev[3], s->halo_stream));
+    } else {
+      FD_CALL(pass_segment(s, SEG_RECEIVE, pass_receive, &p, s->halo_stream, out));
+    }
+    FD_BE(be_event_record(s->joined[s->passes % 2], s->halo_stream));
+    FD_BE(be_stream_wait_event(s->compute, s->joined[s->passes % 2]));
+    if (!p.overlap) {
+      if (timed) {
+        FD_BE(be_event_record(ev[0], s->compute));
+        FD_CALL(pass_interior(s, &p, s->compute, out));
+        FD_BE(be_event_record(ev[1], s->compute));
+        FD_BE(be_event_record(ev[2], s->compute));
+        if (p.has_shell) FD_CALL(pass_shell(s, &p, s->compute, out));
+        FD_BE(be_event_record(ev[3], s->compute));
+      } else {
+        FD_CALL(pass_segment(s, SEG_SERIAL, pass_serial, &p, s->compute, out));
+      }
+    }
+    be_range_pop();
+  } else if (timed && !s->chain_mode) { /* no shell: an empty interval */
+    FD_BE(be_event_record(ev[2], s->compute));
+    FD_BE(be_event_record(ev[3], s->compute));
+  }
+  if (timed) {
+    s->t_pending[q] = 1;
+    s->samples++;
+    s->sampled_steps += len;
+  }
+  /* With one ghost layer and one step per pass, the next pack reads only the layers next to the
+   * exchanged faces, which the shell just wrote on the halo stream: it need not wait for the
+   * compute stream, unless something there wrote into them (the wave's source) */
+  s->pack_ordered = p.exchange && p.overlap && p.regions;
   if (s->prob.op == FD_OP_WAVE &&
       window_box_contains(&p.box, s->src_local[0], s->src_local[1], s->src_local[2])) {
+    s->pack_ordered = 0;
     /* U2[src] += dt^2 s(t_n) / (hx hy hz), t_n = n dt: the level being computed is n+1 (a
      * wave pass is one step). While the wavelet is on, the owner records the point's new value
      * for the energy check (verify.h): one value copied on the device, no host wait */
@@ -304,6 +457,7 @@ static int solver_pass(fd_state *s, int len)
   s->passes++;
   s->win_pos += len;
   if (s->dec.size == 1 || s->steps % s->width == 0) s->win_pos = 0;
+  if (!s->chain_mode) FD_CALL(run_ahead(s, 1));
   if (!s->alone && !s->snap_off) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
   return FD_OK;
 }
@@ -315,10 +469,10 @@ static real_t *state_result(fd_state *s) { return s->prob.swaps ? s->u : s->v; }
 static int state_exchange(fd_state *s, real_t *u)
 {
   FD_BE(be_event_record(s->ready, s->compute));
-  FD_CALL(halo_exchange_begin(&s->halo, u, NULL, s->ready));
-  FD_CALL(halo_exchange_end(&s->halo, u, NULL, s->compute));
-  FD_BE(be_stream_sync(s->compute));
-  FD_CALL(halo_flush_timers(&s->halo));
+  FD_CALL(halo_exchange_begin(&s->halo, u, NULL, s->ready, 0));
+  FD_CALL(halo_exchange_end(&s->halo));
+  FD_CALL(halo_exchange_unpack(&s->halo, u, NULL));
+  FD_BE(be_stream_sync(s->halo_stream));
   return FD_OK;
 }
 
@@ -414,6 +568,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   s->ckpt.poll = MPI_REQUEST_NULL;
   s->opt = o;
   s->dev = dev;
+  s->node = node;
   s->width = o->halo_width;
   s->fuse = o->fuse > 0 ? o->fuse : 1; /* auto: chosen by startup_measure */
   resolve_steps(o, dev, &s->iters, &s->warmup);
@@ -501,9 +656,12 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
 
   FD_BE(be_stream_create(&s->compute, BE_PRIORITY_NORMAL));
   FD_BE(be_stream_create(&s->halo_stream, BE_PRIORITY_HIGH));
-  FD_BE(be_event_create(&s->ready));
-  for (int k = 0; k < 2; k++)
+  FD_BE(be_event_create_sync(&s->ready));
+  for (int k = 0; k < 2; k++) {
+    FD_BE(be_event_create_sync(&s->joined[k]));
+    FD_BE(be_event_create_sync(&s->ahead[k]));
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
+  }
   /* the wave's previous level is read S-1 deep into the ghosts too: exchanged with u, in the
    * same messages. (A snapshot's copy off the device may then overlap an unpack into the
    * ghosts of the buffer it copies, two steps later; the snapshot writes only the interior.) */
@@ -511,6 +669,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, fields, staged, o->halo_path,
                       dev, node, s->halo_stream));
   for (int f = 0; f < FD_FACES; f++) s->sides |= (unsigned)s->halo.faces.active[f] << f;
+  s->exchanging = s->halo.n_msgs > 0;
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
                                     o->fail_snapshot, (long long)s->warmup + s->iters, &s->dec,
                                     &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
@@ -519,7 +678,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   const fd_ckpt_config ck = {o, s->dec.cart, s->dec.rank, s->dec.size, {s->dec.P[0], s->dec.P[1], s->dec.P[2]},
                              {s->dec.n[0], s->dec.n[1], s->dec.n[2]},
                              {s->dec.start[0], s->dec.start[1], s->dec.start[2]}, &s->grid, dev->is_accelerator,
-                             dev->backend, s->src_owned && s->src_hist, s->compute};
+                             dev->backend, 2 * FD_AHEAD, s->src_owned && s->src_hist, s->compute};
   FD_CALL(checkpoint_create(&s->ckpt, &ck));
   return FD_OK;
 }
@@ -533,10 +692,14 @@ static int state_destroy(fd_state *s)
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
   FD_BE(be_free(s->src_hist));
+  FD_CALL(graphs_clear(&s->graphs));
   if (s->ready) FD_BE(be_event_destroy(s->ready));
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 2; k++) {
+    FD_BE(be_event_destroy(s->joined[k]));
+    FD_BE(be_event_destroy(s->ahead[k]));
     for (int e = 0; e < 4; e++)
       if (s->t_ev[k][e]) FD_BE(be_event_destroy(s->t_ev[k][e]));
+  }
   if (s->compute) FD_BE(be_stream_destroy(s->compute));
   if (s->halo_stream) FD_BE(be_stream_destroy(s->halo_stream));
   FD_CALL(decomp_destroy(&s->dec));
@@ -557,10 +720,14 @@ static void state_abandon(fd_state *s)
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
   (void)be_free(s->f);
   (void)be_free(s->src_hist);
+  (void)graphs_clear(&s->graphs);
   if (s->ready) (void)be_event_destroy(s->ready);
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 2; k++) {
+    (void)be_event_destroy(s->joined[k]);
+    (void)be_event_destroy(s->ahead[k]);
     for (int e = 0; e < 4; e++)
       if (s->t_ev[k][e]) (void)be_event_destroy(s->t_ev[k][e]);
+  }
   if (s->compute) (void)be_stream_destroy(s->compute);
   if (s->halo_stream) (void)be_stream_destroy(s->halo_stream);
   (void)decomp_destroy(&s->dec);
@@ -569,20 +736,93 @@ static void state_abandon(fd_state *s)
 
 /* ---- the loop ---- */
 
-/* The checkpoints' work after a pass (checkpoint.h): a checkpoint at a multiple of
- * --checkpoint-every, the stop polls; *stop when every rank stops here (FD_STOPPED). Collective. */
-static int checkpoint_pass(fd_state *s, int *stop)
+/* The checkpoints' work after `count` passes (one, or a chain): a checkpoint at a multiple of
+ * --checkpoint-every, the stop polls (checkpoint.h); *stop when every rank stops here
+ * (FD_STOPPED). Collective. */
+static int checkpoint_pass(fd_state *s, int count, int *stop)
 {
   const long long m = s->steps < s->src_steps ? s->steps : s->src_steps;
   const fd_ckpt_view v = {s->steps, s->alone || s->snap_off, {s->u, s->um}, s->src_owned ? s->src_hist : NULL,
                           s->src_steps < 0 ? 0 : m + 1};
-  return checkpoint_after_pass(&s->ckpt, &v, stop);
+  return checkpoint_after_pass(&s->ckpt, &v, count, stop);
+}
+
+/* A chain: `count` consecutive passes of s->fuse steps that neither exchange nor are sampled,
+ * as one graph on the compute stream (a whole window between two exchanges, or on a rank with
+ * no neighbour the passes between two sampled ones). The first time, the passes are run with
+ * their work enqueued into the graph being captured (CHAIN_CAPTURE) and the state put back;
+ * then, captured now or before, the graph is launched and the passes run again with nothing
+ * enqueued (CHAIN_DRY) to move the state along: the buffers a chain starts from decide every
+ * buffer of its passes, and they are in its key. Not Collective. */
+typedef struct {
+  fd_state *s;
+  int count;
+} chain_ctx;
+
+static int chain_work(void *ctx, be_stream st)
+{
+  (void)st; /* the compute stream */
+  const chain_ctx *c = ctx;
+  fd_state *s = c->s;
+  const fd_state saved = *s;
+  s->chain_mode = CHAIN_CAPTURE;
+  int rc = FD_OK;
+  for (int i = 0; i < c->count && rc == FD_OK; i++) rc = solver_pass(s, s->fuse);
+  *s = saved;
+  return rc;
+}
+
+static int run_chain(fd_state *s, int count)
+{
+  const fd_graph_key k = {SEG_CHAIN, {count, s->win_pos, s->fuse, s->alone, (int)(s->steps % s->fuse), 0},
+                          {s->u, s->um, s->v, NULL}};
+  chain_ctx c = {s, count};
+  if (fd_graph_run(&s->graphs, &k, s->compute, chain_work, &c) != 0) {
+    if (s->graphs.work_rc) return s->graphs.work_rc;
+    return fd_set_error(FD_ERR_RUNTIME, "rank %d: graphs: %s", s->dec.rank, be_error_message());
+  }
+  s->chain_mode = CHAIN_DRY;
+  int rc = FD_OK;
+  for (int i = 0; i < count && rc == FD_OK; i++) rc = solver_pass(s, s->fuse);
+  s->chain_mode = 0;
+  FD_CALL(rc);
+  return run_ahead(s, count);
+}
+
+/* How many of the next passes (at most `most`, all of s->fuse steps) make a chain: none may
+ * exchange or be sampled (the window counter runs as solver_pass runs it), and none may pass a
+ * point where the checkpoints act (checkpoint_chain_passes: a checkpoint step, a stop poll).
+ * 0 where chains do not apply: graphs off or failed, snapshots (a snapshot may hold a buffer and
+ * change the rotation), the wave (its source is added between passes). Pure. */
+static int chain_length(const fd_state *s, int most)
+{
+  const int free = checkpoint_chain_passes(&s->ckpt, s->steps, s->fuse);
+  if (free < most) most = free;
+  if (!s->graphs.on || s->graphs.failed || s->prob.op == FD_OP_WAVE ||
+      (s->opt->snapshot_every && !s->snap_off && !s->alone))
+    return 0;
+  if (s->steps % s->fuse) return 0;
+  long long windows = s->windows;
+  int win_pos = s->win_pos, sampling = s->sampling, count = 0;
+  long long steps = s->steps;
+  for (; count < most && count < FD_CHAIN_MAX; count++) {
+    if (win_pos == 0) {
+      if (!s->alone && s->exchanging) break; /* it exchanges */
+      sampling = windows++ % FD_SAMPLE_EVERY == 0;
+    }
+    if (sampling) break;
+    steps += s->fuse;
+    win_pos += s->fuse;
+    if (s->dec.size == 1 || steps % s->width == 0) win_pos = 0;
+  }
+  return count;
 }
 
 /* n steps in passes of up to T steps (ending at multiples of T and at n), the first one
  * opening a window (exchanging), with a progress line from rank 0 every --progress seconds,
- * naming the loop (`label`); after each pass the checkpoints' work (a stop returns
- * FD_STOPPED, the snapshots drained). Collective. */
+ * naming the loop (`label`). Runs of passes without exchange or sampling go as chains (one
+ * graph each) where graphs are on. After each pass or chain the checkpoints' work (a stop
+ * returns FD_STOPPED, the snapshots drained). Collective. */
 static int run_steps(fd_state *s, int n, const char *label)
 {
   const int progress = s->opt->progress < 0 ? 10 : s->opt->progress;
@@ -591,13 +831,21 @@ static int run_steps(fd_state *s, int n, const char *label)
   for (int done = 0; done < n;) {
     int len = s->fuse - (int)(s->steps % s->fuse);
     if (len > n - done) len = n - done;
-    FD_CALL(solver_pass(s, len));
-    done += len;
+    const int chain = chain_length(s, (n - done) / s->fuse);
+    if (chain >= 2) {
+      FD_CALL(run_chain(s, chain));
+      done += chain * s->fuse;
+    } else {
+      FD_CALL(solver_pass(s, len));
+      done += len;
+    }
     if (s->ckpt.on) {
       int stop = 0;
-      FD_CALL(checkpoint_pass(s, &stop));
+      FD_CALL(checkpoint_pass(s, chain >= 2 ? chain : 1, &stop));
       if (stop) {
         if (!s->alone && !s->snap_off) FD_CALL(snapshot_drain(&s->snap));
+        FD_BE(be_stream_sync(s->compute)); /* nothing of the run left in flight */
+        FD_BE(be_stream_sync(s->halo_stream));
         return FD_STOPPED;
       }
     }
@@ -632,8 +880,29 @@ static int state_fill(fd_state *s)
   FD_BE(be_stream_sync(s->compute));
   s->steps = 0;
   s->passes = 0;
-  s->timing_pending = 0;
+  s->pack_ordered = 0;
   return FD_OK;
+}
+
+/* Waits for the device, reads the sampled passes not yet read and the halo's timed exchanges.
+ * Not Collective. */
+static int loop_sync(fd_state *s)
+{
+  FD_BE(be_stream_sync(s->compute));
+  FD_BE(be_stream_sync(s->halo_stream));
+  for (int q = 0; q < 2; q++) FD_CALL(read_sample(s, q));
+  return halo_flush_timers(&s->halo);
+}
+
+/* Zeroes the loop's sums (phases, redundant points, samples, the halo's and the snapshots'). */
+static void loop_reset(fd_state *s)
+{
+  s->ms_interior = s->ms_shell = s->redundant = 0.0;
+  s->sampled_steps = 0;
+  s->windows = 0;
+  snapshot_reset_timers(&s->snap);
+  checkpoint_reset_timers(&s->ckpt);
+  halo_reset_timers(&s->halo);
 }
 
 /* s->warmup untimed steps, then s->iters timed ones between barriers; *step_ms = wall time per
@@ -642,13 +911,9 @@ static int timed_loop(fd_state *s, double *step_ms, const char *label)
 {
   FD_CALL(run_steps(s, s->warmup, "warm-up"));
   FD_CALL(snapshot_drain(&s->snap));
-  FD_BE(be_stream_sync(s->compute));
-  FD_CALL(accumulate_previous(s));
-  FD_CALL(halo_flush_timers(&s->halo));
-  s->ms_interior = s->ms_shell = s->redundant = 0.0;
-  snapshot_reset_timers(&s->snap);
-  checkpoint_reset_timers(&s->ckpt);
-  halo_reset_timers(&s->halo);
+  FD_CALL(loop_sync(s));
+  loop_reset(s);
+  const long long captures = s->graphs.captures;
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
   FD_CALL(run_steps(s, s->iters, label));
@@ -657,8 +922,8 @@ static int timed_loop(fd_state *s, double *step_ms, const char *label)
   if (!s->alone && !s->snap_off) FD_CALL(checkpoint_finish(&s->ckpt));
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
-  FD_CALL(accumulate_previous(s));
-  FD_CALL(halo_flush_timers(&s->halo));
+  FD_CALL(loop_sync(s));
+  s->loop_captures = s->graphs.captures - captures;
   *step_ms = (t1 - t0) * 1e3 / s->iters;
   return FD_OK;
 }
@@ -721,12 +986,18 @@ static void describe_run(const fd_state *s, fd_result *r)
 /* This rank's phase times of the timed loop, ms per step (PH_STEP: step_ms, the wall time). */
 static void phase_times(const fd_state *s, double step_ms, double ph[PH_COUNT])
 {
-  const double it = s->iters;
-  ph[PH_PACK] = s->halo.pack_ms / it;
-  ph[PH_EXCHANGE] = s->halo.exchange_ms / it;
-  ph[PH_UNPACK] = s->halo.unpack_ms / it;
-  ph[PH_INTERIOR] = s->ms_interior / it;
-  ph[PH_SHELL] = s->ms_shell / it;
+  /* the sampled windows' device times per step; the exchanges' per exchange, times the
+   * exchanges per step; the MPI part of an exchange is the host's, timed every time */
+  const fd_halo *h = &s->halo;
+  const double per_sampled = s->sampled_steps > 0 ? 1.0 / (double)s->sampled_steps : 0.0;
+  const double per_timed = h->timed > 0 ? 1.0 / (double)h->timed : 0.0;
+  const double ex_per_step = (double)h->count / s->iters;
+  const double mpi = h->count > 0 ? h->mpi_ms / (double)h->count : 0.0, ipc = h->ipc_ms * per_timed;
+  ph[PH_PACK] = h->pack_ms * per_timed * ex_per_step;
+  ph[PH_EXCHANGE] = (mpi > ipc ? mpi : ipc) * ex_per_step;
+  ph[PH_UNPACK] = h->unpack_ms * per_timed * ex_per_step;
+  ph[PH_INTERIOR] = s->ms_interior * per_sampled;
+  ph[PH_SHELL] = s->ms_shell * per_sampled;
   ph[PH_STEP] = step_ms;
 }
 
@@ -749,7 +1020,7 @@ static int reduce_timings(const fd_state *s, double step_ms, fd_result *r)
   r->points_per_s = (double)N[0] * N[1] * N[2] / (r->phase[PH_STEP].max * 1e-3);
   /* per step: what one exchange sends times the exchanges of the timed loop, over its steps
    * (one exchange every S steps; a window cut short by the end of a run counts whole) */
-  const double per_step = (double)s->halo.timed / s->iters;
+  const double per_step = (double)s->halo.count / s->iters;
   unsigned long long ex[2] = {s->halo.bytes_sent, (unsigned long long)s->halo.n_msgs}, ex_max[2];
   FD_MPI(MPI_Allreduce(ex, ex_max, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
   r->halo_bytes_exchange_max = (size_t)ex_max[0];
@@ -761,11 +1032,30 @@ static int reduce_timings(const fd_state *s, double step_ms, fd_result *r)
   double hb = step_figs[0];
   double hgbs = ph[PH_EXCHANGE] > 0 ? hb / (ph[PH_EXCHANGE] * 1e-3) / 1e9 : 0.0;
   reduce_stat(comm, ranks, hgbs, &r->halo_gbs);
-  reduce_stat(comm, ranks, s->halo.copy_ms / s->iters, &r->ipc_copy_ms);
+  reduce_stat(comm, ranks, s->halo.timed > 0 ? s->halo.copy_ms / s->halo.timed * per_step : 0.0, &r->ipc_copy_ms);
   /* redundant points: updated beyond the block's 1..n, per step, per rank and over all */
   const double red = s->redundant / s->iters;
   reduce_stat(comm, ranks, red, &r->redundant);
   r->redundant_share = r->redundant.avg * ranks / ((double)N[0] * N[1] * N[2]);
+  return FD_OK;
+}
+
+/* The graphs as run and the step against its floor F1 = max(F_g, F_c), over the ranks.
+ * Collective. */
+static int reduce_graphs_floors(fd_state *s, double step_ms, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const double f1 = s->floor_graph_us > s->floor_copy_us ? s->floor_graph_us : s->floor_copy_us;
+  reduce_stat(comm, s->dec.size, f1 > 0 ? step_ms * 1e3 / f1 : 0.0, &r->step_over_f1);
+  r->graphs_on = s->graphs.on;
+  int failed = s->graphs.on && s->graphs.failed, lowest = failed ? s->dec.rank : s->dec.size;
+  FD_MPI(MPI_Allreduce(&failed, &r->graphs_failed, 1, MPI_INT, MPI_SUM, comm));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, comm));
+  if (lowest < s->dec.size) {
+    if (s->dec.rank == lowest) snprintf(r->graphs_why, sizeof r->graphs_why, "%s", s->graphs.why);
+    FD_MPI(MPI_Bcast(r->graphs_why, (int)sizeof r->graphs_why, MPI_CHAR, lowest, comm));
+  }
+  FD_MPI(MPI_Allreduce(&s->loop_captures, &r->graph_captures, 1, MPI_LONG_LONG, MPI_MAX, comm));
   return FD_OK;
 }
 
@@ -920,20 +1210,107 @@ static int verify(fd_state *s, const real_t *result, double residual0, fd_verify
 
 /* ---- the run ---- */
 
-/* The steps per pass and the fused configuration (--fuse, tune.h) into r->fuse and s: T = 1;
- * a given T with the backend's rule (--tune off, the host backend) or the fastest of
- * be_fused_candidates(T) (the autotune); auto: the fastest per step of T = 1 (the single-step
- * configuration s->kernel) and every fused candidate of T = 2..4, among the T that divide S
- * with several ranks and the snapshot interval with snapshots. Passes cut short (the end of a
- * run) take the chosen configuration with fewer steps, or the rule's where that is not valid.
- * Leaves the fields to be filled again. Collective. */
+/* The fused configurations of passes of t = 2..T steps: c with t steps, or the rule's where c
+ * does not resolve with fewer steps (a pass cut short at the end of a run). */
+static int set_fuse(fd_state *s, int T, const fd_fused *c)
+{
+  s->fuse = T;
+  for (int t = 2; t <= T; t++) {
+    fd_fused x = *c;
+    x.steps = t;
+    if (be_fused_resolve(&x) != BE_OK) {
+      memset(&x, 0, sizeof x);
+      x.steps = t;
+      FD_BE(be_fused_resolve(&x));
+    }
+    s->fused[t] = x;
+  }
+  return FD_OK;
+}
+
+/* Target wall time of a loop trial's timed part; a probe longer than FD_TRIAL_CYCLE_MS per
+ * sampling cycle makes the trial time whole windows instead of whole cycles. */
+#define FD_TRIAL_MS 4.0
+#define FD_TRIAL_CYCLE_MS 40.0
+
+/* Runs `steps` steps of the loop on every rank; *s_max = the slowest rank's wall time in
+ * seconds. Collective. */
+static int trial_time(fd_state *s, int steps, double *s_max)
+{
+  FD_MPI(MPI_Barrier(s->dec.cart));
+  const double t = fd_now();
+  FD_CALL(run_steps(s, steps, "trial"));
+  FD_CALL(loop_sync(s));
+  const double dt = fd_now() - t;
+  FD_MPI(MPI_Allreduce(&dt, s_max, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
+  return FD_OK;
+}
+
+/* A loop trial: ms per step of the run's own loop (run_steps: its passes, exchanges, sampled
+ * windows, graphs and chains) with T steps per pass (configuration c) and graphs on or off, on
+ * every rank at once; *ms is the slowest rank's. The fields start over; snapshots are off. A
+ * unit of steps is a window (a pass on one rank) and a whole number of passes; a cycle is
+ * FD_SAMPLE_EVERY units, after which the pattern of sampled windows and chains repeats. After a
+ * probe of one unit, small blocks warm up for a cycle (every graph the pattern needs is
+ * captured there) and time whole cycles, so that the timed part captures nothing and runs what
+ * the loop runs; large blocks, where a cycle would take long, time whole units. Either way the
+ * timed part takes about FD_TRIAL_MS on the slowest rank. Collective. */
+static int loop_trial(fd_state *s, int T, const fd_fused *c, int graphs, double *ms)
+{
+  FD_CALL(set_fuse(s, T, c));
+  FD_CALL(graphs_clear(&s->graphs));
+  s->graphs.on = graphs;
+  FD_CALL(halo_use_graphs(&s->halo, graphs));
+  FD_CALL(state_fill(s));
+  s->snap_off = 1;
+  const int width = s->dec.size == 1 ? 1 : s->width;
+  const int unit = width / gcd(width, T) * T;
+  double probe, t;
+  FD_CALL(trial_time(s, unit, &probe));
+  long long steps;
+  if (probe * FD_SAMPLE_EVERY * 1e3 < FD_TRIAL_CYCLE_MS) {
+    const int cycle = FD_SAMPLE_EVERY * unit;
+    FD_CALL(trial_time(s, cycle, &t));
+    const double k = FD_TRIAL_MS * 1e-3 / (t > 0 ? t : 1e-9);
+    steps = (long long)cycle * (k < 1 ? 1 : (k > 200 ? 200 : (long long)k + 1));
+  } else {
+    const double k = FD_TRIAL_MS * 1e-3 / (probe > 0 ? probe : 1e-9);
+    steps = (long long)unit * (k < 2 ? 2 : (long long)k + 1);
+  }
+  FD_CALL(trial_time(s, (int)steps, &t));
+  *ms = t * 1e3 / (double)steps;
+  s->snap_off = 0;
+  return FD_OK;
+}
+
+/* --graphs: 1 when this backend replays graphs for the run (on, or auto where the backend
+ * runs on a device; the host backend's recorded calls are for tests: auto leaves them off). */
+static int graphs_wanted(const fd_state *s, int *trial)
+{
+  *trial = 0;
+  if (s->opt->graphs == FD_GRAPHS_OFF) return 0;
+  if (s->opt->graphs == FD_GRAPHS_ON) return 1;
+  *trial = s->dev->is_accelerator;
+  return s->dev->is_accelerator;
+}
+
+/* The steps per pass, the fused configuration and the graphs setting (--fuse, --graphs) into
+ * r->fuse, r->graphs_* and s: T = 1; a given T with the backend's rule (--tune off, the host
+ * backend); otherwise the fused kernel's configurations are timed alone on the rank's block
+ * (be_fused_candidates of each T; T = 1 the single-step configuration), the fastest one or two
+ * of each T are the finalists, and each finalist runs a loop trial (loop_trial: the run's own
+ * passes and exchanges) with graphs off and, with --graphs auto on a device, on: the fastest
+ * per step is the run's. --fuse auto takes T among 1..4 dividing S with several ranks and the
+ * snapshot interval with snapshots. With no fused trial, --graphs auto is a loop trial of the
+ * configuration with graphs off and on. Leaves the fields to be filled again. Collective. */
 static int choose_fuse(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
   fd_fuse_tune *ft = &r->fuse;
   memset(ft, 0, sizeof *ft);
   ft->steps = 1;
-  int steps[FD_FUSE_MAX], n = 0;
+  int steps[FD_FUSE_MAX], n = 0, trial_graphs;
+  const int graphs = graphs_wanted(s, &trial_graphs);
   if (o->fuse == 0) {
     for (int t = 1; t <= FD_FUSE_MAX; t++)
       if ((s->dec.size == 1 || s->width % t == 0) && (o->snapshot_every == 0 || o->snapshot_every % t == 0) &&
@@ -942,12 +1319,22 @@ static int choose_fuse(fd_state *s, fd_result *r)
   } else if (o->fuse > 1) {
     steps[n++] = o->fuse;
   }
-  if (n == 1 && (!s->dev->is_accelerator || o->tune == FD_TUNE_OFF)) {
-    ft->steps = ft->config.steps = steps[0];
-    FD_CALL(fd_agree(s->dec.cart, be_fused_resolve(&ft->config) == BE_OK
-                                      ? FD_OK
-                                      : fd_set_error(FD_ERR_USAGE, "--fuse: %s", be_error_message())));
-  } else if (n >= 1) {
+  if (n == 0 || (n == 1 && (!s->dev->is_accelerator || o->tune == FD_TUNE_OFF))) {
+    if (n == 1) {
+      ft->steps = ft->config.steps = steps[0];
+      FD_CALL(fd_agree(s->dec.cart, be_fused_resolve(&ft->config) == BE_OK
+                                        ? FD_OK
+                                        : fd_set_error(FD_ERR_USAGE, "--fuse: %s", be_error_message())));
+    }
+    ft->chosen_graphs = graphs;
+    if (trial_graphs) { /* one configuration: graphs off and on */
+      ft->n = 1;
+      ft->cand[0] = ft->config;
+      ft->cand[0].steps = ft->steps;
+      for (int g = 0; g < 2; g++) FD_CALL(loop_trial(s, ft->steps, &ft->config, g, &ft->loop_ms[0][g]));
+      ft->chosen_graphs = ft->loop_ms[0][1] < ft->loop_ms[0][0];
+    }
+  } else {
     /* each rank's block as a pass over 1..n with the fix box 1..n; T = 1 the single-step
      * configuration over the same points */
     FD_CALL(state_fill(s));
@@ -959,32 +1346,130 @@ static int choose_fuse(fd_state *s, fd_result *r)
       tf.hi[d] = tf.fix_hi[d] = s->grid.n[d];
     }
     FD_CALL(tune_fused(s->dec.cart, &t1, s->kernel, &tf, steps, n, ft));
-  }
-  s->fuse = ft->steps;
-  for (int t = 2; t <= s->fuse; t++) {
-    fd_fused c = ft->config;
-    c.steps = t;
-    if (be_fused_resolve(&c) != BE_OK) {
-      memset(&c, 0, sizeof c);
-      c.steps = t;
-      FD_BE(be_fused_resolve(&c));
+    /* the finalists: the fastest two of each T (its first one for T = 1) */
+    const double t0 = fd_now();
+    double best = 0.0;
+    for (int k = 0; k < n; k++) {
+      int first = -1, second = -1;
+      for (int i = 0; i < ft->n; i++) {
+        if (ft->cand[i].steps != steps[k]) continue;
+        if (first < 0 || ft->ms[i] < ft->ms[first]) second = first, first = i;
+        else if (second < 0 || ft->ms[i] < ft->ms[second]) second = i;
+      }
+      const int fin[2] = {first, steps[k] > 1 ? second : -1};
+      for (int f = 0; f < 2; f++) {
+        if (fin[f] < 0) continue;
+        for (int g = 0; g < 2; g++) {
+          if (!trial_graphs && g != graphs) continue; /* auto on a device: both */
+          double ms;
+          FD_CALL(loop_trial(s, steps[k], &ft->cand[fin[f]], g, &ms));
+          ft->loop_ms[fin[f]][g] = ms;
+          if (best == 0.0 || ms < best) {
+            best = ms;
+            ft->chosen = fin[f];
+            ft->chosen_graphs = g;
+          }
+        }
+      }
     }
-    s->fused[t] = c;
+    double dt = fd_now() - t0, slowest;
+    FD_MPI(MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
+    ft->seconds += slowest;
+    ft->steps = ft->cand[ft->chosen].steps;
+    ft->config = ft->cand[ft->chosen];
   }
+  FD_CALL(set_fuse(s, ft->steps, &ft->config));
+  FD_CALL(graphs_clear(&s->graphs));
+  s->graphs.on = ft->chosen_graphs;
+  FD_CALL(halo_use_graphs(&s->halo, ft->chosen_graphs));
+  return FD_OK;
+}
+
+/* min, avg and max of x over the ranks of comm where `has` is 1 (all 0 where none has one);
+ * *count = how many have one. Collective. */
+static int reduce_stat_some(MPI_Comm comm, double x, int has, fd_stat *st, int *count)
+{
+  double lo = has ? x : 1e300, hi = has ? x : -1e300, sum[2] = {has ? x : 0.0, has ? 1.0 : 0.0};
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, comm));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, comm));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_DOUBLE, MPI_SUM, comm));
+  *count = (int)sum[1];
+  st->min = *count ? lo : 0.0;
+  st->max = *count ? hi : 0.0;
+  st->avg = *count ? sum[0] / sum[1] : 0.0;
+  return FD_OK;
+}
+
+/* The floors of a step on this rank (README "Small blocks and strong scaling"): F_g, F_ls
+ * (be_floors; 0, n/a, on the host backend) and F_c, the faster of be_floors' graph of one copy
+ * and the memcpy reference (tune_memcpy_gbs), and with neighbours L
+ * (halo_latency_us), over the ranks into r. Overwrites the fields. Collective. */
+static int measure_floors(fd_state *s, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const int ranks = s->dec.size;
+  /* the device's floors, not the contention of ranks sharing it: those measure one at a time */
+  MPI_Comm node_comm, dev_comm;
+  FD_MPI(MPI_Comm_split(comm, s->node < 0 ? 0 : s->node, s->dec.rank, &node_comm));
+  FD_MPI(MPI_Comm_split(node_comm, s->dev->device_index, s->dec.rank, &dev_comm));
+  FD_MPI(MPI_Comm_free(&node_comm));
+  int sharing, me, err = FD_OK;
+  FD_MPI(MPI_Comm_size(dev_comm, &sharing));
+  FD_MPI(MPI_Comm_rank(dev_comm, &me));
+  be_floor_times ft = {0, 0, 0};
+  for (int turn = 0; turn < sharing; turn++) {
+    if (turn == me && be_floors(s->compute, s->pool[1], s->pool[0], s->grid.elems * sizeof(real_t), &ft) != BE_OK)
+      err = fd_set_error(FD_ERR_RUNTIME, "rank %d: floors: %s", s->dec.rank, be_error_message());
+    FD_MPI(MPI_Barrier(dev_comm));
+  }
+  FD_MPI(MPI_Comm_free(&dev_comm));
+  FD_CALL(err);
+  s->floor_graph_us = ft.graph_us;
+  s->floor_launch_sync_us = ft.launch_sync_us;
+  /* F_c: the faster of a graph's copy and the memcpy reference's batched copies */
+  const double memcpy_us = s->memcpy_gbs > 0 ? 2.0 * (double)s->grid.elems * sizeof(real_t) / (s->memcpy_gbs * 1e3) : 0.0;
+  s->floor_copy_us = ft.copy_us > 0 && (memcpy_us <= 0 || ft.copy_us < memcpy_us) ? ft.copy_us : memcpy_us;
+  int dev = ft.graph_us > 0, all_dev;
+  FD_MPI(MPI_Allreduce(&dev, &all_dev, 1, MPI_INT, MPI_MIN, comm));
+  r->floors_device = all_dev;
+  reduce_stat(comm, ranks, s->floor_graph_us, &r->floor_graph_us);
+  reduce_stat(comm, ranks, s->floor_launch_sync_us, &r->floor_launch_sync_us);
+  reduce_stat(comm, ranks, s->floor_copy_us, &r->floor_copy_us);
+  FD_CALL(halo_latency_us(&s->halo, &s->latency_us));
+  int with;
+  FD_CALL(reduce_stat_some(comm, s->latency_us, s->exchanging, &r->latency_us, &with));
+  r->floors_neighbours = with;
+  return FD_OK;
+}
+
+/* X, an exchange alone with the run's settings (graphs), and X / (F_ls + L + 2 F_g), over the
+ * ranks with neighbours into r. Overwrites the fields' ghosts. Collective. */
+static int measure_exchange(fd_state *s, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  FD_CALL(halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
+                                 &s->exchange_alone_us));
+  int with;
+  FD_CALL(reduce_stat_some(comm, s->exchange_alone_us, s->exchanging, &r->exchange_alone_us, &with));
+  const double floor = s->floor_launch_sync_us + s->latency_us + 2 * s->floor_graph_us;
+  FD_CALL(reduce_stat_some(comm, floor > 0 ? s->exchange_alone_us / floor : 0.0, s->exchanging && floor > 0,
+                           &r->exchange_over_floor, &with));
   return FD_OK;
 }
 
 /* Start-up measurements on this rank's block (tune.h): the memcpy reference (s->memcpy_gbs,
- * and over the ranks into r); unless the configuration is forced (--kernel), --tune off or the
- * backend has one kernel, the autotune, whose choice s->kernel becomes on every rank; then the
- * steps per pass and the fused configuration (choose_fuse). Leaves the fields to be filled
- * again. Collective. */
+ * and over the ranks into r); the floors (measure_floors); unless the configuration is forced
+ * (--kernel), --tune off or the backend has one kernel, the autotune, whose choice s->kernel
+ * becomes on every rank; then the steps per pass, the fused configuration and graphs
+ * (choose_fuse); last X with those (measure_exchange). Leaves the fields to be filled again.
+ * Collective. */
 static int startup_measure(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
   FD_CALL(tune_memcpy_gbs(s->pool[1], s->pool[0], s->grid.elems * sizeof(real_t), s->compute,
                           &s->memcpy_gbs));
   reduce_stat(s->dec.cart, s->dec.size, s->memcpy_gbs, &r->memcpy_gbs);
+  FD_CALL(measure_floors(s, r));
   if (!o->have_kernel && o->tune != FD_TUNE_OFF && s->dev->is_accelerator) {
     FD_CALL(state_fill(s));
     const fd_kernel_trial t = {s->grid, FD_REGION_INTERIOR, s->sides, s->prob.coeffs, s->u,
@@ -993,7 +1478,8 @@ static int startup_measure(fd_state *s, fd_result *r)
     s->kernel = r->tune.cand[r->tune.chosen];
     FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
   }
-  return choose_fuse(s, r);
+  FD_CALL(choose_fuse(s, r));
+  return measure_exchange(s, r);
 }
 
 /* Timed steps of the reference run without snapshots and checkpoints (they cost a share of the
@@ -1054,6 +1540,7 @@ static int run_on_state(fd_state *s, fd_result *r)
   FD_CALL(state_restore(s, r));
   FD_CALL(timed_loop(s, &step_ms, "timed"));
   FD_CALL(reduce_timings(s, step_ms, r));
+  FD_CALL(reduce_graphs_floors(s, step_ms, r));
   FD_CALL(reduce_snapshots(s, step_ms, ref_ms, r));
   FD_CALL(reduce_checkpoints(s, step_ms, ref_ms, r));
   if (o->baseline) reduce_baseline(s, step_ms, alone_ms, r);

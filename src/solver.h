@@ -63,6 +63,21 @@ typedef struct {
   fd_stat efficiency;      /* T_alone / T_step per rank */
   fd_stat hidden;          /* share of the exchange hidden: 1 - (T_step - T_alone) / T_comm,
                               T_comm = pack + exchange + unpack; clamped to [0, 1] */
+  /* the floors of a step (README "Small blocks and strong scaling"), microseconds */
+  int floors_device;       /* F_g and F_ls were measured (0: the host backend, where they are n/a) */
+  fd_stat floor_graph_us;  /* F_g: a graph of one empty kernel launched back to back, per launch */
+  fd_stat floor_launch_sync_us; /* F_ls: one launch of an empty kernel and a host wait */
+  fd_stat floor_copy_us;   /* F_c: the device copy of the rank's own field (the memcpy) */
+  int floors_neighbours;   /* ranks with a neighbour: L and X are theirs (0: none, one rank) */
+  fd_stat latency_us;      /* L: one small message to a neighbour through the exchange's MPI */
+  fd_stat exchange_alone_us; /* X: an exchange alone (pack, MPI or IPC, unpack), back to back */
+  fd_stat exchange_over_floor; /* X / (F_ls + L + 2 F_g) */
+  fd_stat step_over_f1;    /* the step per time step / F1, F1 = max(F_g, F_c) */
+  /* graphs (--graphs) */
+  int graphs_on;           /* the timed loop replayed captured graphs */
+  int graphs_failed;       /* ranks whose capture failed (they ran eagerly) */
+  char graphs_why[160];    /* the lowest such rank's reason */
+  long long graph_captures; /* graphs captured in the timed loop, most on one rank */
   fd_verify verify;
   fd_problem prob;         /* the operator as set up (rank 0's view: dt, velocities, source) */
   /* snapshots */

@@ -32,13 +32,19 @@ typedef struct {
   fd_fused cand[FD_FUSE_TUNE_MAX]; /* cand[i].steps == 1: the single-step kernel, one step per
                                       pass; > 1: a fused configuration */
   double ms[FD_FUSE_TUNE_MAX]; /* median ms per step (a pass / its steps) on the slowest rank */
+  /* The loop trial of the finalists (the fastest one or two configurations of each T by ms):
+   * ms per step of the run's own loop (its passes, exchanges, sampled timing) on the slowest
+   * rank, with graphs off [0] and on [1]; 0 where not run. The choice is the fastest of these. */
+  double loop_ms[FD_FUSE_TUNE_MAX][2];
   int chosen;                /* index of the one every rank uses */
+  int chosen_graphs;         /* the graphs setting of the chosen loop trial */
   double seconds;            /* wall time of the trial, slowest rank */
 } fd_fuse_tune;
 
 /* Bandwidth of a device-to-device copy of `bytes` from src to dst (two buffers of this
  * rank's device) on stream s, counting bytes read plus bytes written: the median of 5 timed
- * copies after one untimed. Not Collective; synchronous. */
+ * batches of back-to-back copies (1 copy of a large field, up to 64 of a small one) after one
+ * untimed copy. Not Collective; synchronous. */
 int tune_memcpy_gbs(void *dst, const void *src, size_t bytes, be_stream s, double *gbs);
 
 /* The agreement of the autotune: ms[0..n-1] holds this rank's times on entry and the

@@ -45,6 +45,7 @@ static void test_defaults(void **state)
   assert_int_equal(o.halo_path, FD_HALO_PATH_AUTO);
   assert_int_equal(o.halo_width, 1);
   assert_int_equal(o.fuse, 1);
+  assert_int_equal(o.graphs, FD_GRAPHS_AUTO);
   assert_false(o.have_global || o.have_local || o.have_procs);
   assert_int_equal(o.checkpoint_every, 0);
   assert_string_equal(o.checkpoint_dir, "");
@@ -146,6 +147,17 @@ static void test_every_option_accepted(void **state)
   assert_int_equal(parse(&o, args8), FD_OK);
   assert_int_equal(o.restart, FD_RESTART_PATH);
   assert_string_equal(o.restart_path, "run/ckpt_0000000100.fdmini");
+  const char *g_on[] = {"--graphs", "on", NULL}, *g_off[] = {"--graphs", "off", NULL},
+             *g_auto[] = {"--graphs", "auto", NULL};
+  assert_int_equal(parse(&o, g_on), FD_OK);
+  assert_int_equal(o.graphs, FD_GRAPHS_ON);
+  assert_string_equal(fd_graphs_name(o.graphs), "on");
+  assert_int_equal(parse(&o, g_off), FD_OK);
+  assert_int_equal(o.graphs, FD_GRAPHS_OFF);
+  assert_string_equal(fd_graphs_name(o.graphs), "off");
+  assert_int_equal(parse(&o, g_auto), FD_OK);
+  assert_int_equal(o.graphs, FD_GRAPHS_AUTO);
+  assert_string_equal(fd_graphs_name(o.graphs), "auto");
   const char *help[] = {"--help", NULL};
   assert_int_equal(parse(&o, help), FD_OK);
   assert_true(o.help);
@@ -212,6 +224,8 @@ static const bad_case bad_cases[] = {
   {{"--mpi-gpu", "maybe"}, "--mpi-gpu: unknown value 'maybe', expected auto, aware or staged"},
   {{"--halo-path", "nvlink"}, "--halo-path: unknown value 'nvlink', expected auto, mpi or ipc"},
   {{"--halo-path"}, "option '--halo-path' needs a value"},
+  {{"--graphs", "yes"}, "--graphs: unknown value 'yes', expected auto, on or off"},
+  {{"--graphs"}, "option '--graphs' needs a value"},
   {{"--json", ""}, "--json: expected a file name"},
   {{"--progress", "-3"}, "--progress: -3 is out of range"},
   {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity or source"},

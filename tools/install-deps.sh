@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # install-deps.sh - installs, from Debian/Ubuntu packages, everything fdmini needs to build, test
-# (cmocka, a local Slurm with munge, shellcheck) and plot benchmarks (python3-matplotlib).
+# (cmocka, a local Slurm with munge, shellcheck, MPICH beside Open MPI for the MPICH stage) and
+# plot benchmarks (python3-matplotlib). Open MPI stays the default MPI: the `mpi` and `mpirun`
+# alternatives (/usr/bin/mpicc, /usr/bin/mpirun) are checked after the install and set back to
+# Open MPI if installing MPICH moved them; MPICH is used by its own names (mpicc.mpich,
+# mpiexec.mpich).
 # With --gpu-toolchains it also installs ROCm's HIP compiler and runtime (Debian's ROCm 5.2)
 # used for the HIP gfx90a cross-build, and links their CMake package folders where CMake 3.25
 # looks for them. (nvcc for the CUDA cross-build is not a Debian package here: it is expected
@@ -16,7 +20,7 @@ for arg in "$@"; do
   case $arg in
     --gpu-toolchains) gpu=1 ;;
     -h | --help)
-      sed -n '2,11p' "$0"
+      sed -n '2,15p' "$0"
       exit 0
       ;;
     *)
@@ -29,6 +33,7 @@ done
 packages=(
   build-essential cmake pkg-config git
   libopenmpi-dev openmpi-bin libhwloc-dev hwloc
+  mpich libmpich-dev
   libcmocka-dev
   slurm-wlm munge
   shellcheck
@@ -92,6 +97,20 @@ else
   done
   echo "install-deps: installed ${#missing[@]} packages in $((SECONDS - start)) s"
 fi
+
+# Open MPI must stay the default (mpicc, mpirun): every build but the MPICH stage uses it.
+for alt in mpi mpirun; do
+  want=$(update-alternatives --list "$alt" 2>/dev/null | grep -m 1 openmpi || true)
+  now=$(readlink -f "/etc/alternatives/$alt" 2>/dev/null || true)
+  if [[ -z $want ]]; then
+    echo "install-deps: no Open MPI alternative for '$alt' (is openmpi-bin installed?)" >&2
+    exit 1
+  fi
+  if [[ $now != "$(readlink -f "$want")" ]]; then
+    "${sudo[@]}" update-alternatives --set "$alt" "$want"
+    echo "install-deps: set the '$alt' alternative back to Open MPI ($want)"
+  fi
+done
 
 if ((gpu)); then
   # CMake 3.25 does not look in Debian's multiarch cmake folder for HIP's package configs.

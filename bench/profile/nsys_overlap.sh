@@ -125,6 +125,9 @@ if [[ -n $ok ]]; then
   for ((r = 0; r < np; r++)); do files+=("$out/rank$r.sqlite"); done
   python3 "$here/nsys_overlap.py" "${files[@]}" >>"$summary" 2>&1
   rc=$?
+  # fdmini's NVTX ranges in the traces (halo_begin, halo_exchange, halo_unpack, interior,
+  # boundary): the timeline above depends on them
+  python3 "$here/check_ranges.py" "${files[@]}" >>"$summary" 2>&1 || rc=1
 else
   "${launch[@]}" "$fdmini" "${fd_args[@]}" --baseline --json "$out/run.json" >"$out/last.log" 2>&1
   cat "$out/last.log" >>"$log"

@@ -9,14 +9,20 @@
 #   srun -N 1 -n 8 -c 7 --gpus-per-task=1 --gpu-bind=closest \
 #       bench/profile/rocprof_sys.sh build-frontier/fdmini --iters 20              # Frontier
 #
-# (module load rocm, then the site's rocprofiler-systems / omnitrace module). Output:
+# Where it is: LUMI: module load rocm/6.3.4-extras (CrayEnv and LUMI/25.03; not in the system
+# rocm/6.3.4); Frontier: module load rocm, then rocprofiler-systems (OLCF: ROCm 6.3 and 6.4) or
+# omnitrace. Output:
 # $FDMINI_PROFILE_DIR (default profile-rocprof-sys-$SLURM_JOB_ID) / rank<R>/ (open the
 # perfetto-trace-*.proto files at https://ui.perfetto.dev). Build fdmini with roctx (CMake says
 # "profiler ranges through roctx") to see its ranges.
 set -euo pipefail
 (($# >= 1)) || { echo "usage: rocprof_sys.sh FDMINI [FDMINI OPTIONS...]" >&2; exit 2; }
 run=$(command -v rocprof-sys-run || command -v omnitrace-run || true)
-[[ -n $run ]] || { echo "rocprof_sys.sh: neither rocprof-sys-run nor omnitrace-run found (module load rocm rocprofiler-systems)" >&2; exit 2; }
+[[ -n $run ]] || {
+  echo "rocprof_sys.sh: neither rocprof-sys-run nor omnitrace-run found (LUMI: module load" \
+    "rocm/6.3.4-extras; Frontier: module load rocm rocprofiler-systems)" >&2
+  exit 2
+}
 rank=${SLURM_PROCID:-${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}}
 dir=${FDMINI_PROFILE_DIR:-profile-rocprof-sys-${SLURM_JOB_ID:-local}}/rank$rank
 mkdir -p "$dir"

@@ -15,8 +15,9 @@ folder's `study.json` manifest says what was asked for and which command made ea
 Weak scaling passes `--local NX,NY,NZ` (the size of every GCD's block); strong scaling passes
 `--global NX,NY,NZ` (the whole grid, split over the ranks). On `local` the runs start here
 with `mpirun -n N --oversubscribe` (or `srun -n N` with `--launcher srun`); on `lumi-g` and
-`frontier` one sbatch script per scale is written into the output folder and submitted with
-`sbatch` (only written with `--dry-run`), using each centre's launch conventions.
+`frontier` one sbatch script per node count is written into the output folder and submitted with
+`sbatch` (only written with `--dry-run`), using each centre's launch conventions; the scales of
+1..8 GCDs share the one-node job (each would be billed a whole node).
 """
 
 import argparse
@@ -24,6 +25,7 @@ import datetime
 import itertools
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -42,6 +44,11 @@ MANIFEST_SCHEMA = "fdmini-study/1"
 GCDS_PER_NODE = 8  # LUMI-G and Frontier: 4 MI250X per node, 2 GCDs each
 # LUMI-G: the core closest to each GCD 0..7 (LUMI documentation, "GPU binding").
 LUMI_CPU_MAP = "map_cpu:49,57,17,25,1,9,33,41"
+# The LUMI software stack the recipes pin (the default and recommended one since January 2026);
+# a `module load LUMI` without a version follows the default as it moves, which LUMI advises
+# against: --setup refuses it.
+LUMI_STACK = "LUMI/25.03"
+UNPINNED_LUMI = re.compile(r"\bmodule\s+(?:load|add|swap)\b[^;&|]*?\sLUMI(?=\s|$|;|&|\|)")
 REPO_ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 # Installed (cmake --install, P/share/fdmini/bench/scaling/study.py): P/bin/fdmini.
 INSTALLED_BINARY = os.path.normpath(os.path.join(REPO_ROOT, "..", "..", "bin", "fdmini"))
@@ -189,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=parser.epilog)
     run.add_argument("--machine", required=True, choices=["lumi-g", "frontier", "local"],
                      help="where: local runs here; lumi-g/frontier write one sbatch script "
-                     "per scale")
+                     "per node count (the 1..8-GCD scales share the one-node job)")
     run.add_argument("--study", required=True, choices=["weak", "strong"],
                      help="weak: --size is every GCD's block; strong: --size is the global grid")
     run.add_argument("--size", required=True, type=parse_size, metavar="NX,NY,NZ",
@@ -243,7 +250,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="fdmini binary (default: build/fdmini for local, build-lumi/fdmini, "
                      "build-frontier/fdmini of the checkout; installed: PREFIX/bin/fdmini)")
     run.add_argument("--launcher", choices=["mpirun", "srun"], default="mpirun",
-                     help="local only: mpirun -n N --oversubscribe (default) or srun -n N")
+                     help="local only: the MPI launcher (--mpiexec, default mpirun) or srun -n N")
+    run.add_argument("--mpiexec", default="mpirun", metavar="PATH",
+                     help="local, --launcher mpirun: the MPI launcher of the binary's MPI library "
+                     "(default mpirun; e.g. mpiexec.mpich for an MPICH build); Open MPI's gets "
+                     "--oversubscribe")
     run.add_argument("--launcher-args", default="", metavar="'ARGS'",
                      help="more launcher options, one shell-quoted string "
                      "(write --launcher-args='...')")
@@ -257,7 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="lumi-g/frontier: #SBATCH --time of each job (default 00:30:00)")
     run.add_argument("--setup", action="append", default=[], metavar="LINE",
                      help="lumi-g/frontier: a shell line run first in each job, e.g. "
-                     "'module load LUMI partition/G rocm' (repeatable)")
+                     "'module load LUMI/25.03 partition/G rocm/6.3.4' (repeatable; a LUMI stack "
+                     "without a version is refused)")
     run.add_argument("--chain", action="store_true",
                      help="lumi-g/frontier: each job depends on the previous (afterany), so "
                      "scales run one after another instead of side by side")
@@ -397,12 +409,31 @@ def launcher_args(args: argparse.Namespace) -> List[str]:
         raise StudyError(f"--launcher-args: {err}") from None
 
 
+_OPEN_MPI_LAUNCHER: Dict[str, bool] = {}
+
+
+def is_open_mpi_launcher(path: str) -> bool:
+    """Whether `path --version` says Open MPI (whose launcher needs --oversubscribe to start
+    more ranks than cores; MPICH's Hydra has no such option and refuses it)."""
+    if path not in _OPEN_MPI_LAUNCHER:
+        try:
+            out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30,
+                                 check=False)
+            text = out.stdout + out.stderr
+        except (OSError, subprocess.SubprocessError):
+            text = ""
+        _OPEN_MPI_LAUNCHER[path] = "Open MPI" in text or "OpenRTE" in text
+    return _OPEN_MPI_LAUNCHER[path]
+
+
 def local_argv(args: argparse.Namespace, binary: str, out_dir: str, run: Run) -> List[str]:
     """The command line of one local run."""
     if args.launcher == "srun":
         launch = ["srun", "-n", str(run.ranks)]
     else:
-        launch = ["mpirun", "-n", str(run.ranks), "--oversubscribe"]
+        launch = [args.mpiexec, "-n", str(run.ranks)]
+        if is_open_mpi_launcher(args.mpiexec):
+            launch.append("--oversubscribe")
     return (launch + launcher_args(args) + [binary] + list(run.fdmini_args)
             + ["--json", os.path.join(out_dir, run.record)])
 
@@ -427,13 +458,14 @@ def run_local(args: argparse.Namespace, binary: str, out_dir: str, runs: Sequenc
     Stops at the first failure: the other runs of a study would most likely fail the same way.
     """
     env = dict(os.environ)
-    if args.launcher == "mpirun" and os.geteuid() == 0:
+    if args.launcher == "mpirun" and os.geteuid() == 0 and is_open_mpi_launcher(args.mpiexec):
         # Open MPI's mpirun refuses to start as root without these.
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         print("study: running as root: OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
-    if shutil.which(args.launcher) is None:
-        raise StudyError(f"'{args.launcher}' not found on PATH")
+    launcher = "srun" if args.launcher == "srun" else args.mpiexec
+    if shutil.which(launcher) is None:
+        raise StudyError(f"'{launcher}' not found on PATH")
     for i, run in enumerate(runs, 1):
         argv = local_argv(args, binary, out_dir, run)
         cmd = shlex.join(argv)
@@ -493,15 +525,18 @@ def srun_argv(args: argparse.Namespace, binary: str, out_dir: str, run: Run) -> 
     return base + [binary] + list(run.fdmini_args) + ["--json", os.path.join(out_dir, run.record)]
 
 
-def batch_script(args: argparse.Namespace, binary: str, out_dir: str, ranks: int, nodes: int,
+def batch_script(args: argparse.Namespace, binary: str, out_dir: str, nodes: int,
                  runs: Sequence[Run]) -> str:
-    """The sbatch script that runs every variant and repeat of one scale."""
-    name = f"fdmini-{args.study}-n{ranks:04d}"
+    """The sbatch script that runs every scale of `nodes` nodes, every variant and repeat. The
+    scales of 1..8 GCDs share one one-node job: each would be billed a whole node anyway."""
+    ranks = max(r.ranks for r in runs)
+    scales = sorted({r.ranks for r in runs})
+    name = f"fdmini-{args.study}-N{nodes:04d}"
     per_node = min(ranks, GCDS_PER_NODE)
     lines = [
         "#!/bin/bash",
-        f"# fdmini {args.study} scaling study on {args.machine}: {ranks} GCD(s) on {nodes} "
-        f"node(s), size {size_text(args.size)} "
+        f"# fdmini {args.study} scaling study on {args.machine}: {nodes} node(s), "
+        f"{','.join(map(str, scales))} GCD(s), size {size_text(args.size)} "
         f"{'per GCD' if args.study == 'weak' else 'global'}.",
         "# Written by bench/scaling/study.py; every run writes its JSON record next to this file.",
         f"#SBATCH --job-name={name}",
@@ -509,7 +544,9 @@ def batch_script(args: argparse.Namespace, binary: str, out_dir: str, ranks: int
     ]
     if args.machine == "lumi-g":
         lines += [f"#SBATCH --ntasks-per-node={per_node}",
-                  f"#SBATCH --gpus-per-node={GCDS_PER_NODE}"]
+                  f"#SBATCH --gpus-per-node={GCDS_PER_NODE}",
+                  # binding applies to whole-node allocations only (small-g, dev-g share nodes)
+                  "#SBATCH --exclusive"]
     else:
         lines += [f"#SBATCH --ntasks={ranks}"]
     lines += [f"#SBATCH --time={args.time}",
@@ -523,6 +560,15 @@ def batch_script(args: argparse.Namespace, binary: str, out_dir: str, ranks: int
     lines += [""] + list(args.setup) + ["set -u",
         "# GPU-aware Cray MPICH: device buffers go straight to MPI.",
         "export MPICH_GPU_SUPPORT_ENABLED=1",
+    ]
+    if args.machine == "lumi-g":
+        lines += ["# LUMI: with GPU buffers, each rank's NIC is the one next to its GCD.",
+                  "export MPICH_OFI_NIC_POLICY=GPU"]
+    lines += [
+        "# The Cray PE libraries of the loaded modules first (non-default CPE versions).",
+        'if [ -n "${CRAY_LD_LIBRARY_PATH:-}" ]; then',
+        '  export LD_LIBRARY_PATH="$CRAY_LD_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"',
+        "fi",
         f"cd {shlex.quote(out_dir)}",
         "failed=0",
         "",
@@ -551,7 +597,7 @@ def submit(script: str, after: Optional[str]) -> str:
 
 def run_batch(args: argparse.Namespace, binary: str, out_dir: str, runs: Sequence[Run],
               manifest: dict) -> None:
-    """Write one sbatch script per scale into out_dir and submit them (unless --dry-run)."""
+    """Write one sbatch script per node count into out_dir and submit them (unless --dry-run)."""
     if not args.dry_run and shutil.which("sbatch") is None:
         raise StudyError("'sbatch' not found on PATH (use --dry-run to only write the scripts)")
     if args.machine == "lumi-g":
@@ -559,28 +605,31 @@ def run_batch(args: argparse.Namespace, binary: str, out_dir: str, runs: Sequenc
         with open(path, "w", encoding="utf-8") as f:
             f.write(LUMI_SELECT_GPU)
         os.chmod(path, 0o755)
-    by_scale: Dict[Tuple[int, int], List[Run]] = {}
+    by_nodes: Dict[int, List[Run]] = {}
     for run in runs:
         assert run.nodes is not None
-        by_scale.setdefault((run.ranks, run.nodes), []).append(run)
-    # Inside a job: repeat outer, variant inner, as on local.
+        by_nodes.setdefault(run.nodes, []).append(run)
+    # Inside a job: repeat outer, scale, then variant, as on local.
     prev_job = None
-    for (ranks, nodes), scale_runs in sorted(by_scale.items()):
-        script = os.path.join(out_dir, f"job-{args.study}-n{ranks:04d}.sbatch")
+    for nodes, job_runs in sorted(by_nodes.items()):
+        job_runs = sorted(job_runs, key=lambda r: (r.repeat, r.ranks))
+        scales = sorted({r.ranks for r in job_runs})
+        script = os.path.join(out_dir, f"job-{args.study}-N{nodes:04d}.sbatch")
         with open(script, "w", encoding="utf-8") as f:
-            f.write(batch_script(args, binary, out_dir, ranks, nodes, scale_runs))
+            f.write(batch_script(args, binary, out_dir, nodes, job_runs))
         os.chmod(script, 0o755)
-        print(f"study: wrote {script} ({len(scale_runs)} runs on {ranks} GCDs, {nodes} node(s))")
-        for run in scale_runs:
+        print(f"study: wrote {script} ({len(job_runs)} runs on {','.join(map(str, scales))} "
+              f"GCDs, {nodes} node(s))")
+        for run in job_runs:
             print("    " + shlex.join(srun_argv(args, binary, out_dir, run)))
         job = None
         if not args.dry_run:
             job = submit(script, prev_job if args.chain else None)
             print(f"    submitted job {job}")
             prev_job = job
-        manifest["jobs"].append({"script": os.path.basename(script), "ranks": ranks,
+        manifest["jobs"].append({"script": os.path.basename(script), "ranks": scales,
                                  "nodes": nodes, "job_id": job})
-        for run in scale_runs:
+        for run in job_runs:
             entry = manifest_entry(run, srun_argv(args, binary, out_dir, run))
             entry["job_script"] = os.path.basename(script)
             manifest["runs"].append(entry)
@@ -678,12 +727,16 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 raise StudyError(f"--{opt} is for lumi-g and frontier, not local")
         if args.setup or args.chain:
             raise StudyError("--setup and --chain are for lumi-g and frontier, not local")
-    elif args.launcher != "mpirun":
-        raise StudyError(f"--launcher is for local; on {args.machine} jobs use srun")
+    elif args.launcher != "mpirun" or args.mpiexec != "mpirun":
+        raise StudyError(f"--launcher and --mpiexec are for local; on {args.machine} jobs use srun")
     elif not args.account and not os.environ.get("SBATCH_ACCOUNT"):
         raise StudyError(f"--account is required on {args.machine}: every job is billed to a "
                          "project (e.g. --account project_465000000 on LUMI, --account abc123 on "
                          "Frontier; or set SBATCH_ACCOUNT)")
+    for line in args.setup:
+        if UNPINNED_LUMI.search(line):
+            raise StudyError(f"--setup '{line}' loads the LUMI stack without a version; LUMI "
+                             f"says never to do that: name one, e.g. '{LUMI_STACK}'")
     binary = os.path.abspath(args.binary or DEFAULT_BINARY[args.machine])
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         if args.machine == "local" and not args.dry_run:

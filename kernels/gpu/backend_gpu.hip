@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu_internal.h"
 #include "pointwise.h"
@@ -372,6 +373,176 @@ extern "C" int be_event_elapsed_ms(float *ms, be_event start, be_event end)
   return BE_OK;
 }
 
+extern "C" int be_event_create_sync(be_event *e)
+{
+  *e = NULL;
+  be_event ev = (be_event)calloc(1, sizeof *ev);
+  if (!ev) return gpu_failf_private(BE_ERROR, "be_event_create_sync: out of host memory");
+  hipError_t r = hipEventCreateWithFlags(&ev->e, hipEventDisableTiming);
+  if (r != hipSuccess) {
+    free(ev);
+    return gpu_fail_private(__FILE__, __LINE__, "hipEventCreateWithFlags", r);
+  }
+  *e = ev;
+  return BE_OK;
+}
+
+extern "C" int be_event_query(be_event e, int *done)
+{
+  hipError_t r = hipEventQuery(e->e);
+  if (r == hipErrorNotReady) {
+    (void)hipGetLastError(); /* not an error: clear it */
+    *done = 0;
+    return BE_OK;
+  }
+  GPU(r);
+  *done = 1;
+  return BE_OK;
+}
+
+/* ---- graphs ------------------------------------------------------------------------------ */
+
+struct be_graph_s {
+  hipGraphExec_t exec;
+};
+
+extern "C" int be_graph_begin(be_stream s)
+{
+  /* thread-local: a call another thread makes meanwhile (the snapshot writer) is not captured
+   * and not refused */
+  GPU(hipStreamBeginCapture(gpu_stream(s), hipStreamCaptureModeThreadLocal));
+  return BE_OK;
+}
+
+extern "C" int be_graph_end(be_stream s, be_graph *g)
+{
+  *g = NULL;
+  hipGraph_t graph = NULL;
+  hipError_t e = hipStreamEndCapture(gpu_stream(s), &graph);
+  if (e != hipSuccess || !graph) {
+    (void)hipGetLastError();
+    return gpu_failf_private(BE_UNSUPPORTED, "stream capture failed: %s", hipGetErrorString(e));
+  }
+  hipGraphExec_t exec = NULL;
+  e = hipGraphInstantiateWithFlags(&exec, graph, 0);
+  (void)hipGraphDestroy(graph);
+  if (e != hipSuccess) {
+    (void)hipGetLastError();
+    return gpu_failf_private(BE_UNSUPPORTED, "graph instantiation failed: %s", hipGetErrorString(e));
+  }
+  be_graph gr = (be_graph)calloc(1, sizeof *gr);
+  if (!gr) {
+    (void)hipGraphExecDestroy(exec);
+    return gpu_failf_private(BE_ERROR, "be_graph_end: out of host memory");
+  }
+  gr->exec = exec;
+  *g = gr;
+  return BE_OK;
+}
+
+extern "C" int be_graph_launch(be_graph g, be_stream s)
+{
+  GPU(hipGraphLaunch(g->exec, gpu_stream(s)));
+  return BE_OK;
+}
+
+extern "C" int be_graph_destroy(be_graph g)
+{
+  if (!g) return BE_OK;
+  hipError_t e = hipGraphExecDestroy(g->exec);
+  free(g);
+  GPU(e);
+  return BE_OK;
+}
+
+/* ---- floors ------------------------------------------------------------------------------ */
+
+__global__ void k_empty() {}
+
+static double wall_us()
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Time per launch of g launched `n` times back to back on s (after a few untimed), in us. */
+static int graph_per_launch(be_graph g, be_stream s, int n, double *us)
+{
+  const hipStream_t st = gpu_stream(s);
+  for (int i = 0; i < 5; i++) {
+    int rc = be_graph_launch(g, s);
+    if (rc) return rc;
+  }
+  GPU(hipStreamSynchronize(st));
+  const double t0 = wall_us();
+  for (int i = 0; i < n; i++) {
+    int rc = be_graph_launch(g, s);
+    if (rc) return rc;
+  }
+  GPU(hipStreamSynchronize(st));
+  *us = (wall_us() - t0) / n;
+  return BE_OK;
+}
+
+extern "C" int be_floors(be_stream s, void *dst, const void *src, size_t bytes, be_floor_times *f)
+{
+  enum { WARM = 10, GRAPH_LAUNCHES = 200, SYNC_ROUNDS = 51 };
+  f->graph_us = f->launch_sync_us = f->copy_us = 0.0;
+  const hipStream_t st = gpu_stream(s);
+  /* F_g: a graph of one empty kernel */
+  be_graph g = NULL;
+  int rc = be_graph_begin(s);
+  if (rc) return rc;
+  k_empty<<<1, 1, 0, st>>>();
+  hipError_t le = hipGetLastError();
+  rc = be_graph_end(s, &g);
+  if (le != hipSuccess) {
+    (void)be_graph_destroy(g);
+    return gpu_fail_private(__FILE__, __LINE__, "k_empty (captured)", le);
+  }
+  if (rc) return rc;
+  rc = graph_per_launch(g, s, GRAPH_LAUNCHES, &f->graph_us);
+  (void)be_graph_destroy(g);
+  if (rc) return rc;
+  /* F_c: a graph of one copy of the field, as many launches as take about 1 ms (at most 200) */
+  g = NULL;
+  rc = be_graph_begin(s);
+  if (rc) return rc;
+  le = hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, st);
+  rc = be_graph_end(s, &g);
+  if (le != hipSuccess) {
+    (void)be_graph_destroy(g);
+    return gpu_fail_private(__FILE__, __LINE__, "hipMemcpyAsync (captured)", le);
+  }
+  if (rc) return rc;
+  double one = 0.0;
+  rc = graph_per_launch(g, s, 1, &one);
+  int n = one > 0 ? (int)(1000.0 / one) : GRAPH_LAUNCHES;
+  n = n < 1 ? 1 : (n > GRAPH_LAUNCHES ? GRAPH_LAUNCHES : n);
+  if (!rc) rc = graph_per_launch(g, s, n, &f->copy_us);
+  (void)be_graph_destroy(g);
+  if (rc) return rc;
+  /* F_ls: a launch and a host wait, the median */
+  double t[SYNC_ROUNDS];
+  for (int i = 0; i < WARM + SYNC_ROUNDS; i++) {
+    const double a = wall_us();
+    k_empty<<<1, 1, 0, st>>>();
+    GPU_LAUNCHED("k_empty");
+    GPU(hipStreamSynchronize(st));
+    if (i >= WARM) t[i - WARM] = wall_us() - a;
+  }
+  qsort(t, SYNC_ROUNDS, sizeof t[0], cmp_dbl);
+  f->launch_sync_us = t[SYNC_ROUNDS / 2];
+  return BE_OK;
+}
+
 extern "C" void be_range_push(const char *name) { gpu_range_push(name); }
 extern "C" void be_range_pop(void) { gpu_range_pop(); }
 
@@ -449,35 +620,38 @@ __global__ void __launch_bounds__(256)
 }
 
 /* Deep halos (width S >= 2: faces S deep, edges, corners; faces.h). One launch for every
- * active region: blockIdx.z picks the z-th region of `mask`, whose boxes and buffer offset come
- * from faces.h's functions (scalars and loops over constants: no kernel-parameter array indexed
- * at run time). Threads run along the box's x-y plane flattened, p = (i - lo0) + e0*(j - lo1),
- * contiguous in the buffer and along x in the field; blocks run along its planes. Every box
- * has fewer than 2^31 points (checked at launch), so the index maths is 32-bit. */
+ * active region, flattened: region q of the list (at most FD_REGIONS) owns the blocks
+ * bstart[q] .. bstart[q+1]-1, so every block works on one region and the launch has just the
+ * blocks the regions' points need (a grid shaped by the largest plane and the deepest box
+ * would launch mostly idle blocks: with edges and corners, hundreds of thousands per pack).
+ * Within region q, thread point l = (i - lo0) + e0*((j - lo1) + e1*(k - lo2)) is element l of
+ * its buffer box and runs along x in the field. Every box has fewer than 2^31 points (checked
+ * at launch), so the index maths is 32-bit. */
+struct region_list {
+  int n;                         /* regions in the list */
+  int lo[FD_REGIONS][3];         /* box origin of each (send box to pack, receive box to unpack) */
+  int e0[FD_REGIONS], e1[FD_REGIONS], count[FD_REGIONS];
+  long long buf[FD_REGIONS];     /* element offset of its box in the buffer */
+  int bstart[FD_REGIONS + 1];    /* first block of each, in 256-thread blocks */
+};
+
 template <int PACK>
 __global__ void __launch_bounds__(256)
-    k_regions(const field_dims fd, int width, int fields, int field, unsigned mask,
-              real_t *__restrict__ u, real_t *__restrict__ buf)
+    k_regions(const field_dims fd, const region_list rl, real_t *__restrict__ u, real_t *__restrict__ buf)
 {
-  int r = 0;
-  for (int seen = -1; r < FD_REGIONS; r++)
-    if (((mask >> r) & 1u) && ++seen == (int)blockIdx.z) break;
-  const int n[3] = {fd.n0, fd.n1, fd.n2};
-  int lo[3], hi[3];
-  fd_region_box(n, width, r, !PACK, lo, hi);
-  const int e0 = hi[0] - lo[0] + 1, e1 = hi[1] - lo[1] + 1, e2 = hi[2] - lo[2] + 1;
-  const int plane = e0 * e1;
-  const int p = blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= plane) return;
-  real_t *__restrict__ rb = buf + fd_region_offset(n, width, fields, field, r);
-  const int i = p % e0, j = p / e0;
-  const long long base = fd.origin + (lo[0] + i) + fd.sx * (long long)(lo[1] + j);
-  for (int k = blockIdx.y; k < e2; k += gridDim.y) {
-    const long long fi = base + fd.sxy * (long long)(lo[2] + k);
-    const long long bi = p + (long long)plane * k;
-    if (PACK) rb[bi] = u[fi];
-    else u[fi] = rb[bi];
-  }
+  int q = 0;
+  for (int r = 1; r < rl.n; r++)
+    if ((int)blockIdx.x >= rl.bstart[r]) q = r;
+  const int l = ((int)blockIdx.x - rl.bstart[q]) * 256 + (int)threadIdx.x;
+  if (l >= rl.count[q]) return;
+  const int e0 = rl.e0[q], plane = e0 * rl.e1[q];
+  const int k = l / plane, rest = l - k * plane;
+  const int j = rest / e0, i = rest - j * e0;
+  const long long fi = fd.origin + (rl.lo[q][0] + i) + fd.sx * (long long)(rl.lo[q][1] + j) +
+                       fd.sxy * (long long)(rl.lo[q][2] + k);
+  real_t *__restrict__ rb = buf + rl.buf[q];
+  if (PACK) rb[l] = u[fi];
+  else u[fi] = rb[l];
 }
 
 /* One launch for all active regions of f: pack (u -> buf) or unpack (buf -> u). Width 1 (the
@@ -494,25 +668,29 @@ static int faces_launch(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
   const field_dims fd = dims_of(g);
   hipStream_t st = gpu_stream(s);
   if (f->width > 1) {
-    unsigned mask = 0;
-    int nlist = 0;
-    long long most_plane = 0, most_e2 = 0;
+    region_list rl;
+    memset(&rl, 0, sizeof rl);
     for (int r = 0; r < FD_REGIONS; r++) {
       if (!f->active[r] || f->count[r] == 0) continue;
       if (f->count[r] > 0x7fffffffu)
         return gpu_failf_private(BE_ERROR, "%s: region %d has %zu points, more than 2^31 - 1", what, r, f->count[r]);
       int lo[3], hi[3];
       fd_region_box(f->n, f->width, r, !pack, lo, hi);
-      const long long plane = (long long)(hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1), e2 = hi[2] - lo[2] + 1;
-      mask |= 1u << r;
-      nlist++;
-      if (plane > most_plane) most_plane = plane;
-      if (e2 > most_e2) most_e2 = e2;
+      const int q = rl.n++;
+      for (int d = 0; d < 3; d++) rl.lo[q][d] = lo[d];
+      rl.e0[q] = hi[0] - lo[0] + 1;
+      rl.e1[q] = hi[1] - lo[1] + 1;
+      rl.count[q] = (int)f->count[r];
+      rl.buf[q] = (long long)f->offset[r];
+      const long long next = rl.bstart[q] + (f->count[r] + 255) / 256;
+      if (next * 256 > 0xffffffffLL) /* HIP: at most 2^32 - 1 threads in a grid */
+        return gpu_failf_private(BE_ERROR, "%s: the regions need %lld threads, more than 2^32 - 1", what, next * 256);
+      rl.bstart[q + 1] = (int)next;
     }
-    if (nlist == 0) return BE_OK;
-    dim3 grid((unsigned)((most_plane + 255) / 256), (unsigned)(most_e2 < 65535 ? most_e2 : 65535), (unsigned)nlist);
-    if (pack) k_regions<1><<<grid, 256, 0, st>>>(fd, f->width, f->fields, f->field, mask, u, buf);
-    else k_regions<0><<<grid, 256, 0, st>>>(fd, f->width, f->fields, f->field, mask, u, buf);
+    if (rl.n == 0) return BE_OK;
+    const dim3 grid((unsigned)rl.bstart[rl.n]);
+    if (pack) k_regions<1><<<grid, 256, 0, st>>>(fd, rl, u, buf);
+    else k_regions<0><<<grid, 256, 0, st>>>(fd, rl, u, buf);
     GPU_LAUNCHED(pack ? "k_regions(pack)" : "k_regions(unpack)");
     return BE_OK;
   }

@@ -24,16 +24,46 @@ if(FDMINI_BACKEND STREQUAL "hip")
   # the HIP runtime for the C executables that link fdmini_kernels (hip-lang's own target;
   # find_package(hip) would need the CXX language)
   target_link_libraries(fdmini_kernels PUBLIC hip-lang::amdhip64)
-  # roctx ranges when ROCm ships roctracer; otherwise be_range_push/pop are no-ops
-  find_path(FDMINI_ROCTX_INCLUDE roctracer/roctx.h HINTS ${ROCM_PATH}/include /opt/rocm/include)
-  find_library(FDMINI_ROCTX_LIB roctx64 HINTS ${ROCM_PATH}/lib /opt/rocm/lib)
+  # roctx ranges (rocprofv3 --marker-trace, rocprof-sys), looked up in the ROCm of the HIP
+  # compiler in use: ROCM_PATH (a -D, else the environment's, which the rocm modules set), else
+  # the ROCm the HIP language found (hip-lang), /opt/rocm last. rocprofiler-sdk's roctx
+  # (ROCm >= 6.2) first; roctracer's roctx64 (deprecated, end of support 2026 Q2) for older
+  # ROCm. The same roctxRangePushA/roctxRangePop either way; without either they are no-ops.
+  if(NOT ROCM_PATH AND DEFINED ENV{ROCM_PATH})
+    set(ROCM_PATH "$ENV{ROCM_PATH}")
+  endif()
+  set(_fd_rocm_hints ${ROCM_PATH})
+  if(hip-lang_DIR)
+    get_filename_component(_fd_hip_root "${hip-lang_DIR}/../../.." ABSOLUTE) # lib/cmake/hip-lang
+    list(APPEND _fd_rocm_hints "${_fd_hip_root}")
+  endif()
+  list(APPEND _fd_rocm_hints /opt/rocm)
+  # (HINTS before CMake's default places, CMAKE_PREFIX_PATH among them: Spack's
+  # rocprofiler-sdk prefix)
+  find_path(FDMINI_ROCTX_SDK_INCLUDE NAMES rocprofiler-sdk-roctx/roctx.h HINTS ${_fd_rocm_hints}
+            PATH_SUFFIXES include)
+  find_library(FDMINI_ROCTX_SDK_LIB NAMES rocprofiler-sdk-roctx HINTS ${_fd_rocm_hints}
+               PATH_SUFFIXES lib lib64)
+  find_path(FDMINI_ROCTX64_INCLUDE NAMES roctracer/roctx.h HINTS ${_fd_rocm_hints} PATH_SUFFIXES include)
+  find_library(FDMINI_ROCTX64_LIB NAMES roctx64 HINTS ${_fd_rocm_hints} PATH_SUFFIXES lib lib64)
+  if(FDMINI_ROCTX_SDK_INCLUDE AND FDMINI_ROCTX_SDK_LIB)
+    set(FDMINI_ROCTX_INCLUDE "${FDMINI_ROCTX_SDK_INCLUDE}")
+    set(FDMINI_ROCTX_LIB "${FDMINI_ROCTX_SDK_LIB}")
+    set(FDMINI_ROCTX_HEADER "rocprofiler-sdk-roctx/roctx.h")
+  elseif(FDMINI_ROCTX64_INCLUDE AND FDMINI_ROCTX64_LIB)
+    set(FDMINI_ROCTX_INCLUDE "${FDMINI_ROCTX64_INCLUDE}")
+    set(FDMINI_ROCTX_LIB "${FDMINI_ROCTX64_LIB}")
+    set(FDMINI_ROCTX_HEADER "roctracer/roctx.h")
+  endif()
   if(FDMINI_ROCTX_INCLUDE AND FDMINI_ROCTX_LIB)
-    target_compile_definitions(fdmini_kernels PRIVATE FDMINI_HAVE_ROCTX)
+    target_compile_definitions(fdmini_kernels PRIVATE FDMINI_HAVE_ROCTX
+                               "FDMINI_ROCTX_HEADER=<${FDMINI_ROCTX_HEADER}>")
     target_include_directories(fdmini_kernels PRIVATE ${FDMINI_ROCTX_INCLUDE})
     target_link_libraries(fdmini_kernels PUBLIC ${FDMINI_ROCTX_LIB})
     message(STATUS "fdmini: profiler ranges through roctx (${FDMINI_ROCTX_LIB})")
   else()
-    message(STATUS "fdmini: roctx not found, profiler ranges are no-ops")
+    message(STATUS "fdmini: roctx not found (neither rocprofiler-sdk-roctx nor roctx64 under "
+                   "${_fd_rocm_hints}), profiler ranges are no-ops")
   endif()
   set(FDMINI_GPU_WARN -Wall -Wextra)
   # no FMA contraction: the compiler contracts cc*uc + cx*(..) into fma(cx,..,cc*uc) or

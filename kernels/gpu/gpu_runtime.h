@@ -84,6 +84,18 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipEventCreateWithFlags cudaEventCreateWithFlags
 #define hipEventDisableTiming cudaEventDisableTiming
 #define hipEventInterprocess cudaEventInterprocess
+#define hipEventQuery cudaEventQuery
+#define hipErrorNotReady cudaErrorNotReady
+/* graphs through stream capture */
+typedef cudaGraph_t hipGraph_t;
+typedef cudaGraphExec_t hipGraphExec_t;
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphExecDestroy cudaGraphExecDestroy
+#define hipGraphDestroy cudaGraphDestroy
 /* inter-process memory and events (the node-local halo transport) */
 typedef cudaIpcMemHandle_t hipIpcMemHandle_t;
 typedef cudaIpcEventHandle_t hipIpcEventHandle_t;
@@ -164,7 +176,7 @@ static inline void gpu_range_pop(void) { nvtxRangePop(); }
 /* ---------------------------------------------------------------- HIP (ROCm clang) */
 #include <hip/hip_runtime.h>
 #ifdef FDMINI_HAVE_ROCTX
-#include <roctracer/roctx.h>
+#include FDMINI_ROCTX_HEADER /* rocprofiler-sdk-roctx/roctx.h, or roctracer/roctx.h (CMake) */
 #endif
 
 #define FDMINI_GPU_PLATFORM "hip"

@@ -20,6 +20,7 @@
 
 struct be_stream_s {
   int priority;
+  struct be_graph_s *capture; /* the graph being recorded on this stream, or NULL */
 };
 struct be_event_s {
   double t; /* seconds, CLOCK_MONOTONIC, when recorded */
@@ -44,6 +45,87 @@ static double now_s(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- graphs: recorded calls ----
+ * The host backend runs every call to completion, so a "graph" is the list of the calls made
+ * on a stream between be_graph_begin and be_graph_end, with their arguments copied, replayed in
+ * order by be_graph_launch: the same work on the same buffers, as a GPU graph replays its
+ * kernels. It lets the host test the driver's capture and replay logic bit for bit. */
+typedef enum {
+  OP_ZRANGE,
+  OP_BOX,
+  OP_FUSED,
+  OP_PACK,
+  OP_UNPACK,
+  OP_MEMCPY,
+  OP_ADD_POINT,
+  OP_RECORD
+} host_op_kind;
+
+typedef struct {
+  host_op_kind kind;
+  fd_grid g;
+  fd_region region;
+  unsigned deferred;
+  int k0, k1, lo[3], hi[3], flo[3], fhi[3], pt[3];
+  fd_coeffs c;
+  fd_kernel kern;
+  fd_fused fused;
+  fd_faces faces;
+  const real_t *u, *f;
+  real_t *out;
+  const void *src;
+  void *dst;
+  size_t bytes;
+  real_t value;
+  be_event event;
+} host_op;
+
+struct be_graph_s {
+  host_op *ops;
+  int n, cap;
+};
+
+static int capturing(be_stream s) { return s && s->capture; }
+
+/* Appends op to the graph s is recording (the caller then does not run the call). */
+static int record(be_stream s, const host_op *op)
+{
+  struct be_graph_s *g = s->capture;
+  if (g->n == g->cap) {
+    int cap = g->cap ? 2 * g->cap : 8;
+    host_op *ops = realloc(g->ops, (size_t)cap * sizeof *ops);
+    if (!ops) return fail("be_graph: out of host memory while recording");
+    g->ops = ops;
+    g->cap = cap;
+  }
+  g->ops[g->n++] = *op;
+  return BE_OK;
+}
+
+int be_graph_begin(be_stream s)
+{
+  if (s->capture) return fail("be_graph_begin: the stream is already recording");
+  s->capture = calloc(1, sizeof *s->capture);
+  if (!s->capture) return fail("be_graph_begin: out of host memory");
+  return BE_OK;
+}
+
+int be_graph_end(be_stream s, be_graph *g)
+{
+  *g = s->capture;
+  s->capture = NULL;
+  if (!*g) return fail("be_graph_end: the stream was not recording");
+  return BE_OK;
+}
+
+int be_graph_destroy(be_graph g)
+{
+  if (!g) return BE_OK;
+  free(g->ops);
+  free(g);
+  return BE_OK;
 }
 
 /* ---- device ---- */
@@ -121,7 +203,10 @@ int be_host_free(void *ptr)
 int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind, be_stream s)
 {
   (void)kind;
-  (void)s;
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_MEMCPY, .dst = dst, .src = src, .bytes = bytes};
+    return record(s, &op);
+  }
   if (bytes) memcpy(dst, src, bytes);
   return BE_OK;
 }
@@ -191,13 +276,14 @@ int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be_stream s)
 
 int be_stream_create(be_stream *s, be_priority priority)
 {
-  *s = malloc(sizeof **s);
+  *s = calloc(1, sizeof **s);
   if (!*s) return fail("be_stream_create: out of memory");
   (*s)->priority = (int)priority;
   return BE_OK;
 }
 int be_stream_destroy(be_stream s)
 {
+  if (s) (void)be_graph_destroy(s->capture);
   free(s);
   return BE_OK;
 }
@@ -212,6 +298,7 @@ int be_event_create(be_event *e)
   if (!*e) return fail("be_event_create: out of memory");
   return BE_OK;
 }
+int be_event_create_sync(be_event *e) { return be_event_create(e); }
 int be_event_destroy(be_event e)
 {
   free(e);
@@ -219,7 +306,10 @@ int be_event_destroy(be_event e)
 }
 int be_event_record(be_event e, be_stream s)
 {
-  (void)s;
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_RECORD, .event = e};
+    return record(s, &op);
+  }
   e->t = now_s();
   e->recorded = 1;
   return BE_OK;
@@ -241,6 +331,58 @@ int be_event_elapsed_ms(float *ms, be_event start, be_event end)
     return fail("be_event_elapsed_ms: event was never recorded");
   *ms = (float)((end->t - start->t) * 1e3);
   return BE_OK;
+}
+
+int be_event_query(be_event e, int *done)
+{
+  (void)e;
+  *done = 1;
+  return BE_OK;
+}
+
+int be_floors(be_stream s, void *dst, const void *src, size_t bytes, be_floor_times *f)
+{
+  (void)s;
+  enum { REPS = 5 };
+  double t[REPS];
+  f->graph_us = f->launch_sync_us = 0.0; /* nothing is launched here */
+  memcpy(dst, src, bytes);
+  for (int r = 0; r < REPS; r++) {
+    const double a = now_s();
+    memcpy(dst, src, bytes);
+    t[r] = (now_s() - a) * 1e6;
+  }
+  for (int i = 1; i < REPS; i++) /* the median */
+    for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+      const double x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  f->copy_us = t[REPS / 2];
+  return BE_OK;
+}
+
+int be_graph_launch(be_graph g, be_stream s)
+{
+  int rc = BE_OK;
+  for (int q = 0; q < g->n && rc == BE_OK; q++) {
+    const host_op *o = &g->ops[q];
+    switch (o->kind) {
+    case OP_ZRANGE:
+      rc = be_stencil_zrange(&o->g, o->region, o->deferred, o->k0, o->k1, &o->c, o->u, o->f, o->out, o->kern, s);
+      break;
+    case OP_BOX: rc = be_stencil_box(&o->g, o->lo, o->hi, &o->c, o->u, o->f, o->out, o->kern, s); break;
+    case OP_FUSED:
+      rc = be_stencil_fused(&o->g, &o->fused, o->lo, o->hi, o->flo, o->fhi, &o->c, o->u, o->f, o->out, s);
+      break;
+    case OP_PACK: rc = be_pack_faces(&o->g, &o->faces, o->u, o->out, s); break;
+    case OP_UNPACK: rc = be_unpack_faces(&o->g, &o->faces, o->u, o->out, s); break;
+    case OP_MEMCPY: rc = be_memcpy_async(o->dst, o->src, o->bytes, BE_COPY_D2D, s); break;
+    case OP_ADD_POINT: rc = be_add_point(&o->g, o->pt[0], o->pt[1], o->pt[2], o->value, o->out, s); break;
+    case OP_RECORD: rc = be_event_record(o->event, s); break;
+    }
+  }
+  return rc;
 }
 
 int be_runtime_versions(char *runtime, size_t runtime_len, char *driver, size_t driver_len)
@@ -303,7 +445,11 @@ int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned deferred, int
                       const fd_coeffs *c, const real_t *u, const real_t *f, real_t *out,
                       fd_kernel kern, be_stream s)
 {
-  (void)s;
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_ZRANGE, .g = *g, .region = region, .deferred = deferred, .k0 = k0,
+                        .k1 = k1, .c = *c, .u = u, .f = f, .out = out, .kern = kern};
+    return record(s, &op);
+  }
   if (kern.id < 0 || kern.id >= FD_KERNEL_COUNT) return fail("be_stencil: unknown kernel %d", kern.id);
   if (region < FD_REGION_ALL || region > FD_REGION_SHELL) return fail("be_stencil: unknown region %d", region);
   const int nx = g->n[0], ny = g->n[1], nz = g->n[2];
@@ -362,7 +508,14 @@ int be_stencil_fused(const fd_grid *g, const fd_fused *cin, const int lo[3], con
                      const int fix_lo[3], const int fix_hi[3], const fd_coeffs *cf,
                      const real_t *u, const real_t *f, real_t *out, be_stream s)
 {
-  (void)s;
+  if (capturing(s)) {
+    host_op op = {.kind = OP_FUSED, .g = *g, .fused = *cin, .c = *cf, .u = u, .f = f, .out = out};
+    for (int d = 0; d < 3; d++) {
+      op.lo[d] = lo[d], op.hi[d] = hi[d];
+      op.flo[d] = fix_lo[d], op.fhi[d] = fix_hi[d];
+    }
+    return record(s, &op);
+  }
   if (u == out) return fail("be_stencil_fused: u and out must differ");
   fd_fused c = *cin;
   int rc = be_fused_resolve(&c);
@@ -408,7 +561,11 @@ int be_stencil_fused(const fd_grid *g, const fd_fused *cin, const int lo[3], con
 int be_stencil_box(const fd_grid *g, const int lo[3], const int hi[3], const fd_coeffs *c,
                    const real_t *u, const real_t *f, real_t *out, fd_kernel kern, be_stream s)
 {
-  (void)s;
+  if (capturing(s)) {
+    host_op op = {.kind = OP_BOX, .g = *g, .c = *c, .u = u, .f = f, .out = out, .kern = kern};
+    for (int d = 0; d < 3; d++) op.lo[d] = lo[d], op.hi[d] = hi[d];
+    return record(s, &op);
+  }
   if (kern.id < 0 || kern.id >= FD_KERNEL_COUNT) return fail("be_stencil_box: unknown kernel %d", kern.id);
   for (int d = 0; d < 3; d++) {
     if (hi[d] < lo[d]) return BE_OK;
@@ -423,7 +580,10 @@ int be_stencil_box(const fd_grid *g, const int lo[3], const int hi[3], const fd_
 
 int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u, be_stream s)
 {
-  (void)s;
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_ADD_POINT, .g = *g, .pt = {i, j, k}, .value = value, .out = u};
+    return record(s, &op);
+  }
   const int G = g->ghost;
   if (i < 1 - G || j < 1 - G || k < 1 - G || i > g->n[0] + G || j > g->n[1] + G || k > g->n[2] + G)
     return fail("be_add_point: point (%d,%d,%d) outside the %dx%dx%d grid", i, j, k, g->n[0],
@@ -464,14 +624,20 @@ static int regions_copy(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
 int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *buf,
                   be_stream s)
 {
-  (void)s;
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_PACK, .g = *g, .faces = *f, .u = u, .out = buf};
+    return record(s, &op);
+  }
   return regions_copy(g, f, (real_t *)u, buf, 1);
 }
 
 int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                     be_stream s)
 {
-  (void)s;
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_UNPACK, .g = *g, .faces = *f, .u = buf, .out = u};
+    return record(s, &op);
+  }
   return regions_copy(g, f, u, (real_t *)buf, 0);
 }
 

@@ -9,8 +9,9 @@
 # another schema and one that failed verification, and that study.py writes the LUMI-G and
 # Frontier batch scripts with their launch conventions (--dry-run).
 #
-# Usage: tests/bench/test_study_end_to_end.sh FDMINI_BINARY
-# Runs under srun when `scontrol ping` answers (CI's single-node Slurm), else mpirun.
+# Usage: tests/bench/test_study_end_to_end.sh FDMINI_BINARY [MPIEXEC]
+# Runs under srun when `scontrol ping` answers (CI's single-node Slurm) and the build's MPI is
+# Open MPI, else with MPIEXEC (the build's launcher, default mpirun).
 # Knobs: PYTHON (an interpreter with matplotlib; default: the first of python3, /usr/bin/python3
 #        that has it), BENCH_TEST_KEEP=1 keeps the work folder, BENCH_TEST_TIMEOUT (seconds per
 #        study, default 300).
@@ -55,12 +56,18 @@ if [[ -z $py ]]; then
   finish
 fi
 
-launch=(--launcher mpirun)
-if command -v scontrol >/dev/null 2>&1 && scontrol ping >/dev/null 2>&1 && command -v srun >/dev/null 2>&1; then
+# The binary's own MPI launcher (the build's MPIEXEC_EXECUTABLE, second argument); srun only
+# for an Open MPI build (Slurm's pmix plugin starts Open MPI ranks; an MPICH build here needs
+# its Hydra mpiexec).
+mpiexec=${2:-mpirun}
+launch=(--launcher mpirun --mpiexec "$mpiexec")
+ompi=0
+"$mpiexec" --version 2>&1 | grep -qE 'Open MPI|OpenRTE' && ompi=1
+if ((ompi)) && command -v scontrol >/dev/null 2>&1 && scontrol ping >/dev/null 2>&1 && command -v srun >/dev/null 2>&1; then
   # --immediate: give up rather than queue for ever when the node is busy.
   launch=(--launcher srun --launcher-args=--immediate=60)
 fi
-echo "bench test: python $py, launcher ${launch[1]}"
+echo "bench test: python $py, launcher ${launch[*]}"
 
 work=$(mktemp -d)
 if [[ ${BENCH_TEST_KEEP:-0} == 1 ]]; then
@@ -314,13 +321,18 @@ for machine in lumi-g frontier; do
   fi
   scripts=("$out"/*.sbatch)
   why=''
-  # 1 GCD (baseline), 8 GCDs (1 node), 16 GCDs (2 nodes).
-  [[ ${#scripts[@]} -eq 3 ]] || why="${#scripts[@]} scripts, expected 3"
-  s16=$out/job-weak-n0016.sbatch
+  # 1 GCD (baseline) and 8 GCDs share the one-node job; 16 GCDs (2 nodes) have their own.
+  [[ ${#scripts[@]} -eq 2 ]] || why="${#scripts[@]} scripts, expected 2"
+  s1=$out/job-weak-N0001.sbatch
+  s16=$out/job-weak-N0002.sbatch
   if [[ -z $why ]]; then
+    grep -q '^#SBATCH --nodes=1$' "$s1" && (($(grep -c '^srun .*--ntasks=1 ' "$s1") == 2)) &&
+      (($(grep -c '^srun .*--ntasks=8 ' "$s1") == 2)) || why="$s1 does not run the 1- and 8-GCD scales on one node"
+    # shellcheck disable=SC2016  # the literal text of the job script
+    grep -q 'export LD_LIBRARY_PATH="$CRAY_LD_LIBRARY_PATH' "$s16" || why="$s16 does not put CRAY_LD_LIBRARY_PATH first"
     if [[ $machine == lumi-g ]]; then
-      want=('#SBATCH --nodes=2' '#SBATCH --ntasks-per-node=8' '#SBATCH --gpus-per-node=8'
-        'export MPICH_GPU_SUPPORT_ENABLED=1' '--cpu-bind=map_cpu:49,57,17,25,1,9,33,41'
+      want=('#SBATCH --nodes=2' '#SBATCH --ntasks-per-node=8' '#SBATCH --gpus-per-node=8' '#SBATCH --exclusive'
+        'export MPICH_GPU_SUPPORT_ENABLED=1' 'export MPICH_OFI_NIC_POLICY=GPU' '--cpu-bind=map_cpu:49,57,17,25,1,9,33,41'
         "$out/select_gpu" '--ntasks=16' '--local 512,512,512' '#SBATCH --account=project_0')
       # shellcheck disable=SC2016  # the literal text of the wrapper, not an expansion
       grep -q 'ROCR_VISIBLE_DEVICES=$SLURM_LOCALID' "$out/select_gpu" 2>/dev/null ||
@@ -335,15 +347,33 @@ for machine in lumi-g frontier; do
     runs=$(grep -c '^srun ' "$s16")
     [[ $runs -eq 2 ]] || why="$s16 has $runs srun lines, expected 2 (repeats)"
     bash -n "$s16" || why="$s16 is not valid bash"
-    "$py" -c 'import json,sys; m=json.load(open(sys.argv[1])); assert len(m["runs"]) == 6 and len(m["jobs"]) == 3' \
-      "$out/study.json" 2>/dev/null || why="study.json does not list 6 runs in 3 jobs"
+    "$py" -c 'import json,sys; m=json.load(open(sys.argv[1])); assert len(m["runs"]) == 6 and len(m["jobs"]) == 2' \
+      "$out/study.json" 2>/dev/null || why="study.json does not list 6 runs in 2 jobs"
   fi
   if [[ -z $why ]]; then
-    pass "study.py --machine $machine writes 3 sbatch scripts with the site's launch conventions"
+    pass "study.py --machine $machine writes 2 sbatch scripts (sub-node scales on one node) with the site's launch conventions"
   else
     fail "study.py --machine $machine: $why"
   fi
 done
+
+# A LUMI stack without a version is refused (LUMI: never load LUMI without one); a pinned one
+# is written into the jobs as given.
+if "$py" "$scaling/study.py" run --machine lumi-g --study weak --size 32,32,32 --nodes 1 --repeats 1 \
+  --binary "$bin" --account project_0 --dry-run --out "$work/unpinned" \
+  --setup 'module load LUMI partition/G rocm' >"$work/unpinned.out" 2>&1; then
+  fail "study.py --setup 'module load LUMI ...' (no version) was accepted"
+elif grep -q "loads the LUMI stack without a version; LUMI says never to do that: name one, e.g. 'LUMI/25.03'" "$work/unpinned.out" &&
+  "$py" "$scaling/study.py" run --machine lumi-g --study weak --size 32,32,32 --nodes 1 --repeats 1 \
+    --binary "$bin" --account project_0 --dry-run --out "$work/pinned" \
+    --setup 'module load LUMI/25.03 partition/G rocm/6.3.4' >"$work/pinned.out" 2>&1 &&
+  grep -qx 'module load LUMI/25.03 partition/G rocm/6.3.4' "$work/pinned/job-weak-N0001.sbatch"; then
+  pass "study.py --setup: an unpinned LUMI stack refused with the reason, LUMI/25.03 written as given"
+else
+  fail "study.py --setup LUMI version check"
+  show_tail "$work/unpinned.out"
+  show_tail "$work/pinned.out"
+fi
 
 # 6. Halo-path variants: ipc once per overlap setting (no --mpi-gpu), mpi with each MPI mode
 # (local: the commands study.py prints); on lumi-g, where each rank sees one GCD, ipc is left out

@@ -105,6 +105,7 @@ expect_error 2 "--dump: cannot write '/nonexistent-dir/u.raw'" --dump /nonexiste
 expect_error 3 "cannot allocate the fields" --local 200000,200000,200000
 expect_error 2 "--halo-width: 0 is out of range, expected 1..64" --halo-width 0
 expect_error 2 "--fuse: '5' is not valid, expected 1..4 time steps per pass or auto" --fuse 5
+expect_error 2 "--graphs: unknown value 'always', expected auto, on or off" --graphs always
 expect_error 2 "--halo-width 2: laplacian is one application, not a time stepper" --op laplacian --halo-width 2
 expect_error 2 "--fuse 2: several steps per pass apply to heat and jacobi, not wave" --op wave --fuse 2
 expect_error 2 "--fuse auto needs the start-up autotune, which --tune off turns off" --op heat --fuse auto --tune off
@@ -124,6 +125,25 @@ expect_run 0 "verification: PASS" --mpi-gpu auto --tune off --global 33,17,9 --o
 expect_run 0 "halo        path mpi \(0 faces by device copy between ranks, 2 through MPI" --halo-path auto --global 33,17,9 --procs 2,1,1
 expect_run 0 "verification: PASS" --halo-path mpi --global 33,17,9 --op heat
 NP=1 expect_run 0 "halo        path none \(0 faces" --global 16,16,16
+# the floors and graphs lines (README "Small blocks and strong scaling"): F_g and F_ls are n/a on
+# the host backend, F_c, L and X are measured; --graphs on replays recorded calls there
+expect_run 0 "floors +us, min / avg / max over ranks: F_g n/a" --global 33,17,9 --op heat
+expect_run 0 "L [0-9.]+ / [0-9.]+ / [0-9.]+ \(one small message to a neighbour\); X [0-9.]+" --global 33,17,9 --op heat --procs 2,1,1
+expect_run 0 "step / F1 +[0-9.]+ / [0-9.]+ / [0-9.]+" --global 33,17,9 --op jacobi
+expect_run 0 "graphs      off \(--graphs auto: the host backend runs calls to completion\)" --global 33,17,9
+expect_run 0 "graphs      on \(--graphs on\): each pass's device work replayed from graphs, [0-9]+ captured" --global 33,17,9 --op heat --graphs on --iters 40
+run 1 --op heat --global 24,20,16 --fuse auto --graphs on --iters 40 --json "$work/graphs.json"
+if [ "$rc" -eq 0 ] && python3 - "$work/graphs.json" <<'PY'; then ok "JSON of --fuse auto --graphs on: graphs on, the finalists' loop trials"; else bad "JSON of --fuse auto --graphs on (rc $rc)"; fi
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["graphs"]["mode"] == "on" and r["graphs"]["on"] is True and r["graphs"]["captured"] >= 0, r["graphs"]
+c = r["fuse"]["candidates"]
+assert all("loop_ms_per_step" in x and "loop_ms_per_step_graphs" in x for x in c), c
+timed = [x for x in c if x["loop_ms_per_step_graphs"] is not None]
+assert timed and all(x["loop_ms_per_step"] is None for x in c), c  # --graphs on: trials with graphs only
+chosen = [x for x in c if x["chosen"]]
+assert len(chosen) == 1 and chosen[0]["loop_ms_per_step_graphs"] == min(x["loop_ms_per_step_graphs"] for x in timed), c
+PY
 expect_run 0 "exchange hidden +[0-9.]+ / [0-9.]+ / [0-9.]+ %" --baseline --op jacobi --global 33,17,9
 expect_run 0 "fdmini: timed step [0-9]+/4000" --global 96,96,96 --iters 4000 --progress 1
 NP=8 expect_run 0 "ranks       8 as 2 x 2 x 2" --op laplacian
@@ -276,6 +296,13 @@ assert 0 <= r["hidden_share"]["min"] <= r["hidden_share"]["max"] <= 1
 assert r["halo_path"] == "mpi" and r["halo_faces_mpi"] == 2 and r["halo_faces_ipc"] == 0
 assert not {"face_copy", "ipc_sync", "ipc_move"} & set(r)  # the removed measurement knobs
 assert r["ipc_copy_ms"]["max"] == 0
+# the floors (host backend: F_g and F_ls n/a, null) and the graphs setting
+f = r["floors_us"]
+assert f["graph"] is None and f["launch_sync"] is None and f["exchange_over_floor"] is None, f
+for k in ("copy", "latency", "exchange_alone", "step_over_f1"):
+    assert 0 < f[k]["min"] <= f[k]["avg"] <= f[k]["max"], (k, f[k])
+g = r["graphs"]
+assert g["mode"] == "auto" and g["on"] is False and g["failed_ranks"] == 0 and g["failure"] is None, g
 # provenance: what the run ran on
 import os, re
 for k in ("compiler", "build_type", "build_flags", "hwloc", "gtl", "mpi_library", "gpu_runtime", "gpu_driver"):

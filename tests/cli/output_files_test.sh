@@ -11,8 +11,9 @@
 #     --json and --dump files as they were;
 #   - full file system (a 1 MiB tmpfs, where this machine lets root mount one): dump, JSON and
 #     snapshots exit 4; a dump that fits is not committed when the JSON then does not;
-#   - `ulimit -f` (always): dump, snapshot and JSON writes fail with EFBIG (SIGXFSZ ignored),
-#     exit 4 instead of a kill by SIGXFSZ (exit 153);
+#   - `ulimit -f` (always; set right after MPI_Init, so that only fdmini's writes meet it, with
+#     any MPI library): dump, snapshot and JSON writes fail with EFBIG (SIGXFSZ ignored), exit 4
+#     instead of a kill by SIGXFSZ (exit 153);
 #   - sizes that overflow (exit 3, one line), and halo buffers that do not fit where the fields
 #     do (`ulimit -v`; skipped under the sanitizers, which reserve terabytes of address space).
 # usage: output_files_test.sh FDMINI MPIEXEC [MPIEXEC_FLAGS...]
@@ -32,18 +33,63 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# A file-size limit must hit fdmini's writes, not the MPI library's start-up: Open MPI's
+# shared-memory transport and MPICH's UCX create files larger than a small `ulimit -f` inside
+# MPI_Init (MPICH then dies there). So "-f N" is applied right after MPI_Init returns, by a
+# preloaded PMPI wrapper of MPI_Init and MPI_Init_thread (the MPI standard's profiling
+# interface; it needs no mpi.h and resolves PMPI_* in whichever MPI library fdmini loads):
+# every write of fdmini (dump, snapshots, JSON) still runs under the limit.
+cat >"$work/fsize_after_init.c" <<'SHIM'
+#include <stdlib.h>
+#include <sys/resource.h>
+int PMPI_Init(int *argc, char ***argv);
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+static void limit(void)
+{
+  const char *kib = getenv("TEST_FSIZE_KIB_AFTER_INIT");
+  struct rlimit r;
+  if (!kib || getrlimit(RLIMIT_FSIZE, &r) != 0) return;
+  r.rlim_cur = (rlim_t)strtoull(kib, NULL, 10) * 1024;
+  if (setrlimit(RLIMIT_FSIZE, &r) != 0) abort();
+}
+int MPI_Init(int *argc, char ***argv)
+{
+  int rc = PMPI_Init(argc, argv);
+  limit();
+  return rc;
+}
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+  int rc = PMPI_Init_thread(argc, argv, required, provided);
+  limit();
+  return rc;
+}
+SHIM
+fsize_shim=$work/libfsize_after_init.so
+gcc -shared -fPIC -o "$fsize_shim" "$work/fsize_after_init.c" || {
+  echo "output files test: cannot build the ulimit -f shim (gcc)" >&2
+  exit 1
+}
+
 # run NP LIMITS ARGS...: fdmini on NP ranks, each rank under the ulimit options LIMITS (a
-# word such as "-f 64", or "-" for none); sets rc and out (stdout and stderr). The shared
-# memory of Open MPI's vader transport needs files larger than a small `ulimit -f`: runs
-# under a limit use the self and tcp transports.
+# word such as "-v 1400000", or "-" for none; "-f N" is applied after MPI_Init, above); sets rc
+# and out (stdout and stderr).
 run() {
   local np=$1 limits=$2
   shift 2
-  local env=()
-  if [[ $limits != - ]]; then env=(env "OMPI_MCA_btl=self,tcp"); fi
+  local pre=(env)
+  if [[ $limits == "-f "* ]]; then
+    # preloaded into fdmini only (the inner shell sets it); a sanitizer build's runtime then is
+    # not first in the library list, which ASan accepts when told
+    pre+=("TEST_PRELOAD=$fsize_shim" "TEST_FSIZE_KIB_AFTER_INIT=${limits#-f }")
+    [[ -n ${ASAN_OPTIONS:-} ]] && pre+=("ASAN_OPTIONS=$ASAN_OPTIONS:verify_asan_link_order=0")
+    limits=-
+  fi
   # shellcheck disable=SC2016 # $0, $1 and $@ belong to the inner shell
-  out=$(timeout 120 "${env[@]}" "$mpiexec" -n "$np" "${mpiflags[@]}" bash -c \
-    'if [ "$1" != - ]; then ulimit $1 || exit 99; fi; shift; exec "$0" "$@"' "$fdmini" "$limits" "$@" 2>&1)
+  out=$(timeout 120 "${pre[@]}" "$mpiexec" -n "$np" "${mpiflags[@]}" bash -c \
+    'if [ "$1" != - ]; then ulimit $1 || exit 99; fi; shift
+     if [ -n "${TEST_PRELOAD:-}" ]; then export LD_PRELOAD=$TEST_PRELOAD; fi; exec "$0" "$@"' \
+    "$fdmini" "$limits" "$@" 2>&1)
   rc=$?
 }
 

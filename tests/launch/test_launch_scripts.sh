@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # test_launch_scripts.sh - tests the launch/ scripts with the host build: shellcheck on every one,
-# the GPU-selection wrapper, local.sh under mpirun, and lumi-g.sbatch / frontier.sbatch submitted
-# to a live Slurm (e.g. launch/slurm-local.sh's) with the GPU flags switched off, each of which
-# must exit 0, print PASS and, when the binary has --bind-report, the binding table.
+# the GPU-selection wrapper, local.sh under mpirun, the sbatch options each batch script builds
+# for LUMI's partitions (--exclusive where nodes are shared) and Frontier's partitions and QOS
+# (their limits, with one-line refusals; a stub sbatch prints the arguments), and
+# lumi-g.sbatch / frontier.sbatch submitted to a live Slurm (e.g. launch/slurm-local.sh's) with
+# the GPU flags switched off, each of which must exit 0, print PASS and, when the binary has
+# --bind-report, the binding table; in the jobs, the environment lines (MPICH_OFI_NIC_POLICY,
+# CRAY_LD_LIBRARY_PATH first) and FDMINI_SBCAST=1 (the binary run from /tmp, then removed).
 #
 # Usage: tests/launch/test_launch_scripts.sh FDMINI_BINARY
 # Exit:  0 all passed, 1 a case failed, 77 no slurmctld answering and nothing else failed
@@ -83,6 +87,70 @@ for script in lumi-g.sbatch frontier.sbatch; do
   fi
 done
 
+# ---- partitions, QOS and node sharing: the sbatch line each script builds, or its refusal ----
+# A stub sbatch first on PATH prints the arguments it was given, one per line.
+stub=$work/stub
+mkdir -p "$stub"
+# shellcheck disable=SC2016 # the stub's own "$@"
+printf '#!/bin/sh\nfor a in "$@"; do echo "ARG $a"; done\n' >"$stub/sbatch"
+chmod +x "$stub/sbatch"
+# submit_args SCRIPT [ENV=VALUE...]: runs SCRIPT outside a job with the stub; sets rc and out
+submit_args() {
+  local script=$1
+  shift
+  rc=0
+  out=$(env -u SLURM_JOB_ID PATH="$stub:$PATH" FDMINI_ACCOUNT=p FDMINI_BINARY="$BIN" "$@" \
+    "$launch/$script" 2>&1) || rc=$?
+}
+# expect_arg NAME ARG: the stub got ARG; expect_no_arg NAME ARG: it did not
+expect_arg() {
+  if ((rc == 0)) && grep -qxF -- "ARG $2" <<<"$out"; then pass "$1"; else fail "$1" "exit $rc, no '$2'" <(echo "$out"); fi
+}
+expect_no_arg() {
+  if ((rc == 0)) && ! grep -qF -- "ARG $2" <<<"$out"; then pass "$1"; else fail "$1" "exit $rc, '$2' given" <(echo "$out"); fi
+}
+# expect_refusal NAME TEXT: exit 2, one line holding TEXT, sbatch not called
+expect_refusal() {
+  if ((rc == 2)) && [[ $(wc -l <<<"$out") -eq 1 ]] && grep -qF -- "$2" <<<"$out" && ! grep -q '^ARG ' <<<"$out"; then
+    pass "$1"
+  else
+    fail "$1" "exit $rc" <(echo "$out")
+  fi
+}
+submit_args lumi-g.sbatch
+expect_no_arg "lumi-g.sbatch on standard-g (whole nodes): no --exclusive" --exclusive
+for part in small-g dev-g; do
+  submit_args lumi-g.sbatch FDMINI_PARTITION=$part
+  expect_arg "lumi-g.sbatch on $part (nodes shared): --exclusive, or LUMI applies no binding" --exclusive
+done
+submit_args lumi-g.sbatch FDMINI_PARTITION=small-g FDMINI_EXCLUSIVE=0
+expect_refusal "lumi-g.sbatch on small-g without --exclusive and with the CPU map: refused, one line, exit 2" \
+  "FDMINI_PARTITION=small-g shares nodes and LUMI applies CPU binding only to whole-node allocations"
+submit_args lumi-g.sbatch FDMINI_PARTITION=small-g FDMINI_EXCLUSIVE=0 FDMINI_CPU_BIND=none
+expect_no_arg "lumi-g.sbatch on small-g, FDMINI_EXCLUSIVE=0 FDMINI_CPU_BIND=none: submitted unbound, shared" --exclusive
+submit_args lumi-g.sbatch FDMINI_EXCLUSIVE=2
+expect_refusal "lumi-g.sbatch FDMINI_EXCLUSIVE=2: refused" "FDMINI_EXCLUSIVE='2' is not 0 or 1"
+submit_args frontier.sbatch FDMINI_PARTITION=debug
+expect_refusal "frontier.sbatch FDMINI_PARTITION=debug: refused, debug is a QOS there" \
+  "debug is a QOS on Frontier, not a partition: set FDMINI_QOS=debug"
+submit_args frontier.sbatch FDMINI_QOS=debug FDMINI_TIME=01:00:00
+expect_arg "frontier.sbatch FDMINI_QOS=debug: --qos=debug on partition batch" --qos=debug
+submit_args frontier.sbatch FDMINI_QOS=debug FDMINI_TIME=02:30:00
+expect_refusal "frontier.sbatch debug QOS for 2.5 h: refused (2 h)" "the debug QOS allows 2 h"
+submit_args frontier.sbatch FDMINI_TIME=03:00:00
+expect_refusal "frontier.sbatch batch, 1 node, 3 h: refused (2 h for 1-91 nodes), extended named" \
+  "batch allows 2 h for 1-91 nodes (OLCF); shorten it, or use FDMINI_PARTITION=extended"
+submit_args frontier.sbatch FDMINI_NODES=100 FDMINI_TIME=06:00:00
+expect_arg "frontier.sbatch batch, 100 nodes, 6 h: accepted" --time=06:00:00
+submit_args frontier.sbatch FDMINI_PARTITION=extended FDMINI_TIME=1-00:00:00 FDMINI_NODES=64
+expect_arg "frontier.sbatch extended, 64 nodes, 24 h: accepted" --partition=extended
+submit_args frontier.sbatch FDMINI_PARTITION=extended FDMINI_NODES=65
+expect_refusal "frontier.sbatch extended, 65 nodes: refused (64)" "the extended partition takes at most 64 nodes"
+submit_args frontier.sbatch FDMINI_PARTITION=extended FDMINI_TIME=24:30:00
+expect_refusal "frontier.sbatch extended, 24.5 h: refused (24 h)" "the extended partition allows 24 h"
+submit_args frontier.sbatch FDMINI_TIME=soon
+expect_refusal "frontier.sbatch FDMINI_TIME=soon: refused" "FDMINI_TIME='soon' is not a Slurm time"
+
 # does the binary have --bind-report yet? (the table is checked only then)
 bind_report=0
 if "$BIN" --help 2>&1 | grep -q -- '--bind-report'; then bind_report=1; fi
@@ -156,9 +224,23 @@ submit() {
 }
 
 submit "lumi-g.sbatch submitted with sbatch --wait (8 ranks, no GPU wrapper)" lumi-g.sbatch \
-  FDMINI_SELECT_GPU=0
-submit "frontier.sbatch submitted with sbatch --wait (8 ranks, -c 1)" frontier.sbatch \
-  FDMINI_CPUS_PER_TASK=1
+  FDMINI_SELECT_GPU=0 CRAY_LD_LIBRARY_PATH=/opt/cray/pe/mock/lib64
+out=$work/lumi-g.sbatch.out
+if grep -q '^lumi-g.sbatch: MPICH_GPU_SUPPORT_ENABLED=1 MPICH_OFI_NIC_POLICY=GPU$' "$out" &&
+  grep -q '^lumi-g.sbatch: LD_LIBRARY_PATH starts with CRAY_LD_LIBRARY_PATH (/opt/cray/pe/mock/lib64)' "$out"; then
+  pass "lumi-g.sbatch in the job: MPICH_OFI_NIC_POLICY=GPU, CRAY_LD_LIBRARY_PATH first in LD_LIBRARY_PATH"
+else
+  fail "lumi-g.sbatch job environment lines" "" "$out"
+fi
+submit "frontier.sbatch submitted with sbatch --wait (8 ranks, -c 1, binary sbcast to /tmp)" frontier.sbatch \
+  FDMINI_CPUS_PER_TASK=1 FDMINI_SBCAST=1
+out=$work/frontier.sbatch.out
+if grep -q '^frontier.sbatch: sbcast .* and its libraries to /tmp/fdmini\.[0-9]* on 1 node' "$out" &&
+  grep -q "frontier.sbatch: srun .* /tmp/fdmini\.[0-9]* " "$out" && ! compgen -G '/tmp/fdmini.[0-9]*' >/dev/null; then
+  pass "frontier.sbatch FDMINI_SBCAST=1: ran the node-local copy, removed it afterwards"
+else
+  fail "frontier.sbatch FDMINI_SBCAST=1" "$(compgen -G '/tmp/fdmini.[0-9]*' | head -n 2 | tr '\n' ' ')" "$out"
+fi
 
 # inside an allocation: the script runs its srun step at once, through select_gpu.sh
 rc=0

@@ -9,15 +9,21 @@
 #     and PE_MPICH_GTL_LIBS_amd_gfx90a.
 # Checked, with the HIP backend (gfx90a, ROCm's clang++-15, as tests/gpu/build_gpu_backends.sh):
 #   1. configure detects the PE, puts MPI and the GTL on the HIP link line; the binary NEEDs
-#      libmpi_gtl_hsa.so.0 and libmpi (readelf -d) and the post-build check says so; with the
-#      GTL loaded, MPICH_GPU_SUPPORT_ENABLED=1 is accepted at start;
+#      libmpi_gtl_hsa.so.0 and libmpi (readelf -d) and the post-build check says so; the MPI and
+#      GTL folders are in its RUNPATH (readelf -d), and in the installed binary's, which starts
+#      with no LD_LIBRARY_PATH and, its GTL loaded, accepts MPICH_GPU_SUPPORT_ENABLED=1 under a
+#      played Cray MPICH;
+#      roctx comes from the ROCm that ROCM_PATH names (a fake rocprofiler-sdk roctx), and no
+#      C file gets -fopenmp (no OpenMP runtime NEEDED);
 #   2. the PE without PE_MPICH_GTL_LIBS_amd_gfx90a: configure fails with one clear message;
-#   3. FDMINI_GTL_LIB=path given instead: linked and needed;
+#   3. FDMINI_GTL_LIB=path given instead: linked, needed, its folder in the RUNPATH;
 #   4. a GTL that does not end up NEEDED (a static libmpi_gtl_hsa.a): the build fails with the
 #      post-build check's message and the binary is removed;
-#   5. a host build with FDMINI_GTL=OFF: MPICH_GPU_SUPPORT_ENABLED=1 is refused before MPI_Init
-#      with one line and exit 2 (alone and on 2 ranks under mpirun); =0 runs; with a GTL loaded
-#      (LD_PRELOAD) it is accepted, the check looks at the process, not at the build only.
+#   5. a host build with FDMINI_GTL=OFF under a played Cray MPICH (a preloaded
+#      MPI_Get_library_version): MPICH_GPU_SUPPORT_ENABLED=1 is refused before MPI_Init with one
+#      line and exit 2 (alone and on 2 ranks under mpirun); =0 and =yes run (only 1 enables);
+#      with a GTL loaded (LD_PRELOAD) it is accepted, the check looks at the process, not at the
+#      build only; under this Open MPI (not Cray MPICH) =1 means nothing and the run goes on.
 #
 # Usage: tests/site/test_cray_pe_mock.sh [SOURCE_DIR]
 # Exit: 0 all passed, 1 a case failed, 77 no HIP toolchain (tools/install-deps.sh
@@ -70,7 +76,24 @@ echo 'void mpi_gtl_hsa_mock(void) {}' >"$pe/gtl.c"
 gcc -shared -fPIC -Wl,-soname,libmpi_gtl_hsa.so.0 -o "$pe/gtl/lib/libmpi_gtl_hsa.so.0" "$pe/gtl.c"
 ln -s libmpi_gtl_hsa.so.0 "$pe/gtl/lib/libmpi_gtl_hsa.so"
 gcc -c -o "$pe/gtl.o" "$pe/gtl.c" && ar rcs "$pe/static/lib/libmpi_gtl_hsa.a" "$pe/gtl.o"
-pe_env=(PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi"
+# a ROCm of a non-default rocm module, named by ROCM_PATH only: its rocprofiler-sdk roctx
+# (its HIP CMake package is the distribution's, linked: CMake's HIP language reads ROCM_PATH too)
+mkdir -p "$pe/rocm/include/rocprofiler-sdk-roctx" "$pe/rocm/lib/cmake"
+ln -s "$(readlink -f /usr/lib/cmake/hip-lang)" "$pe/rocm/lib/cmake/hip-lang"
+cat >"$pe/rocm/include/rocprofiler-sdk-roctx/roctx.h" <<'ROCTX'
+#ifdef __cplusplus
+extern "C" {
+#endif
+int roctxRangePushA(const char *message);
+int roctxRangePop(void);
+#ifdef __cplusplus
+}
+#endif
+ROCTX
+printf 'int roctxRangePushA(const char *m) { (void)m; return 0; }\nint roctxRangePop(void) { return 0; }\n' >"$pe/roctx.c"
+gcc -shared -fPIC -Wl,-soname,librocprofiler-sdk-roctx.so.1 -o "$pe/rocm/lib/librocprofiler-sdk-roctx.so.1" "$pe/roctx.c"
+ln -s librocprofiler-sdk-roctx.so.1 "$pe/rocm/lib/librocprofiler-sdk-roctx.so"
+pe_env=(PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi" "ROCM_PATH=$pe/rocm"
   "PE_MPICH_GTL_DIR_amd_gfx90a=-L$pe/gtl/lib" "PE_MPICH_GTL_LIBS_amd_gfx90a=-lmpi_gtl_hsa")
 hip_args=(-DFDMINI_BACKEND=hip -DCMAKE_C_COMPILER="$pe/bin/cc" -DCMAKE_HIP_COMPILER="$hip_clang"
   -DCMAKE_HIP_ARCHITECTURES=gfx90a "-DCMAKE_HIP_FLAGS=--rocm-path=/usr --rocm-device-lib-path=$bitcode"
@@ -78,6 +101,30 @@ hip_args=(-DFDMINI_BACKEND=hip -DCMAKE_C_COMPILER="$pe/bin/cc" -DCMAKE_HIP_COMPI
 
 # needed BINARY: the NEEDED entries of BINARY, one per line
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+# runpath BINARY: its DT_RUNPATH (empty when it has none, or only an old-style DT_RPATH)
+runpath() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p'; }
+# has_runpath BINARY DIR...: every DIR is an entry of BINARY's RUNPATH
+has_runpath() {
+  local bin=$1 d rp
+  shift
+  rp=:$(runpath "$bin"):
+  for d in "$@"; do [[ $rp == *":$d:"* ]] || return 1; done
+}
+
+# A preloaded MPI_Get_library_version that answers as Cray MPICH does: the one thing fdmini reads
+# to know the library is Cray MPICH (halo/mpi_gpu.h), over the Open MPI that plays its libmpi.
+cat >"$pe/cray_version.c" <<'SHIM'
+#include <stdio.h>
+#include <string.h>
+int MPI_Get_library_version(char *version, int *len)
+{
+  snprintf(version, 256, "MPI VERSION    : CRAY MPICH version 8.1.32.2 (ANL base 3.4a2)\nMPI BUILD INFO : mock");
+  *len = (int)strlen(version);
+  return 0;
+}
+SHIM
+gcc -shared -fPIC -o "$pe/libcray_version.so" "$pe/cray_version.c"
+cray=$pe/libcray_version.so
 
 # ---- 1. the PE with its GTL variables ----
 b=$work/hip
@@ -95,12 +142,38 @@ if env "${pe_env[@]}" cmake -S "$src" -B "$b" "${hip_args[@]}" >"$work/1.configu
   else
     fail "mock PE: NEEDED entries" "$(needed "$b/fdmini" | tr '\n' ' ')"
   fi
-  rc=0
-  LD_LIBRARY_PATH=$pe/gtl/lib MPICH_GPU_SUPPORT_ENABLED=1 "$b/fdmini" --help >"$work/1.run" 2>&1 || rc=$?
-  if ((rc == 0)) && grep -q '^usage: fdmini' "$work/1.run"; then
-    pass "mock PE: with the GTL loaded, MPICH_GPU_SUPPORT_ENABLED=1 is accepted"
+  # roctx from the ROCm that ROCM_PATH names (rocprofiler-sdk's), not /opt/rocm
+  if grep -q "profiler ranges through roctx ($pe/rocm/lib/librocprofiler-sdk-roctx.so)" "$work/1.configure" &&
+    needed "$b/fdmini" | grep -qx 'librocprofiler-sdk-roctx.so.1'; then
+    pass "mock PE: roctx from ROCM_PATH's rocprofiler-sdk (a non-default rocm module), NEEDED"
   else
-    fail "mock PE: MPICH_GPU_SUPPORT_ENABLED=1 with the GTL" "exit $rc" "$work/1.run"
+    fail "mock PE: roctx from ROCM_PATH" "$(grep 'roctx' "$work/1.configure")"
+  fi
+  # no OpenMP in a GPU build: -fopenmp on its C files means offload code under craype-accel-*
+  if ! needed "$b/fdmini" | grep -q '^libgomp\|^libomp' && ! grep -rq -- '-fopenmp' "$b/CMakeFiles" --include=flags.make; then
+    pass "mock PE: no -fopenmp on the HIP build's C files, no OpenMP runtime NEEDED"
+  else
+    fail "mock PE: OpenMP in the HIP build" "$(needed "$b/fdmini" | tr '\n' ' ')"
+  fi
+  # the MPI and GTL folders in the RUNPATH, of the build and of the installed binary, which
+  # then start with no LD_LIBRARY_PATH at all
+  if has_runpath "$b/fdmini" "$ompi/lib" "$pe/gtl/lib"; then
+    pass "mock PE: RUNPATH of the built fdmini holds the MPI and GTL folders ($(runpath "$b/fdmini"))"
+  else
+    fail "mock PE: RUNPATH of the built fdmini" "readelf -d: '$(runpath "$b/fdmini")', want $ompi/lib and $pe/gtl/lib"
+  fi
+  if cmake --install "$b" --prefix "$work/prefix" >"$work/1.install" 2>&1 &&
+    has_runpath "$work/prefix/bin/fdmini" "$ompi/lib" "$pe/gtl/lib"; then
+    pass "mock PE: RUNPATH of the installed fdmini holds them too ($(runpath "$work/prefix/bin/fdmini"))"
+  else
+    fail "mock PE: RUNPATH of the installed fdmini" "readelf -d: '$(runpath "$work/prefix/bin/fdmini")'" "$work/1.install"
+  fi
+  rc=0
+  env -u LD_LIBRARY_PATH LD_PRELOAD="$cray" MPICH_GPU_SUPPORT_ENABLED=1 "$work/prefix/bin/fdmini" --help >"$work/1.run" 2>&1 || rc=$?
+  if ((rc == 0)) && grep -q '^usage: fdmini' "$work/1.run"; then
+    pass "mock PE: the installed fdmini loads its GTL by RUNPATH (no LD_LIBRARY_PATH): Cray MPICH's MPICH_GPU_SUPPORT_ENABLED=1 accepted"
+  else
+    fail "mock PE: installed fdmini with MPICH_GPU_SUPPORT_ENABLED=1 and no LD_LIBRARY_PATH" "exit $rc" "$work/1.run"
   fi
 else
   fail "mock PE: configure and build of the HIP backend" "" "$work/1.build"
@@ -123,8 +196,8 @@ b=$work/hip-lib
 if env PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi" cmake -S "$src" -B "$b" "${hip_args[@]}" \
   -DFDMINI_GTL_LIB="$pe/gtl/lib/libmpi_gtl_hsa.so" >"$work/3.configure" 2>&1 &&
   cmake --build "$b" -j "$jobs" --target fdmini >"$work/3.build" 2>&1 &&
-  needed "$b/fdmini" | grep -qx 'libmpi_gtl_hsa.so.0'; then
-  pass "FDMINI_GTL_LIB=path: linked and NEEDED"
+  needed "$b/fdmini" | grep -qx 'libmpi_gtl_hsa.so.0' && has_runpath "$b/fdmini" "$pe/gtl/lib"; then
+  pass "FDMINI_GTL_LIB=path: linked, NEEDED, its folder in the RUNPATH"
 else
   fail "FDMINI_GTL_LIB=path" "" "$work/3.build"
 fi
@@ -141,40 +214,53 @@ else
   fail "a GTL that is not NEEDED" "exit $rc, binary $([[ -e $b/fdmini ]] && echo kept || echo removed)" "$work/4.build"
 fi
 
-# ---- 5. start-up refusal: a host build without the GTL ----
+# ---- 5. start-up refusal: a host build without the GTL, under a played Cray MPICH ----
+# The MPI library here is Open MPI, for which MPICH_GPU_SUPPORT_ENABLED means nothing; the
+# preloaded shim ($cray, above) plays Cray MPICH.
 b=$work/host-nogtl
 if cmake -S "$src" -B "$b" -DFDMINI_GTL=OFF -DFDMINI_TESTS=OFF -DFDMINI_WERROR=ON >"$work/5.configure" 2>&1 &&
   cmake --build "$b" -j "$jobs" --target fdmini >"$work/5.build" 2>&1; then
   msg='MPICH_GPU_SUPPORT_ENABLED=1 asks Cray MPICH for GPU-aware MPI, but this binary has no GPU Transport Layer'
   rc=0
-  MPICH_GPU_SUPPORT_ENABLED=1 "$b/fdmini" --global 8,8,8 >"$work/5.alone" 2>&1 || rc=$?
+  LD_PRELOAD=$cray MPICH_GPU_SUPPORT_ENABLED=1 "$b/fdmini" --global 8,8,8 >"$work/5.alone" 2>&1 || rc=$?
   if ((rc == 2)) && (($(grep -c 'fdmini: error:' "$work/5.alone") == 1)) && grep -q "$msg" "$work/5.alone"; then
-    pass "FDMINI_GTL=OFF: MPICH_GPU_SUPPORT_ENABLED=1 refused before MPI_Init, one line, exit 2"
+    pass "Cray MPICH, no GTL: MPICH_GPU_SUPPORT_ENABLED=1 refused before MPI_Init, one line, exit 2"
   else
-    fail "FDMINI_GTL=OFF refusal (one process)" "exit $rc" "$work/5.alone"
+    fail "Cray MPICH, no GTL: refusal (one process)" "exit $rc" "$work/5.alone"
   fi
   rc=0
-  MPICH_GPU_SUPPORT_ENABLED=1 timeout 60 mpirun -n 2 "$b/fdmini" --global 8,8,8 >"$work/5.np2" 2>&1 || rc=$?
+  MPICH_GPU_SUPPORT_ENABLED=1 timeout 60 mpirun -n 2 -x LD_PRELOAD="$cray" "$b/fdmini" --global 8,8,8 >"$work/5.np2" 2>&1 || rc=$?
   if ((rc == 2)) && (($(grep -c 'fdmini: error:' "$work/5.np2") == 1)); then
-    pass "FDMINI_GTL=OFF on 2 ranks under mpirun: one error line, exit 2"
+    pass "Cray MPICH, no GTL, 2 ranks under mpirun: one error line, exit 2"
   else
-    fail "FDMINI_GTL=OFF refusal (2 ranks)" "exit $rc, $(grep -c 'fdmini: error:' "$work/5.np2") error lines" "$work/5.np2"
+    fail "Cray MPICH, no GTL: refusal (2 ranks)" "exit $rc, $(grep -c 'fdmini: error:' "$work/5.np2") error lines" "$work/5.np2"
   fi
+  for value in 0 yes; do
+    rc=0
+    LD_PRELOAD=$cray MPICH_GPU_SUPPORT_ENABLED=$value "$b/fdmini" --global 8,8,8 --iters 2 --json "$work/5.json" \
+      >"$work/5.off" 2>&1 || rc=$?
+    if ((rc == 0)) && grep -q 'verification: PASS' "$work/5.off" &&
+      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["gtl"] == "not linked (FDMINI_GTL=OFF)", r["gtl"]' "$work/5.json"; then
+      pass "Cray MPICH, no GTL, MPICH_GPU_SUPPORT_ENABLED=$value (only 1 enables): runs; the record says the GTL is not linked"
+    else
+      fail "Cray MPICH, no GTL, MPICH_GPU_SUPPORT_ENABLED=$value" "exit $rc" "$work/5.off"
+    fi
+  done
   rc=0
-  MPICH_GPU_SUPPORT_ENABLED=0 "$b/fdmini" --global 8,8,8 --iters 2 --json "$work/5.json" >"$work/5.off" 2>&1 || rc=$?
-  if ((rc == 0)) && grep -q 'verification: PASS' "$work/5.off" &&
-    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["gtl"] == "not linked (FDMINI_GTL=OFF)", r["gtl"]' "$work/5.json"; then
-    pass "FDMINI_GTL=OFF with MPICH_GPU_SUPPORT_ENABLED=0: runs; the record says the GTL is not linked"
-  else
-    fail "FDMINI_GTL=OFF with MPICH_GPU_SUPPORT_ENABLED=0" "exit $rc" "$work/5.off"
-  fi
-  rc=0
-  LD_PRELOAD=$pe/gtl/lib/libmpi_gtl_hsa.so.0 MPICH_GPU_SUPPORT_ENABLED=1 "$b/fdmini" --global 8,8,8 --iters 2 \
+  LD_PRELOAD="$cray $pe/gtl/lib/libmpi_gtl_hsa.so.0" MPICH_GPU_SUPPORT_ENABLED=1 "$b/fdmini" --global 8,8,8 --iters 2 \
     >"$work/5.preload" 2>&1 || rc=$?
   if ((rc == 0)) && grep -q 'verification: PASS' "$work/5.preload"; then
-    pass "with a GTL loaded into the process (LD_PRELOAD), MPICH_GPU_SUPPORT_ENABLED=1 is accepted"
+    pass "Cray MPICH with a GTL loaded into the process (LD_PRELOAD): MPICH_GPU_SUPPORT_ENABLED=1 accepted"
   else
-    fail "MPICH_GPU_SUPPORT_ENABLED=1 with a preloaded GTL" "exit $rc" "$work/5.preload"
+    fail "Cray MPICH, MPICH_GPU_SUPPORT_ENABLED=1 with a preloaded GTL" "exit $rc" "$work/5.preload"
+  fi
+  # not Cray MPICH (this Open MPI, no shim): the variable means nothing, the run goes on
+  rc=0
+  MPICH_GPU_SUPPORT_ENABLED=1 "$b/fdmini" --global 8,8,8 --iters 2 >"$work/5.ompi" 2>&1 || rc=$?
+  if ((rc == 0)) && grep -q 'verification: PASS' "$work/5.ompi"; then
+    pass "another MPI (Open MPI), no GTL: MPICH_GPU_SUPPORT_ENABLED=1 means nothing, the run goes on"
+  else
+    fail "Open MPI with MPICH_GPU_SUPPORT_ENABLED=1" "exit $rc" "$work/5.ompi"
   fi
 else
   fail "host build with FDMINI_GTL=OFF" "" "$work/5.build"

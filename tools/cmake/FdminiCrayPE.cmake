@@ -18,8 +18,9 @@
 #   FDMINI_GTL=AUTO        on a Cray PE with the hip backend: link the GTL (required there);
 #                          elsewhere nothing
 #   FDMINI_GTL=ON          link the GTL whatever the backend; fail when it cannot be found
-#   FDMINI_GTL=OFF         never link it: the binary then refuses MPICH_GPU_SUPPORT_ENABLED=1
-#                          at start (src/site.c), one line instead of Cray MPICH's abort
+#   FDMINI_GTL=OFF         never link it: under Cray MPICH the binary then refuses
+#                          MPICH_GPU_SUPPORT_ENABLED=1 at start (src/site.c), one line instead of
+#                          Cray MPICH's abort
 #   FDMINI_GTL_LIB=PATH    the GTL library to link instead of the PE_MPICH_GTL_* variables
 # <accel> is amd_<first CMAKE_HIP_ARCHITECTURES entry> (amd_gfx90a) for hip, nvidia<arch>
 # (nvidia90) for cuda. When the GTL is linked (with --no-as-needed: fdmini calls none of its
@@ -27,8 +28,9 @@
 # fails the build, and removes the binary, when the binary does not need it.
 #
 # Sets FDMINI_GTL_STATUS for the config header ("linked: libmpi_gtl_hsa", "not linked
-# (FDMINI_GTL=OFF)", "not linked (Cray PE, FDMINI_BACKEND=host)", "n/a (not a Cray PE)") and
-# FDMINI_GTL_WITHOUT (1: refuse MPICH_GPU_SUPPORT_ENABLED=1 unless a GTL is loaded anyway).
+# (FDMINI_GTL=OFF)", "not linked (Cray PE, FDMINI_BACKEND=host)", "n/a (not a Cray PE)"). Whatever
+# it says, the binary refuses MPICH_GPU_SUPPORT_ENABLED=1 under Cray MPICH when no GTL is loaded
+# into the process (src/site.c).
 set(FDMINI_GTL "AUTO" CACHE STRING "GTL of Cray MPICH: AUTO (Cray PE + hip), ON or OFF")
 set_property(CACHE FDMINI_GTL PROPERTY STRINGS AUTO ON OFF)
 set(FDMINI_GTL_LIB "" CACHE FILEPATH "GTL library to link (default: PE_MPICH_GTL_* variables)")
@@ -56,9 +58,14 @@ foreach(_fd_v PE_ENV CRAY_MPICH_DIR CRAY_MPICH_ROOTDIR CRAY_MPICH_PREFIX PE_MPIC
 endforeach()
 
 add_library(fdmini_cray INTERFACE)
-set(FDMINI_GTL_WITHOUT 0)
+set(_fd_runpath "") # the site MPI's and the GTL's folders, for fdmini's RUNPATH (below)
 if(FDMINI_CRAY_PE)
   message(STATUS "fdmini: HPE Cray PE detected (PE_ENV='$ENV{PE_ENV}', accelerator '${_fd_accel}')")
+  foreach(_fd_v MPICH_DIR CRAY_MPICH_DIR)
+    if(NOT _fd_runpath AND EXISTS "$ENV{${_fd_v}}/lib")
+      list(APPEND _fd_runpath "$ENV{${_fd_v}}/lib")
+    endif()
+  endforeach()
   # MPI for a link line that is not the wrapper's: FindMPI found MPI inside `cc` (no library)
   if(NOT MPI_C_LIBRARIES AND NOT FDMINI_BACKEND STREQUAL "host")
     set(_fd_mpich "$ENV{MPICH_DIR}")
@@ -89,12 +96,19 @@ if(FDMINI_GTL STREQUAL "ON" OR (FDMINI_GTL STREQUAL "AUTO" AND FDMINI_CRAY_PE AN
       message(FATAL_ERROR "FDMINI_GTL_LIB=${FDMINI_GTL_LIB}: no such file")
     endif()
     get_filename_component(_fd_gtl_name "${FDMINI_GTL_LIB}" NAME)
+    get_filename_component(_fd_dir "${FDMINI_GTL_LIB}" DIRECTORY)
+    list(APPEND _fd_runpath "${_fd_dir}")
     string(REGEX REPLACE "\\.(so|a).*$" "" _fd_gtl_name "${_fd_gtl_name}")
     set(_fd_gtl_flags "${FDMINI_GTL_LIB}")
   elseif(_fd_accel AND DEFINED ENV{PE_MPICH_GTL_LIBS_${_fd_accel}})
     separate_arguments(_fd_dir UNIX_COMMAND "$ENV{PE_MPICH_GTL_DIR_${_fd_accel}}")
     separate_arguments(_fd_libs UNIX_COMMAND "$ENV{PE_MPICH_GTL_LIBS_${_fd_accel}}")
     set(_fd_gtl_flags ${_fd_dir} ${_fd_libs})
+    foreach(_fd_l ${_fd_dir})
+      if(_fd_l MATCHES "^-L(.+)$")
+        list(APPEND _fd_runpath "${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
     foreach(_fd_l ${_fd_libs})
       if(_fd_l MATCHES "^-l(mpi_gtl_.*)$")
         set(_fd_gtl_name "lib${CMAKE_MATCH_1}")
@@ -118,14 +132,28 @@ if(FDMINI_GTL STREQUAL "ON" OR (FDMINI_GTL STREQUAL "AUTO" AND FDMINI_CRAY_PE AN
   message(STATUS "fdmini: GTL linked: ${_fd_text}")
 elseif(FDMINI_GTL STREQUAL "OFF")
   set(FDMINI_GTL_STATUS "not linked (FDMINI_GTL=OFF)")
-  set(FDMINI_GTL_WITHOUT 1)
 elseif(FDMINI_CRAY_PE)
   set(FDMINI_GTL_STATUS "not linked (Cray PE, FDMINI_BACKEND=${FDMINI_BACKEND})")
-  set(FDMINI_GTL_WITHOUT 1)
 else()
   set(FDMINI_GTL_STATUS "n/a (not a Cray PE)")
 endif()
 target_link_libraries(fdmini_driver PUBLIC fdmini_cray)
+
+# The MPI and the GTL that fdmini was linked with are the ones it must load: with a
+# non-default CPE (OLCF recommends CPE 25.09 or 26.03; LUMI/25.09) the loader would otherwise
+# take the system default's libmpi_cray and libmpi_gtl_hsa (/opt/cray/pe/lib64, built for
+# another ROCm). -L/-l items record no rpath, so their folders go into fdmini's RUNPATH
+# explicitly, in the build tree and in the installed binary (OLCF: "prepend
+# CRAY_LD_LIBRARY_PATH ... at run time or your executable's rpath at build time"). RUNPATH, not
+# RPATH: LD_LIBRARY_PATH still overrides it, as the job scripts' CRAY_LD_LIBRARY_PATH line does.
+list(REMOVE_DUPLICATES _fd_runpath)
+if(_fd_runpath)
+  set_property(TARGET fdmini APPEND PROPERTY BUILD_RPATH ${_fd_runpath})
+  set_property(TARGET fdmini APPEND PROPERTY INSTALL_RPATH ${_fd_runpath})
+  target_link_options(fdmini PRIVATE "LINKER:--enable-new-dtags")
+  string(REPLACE ";" ":" _fd_text "${_fd_runpath}")
+  message(STATUS "fdmini: RUNPATH of fdmini gets ${_fd_text}")
+endif()
 
 if(_fd_gtl_name)
   # the linked binary must need the GTL: checked after every link of fdmini

@@ -1,11 +1,12 @@
-# package.py - Spack recipe for fdmini, kept with the source (tools/spack). Use it from a
-# checkout (README, "Spack"):
+# package.py - Spack recipe for fdmini, kept with the source (tools/spack); Spack 0.22.2 or newer
+# (depends_on("c"), the compiler as a dependency). Use it from a checkout (README, "Spack"):
 #   spack repo add tools/spack
 #   spack env create -d fdmini-env && spack -e fdmini-env add fdmini@=main backend=hip amdgpu_target=gfx90a
 #   spack -e fdmini-env develop --path "$PWD" --no-clone fdmini@=main && spack -e fdmini-env install
 # The variants map onto fdmini's CMake options one to one; tests/packaging/check_recipes.py (CI)
-# evaluates this file against a stub of Spack's API and configures fdmini with the arguments it
-# produces.
+# evaluates this file against a stub of Spack's API whose directives and CMake helpers take the
+# signatures of Spack's own (checked against spack/spack's directives.py and spack-packages'
+# build_systems/cmake.py, 2026), and configures fdmini with the arguments it produces.
 from spack.package import *  # noqa: F401,F403 (Spack's recipe API; build systems in Spack < 1.0)
 
 try:  # Spack >= 1.0: the build systems live in the builtin package repository
@@ -55,8 +56,17 @@ class Fdmini(CMakePackage, CudaPackage, ROCmPackage):
     depends_on("pkgconfig", type="build", when="+hwloc")
     depends_on("hip", when="backend=hip")
     depends_on("llvm-amdgpu", when="backend=hip")
-    depends_on("roctracer-dev", when="backend=hip")  # roctx ranges for timeline profilers
+    # roctx ranges for rocprofv3 --marker-trace and rocprof-sys: rocprofiler-sdk's roctx
+    # (roctracer, the older home of roctx, is deprecated: end of support 2026 Q2)
+    depends_on("rocprofiler-sdk", when="backend=hip")
     depends_on("cmocka", type="test")
+
+    # GPU-aware Cray MPICH: its GTL for the GPU targets of this build comes from Spack's own
+    # cray-mpich package (+rocm with the same amdgpu_target: its gtl_lib), not from the shell's
+    # PE_MPICH_GTL_* variables (cray-mpich is an external: packages.yaml, README "Spack")
+    for _target in ROCmPackage.amdgpu_targets:
+        depends_on(f"cray-mpich+rocm amdgpu_target={_target}",
+                   when=f"backend=hip amdgpu_target={_target} ^[virtuals=mpi] cray-mpich")
 
     def cmake_args(self):
         spec = self.spec
@@ -69,11 +79,21 @@ class Fdmini(CMakePackage, CudaPackage, ROCmPackage):
             self.define("FDMINI_TESTS", self.run_tests),
             self.define("MPI_C_COMPILER", spec["mpi"].mpicc),
         ]
+        if spec.satisfies("backend=hip ^[virtuals=mpi] cray-mpich") and spec.variants["gtl"].value != "off":
+            # the GTL library cray-mpich names for this build's GPU targets
+            gtl = spec["cray-mpich"].package.gtl_lib
+            libdir = [f[2:] for f in gtl.get("ldflags", []) if f.startswith("-L")]
+            names = [f[2:] for f in gtl.get("ldlibs", []) if f.startswith("-l")]
+            if libdir and names:
+                args.append(self.define("FDMINI_GTL_LIB",
+                                        join_path(libdir[0], f"lib{names[0]}.so")))
         if spec.satisfies("backend=hip"):
             targets = [t for t in spec.variants["amdgpu_target"].value if t != "none"]
             args.append(self.define("CMAKE_HIP_ARCHITECTURES", ";".join(targets)))
             args.append(self.define("CMAKE_HIP_COMPILER",
                                     join_path(spec["llvm-amdgpu"].prefix.bin, "clang++")))
+            # roctx is found in rocprofiler-sdk's prefix through the CMAKE_PREFIX_PATH that
+            # Spack passes for every dependency
             args.append(self.define("ROCM_PATH", spec["hip"].prefix))
         if spec.satisfies("backend=cuda"):
             archs = [a for a in spec.variants["cuda_arch"].value if a != "none"]
