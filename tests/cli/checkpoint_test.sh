@@ -32,11 +32,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run NP ARGS...: fdmini on NP ranks (timeout 120 s); sets rc and out (stdout and stderr)
+# run NP ARGS...: fdmini on NP ranks (timeout 120 s; one rank as an MPI singleton, without the
+# launcher's start-up); sets rc and out (stdout and stderr)
 run() {
   local np=$1
   shift
-  out=$(timeout 120 "$mpiexec" -n "$np" "${mpiflags[@]}" "$fdmini" --progress 0 "$@" 2>&1)
+  if ((np == 1)); then
+    out=$(timeout 120 "$fdmini" --progress 0 "$@" 2>&1)
+  else
+    out=$(timeout 120 "$mpiexec" -n "$np" "${mpiflags[@]}" "$fdmini" --progress 0 "$@" 2>&1)
+  fi
   rc=$?
 }
 
