@@ -671,7 +671,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   for (int f = 0; f < FD_FACES; f++) s->sides |= (unsigned)s->halo.faces.active[f] << f;
   s->exchanging = s->halo.n_msgs > 0;
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
-                                    o->fail_snapshot, (long long)s->warmup + s->iters, &s->dec,
+                                    o->fail_snapshot, s->total, &s->dec,
                                     &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
                                     s->prob.dt > 0 ? s->prob.dt : 1.0, s->compute};
   FD_CALL(snapshot_create(&s->snap, &snap));
@@ -1070,7 +1070,7 @@ static int reduce_snapshots(fd_state *s, double step_ms, double ref_ms, fd_resul
   const MPI_Comm comm = s->dec.cart;
   const int ranks = s->dec.size;
   const double it = s->iters;
-  r->snapshots = s->snap.written; /* rank 0 counts them */
+  r->snapshots = s->snap.written - s->snap.adopted; /* rank 0 counts them (this run's) */
   FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
   fd_snap_times t;
   snapshot_timers(&s->snap, &t);
@@ -1513,6 +1513,7 @@ static int state_restore(fd_state *s, fd_result *r)
   checkpoint_steps(s); /* after a fallback the checkpoint is an older one */
   s->steps = s->first;
   if (s->ckpt.hist_lost) s->src_steps = -1; /* the energy check then does not apply */
+  snapshot_adopt(&s->snap, s->first);       /* the XDMF lists the earlier snapshots too */
   describe_run(s, r);
   return FD_OK;
 }

@@ -233,6 +233,21 @@ else
   fail "report and JSON of a restarted wave run" "exit $rc" "$work/rep.json"
 fi
 
+echo "== snapshots across a restart"
+# a wave with a snapshot every 6 steps, stopped and continued on another rank count: the same
+# snapshot files as the uninterrupted run, byte for byte, and the XDMF lists every one
+sargs=(--op wave --global "31,31,31" --warmup 2 --iters 46 --snapshot-every 6)
+run 1 "${sargs[@]}" --snapshot-dir "$work/snap-ref"
+run 2 "${sargs[@]}" --snapshot-dir "$work/snap" --checkpoint-every 12 --checkpoint-dir "$work/snap-ck" --test-signal 0,20,usr1
+stopped=$rc
+run 3 "${sargs[@]}" --snapshot-dir "$work/snap" --checkpoint-every 12 --checkpoint-dir "$work/snap-ck" --restart auto
+if ((stopped == 5 && rc == 0)) && [[ $(listing "$work/snap") == "$(listing "$work/snap-ref")" ]] &&
+  printf '%s\n' "$out" | grep -q "snapshots            every 6 steps: [1-7] written"; then
+  pass "snapshots: the same files as the uninterrupted run (stopped, continued on 3 ranks), the XDMF lists all 8"
+else
+  fail "snapshots across a restart" "exits $stopped, $rc" <(diff <(listing "$work/snap-ref") <(listing "$work/snap"))
+fi
+
 echo "== bad input: exit 2, one line, nothing changed"
 b=$work/bad
 mkdir -p "$b"
