@@ -70,8 +70,9 @@ static int finish_outputs(MPI_Comm comm, int rank, int rc, const fd_output *json
   return rc;
 }
 
-/* Rank 0, before the run: site_check_lustre for the dump's folder and the snapshot folder, with
- * the size of one file (the global grid of real_t). Not Collective. */
+/* Rank 0, before the run: site_check_lustre for the dump's folder, the snapshot folder and the
+ * checkpoint folder, with the size of one file (the global grid of real_t, times the levels of
+ * a checkpoint). Not Collective. */
 static void lustre_advice(const fd_options *o, MPI_Comm world, int accelerator)
 {
   int ranks = 1;
@@ -91,6 +92,9 @@ static void lustre_advice(const fd_options *o, MPI_Comm world, int accelerator)
     site_check_lustre("--dump", dir, bytes, stdout);
   }
   if (o->snapshot_every > 0) site_check_lustre("--snapshot-dir", o->snapshot_dir, bytes, stdout);
+  /* a checkpoint holds the levels of the scheme: the wave's two, heat's and jacobi's one */
+  const unsigned long long levels = o->op == FD_OP_WAVE ? 2 : (o->op == FD_OP_LAPLACIAN ? 0 : 1);
+  if (o->checkpoint_dir[0] && levels) site_check_lustre("--checkpoint-dir", o->checkpoint_dir, levels * bytes, stdout);
 }
 
 static int finish(int code)
