@@ -378,13 +378,14 @@ int halo_destroy(fd_halo *h)
  *   wait was enqueued. create_ipc_events records both once, for exchanges 0 and 1.
  */
 
-/* 1. Preposts the receives of slot s: each MPI face into recv (device, or pinned host when
- * staged), a zero-byte note from each IPC neighbour. */
+/* 1. Posts the receives of slot s: each MPI face into recv (device, or pinned host when
+ * staged), a zero-byte note from each IPC neighbour (halo_exchange_begin posts them right after
+ * it enqueued the pack, so that the host's MPI calls overlap the device's pack). Appends to
+ * req[] and note[]. */
 static int post_receives(fd_halo *h, int s)
 {
   static char none; /* the notes' buffer */
   real_t *recv = h->staged ? h->recv_h[s] : h->recv_d[s];
-  h->nreq = h->nnote = 0;
   for (int f = 0; f < FD_REGIONS; f++) {
     if (!h->faces.active[f]) continue;
     if (h->ipc[f])
@@ -548,8 +549,11 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event 
   be_range_push("halo_begin");
   if (h->timing_pending[s]) FD_CALL(accumulate(h, s)); /* its events are about to be reused */
   h->timing[s] = timed;
-  FD_CALL(post_receives(h, s));
+  /* the pack goes first, the receives are posted while the device packs: a face that arrives
+   * before its receive is posted is buffered by MPI, never lost */
+  h->nreq = h->nnote = 0;
   FD_CALL(pack(h, u, u2, field_ready, s));
+  FD_CALL(post_receives(h, s));
   be_range_pop();
   return FD_OK;
 }
