@@ -146,7 +146,8 @@ static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
 }
 
 /* The steps of the checkpoints in dir (final names), newest first, at most max of them, into
- * steps; *count all of them. Temporary files of killed runs are removed when `clean`. errno or 0. */
+ * steps; *count all of them (may exceed max). Temporary files of killed runs are removed when
+ * `clean`. errno or 0. */
 static int list_dir(const char *dir, int clean, long long *steps, int max, int *count)
 {
   *count = 0;
@@ -176,7 +177,6 @@ static int list_dir(const char *dir, int clean, long long *steps, int max, int *
     (*count)++;
   }
   closedir(d);
-  *count = *count > n ? *count : n;
   return 0;
 }
 
