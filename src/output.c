@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "checkpoint.h" /* checkpoint_file_name */
 #include "fd_error.h"
 #include "output.h"
 #include "snapshot.h" /* snapshot_is_file_name */
@@ -151,6 +152,21 @@ int output_check_run(const fd_options *o, long tag, fd_output *json, fd_output *
     if (both[q]->opt[0] && is_snapshot_file(both[q]->path, snapdir))
       return fd_set_error(FD_ERR_USAGE, "%s '%s' is a file the snapshots write in --snapshot-dir: choose another name",
                           both[q]->opt, both[q]->path);
+  /* the checkpoints' names in --checkpoint-dir (checkpoint.h): a restart would read the file
+   * and their pruning remove it */
+  char *ckdir = o->checkpoint_dir[0] ? realpath(o->checkpoint_dir, NULL) : NULL;
+  for (int q = 0; q < 2 && ckdir; q++) {
+    const char *slash = strrchr(both[q]->path, '/');
+    size_t len = slash ? (size_t)(slash - both[q]->path) : 0;
+    if (both[q]->opt[0] && slash && strlen(ckdir) == (len ? len : 1) && strncmp(both[q]->path, ckdir, len ? len : 1) == 0 &&
+        checkpoint_file_name(slash + 1, NULL, NULL)) {
+      int err = fd_set_error(FD_ERR_USAGE, "%s '%s' is a file the checkpoints write in --checkpoint-dir: choose another name",
+                             both[q]->opt, both[q]->path);
+      free(ckdir);
+      return err;
+    }
+  }
+  free(ckdir);
   return FD_OK;
 }
 
@@ -200,13 +216,19 @@ enum { ROWS_PER_CALL = 512 };
 int output_write_block(int fd, const real_t *first, long long sy, long long sz, const int n[3],
                        const long long start[3], const long long N[3])
 {
+  return output_write_block_at(fd, 0, first, sy, sz, n, start, N);
+}
+
+int output_write_block_at(int fd, long long base, const real_t *first, long long sy, long long sz,
+                          const int n[3], const long long start[3], const long long N[3])
+{
   const size_t es = sizeof(real_t), row = (size_t)n[0] * es;
   struct iovec iov[ROWS_PER_CALL];
   int cnt = 0;
   off_t at = 0, next = 0;
   for (int k = 0; k < n[2]; k++)
     for (int j = 0; j < n[1]; j++) {
-      off_t off = (off_t)((((start[2] + k) * N[1] + start[1] + j) * N[0] + start[0]) * (long long)es);
+      off_t off = (off_t)(base + (((start[2] + k) * N[1] + start[1] + j) * N[0] + start[0]) * (long long)es);
       if (cnt == ROWS_PER_CALL || (cnt > 0 && off != next)) {
         int e = pwritev_all(fd, iov, cnt, at);
         if (e) return e;

@@ -47,6 +47,10 @@ int output_write_all(int fd, const void *buf, size_t len);
  * snapshot writer thread calls it). */
 int output_write_block(int fd, const real_t *first, long long sy, long long sz, const int n[3],
                        const long long start[3], const long long N[3]);
+/* The same with the grid starting at byte `base` of the file (a checkpoint's fields follow its
+ * header). Not Collective; makes no MPI call. */
+int output_write_block_at(int fd, long long base, const real_t *first, long long sy, long long sz,
+                          const int n[3], const long long start[3], const long long N[3]);
 
 /* FD_OK when the file `path` holds exactly `bytes` bytes, else FD_ERR_IO with one line naming
  * what (the option or "snapshot") and both sizes. Not Collective. */
