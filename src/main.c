@@ -1,7 +1,8 @@
 /* main.c - fdmini: parse options, check the output files, bind a device, run, report, write
  * the outputs. Exit status 0 (verified, unverified or --no-check), 1 (verification failed),
  * 2 (bad input), 3 (runtime failure: agreed, or via MPI_Abort), 4 (an output file could not be
- * written: agreed, reported once; nothing incomplete under a final name).
+ * written: agreed, reported once; nothing incomplete under a final name), 5 (stopped by
+ * SIGTERM or SIGUSR1 after writing a checkpoint, on every rank: continue with --restart).
  * Every error after MPI_Init ends on every rank: agreed errors collectively, rank-local ones
  * through MPI_Abort. Before MPI_Init only site_check_gtl can refuse, and right after it
  * site_check_launcher (each: exit 2 on every rank, one line from the launcher's rank 0). */
@@ -16,6 +17,7 @@
 
 #include "fd_error.h"
 #include "bind.h"
+#include "checkpoint.h"
 #include "decomp.h"
 #include "options.h"
 #include "output.h"
@@ -68,8 +70,9 @@ static int finish_outputs(MPI_Comm comm, int rank, int rc, const fd_output *json
   return rc;
 }
 
-/* Rank 0, before the run: site_check_lustre for the dump's folder and the snapshot folder, with
- * the size of one file (the global grid of real_t). Not Collective. */
+/* Rank 0, before the run: site_check_lustre for the dump's folder, the snapshot folder and the
+ * checkpoint folder, with the size of one file (the global grid of real_t, times the levels of
+ * a checkpoint). Not Collective. */
 static void lustre_advice(const fd_options *o, MPI_Comm world, int accelerator)
 {
   int ranks = 1;
@@ -89,6 +92,9 @@ static void lustre_advice(const fd_options *o, MPI_Comm world, int accelerator)
     site_check_lustre("--dump", dir, bytes, stdout);
   }
   if (o->snapshot_every > 0) site_check_lustre("--snapshot-dir", o->snapshot_dir, bytes, stdout);
+  /* a checkpoint holds the levels of the scheme: the wave's two, heat's and jacobi's one */
+  const unsigned long long levels = o->op == FD_OP_WAVE ? 2 : (o->op == FD_OP_LAPLACIAN ? 0 : 1);
+  if (o->checkpoint_dir[0] && levels) site_check_lustre("--checkpoint-dir", o->checkpoint_dir, levels * bytes, stdout);
 }
 
 static int finish(int code)
@@ -175,6 +181,24 @@ int main(int argc, char **argv)
     if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
     bind_free(binding);
     return finish(rc);
+  }
+  if (rc == FD_STOPPED) { /* no output of an unfinished run: the checkpoint is its record */
+    if (rank == 0) {
+      output_discard(&dump);
+      output_discard(&json);
+      if (r.stop_measuring)
+        printf("fdmini: stopped by %s during a measurement run (--baseline or the reference run), before the run "
+               "proper: nothing new to save; run again with --restart auto%s%s%s to %s\n",
+               checkpoint_signal_name(r.stop_signal), r.restart_from[0] ? " (it continues '" : "", r.restart_from,
+               r.restart_from[0] ? "')" : "", r.restart_from[0] ? "continue" : "start afresh");
+      else
+        printf("fdmini: stopped by %s after step %lld of %lld: checkpoint '%s' written; run again with --restart "
+               "auto (or --restart with its name) to continue\n", checkpoint_signal_name(r.stop_signal),
+               r.stop_step, r.total_steps, r.checkpoint_last_path);
+      fflush(stdout);
+    }
+    bind_free(binding);
+    return finish(FD_STOPPED);
   }
   if (rc == FD_ERR_RUNTIME) {
     if (rank == 0) {

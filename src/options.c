@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 
 #include "backend.h"
@@ -86,21 +87,38 @@ void fd_options_usage(FILE *out)
     "  --snapshot-dir DIR  directory of the snapshots (created if missing; both options\n"
     "                      go together)\n"
     "  --progress SECONDS  progress line every SECONDS of wall time (0 = off, default 10)\n"
+    "Checkpoints (README: \"Checkpoint and restart\")\n"
+    "  --checkpoint-every N  after every N-th step (warm-up included), save the state to\n"
+    "                      DIR/ckpt_STEP.fdmini in the background (the last two are kept)\n"
+    "  --checkpoint-dir DIR  where checkpoints go (created if missing); with it, SIGTERM\n"
+    "                      and SIGUSR1 make every rank stop at the same pass, write a\n"
+    "                      checkpoint and exit 5 (alone: checkpoints only then)\n"
+    "  --restart PATH|auto continue the run from a checkpoint: a file, the newest complete\n"
+    "                      one in a directory, or auto: the newest in --checkpoint-dir, or\n"
+    "                      a fresh start when there is none (resubmit one job unchanged);\n"
+    "                      --warmup and --iters stay the whole run's: it ends at the same\n"
+    "                      step, warmup + iters\n"
     "  --bind-report       print each rank's host, CPUs, NUMA node(s), GPU and the GPU's\n"
     "                      NUMA locality (always in the JSON; warnings always printed)\n"
     "  --no-check          skip verification\n"
     "  --help              this text\n"
-    "Testing (faults the checks must catch; never in a measured run)\n"
+    "Testing (planted faults and stops for the tests; never in a measured run)\n"
     "  --test-inject-fault[=KIND]  field (default): the last rank's centre point wrong by\n"
     "                      1%% + 0.5; tiny: wrong by 1e-3; velocity, source (wave): the stencil\n"
     "                      1%% too fast, the source 1%% too strong; exchange (2 or more ranks):\n"
     "                      the last rank skips the unpack of one received region in every\n"
     "                      exchange, as if its message never arrived. Each must exit 1\n"
     "  --test-fail-snapshot-write K  the K-th snapshot's write fails (exit 4)\n"
+    "  --test-kill RANK,STEP,pass|write|commit  with --checkpoint-dir: SIGKILL of RANK\n"
+    "                      after the pass that reaches STEP, half-way through the checkpoint\n"
+    "                      of STEP, or (rank 0) after renaming it\n"
+    "  --test-signal RANK,STEP,usr1|term  RANK raises the signal after the pass that\n"
+    "                      reaches STEP (a stop: checkpoint, exit 5)\n"
     "\n"
     "Exit status: 0 verified, unverified (no check applies) or --no-check, 1 verification\n"
     "failed, 2 bad input, 3 runtime failure (MPI or device) or sizes that do not fit,\n"
-    "4 an output file could not be written. Output files are replaced only by a run that\n"
+    "4 an output file could not be written, 5 stopped by SIGTERM or SIGUSR1 after writing a\n"
+    "checkpoint (continue with --restart auto). Output files are replaced only by a run that\n"
     "succeeds (written to a temporary name, renamed once complete).\n");
 }
 
@@ -194,8 +212,36 @@ enum {
   OPT_JSON, OPT_DUMP, OPT_NO_CHECK, OPT_HELP, OPT_NO_OVERLAP, OPT_MPI_GPU, OPT_PROGRESS,
   OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT, OPT_VELOCITY, OPT_RICKER, OPT_SOURCE,
   OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH, OPT_TUNE, OPT_HALO_WIDTH,
-  OPT_FUSE, OPT_GRAPHS,
+  OPT_FUSE, OPT_GRAPHS, OPT_CKPT_EVERY, OPT_CKPT_DIR, OPT_RESTART, OPT_TEST_KILL, OPT_TEST_SIGNAL,
 };
+
+/* --test-kill / --test-signal RANK,STEP,WHAT (test only): WHAT among names[count], its value
+ * values[i]. */
+static int parse_test_event(const char *opt, const char *s, const char *const *names, const int *values, int count,
+                            fd_test_event *e)
+{
+  char buf[128], list[96] = "";
+  for (int i = 0; i < count; i++) {
+    strcat(list, i ? (i == count - 1 ? " or " : ", ") : "");
+    strcat(list, names[i]);
+  }
+  const char *c1 = strchr(s, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+  if (strlen(s) >= sizeof buf || !c1 || !c2)
+    return fd_set_error(FD_ERR_USAGE, "%s: '%s' should be RANK,STEP,WHAT with WHAT %s", opt, s, list);
+  strcpy(buf, s);
+  buf[c1 - s] = buf[c2 - s] = '\0';
+  long long rank, step;
+  FD_CALL(parse_ll(opt, buf, 0, 1 << 24, &rank));
+  FD_CALL(parse_ll(opt, buf + (c1 - s) + 1, 1, LLONG_MAX, &step));
+  for (int i = 0; i < count; i++)
+    if (strcmp(buf + (c2 - s) + 1, names[i]) == 0) {
+      e->rank = (int)rank;
+      e->step = step;
+      e->what = values[i];
+      return FD_OK;
+    }
+  return fd_set_error(FD_ERR_USAGE, "%s: unknown event '%s', expected %s", opt, buf + (c2 - s) + 1, list);
+}
 
 /* "V" or "V1,V2": positive finite numbers. */
 static int parse_velocity(const char *s, fd_options *o)
@@ -247,6 +293,11 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"snapshot-every", required_argument, 0, OPT_SNAP_EVERY},
     {"snapshot-dir", required_argument, 0, OPT_SNAP_DIR},
     {"test-fail-snapshot-write", required_argument, 0, OPT_FAIL_SNAP},
+    {"checkpoint-every", required_argument, 0, OPT_CKPT_EVERY},
+    {"checkpoint-dir", required_argument, 0, OPT_CKPT_DIR},
+    {"restart", required_argument, 0, OPT_RESTART},
+    {"test-kill", required_argument, 0, OPT_TEST_KILL},
+    {"test-signal", required_argument, 0, OPT_TEST_SIGNAL},
     {0, 0, 0, 0},
   };
   static const char *const tune_names[] = {"auto", "off"};
@@ -262,6 +313,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
   o->nvel = 1;
   o->velocity[0] = o->velocity[1] = 1.0;
   o->ricker_hz = 10.0;
+  o->test_kill.rank = o->test_signal.rank = -1;
 
   opterr = 0; /* our messages, from rank 0 only */
   optind = 0; /* full re-initialisation (GNU), so parsing can run more than once */
@@ -392,6 +444,36 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     case OPT_FAIL_SNAP:
       FD_CALL(parse_int("--test-fail-snapshot-write", optarg, 1, INT_MAX, &o->fail_snapshot));
       break;
+    case OPT_CKPT_EVERY:
+      FD_CALL(parse_int("--checkpoint-every", optarg, 1, INT_MAX, &o->checkpoint_every));
+      break;
+    case OPT_CKPT_DIR:
+    case OPT_RESTART: {
+      const char *what = c == OPT_CKPT_DIR ? "--checkpoint-dir" : "--restart";
+      if (optarg[0] == '\0')
+        return fd_set_error(FD_ERR_USAGE, "%s: expected %s", what,
+                            c == OPT_CKPT_DIR ? "a directory name" : "a checkpoint file, a directory of them, or auto");
+      if (strlen(optarg) >= FD_PATH_MAX - 64) return fd_set_error(FD_ERR_USAGE, "%s: name too long", what);
+      if (c == OPT_CKPT_DIR) {
+        strcpy(o->checkpoint_dir, optarg);
+      } else {
+        o->restart = strcmp(optarg, "auto") == 0 ? FD_RESTART_AUTO : FD_RESTART_PATH;
+        strcpy(o->restart_path, o->restart == FD_RESTART_PATH ? optarg : "");
+      }
+      break;
+    }
+    case OPT_TEST_KILL: {
+      static const char *const names[] = {"pass", "write", "commit"};
+      static const int values[] = {FD_TEST_AT_PASS, FD_TEST_AT_WRITE, FD_TEST_AT_COMMIT};
+      FD_CALL(parse_test_event("--test-kill", optarg, names, values, 3, &o->test_kill));
+      break;
+    }
+    case OPT_TEST_SIGNAL: {
+      static const char *const names[] = {"usr1", "term"};
+      static const int values[] = {SIGUSR1, SIGTERM};
+      FD_CALL(parse_test_event("--test-signal", optarg, names, values, 2, &o->test_signal));
+      break;
+    }
     case 'h':
     case OPT_HELP:
       o->help = 1;
@@ -451,5 +533,16 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     return fd_set_error(FD_ERR_USAGE, "--fuse auto needs the start-up autotune, which --tune off turns off: give --fuse T");
   if (o->fuse > 1 && o->snapshot_every % o->fuse)
     return fd_set_error(FD_ERR_USAGE, "--snapshot-every %d is not a multiple of --fuse %d: a snapshot is taken between passes of %d steps", o->snapshot_every, o->fuse, o->fuse);
+  /* checkpoints: taken between passes, written into --checkpoint-dir */
+  if (o->checkpoint_every && !o->checkpoint_dir[0])
+    return fd_set_error(FD_ERR_USAGE, "--checkpoint-every %d needs --checkpoint-dir DIR: the directory the checkpoints go to", o->checkpoint_every);
+  if (o->restart == FD_RESTART_AUTO && !o->checkpoint_dir[0])
+    return fd_set_error(FD_ERR_USAGE, "--restart auto looks for the newest checkpoint in --checkpoint-dir: give --checkpoint-dir DIR (or --restart PATH)");
+  if (o->fuse > 1 && o->checkpoint_every % o->fuse)
+    return fd_set_error(FD_ERR_USAGE, "--checkpoint-every %d is not a multiple of --fuse %d: a checkpoint is taken between passes of %d steps", o->checkpoint_every, o->fuse, o->fuse);
+  if ((o->test_kill.rank >= 0 || o->test_signal.rank >= 0) && !o->checkpoint_dir[0])
+    return fd_set_error(FD_ERR_USAGE, "--test-kill and --test-signal apply to runs with --checkpoint-dir");
+  if (o->test_kill.what == FD_TEST_AT_COMMIT && o->test_kill.rank != 0)
+    return fd_set_error(FD_ERR_USAGE, "--test-kill RANK,STEP,commit: rank 0 commits checkpoints, so RANK must be 0");
   return FD_OK;
 }

@@ -29,6 +29,22 @@ typedef enum {
   FD_FAULT_EXCHANGE
 } fd_fault;
 
+/* --restart: none, a file or directory (restart_path), or auto (the newest complete checkpoint
+ * in --checkpoint-dir, or a fresh start when it holds none) */
+typedef enum { FD_RESTART_NONE = 0, FD_RESTART_PATH, FD_RESTART_AUTO } fd_restart;
+/* --test-kill and --test-signal (test only): rank `rank` does `what` once its run has reached
+ * step `step`. what: --test-kill FD_TEST_AT_PASS (SIGKILL after the pass), FD_TEST_AT_WRITE
+ * (SIGKILL in the checkpoint writer, half-way through the checkpoint of that step),
+ * FD_TEST_AT_COMMIT (rank 0: SIGKILL after renaming the checkpoint of that step, before removing
+ * the older ones); --test-signal: the signal number (SIGUSR1, SIGTERM) raised after the pass.
+ * rank < 0: off. */
+enum { FD_TEST_AT_PASS = 1, FD_TEST_AT_WRITE, FD_TEST_AT_COMMIT };
+typedef struct {
+  int rank;
+  long long step;
+  int what;
+} fd_test_event;
+
 #define FD_PATH_MAX 4096
 #define FD_HALO_WIDTH_MAX 64
 
@@ -73,6 +89,14 @@ typedef struct {
   int snapshot_every;   /* --snapshot-every N: the field after every N-th step, 0 = off */
   char snapshot_dir[FD_PATH_MAX]; /* --snapshot-dir DIR */
   int fail_snapshot;    /* --test-fail-snapshot-write K: the K-th snapshot's write fails (1-based) */
+  /* checkpoints and restart (src/checkpoint.h) */
+  int checkpoint_every; /* --checkpoint-every N: a checkpoint after every N-th step, 0 = none (with
+                           --checkpoint-dir alone: only when a stop signal arrives) */
+  char checkpoint_dir[FD_PATH_MAX]; /* --checkpoint-dir DIR, "" = no checkpoints, no stop signals */
+  fd_restart restart;   /* --restart */
+  char restart_path[FD_PATH_MAX]; /* --restart PATH: a checkpoint file or a directory of them */
+  fd_test_event test_kill;   /* --test-kill RANK,STEP,pass|write|commit (test only) */
+  fd_test_event test_signal; /* --test-signal RANK,STEP,usr1|term (test only) */
 } fd_options;
 
 /* Fills *o from argv. Returns 0 on success; FD_ERR_USAGE with fd_error_message() set to one

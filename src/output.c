@@ -110,6 +110,38 @@ int output_is_snapshot_name(const char *base)
   return strcmp(p, ".tmp") == 0;
 }
 
+void output_checkpoint_path(char *out, size_t len, const char *dir, long long step)
+{
+  snprintf(out, len, "%s/ckpt_%010lld.fdmini", dir, step);
+}
+
+int output_is_checkpoint_name(const char *base, long long *step, int *tmp)
+{
+  if (strncmp(base, "ckpt_", 5) != 0) return 0;
+  const char *p = base + 5;
+  long long v = 0;
+  if (*p < '0' || *p > '9') return 0;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (v > (0x7fffffffffffffffLL - 9) / 10) return 0;
+    v = v * 10 + (*p - '0');
+  }
+  if (strncmp(p, ".fdmini", 7) != 0) return 0;
+  p += 7;
+  int t = 0;
+  if (*p == '.') {
+    p++;
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') p++;
+    if (strcmp(p, ".tmp") != 0) return 0;
+    t = 1;
+  } else if (*p) {
+    return 0;
+  }
+  if (step) *step = v;
+  if (tmp) *tmp = t;
+  return 1;
+}
+
 /* Prepares one output named `name` for option opt ("" name: none). */
 static int prepare(fd_output *out, const char *opt, const char *name, long tag)
 {
@@ -183,6 +215,21 @@ int output_check_run(const fd_options *o, long tag, fd_output *json, fd_output *
     if (both[q]->opt[0] && is_snapshot_file(both[q]->path, snapdir))
       return fd_set_error(FD_ERR_USAGE, "%s '%s' is a file the snapshots write in --snapshot-dir: choose another name",
                           both[q]->opt, both[q]->path);
+  /* the checkpoints' names in --checkpoint-dir: a restart would read the file
+   * and their pruning remove it */
+  char *ckdir = o->checkpoint_dir[0] ? realpath(o->checkpoint_dir, NULL) : NULL;
+  for (int q = 0; q < 2 && ckdir; q++) {
+    const char *slash = strrchr(both[q]->path, '/');
+    size_t len = slash ? (size_t)(slash - both[q]->path) : 0;
+    if (both[q]->opt[0] && slash && strlen(ckdir) == (len ? len : 1) && strncmp(both[q]->path, ckdir, len ? len : 1) == 0 &&
+        output_is_checkpoint_name(slash + 1, NULL, NULL)) {
+      int err = fd_set_error(FD_ERR_USAGE, "%s '%s' is a file the checkpoints write in --checkpoint-dir: choose another name",
+                             both[q]->opt, both[q]->path);
+      free(ckdir);
+      return err;
+    }
+  }
+  free(ckdir);
   return FD_OK;
 }
 
@@ -232,13 +279,19 @@ enum { ROWS_PER_CALL = 512 };
 int output_write_block(int fd, const real_t *first, long long sy, long long sz, const int n[3],
                        const long long start[3], const long long N[3])
 {
+  return output_write_block_at(fd, 0, first, sy, sz, n, start, N);
+}
+
+int output_write_block_at(int fd, long long base, const real_t *first, long long sy, long long sz,
+                          const int n[3], const long long start[3], const long long N[3])
+{
   const size_t es = sizeof(real_t), row = (size_t)n[0] * es;
   struct iovec iov[ROWS_PER_CALL];
   int cnt = 0;
   off_t at = 0, next = 0;
   for (int k = 0; k < n[2]; k++)
     for (int j = 0; j < n[1]; j++) {
-      off_t off = (off_t)((((start[2] + k) * N[1] + start[1] + j) * N[0] + start[0]) * (long long)es);
+      off_t off = (off_t)(base + (((start[2] + k) * N[1] + start[1] + j) * N[0] + start[0]) * (long long)es);
       if (cnt == ROWS_PER_CALL || (cnt > 0 && off != next)) {
         int e = pwritev_all(fd, iov, cnt, at);
         if (e) return e;

@@ -48,6 +48,10 @@ int output_write_all(int fd, const void *buf, size_t len);
  * snapshot writer thread calls it). */
 int output_write_block(int fd, const real_t *first, long long sy, long long sz, const int n[3],
                        const long long start[3], const long long N[3]);
+/* The same with the grid starting at byte `base` of the file (a checkpoint's fields follow its
+ * header). Not Collective; makes no MPI call. */
+int output_write_block_at(int fd, long long base, const real_t *first, long long sy, long long sz,
+                          const int n[3], const long long start[3], const long long N[3]);
 
 /* FD_OK when the file `path` holds exactly `bytes` bytes, else FD_ERR_IO with one line naming
  * what (the option or "snapshot") and both sizes. Not Collective. */
@@ -67,6 +71,14 @@ int output_snapshot_name(const char *dir, long long step, char *out, size_t len)
 /* 1 when `base` is a name the snapshots use in their directory: snap_STEP.raw (STEP: digits),
  * snapshots.xmf, or a temporary name of either (NAME.DIGITS.tmp). Pure. */
 int output_is_snapshot_name(const char *base);
+
+/* The checkpoints' file names (checkpoint.c writes them, output_check_run checks them): the
+ * checkpoint of `step` is ckpt_STEP.fdmini in dir (STEP: ten digits or more), into out (len
+ * bytes, cut short where it does not fit). 1 from output_is_checkpoint_name when `base` is
+ * such a name or one of its temporary names ckpt_STEP.fdmini.PID.tmp (STEP, PID: digits);
+ * *step (may be NULL) gets STEP, *tmp (may be NULL) whether it is a temporary name. Pure. */
+void output_checkpoint_path(char *out, size_t len, const char *dir, long long step);
+int output_is_checkpoint_name(const char *base, long long *step, int *tmp);
 
 /* Writes buf (len bytes) to out->tmp: created new (O_EXCL), every byte written, closed, and
  * its size checked. On failure the temporary file is removed and the result is FD_ERR_IO with

@@ -21,7 +21,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
       fprintf(out, "  medium      two layers: V = %g for global z index <= %lld, V = %g above\n",
               p->vel[0], p->iface, p->vel[1]);
     fprintf(out, "  time step   dt = %.6g (C = %g of the CFL limit h / (Vmax sqrt 3)), t = %.4g at the end\n",
-            p->dt, p->courant, p->dt * (r->warmup + r->iters));
+            p->dt, p->courant, p->dt * (double)r->total_steps);
     fprintf(out, "  source      Ricker, peak %g, delay %.4g, at global index %lld,%lld,%lld\n",
             p->ricker_hz, p->t0, p->src[0], p->src[1], p->src[2]);
   }
@@ -87,7 +87,21 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
             r->halo_width, r->halo_width, r->halo_width >= 3 ? ", edges and corners" : " and edges",
             r->halo_fields > 1 ? " (both time levels)" : "", r->halo_msgs_exchange_max,
             r->halo_bytes_exchange_max);
-  fprintf(out, "  steps       %d timed after %d warm-up, %.3f s\n", r->iters, r->warmup, r->total_s);
+  fprintf(out, "  steps       %d timed after %d warm-up, %.3f s", r->iters, r->warmup, r->total_s);
+  if (r->restarted)
+    fprintf(out, " (steps %lld..%lld of the run's %lld)", r->restart_step + 1, r->total_steps, r->total_steps);
+  fprintf(out, "\n");
+  if (r->restarted) {
+    fprintf(out, "  restart     from %s: %lld steps done before (written by %lld ranks, commit %s, %s); read %.4g MB in "
+            "%.3f s, %.3g GB/s (slowest rank)\n", r->restart_from, r->restart_step, r->restart_writers, r->restart_commit,
+            r->restart_created, r->restart_bytes / 1e6, r->restart_read_s,
+            r->restart_read_s > 0 ? r->restart_bytes / r->restart_read_s / 1e9 : 0.0);
+    if (r->restart_skipped)
+      fprintf(out, "              %d newer checkpoint%s skipped: incomplete or corrupt (notices above)\n", r->restart_skipped,
+              r->restart_skipped > 1 ? "s" : "");
+    if (r->restart_hist_lost)
+      fprintf(out, "              the checkpoint kept no record of the source: the energy check does not apply\n");
+  }
   fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks)\n", "phase", "min", "avg", "max");
   for (int k = 0; k < PH_COUNT; k++)
     fprintf(out, "  %-10s %12.4f %12.4f %12.4f\n", fd_phase_names[k], r->phase[k].min,
@@ -141,6 +155,20 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     fprintf(out, "                       work %.4f ms per step: solver thread %.4f (of it waiting %.4f), copies %.4f, writer thread %.4f: %.1f %% hidden (max over ranks; hidden: min)\n",
             r->snapshot_work_ms.max, r->snapshot_host_ms.max, r->snapshot_stall_ms.max, r->snapshot_copy_ms.max,
             r->snapshot_writer_ms.max, 100 * r->snapshot_hidden.min);
+  }
+  if (r->checkpoints_on && r->checkpoint_every) {
+    fprintf(out, "  checkpoints          every %d steps into %s: %lld written", r->checkpoint_every, r->checkpoint_dir,
+            r->checkpoints);
+    if (r->checkpoints)
+      fprintf(out, " (steps %lld..%lld, the last %s)", r->checkpoint_first, r->checkpoint_last, r->checkpoint_last_path);
+    fprintf(out, ", %.4g MB each; the step lost %.4f ms to them%s (%.4f ms per step, %.4f without over %d steps)\n",
+            r->checkpoint_bytes / 1e6, r->ckpt_lost_ms.max, r->snapshot_every ? " and the snapshots" : "",
+            r->phase[PH_STEP].max, r->ckpt_ref_ms.max, r->snapshot_ref_steps);
+    fprintf(out, "                       work %.4f ms per step: solver thread %.4f (of it waiting %.4f), copies %.4f, writer thread %.4f (of it fsync %.4f): %.1f %% hidden (max over ranks; hidden: min)\n",
+            r->ckpt_work_ms.max, r->ckpt_host_ms.max, r->ckpt_stall_ms.max, r->ckpt_copy_ms.max, r->ckpt_writer_ms.max,
+            r->ckpt_sync_ms.max, 100 * r->ckpt_hidden.min);
+  } else if (r->checkpoints_on) {
+    fprintf(out, "  checkpoints          on a stop signal (SIGTERM, SIGUSR1) only, into %s\n", r->checkpoint_dir);
   }
   if (r->baseline) {
     fprintf(out, "  alone (--baseline)   %.4f / %.4f / %.4f ms per step (each rank's block, no exchange)\n",
@@ -335,6 +363,49 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
     stat(&j, "hidden_share", &r->snapshot_hidden);
     json_str(&j, "dir", o->snapshot_dir);
     json_end(&j);
+  }
+  json_int(&j, "total_steps", r->total_steps);
+  if (r->checkpoints_on) {
+    json_object(&j, "checkpoints");
+    json_int(&j, "every", r->checkpoint_every);
+    json_str(&j, "dir", r->checkpoint_dir);
+    json_int(&j, "written", r->checkpoints);
+    if (r->checkpoints) {
+      json_int(&j, "first_step", r->checkpoint_first);
+      json_int(&j, "last_step", r->checkpoint_last);
+      json_str(&j, "last", r->checkpoint_last_path);
+      json_num(&j, "bytes_each", r->checkpoint_bytes);
+    }
+    if (r->checkpoint_every) {
+      json_int(&j, "reference_steps", r->snapshot_ref_steps);
+      stat(&j, "reference_step_ms", &r->ckpt_ref_ms);
+      stat(&j, "lost_ms_per_step", &r->ckpt_lost_ms);
+      stat(&j, "work_ms_per_step", &r->ckpt_work_ms);
+      stat(&j, "host_ms_per_step", &r->ckpt_host_ms);
+      stat(&j, "stall_ms_per_step", &r->ckpt_stall_ms);
+      stat(&j, "copy_ms_per_step", &r->ckpt_copy_ms);
+      stat(&j, "writer_ms_per_step", &r->ckpt_writer_ms);
+      stat(&j, "fsync_ms_per_step", &r->ckpt_sync_ms);
+      stat(&j, "hidden_share", &r->ckpt_hidden);
+    }
+    json_int(&j, "stop_polls", r->ckpt_polls);
+    json_end(&j);
+  }
+  if (r->restarted) {
+    json_object(&j, "restart");
+    json_str(&j, "from", r->restart_from);
+    json_int(&j, "steps_before", r->restart_step);
+    json_int(&j, "writers", r->restart_writers);
+    json_str(&j, "commit", r->restart_commit);
+    json_str(&j, "created", r->restart_created);
+    json_int(&j, "skipped", r->restart_skipped);
+    json_num(&j, "read_s", r->restart_read_s);
+    json_num(&j, "bytes", r->restart_bytes);
+    json_num(&j, "read_GBs", r->restart_read_s > 0 ? r->restart_bytes / r->restart_read_s / 1e9 : 0.0);
+    json_bool(&j, "source_record_lost", r->restart_hist_lost);
+    json_end(&j);
+  } else {
+    json_null(&j, "restart");
   }
   json_bool(&j, "baseline", r->baseline);
   if (r->baseline) {

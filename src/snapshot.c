@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -307,6 +308,20 @@ static void snapshot_abandon(fd_snapshots *sn)
       return sn_e_;                                                                            \
     }                                                                                          \
   } while (0)
+
+void snapshot_adopt(fd_snapshots *sn, long long first)
+{
+  if (!sn->every || sn->rank != 0 || !sn->steps || sn->written) return;
+  const long long bytes = sn->N[0] * sn->N[1] * sn->N[2] * (long long)sizeof(real_t);
+  for (long long st = sn->every; st <= first; st += sn->every) {
+    char path[FD_PATH_MAX + 32];
+    struct stat info;
+    snprintf(path, sizeof path, "%s/snap_%06lld.raw", sn->dir, st);
+    if (stat(path, &info) == 0 && S_ISREG(info.st_mode) && (long long)info.st_size == bytes)
+      sn->steps[sn->written++] = st;
+  }
+  sn->adopted = sn->written;
+}
 
 int snapshot_check(int every)
 {

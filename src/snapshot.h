@@ -78,6 +78,8 @@ typedef struct {
   long long begun;      /* main: snapshots taken; slot of index k: (k - 1) % FD_SNAP_SLOTS */
   long long finalized;  /* main: agreed complete (renamed and listed, or failed) */
   long long written;    /* rank 0: the steps of the written snapshots (XDMF), `written` of them */
+  long long adopted;    /* rank 0: of them, complete files of the run this one continues
+                           (--restart: steps up to the checkpoint's), listed again */
   long long *steps;
   double time_per_step; /* XDMF time of step s = s * time_per_step */
   double wait_ms;       /* main: host time in snapshot work (opens, waits, agreements) */
@@ -126,6 +128,11 @@ int snapshot_check(int every);
  * (nx+2) x (ny+2) x (nz+2) real_t and the writer thread; with every = 0 nothing. Failures are
  * agreed. Collective over c->dec->cart. snapshot_destroy frees it (also after a failure). */
 int snapshot_create(fd_snapshots *sn, const fd_snapshot_config *c);
+/* A run that continues a checkpoint at step `first` (--restart), before its first step: the
+ * snapshots of the run up to `first` found complete in DIR (snap_STEP.raw of the whole grid's
+ * size) join the list the XDMF is written from; the run rewrites the later ones. Not
+ * Collective (rank 0 keeps the list; a no-op elsewhere and without snapshots). */
+void snapshot_adopt(fd_snapshots *sn, long long first);
 /* Stops the writer (abandoning what it had not written: call snapshot_drain first to keep
  * it) and frees what snapshot_create allocated. Not Collective. */
 int snapshot_destroy(fd_snapshots *sn);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "dump.h"
 #include "fd_error.h"
 #include "graph_cache.h"
@@ -40,7 +41,8 @@ typedef struct {
                         x fastest (fd_grid); every ghost holds the boundary values (filled
                         once) */
   int npool;
-  int iters, warmup; /* timed and untimed steps of each run (defaults resolved) */
+  int iters, warmup; /* timed and untimed steps of each loop (defaults resolved; a restart at
+                        step `first` runs what is left of them: checkpoint_steps) */
   real_t *u;         /* the step's input (wave: U1). One of pool */
   real_t *um;        /* wave: the level before u (U0, read as the stencil's f), else NULL */
   real_t *v;         /* laplacian: the last output; others: a pool buffer that is not u
@@ -76,6 +78,9 @@ typedef struct {
   double memcpy_gbs; /* device-to-device copy of one field at start-up, GB/s (read + write) */
   fd_halo halo;
   fd_snapshots snap;
+  fd_checkpoints ckpt; /* checkpoints, stop signals and the restart (checkpoint.h) */
+  long long total;   /* steps of the whole run: warm-up + timed (a restart ends there too) */
+  long long first;   /* the step the run starts from: 0, or its checkpoint's */
   long long steps;   /* steps done (warm-up included) */
   long long passes;  /* passes done (a pass: 1..T steps); the timing slot is passes % 2 */
   int win_pos;       /* steps since the window's exchange (0: the next pass exchanges) */
@@ -518,17 +523,35 @@ static void resolve_steps(const fd_options *o, const be_info *dev, int *iters, i
   *warmup = o->warmup >= 0 ? o->warmup : (dflt + unit - 1) / unit * unit;
 }
 
+/* The loops of the run from the step it starts at (s->first: 0, or its checkpoint's): what is
+ * left of the warm-up, untimed, then the rest of the run, timed. --warmup and --iters are the
+ * whole run's, so a restarted run ends at the same step as an uninterrupted one (README
+ * "Checkpoint and restart"). checkpoint_prepare made sure that a step is left. */
+static void checkpoint_steps(fd_state *s)
+{
+  int iters, warmup;
+  resolve_steps(s->opt, s->dev, &iters, &warmup);
+  s->first = s->ckpt.restart ? s->ckpt.h.step : 0;
+  s->warmup = s->first < warmup ? (int)(warmup - s->first) : 0;
+  s->iters = (int)(s->total - (s->first > warmup ? s->first : warmup));
+}
+
+/* wave: the steps of the whole run whose source value is recorded (the wavelet is on), up to
+ * 2^24 of them; -1: not recorded (too many, or not a wave). Pure. */
+static long long source_steps(const fd_state *s)
+{
+  if (s->prob.op != FD_OP_WAVE) return -1;
+  const long long on = problem_source_steps(&s->prob);
+  const long long n = on < 0 ? -1 : (on < s->total ? on : s->total);
+  return n < 0 || n > (1LL << 24) ? -1 : n;
+}
+
 /* wave: the device array of the source point's values (src_hist) on the source's owner, for
- * the steps the wavelet is on, up to 2^24 of them (else src_steps = -1: not recorded). Agreed.
- * Collective. */
+ * the s->src_steps steps the wavelet is on. Agreed. Collective. */
 static int alloc_source_history(fd_state *s)
 {
-  s->src_steps = -1;
-  if (s->prob.op != FD_OP_WAVE) return FD_OK;
-  const long long on = problem_source_steps(&s->prob), total = (long long)s->warmup + s->iters;
-  const long long n = on < 0 ? -1 : (on < total ? on : total);
-  if (n < 0 || n > (1LL << 24)) return FD_OK;
-  s->src_steps = n;
+  if (s->src_steps < 0) return FD_OK;
+  const long long n = s->src_steps;
   int err = FD_OK;
   if (s->src_owned && be_malloc((void **)&s->src_hist, (size_t)(n + 1) * sizeof(real_t)) != BE_OK)
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the source record (%lld values): %s", s->dec.rank,
@@ -545,6 +568,8 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
                         int node, const long long N[3], const int P[3])
 {
   memset(s, 0, sizeof *s);
+  s->ckpt.comm = s->ckpt.cart = MPI_COMM_NULL;
+  s->ckpt.poll = MPI_REQUEST_NULL;
   s->opt = o;
   s->dev = dev;
   s->node = node;
@@ -577,6 +602,23 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   s->layer_k1 = (int)(k1 < 0 ? 0 : (k1 > s->grid.n[2] ? s->grid.n[2] : k1));
   s->two_layers = s->prob.iface < N[2];
   s->iface_local = (int)(k1 < -s->width ? -s->width : (k1 > s->grid.n[2] + s->width ? s->grid.n[2] + s->width : k1));
+
+  /* the checkpoint to continue (--restart), checked against this run, and the loops from it */
+  s->total = (long long)s->warmup + s->iters;
+  s->src_steps = source_steps(s);
+  fd_ckpt_run run = {o->op, {N[0], N[1], N[2]}, {s->prob.vel[0], s->prob.vel[1]}, s->prob.iface, s->prob.ricker_hz,
+                     {s->prob.src[0], s->prob.src[1], s->prob.src[2]},
+                     o->inject_fault == FD_FAULT_VELOCITY || o->inject_fault == FD_FAULT_SOURCE ? (int)o->inject_fault : 0,
+                     s->total, s->prob.swaps ? s->prob.levels : 0, s->src_steps < 0 ? -1 : s->src_steps + 1,
+                     s->width, o->fuse};
+  if (o->op != FD_OP_WAVE) { /* the wave's parameters do not apply */
+    memset(run.vel, 0, sizeof run.vel);
+    memset(run.src, 0, sizeof run.src);
+    run.iface = 0;
+    run.ricker_hz = 0;
+  }
+  FD_CALL(checkpoint_prepare(&s->ckpt, o, s->dec.cart, &run));
+  checkpoint_steps(s);
 
   /* the forced configuration, or the rule's; the autotune may replace it (run_on_state) */
   if (o->have_kernel) {
@@ -642,16 +684,22 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
         break;
       }
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
-                                    o->fail_snapshot, (long long)s->warmup + s->iters, &s->dec,
+                                    o->fail_snapshot, s->total, &s->dec,
                                     &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
                                     s->prob.dt > 0 ? s->prob.dt : 1.0, s->compute};
   FD_CALL(snapshot_create(&s->snap, &snap));
+  const fd_ckpt_config ck = {o, s->dec.cart, s->dec.rank, s->dec.size, {s->dec.P[0], s->dec.P[1], s->dec.P[2]},
+                             {s->dec.n[0], s->dec.n[1], s->dec.n[2]},
+                             {s->dec.start[0], s->dec.start[1], s->dec.start[2]}, &s->grid, dev->is_accelerator,
+                             dev->backend, 2 * FD_AHEAD, s->src_owned && s->src_hist, s->compute};
+  FD_CALL(checkpoint_create(&s->ckpt, &ck));
   return FD_OK;
 }
 
 /* Frees everything state_create made. Collective (halo_destroy). */
 static int state_destroy(fd_state *s)
 {
+  FD_CALL(checkpoint_destroy(&s->ckpt));
   FD_CALL(snapshot_destroy(&s->snap));
   FD_CALL(halo_destroy(&s->halo));
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
@@ -679,6 +727,7 @@ static void state_abandon(fd_state *s)
 {
   fd_error_saved first;
   fd_error_save(&first);
+  (void)checkpoint_destroy(&s->ckpt);
   (void)snapshot_destroy(&s->snap);
   (void)halo_destroy(&s->halo);
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
@@ -700,9 +749,17 @@ static void state_abandon(fd_state *s)
 
 /* ---- the loop ---- */
 
-/* n steps in passes of up to T steps (ending at multiples of T and at n), the first one
- * opening a window (exchanging), with a progress line from rank 0 every --progress seconds,
- * naming the loop (`label`). Collective. */
+/* The checkpoints' work after `count` passes (one, or a chain): a checkpoint at a multiple of
+ * --checkpoint-every, the stop polls (checkpoint.h); *stop when every rank stops here
+ * (FD_STOPPED). Collective. */
+static int checkpoint_pass(fd_state *s, int count, int *stop)
+{
+  const long long m = s->steps < s->src_steps ? s->steps : s->src_steps;
+  const fd_ckpt_view v = {s->steps, s->alone || s->snap_off, {s->u, s->um}, s->src_owned ? s->src_hist : NULL,
+                          s->src_steps < 0 ? 0 : m + 1};
+  return checkpoint_after_pass(&s->ckpt, &v, count, stop);
+}
+
 /* A chain: `count` consecutive passes of s->fuse steps that neither exchange nor are sampled,
  * as one graph on the compute stream (a whole window between two exchanges, or on a rank with
  * no neighbour the passes between two sampled ones). The first time, the passes are run with
@@ -746,11 +803,14 @@ static int run_chain(fd_state *s, int count)
 }
 
 /* How many of the next passes (at most `most`, all of s->fuse steps) make a chain: none may
- * exchange or be sampled (the window counter runs as solver_pass runs it). 0 where chains do
- * not apply: graphs off or failed, snapshots (a snapshot may hold a buffer and change the
- * rotation), the wave (its source is added between passes). Pure. */
+ * exchange or be sampled (the window counter runs as solver_pass runs it), and none may pass a
+ * point where the checkpoints act (checkpoint_chain_passes: a checkpoint step, a stop poll).
+ * 0 where chains do not apply: graphs off or failed, snapshots (a snapshot may hold a buffer and
+ * change the rotation), the wave (its source is added between passes). Pure. */
 static int chain_length(const fd_state *s, int most)
 {
+  const int free = checkpoint_chain_passes(&s->ckpt, s->steps, s->fuse);
+  if (free < most) most = free;
   if (!s->graphs.on || s->graphs.failed || s->prob.op == FD_OP_WAVE ||
       (s->opt->snapshot_every && !s->snap_off && !s->alone))
     return 0;
@@ -774,7 +834,8 @@ static int chain_length(const fd_state *s, int most)
 /* n steps in passes of up to T steps (ending at multiples of T and at n), the first one
  * opening a window (exchanging), with a progress line from rank 0 every --progress seconds,
  * naming the loop (`label`). Runs of passes without exchange or sampling go as chains (one
- * graph each) where graphs are on. Collective. */
+ * graph each) where graphs are on. After each pass or chain the checkpoints' work (a stop
+ * returns FD_STOPPED, the snapshots drained). Collective. */
 static int run_steps(fd_state *s, int n, const char *label)
 {
   const int progress = s->opt->progress < 0 ? 10 : s->opt->progress;
@@ -790,6 +851,16 @@ static int run_steps(fd_state *s, int n, const char *label)
     } else {
       FD_CALL(solver_pass(s, len));
       done += len;
+    }
+    if (s->ckpt.on) {
+      int stop = 0;
+      FD_CALL(checkpoint_pass(s, chain >= 2 ? chain : 1, &stop));
+      if (stop) {
+        if (!s->alone && !s->snap_off) FD_CALL(snapshot_drain(&s->snap));
+        FD_BE(be_stream_sync(s->compute)); /* nothing of the run left in flight */
+        FD_BE(be_stream_sync(s->halo_stream));
+        return FD_STOPPED;
+      }
     }
     if (progress && s->dec.rank == 0) {
       double t = fd_now();
@@ -850,6 +921,7 @@ static void loop_reset(fd_state *s)
   s->sampled_steps = 0;
   s->windows = 0;
   snapshot_reset_timers(&s->snap);
+  checkpoint_reset_timers(&s->ckpt);
   halo_reset_timers(&s->halo);
 }
 
@@ -866,6 +938,8 @@ static int timed_loop(fd_state *s, double *step_ms, const char *label)
   double t0 = fd_now();
   FD_CALL(run_steps(s, s->iters, label));
   FD_CALL(snapshot_drain(&s->snap)); /* the snapshots' cost is the run's: timed until on disk */
+  /* and the checkpoints': until the last is committed */
+  if (!s->alone && !s->snap_off) FD_CALL(checkpoint_finish(&s->ckpt));
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
   FD_CALL(loop_sync(s));
@@ -904,6 +978,22 @@ static void describe_run(const fd_state *s, fd_result *r)
   r->dt = s->prob.dt;
   r->prob = s->prob;
   r->snapshot_every = o->snapshot_every;
+  r->total_steps = s->total;
+  r->checkpoints_on = s->ckpt.on;
+  r->checkpoint_every = o->checkpoint_every;
+  fd_copy_str(r->checkpoint_dir, sizeof r->checkpoint_dir, s->ckpt.dir);
+  r->restarted = s->ckpt.restart;
+  if (s->ckpt.restart) {
+    fd_copy_str(r->restart_from, sizeof r->restart_from, s->ckpt.from);
+    r->restart_step = s->ckpt.h.step;
+    r->restart_skipped = s->ckpt.skipped;
+    r->restart_read_s = s->ckpt.read_s;
+    r->restart_bytes = s->ckpt.read_bytes;
+    r->restart_writers = (long long)s->ckpt.h.writers;
+    r->restart_hist_lost = s->ckpt.hist_lost;
+    fd_copy_str(r->restart_commit, sizeof r->restart_commit, s->ckpt.h.commit);
+    fd_copy_str(r->restart_created, sizeof r->restart_created, s->ckpt.h.created);
+  }
   r->snapshot_bytes = (double)s->dec.N[0] * s->dec.N[1] * s->dec.N[2] * sizeof(real_t);
   for (int d = 0; d < 3; d++) {
     r->procs[d] = s->dec.P[d];
@@ -1000,7 +1090,7 @@ static int reduce_snapshots(fd_state *s, double step_ms, double ref_ms, fd_resul
   const MPI_Comm comm = s->dec.cart;
   const int ranks = s->dec.size;
   const double it = s->iters;
-  r->snapshots = s->snap.written; /* rank 0 counts them */
+  r->snapshots = s->snap.written - s->snap.adopted; /* rank 0 counts them (this run's) */
   FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
   fd_snap_times t;
   snapshot_timers(&s->snap, &t);
@@ -1017,6 +1107,40 @@ static int reduce_snapshots(fd_state *s, double step_ms, double ref_ms, fd_resul
   reduce_stat(comm, ranks, lost, &r->snapshot_lost_ms);
   reduce_stat(comm, ranks, work, &r->snapshot_work_ms);
   reduce_stat(comm, ranks, hidden, &r->snapshot_hidden);
+  return FD_OK;
+}
+
+/* Checkpoints written and their costs per timed step over the ranks, as for the snapshots: the
+ * step's loss against the reference run without them (with snapshots too: their loss together),
+ * the checkpoint work (the solver thread's time other than its waits, the copies beside it, the
+ * writer thread) and the share of it hidden. Collective. */
+static int reduce_checkpoints(fd_state *s, double step_ms, double ref_ms, fd_result *r)
+{
+  const MPI_Comm comm = s->dec.cart;
+  const int ranks = s->dec.size;
+  const double it = s->iters;
+  fd_ckpt_times t;
+  checkpoint_timers(&s->ckpt, &t);
+  reduce_stat(comm, ranks, t.host / it, &r->ckpt_host_ms);
+  reduce_stat(comm, ranks, t.stall / it, &r->ckpt_stall_ms);
+  reduce_stat(comm, ranks, t.copy / it, &r->ckpt_copy_ms);
+  reduce_stat(comm, ranks, t.writer / it, &r->ckpt_writer_ms);
+  reduce_stat(comm, ranks, t.sync / it, &r->ckpt_sync_ms);
+  const double beside = t.copy > t.copy_call ? t.copy - t.copy_call : 0.0;
+  const double work = (t.host - t.stall + beside + t.writer) / it;
+  const double lost = step_ms > ref_ms ? step_ms - ref_ms : 0.0;
+  double hidden = work > 0 ? 1.0 - lost / work : 1.0;
+  hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
+  reduce_stat(comm, ranks, ref_ms, &r->ckpt_ref_ms);
+  reduce_stat(comm, ranks, lost, &r->ckpt_lost_ms);
+  reduce_stat(comm, ranks, work, &r->ckpt_work_ms);
+  reduce_stat(comm, ranks, hidden, &r->ckpt_hidden);
+  r->ckpt_polls = t.polls;
+  r->checkpoints = s->ckpt.written;
+  r->checkpoint_first = s->ckpt.first_step;
+  r->checkpoint_last = s->ckpt.last_step;
+  r->checkpoint_bytes = s->ckpt.bytes;
+  fd_copy_str(r->checkpoint_last_path, sizeof r->checkpoint_last_path, s->ckpt.last_path);
   return FD_OK;
 }
 
@@ -1209,7 +1333,8 @@ static int choose_fuse(fd_state *s, fd_result *r)
   const int graphs = graphs_wanted(s, &trial_graphs);
   if (o->fuse == 0) {
     for (int t = 1; t <= FD_FUSE_MAX; t++)
-      if ((s->dec.size == 1 || s->width % t == 0) && (o->snapshot_every == 0 || o->snapshot_every % t == 0))
+      if ((s->dec.size == 1 || s->width % t == 0) && (o->snapshot_every == 0 || o->snapshot_every % t == 0) &&
+          (o->checkpoint_every == 0 || o->checkpoint_every % t == 0))
         steps[n++] = t;
   } else if (o->fuse > 1) {
     steps[n++] = o->fuse;
@@ -1377,28 +1502,44 @@ static int startup_measure(fd_state *s, fd_result *r)
   return measure_exchange(s, r);
 }
 
-/* Timed steps of the reference run without snapshots (they cost a share of the run's time: a
- * few steps suffice to know the step time they are measured against). */
+/* Timed steps of the reference run without snapshots and checkpoints (they cost a share of the
+ * run's time: a few steps suffice to know the step time they are measured against). */
 #define FD_SNAP_REF_STEPS 50
 
-/* With snapshots: the same warm-up and up to FD_SNAP_REF_STEPS timed steps without them, for
- * the step time they are measured against (*ref_ms, over *nsteps steps); then the fields start
- * over. Collective. */
+/* With snapshots or periodic checkpoints: the same warm-up and up to FD_SNAP_REF_STEPS timed
+ * steps without them, for the step time they are measured against (*ref_ms, over *nsteps
+ * steps); then the fields start over. Collective. */
 static int snapshot_reference(fd_state *s, double *ref_ms, int *nsteps)
 {
   const int iters = s->iters;
   s->iters = iters < FD_SNAP_REF_STEPS ? iters : FD_SNAP_REF_STEPS;
   *nsteps = s->iters;
   s->snap_off = 1;
-  int rc = timed_loop(s, ref_ms, "reference (no snapshots)");
+  int rc = timed_loop(s, ref_ms, "reference (no snapshots, no checkpoints)");
   s->snap_off = 0;
   s->iters = iters;
   FD_CALL(rc);
   return state_fill(s);
 }
 
-/* fd_run after state_create: fill, time (the block alone first with --baseline), reduce,
- * verify, dump. s stays allocated. Collective. */
+/* --restart: the checkpoint's levels and source record into the freshly filled fields (their
+ * ghosts as a fresh run's: Dirichlet values from the analytic field, the others filled by the
+ * first pass's exchange), the step count from it; the loops from there. Collective. */
+static int state_restore(fd_state *s, fd_result *r)
+{
+  if (!s->ckpt.restart) return FD_OK;
+  const fd_ckpt_view v = {0, 0, {s->u, s->um}, s->src_owned ? s->src_hist : NULL, 0};
+  FD_CALL(checkpoint_load(&s->ckpt, &v, s->compute));
+  checkpoint_steps(s); /* after a fallback the checkpoint is an older one */
+  s->steps = s->first;
+  if (s->ckpt.hist_lost) s->src_steps = -1; /* the energy check then does not apply */
+  snapshot_adopt(&s->snap, s->first);       /* the XDMF lists the earlier snapshots too */
+  describe_run(s, r);
+  return FD_OK;
+}
+
+/* fd_run after state_create: fill, time (the block alone first with --baseline), restore a
+ * checkpoint, time the run, reduce, verify, dump. s stays allocated. Collective. */
 static int run_on_state(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
@@ -1414,12 +1555,15 @@ static int run_on_state(fd_state *s, fd_result *r)
     s->alone = 0;
   }
   FD_CALL(state_fill(s));
-  if (o->snapshot_every) FD_CALL(snapshot_reference(s, &ref_ms, &r->snapshot_ref_steps));
+  if (o->snapshot_every || o->checkpoint_every) FD_CALL(snapshot_reference(s, &ref_ms, &r->snapshot_ref_steps));
+  /* jacobi's initial residual: of the run's start, u = 0, also when it continues a checkpoint */
   if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));
+  FD_CALL(state_restore(s, r));
   FD_CALL(timed_loop(s, &step_ms, "timed"));
   FD_CALL(reduce_timings(s, step_ms, r));
   FD_CALL(reduce_graphs_floors(s, step_ms, r));
   FD_CALL(reduce_snapshots(s, step_ms, ref_ms, r));
+  FD_CALL(reduce_checkpoints(s, step_ms, ref_ms, r));
   if (o->baseline) reduce_baseline(s, step_ms, alone_ms, r);
 
   real_t *result = state_result(s);
@@ -1479,6 +1623,17 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
   fd_state st, *s = &st;
   int rc = state_create(s, o, comm, dev, node, N, P);
   if (rc == FD_OK) rc = run_on_state(s, r);
+  if (rc == FD_STOPPED) { /* a stop signal: every rank stopped at the same pass, checkpointed */
+    r->stop_signal = s->ckpt.stop_signal;
+    r->stop_step = s->ckpt.stop_step;
+    r->stop_measuring = s->ckpt.stop_measuring;
+    r->total_steps = s->total;
+    fd_copy_str(r->checkpoint_last_path, sizeof r->checkpoint_last_path, s->ckpt.last_path);
+    fd_copy_str(r->restart_from, sizeof r->restart_from, s->ckpt.restart ? s->ckpt.from : "");
+    r->checkpoints = s->ckpt.written;
+    FD_CALL(state_destroy(s));
+    return FD_STOPPED;
+  }
   /* a runtime failure of this rank alone: the caller aborts the job */
   if (rc == FD_ERR_RUNTIME && !fd_error_agreed()) return rc;
   if (rc != FD_OK) { /* agreed by every rank: free what this rank holds, then report it */

@@ -96,12 +96,37 @@ typedef struct {
                                plus the copies that ran beside it, plus the writer thread, ms */
   fd_stat snapshot_hidden;  /* 1 - lost / work, clamped to [0, 1]: the share of the snapshot
                                work the step did not pay for (README "Reading the report") */
+  /* checkpoints and restart (checkpoint.h) */
+  long long total_steps;    /* warm-up + timed steps of the whole run (a restart ends there) */
+  int checkpoints_on;       /* --checkpoint-dir given */
+  int checkpoint_every;     /* 0: only on a stop signal */
+  char checkpoint_dir[FD_PATH_MAX];
+  long long checkpoints;    /* committed by this run */
+  long long checkpoint_first, checkpoint_last; /* their steps */
+  char checkpoint_last_path[FD_PATH_MAX + 64];
+  double checkpoint_bytes;  /* of one checkpoint file */
+  fd_stat ckpt_host_ms, ckpt_stall_ms, ckpt_copy_ms, ckpt_writer_ms, ckpt_sync_ms; /* per timed
+                               step, as for the snapshots; sync: the writers' fsync */
+  fd_stat ckpt_ref_ms, ckpt_lost_ms, ckpt_work_ms, ckpt_hidden;
+  long long ckpt_polls;     /* stop polls completed in the timed loop (rank 0) */
+  int restarted;            /* the run continued a checkpoint */
+  char restart_from[FD_PATH_MAX];
+  long long restart_step;   /* its step: the steps done before this run */
+  int restart_skipped;      /* newer checkpoints skipped (incomplete or corrupt) */
+  double restart_read_s, restart_bytes; /* reading it (slowest rank), the file's bytes */
+  long long restart_writers; /* ranks that wrote it */
+  int restart_hist_lost;    /* wave: its source record was not kept (no energy check) */
+  char restart_commit[48], restart_created[32];
+  int stop_signal;          /* FD_STOPPED: the signal, the step every rank stopped after, and */
+  long long stop_step;      /* whether in a measurement run (nothing new saved) */
+  int stop_measuring;
 } fd_result;
 
 /* Runs the job described by o on comm: the device is bound (dev, bind_device) and `node`
  * identifies this rank's node (fd_node.id of bind_node, on comm or a communicator holding it).
  * Fills *r (rank 0's is the one to report). Collective. Returns FD_OK (verification passed or
- * skipped), FD_ERR_VERIFY, FD_ERR_USAGE or FD_ERR_IO (agreed on every rank), or
+ * skipped), FD_ERR_VERIFY, FD_ERR_USAGE or FD_ERR_IO (agreed on every rank), FD_STOPPED (a stop
+ * signal, every rank, after the checkpoint; r->stop_* and checkpoint_last_path say which), or
  * FD_ERR_RUNTIME: agreed on every rank when fd_error_agreed() (say, fields that do not fit in
  * memory; everything freed), else possibly on this rank only (the caller aborts). */
 int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_result *r);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,10 @@ static void test_defaults(void **state)
   assert_int_equal(o.fuse, 1);
   assert_int_equal(o.graphs, FD_GRAPHS_AUTO);
   assert_false(o.have_global || o.have_local || o.have_procs);
+  assert_int_equal(o.checkpoint_every, 0);
+  assert_string_equal(o.checkpoint_dir, "");
+  assert_int_equal(o.restart, FD_RESTART_NONE);
+  assert_true(o.test_kill.rank < 0 && o.test_signal.rank < 0);
 }
 
 /* A kernel spec round-trips: fd_kernel_format of the parsed spec gives the spec back, and
@@ -143,6 +148,23 @@ static void test_every_option_accepted(void **state)
   const char *exch[] = {"--op", "laplacian", "--test-inject-fault=exchange", NULL};
   assert_int_equal(parse(&o, exch), FD_OK); /* every operator: the exchange is every one's */
   assert_int_equal(o.inject_fault, FD_FAULT_EXCHANGE);
+  const char *args6[] = {"--op", "heat", "--fuse", "2", "--checkpoint-every", "1000", "--checkpoint-dir", "ck",
+                         "--restart", "auto", "--test-kill", "3,17,write", "--test-signal", "0,9,term", NULL};
+  assert_int_equal(parse(&o, args6), FD_OK);
+  assert_int_equal(o.checkpoint_every, 1000);
+  assert_string_equal(o.checkpoint_dir, "ck");
+  assert_int_equal(o.restart, FD_RESTART_AUTO);
+  assert_true(o.test_kill.rank == 3 && o.test_kill.step == 17 && o.test_kill.what == FD_TEST_AT_WRITE);
+  assert_true(o.test_signal.rank == 0 && o.test_signal.step == 9 && o.test_signal.what == SIGTERM);
+  /* a checkpoint dir alone: checkpoints on a stop signal only; --restart PATH without one */
+  const char *args7[] = {"--checkpoint-dir", "d", "--test-kill", "0,5,commit", "--test-signal", "1,2,usr1", NULL};
+  assert_int_equal(parse(&o, args7), FD_OK);
+  assert_true(o.checkpoint_every == 0 && o.restart == FD_RESTART_NONE && o.test_kill.what == FD_TEST_AT_COMMIT &&
+              o.test_signal.what == SIGUSR1);
+  const char *args8[] = {"--restart", "run/ckpt_0000000100.fdmini", NULL};
+  assert_int_equal(parse(&o, args8), FD_OK);
+  assert_int_equal(o.restart, FD_RESTART_PATH);
+  assert_string_equal(o.restart_path, "run/ckpt_0000000100.fdmini");
   const char *g_on[] = {"--graphs", "on", NULL}, *g_off[] = {"--graphs", "off", NULL},
              *g_auto[] = {"--graphs", "auto", NULL};
   assert_int_equal(parse(&o, g_on), FD_OK);
@@ -172,6 +194,8 @@ static void test_usage_lists_the_test_faults(void **state)
   assert_non_null(strstr(text, "--test-inject-fault[=KIND]"));
   assert_non_null(strstr(text, "exchange (2 or more ranks)"));
   assert_non_null(strstr(text, "--test-fail-snapshot-write K"));
+  assert_non_null(strstr(text, "--test-kill RANK,STEP,pass|write|commit"));
+  assert_non_null(strstr(text, "--test-signal RANK,STEP,usr1|term"));
   assert_null(strstr(text, "%%")); /* printf escapes resolved */
   free(text);
 }
@@ -254,6 +278,22 @@ static const bad_case bad_cases[] = {
   {{"--op", "heat", "--fuse", "auto", "--tune", "off"}, "--fuse auto needs the start-up autotune"},
   {{"--op", "jacobi", "--fuse", "2", "--snapshot-every", "3", "--snapshot-dir", "d"},
    "--snapshot-every 3 is not a multiple of --fuse 2"},
+  {{"--checkpoint-every", "10"}, "--checkpoint-every 10 needs --checkpoint-dir DIR"},
+  {{"--checkpoint-every", "0", "--checkpoint-dir", "d"}, "--checkpoint-every: 0 is out of range"},
+  {{"--checkpoint-every", "x", "--checkpoint-dir", "d"}, "--checkpoint-every: 'x' is not an integer"},
+  {{"--checkpoint-dir", ""}, "--checkpoint-dir: expected a directory name"},
+  {{"--restart", ""}, "--restart: expected a checkpoint file, a directory of them, or auto"},
+  {{"--restart"}, "option '--restart' needs a value"},
+  {{"--restart", "auto"}, "--restart auto looks for the newest checkpoint in --checkpoint-dir"},
+  {{"--op", "heat", "--fuse", "4", "--checkpoint-every", "6", "--checkpoint-dir", "d"},
+   "--checkpoint-every 6 is not a multiple of --fuse 4"},
+  {{"--test-kill", "1,5,pass"}, "--test-kill and --test-signal apply to runs with --checkpoint-dir"},
+  {{"--test-signal", "0,5,usr1"}, "--test-kill and --test-signal apply to runs with --checkpoint-dir"},
+  {{"--test-kill", "1,5,commit", "--checkpoint-dir", "d"}, "rank 0 commits checkpoints, so RANK must be 0"},
+  {{"--test-kill", "1,5", "--checkpoint-dir", "d"}, "--test-kill: '1,5' should be RANK,STEP,WHAT with WHAT pass, write or commit"},
+  {{"--test-kill", "1,5,boom", "--checkpoint-dir", "d"}, "--test-kill: unknown event 'boom', expected pass, write or commit"},
+  {{"--test-signal", "1,0,usr1", "--checkpoint-dir", "d"}, "--test-signal: 0 is out of range"},
+  {{"--test-signal", "1,3,hup", "--checkpoint-dir", "d"}, "--test-signal: unknown event 'hup', expected usr1 or term"},
 };
 
 static void test_bad_input_gives_one_clear_message(void **state)

@@ -9,7 +9,7 @@
 # ranks; deep halos --halo-width 2 and 3 with and without --fuse through every path, bitwise
 # equal to 1 GPU; the exchange fault --test-inject-fault=exchange failing every operator), then the scaling benchmarks (bench), the halo-path benchmarks (halo) and
 # the deep-halo strong-scaling study (deep: 256^3 over 1, 2, 4 ranks, --halo-width 1, 2, 4,
-# --fuse 1, 2, 4).
+# --fuse 1, 2, 4). The tests end with checkpoint and restart on the GPU (ckpt_cases).
 #
 # Binaries come prebuilt (bench/multigpu/prepare.sh, on a Debian 12 machine with CUDA 13):
 #   .device/bin/fdmini-aware   cuda backend, CUDA-aware Open MPI of shared/gpu-mpi
@@ -197,6 +197,68 @@ graph_cases() {
   fi
 }
 
+# ckpt_cases: checkpoint and restart on the GPU backend (issue 29), each final field bitwise
+# equal to the uninterrupted 1-GPU run of 60 steps: a rank SIGKILLed half-way through a
+# checkpoint write on 2 ranks, continued on 1 GPU; a stop signal raised on one rank (exit 5 on
+# every rank), continued on 4 ranks with --halo-width 2 --fuse 2 (heat) or 3 ranks (wave); a GPU
+# checkpoint continued by the host backend and a host checkpoint by the GPU (the arithmetic is
+# the same, so the fields must be too: a difference is a defect to explain)
+ckpt_cases() {
+  local op g=130,97,65 d rc
+  for op in heat wave; do
+    local steps=(--op "$op" --global "$g" --warmup 1 --iters 59)
+    if ! fd 1 "${steps[@]}" --dump "$work/ck-ref-$op.raw"; then bad "checkpoints: 1 GPU $op reference"; continue; fi
+    # SIGKILL of rank 1 in the write of the checkpoint of step 30, then 1 GPU
+    d=$work/ck-kill-$op
+    fd 2 "${steps[@]}" --checkpoint-every 10 --checkpoint-dir "$d" --test-kill 1,25,write
+    rc=$?
+    fd 1 "${steps[@]}" --checkpoint-every 10 --checkpoint-dir "$d" --restart auto --dump "$work/d.raw"
+    if [ $rc -ne 0 ] && grep -q "restart     from $d/ckpt_0000000020.fdmini" "$work/last.log" &&
+      grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ck-ref-$op.raw"; then
+      ok "checkpoints: $op, 2 ranks, rank 1 SIGKILLed writing the checkpoint of step 30; continued on 1 GPU from step 20: bitwise equal"
+    else
+      bad "checkpoints: $op kill and restart (first run exit $rc)"; tail -20 "$work/last.log" >> "$OUT/tests.log"
+    fi
+    # a stop signal on one rank: every rank stops at one pass, exit 5; continued on more ranks
+    d=$work/ck-sig-$op
+    local more=(--halo-width 2 --fuse 2) np=4
+    [ "$op" = wave ] && more=(--halo-width 2) np=3
+    fd 2 "${steps[@]}" --checkpoint-every 10 --checkpoint-dir "$d" --test-signal 1,12,term
+    rc=$?
+    local stopped
+    stopped=$(grep -c "fdmini: stopped by SIGTERM after step" "$work/last.log")
+    fd "$np" "${steps[@]}" "${more[@]}" --checkpoint-every 10 --checkpoint-dir "$d" --restart auto --dump "$work/d.raw"
+    if [ $rc -eq 5 ] && [ "$stopped" -eq 1 ] && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ck-ref-$op.raw"; then
+      ok "checkpoints: $op, SIGTERM on rank 1 of 2: exit 5, one line; continued on $np ranks (${more[*]}): bitwise equal"
+    else
+      bad "checkpoints: $op stop and restart (first run exit $rc, $stopped stop lines)"; tail -20 "$work/last.log" >> "$OUT/tests.log"
+    fi
+    # the GPU's checkpoint continued by the host backend, and the host's by the GPU
+    d=$work/ck-g2h-$op
+    fd 1 "${steps[@]}" --checkpoint-every 30 --checkpoint-dir "$d" --test-signal 0,30,usr1 > /dev/null
+    timeout 300 "$SYS_RUN" -n 2 "$bin/fdmini-host" --progress 0 "${steps[@]}" --checkpoint-every 30 --checkpoint-dir "$d" \
+      --restart auto --dump "$work/d.raw" > "$work/host.log" 2>&1
+    if grep -q "restart     from $d/ckpt_" "$work/host.log" && grep -q "verification: PASS" "$work/host.log" &&
+      cmp -s "$work/d.raw" "$work/ck-ref-$op.raw"; then
+      ok "checkpoints: $op, the GPU's checkpoint continued by the host backend on 2 ranks: bitwise equal to the GPU run"
+    else
+      bad "checkpoints: $op GPU to host"; tail -20 "$work/host.log" >> "$OUT/tests.log"
+      python3 -c "import sys, numpy as np; g, h = (np.fromfile(p, dtype=np.float64) for p in sys.argv[1:3]); print('  GPU to host: max |diff| / max |u| =', np.abs(g - h).max() / np.abs(g).max() if g.size == h.size else 'sizes differ')" \
+        "$work/ck-ref-$op.raw" "$work/d.raw" >> "$OUT/tests.log" 2>&1
+    fi
+    d=$work/ck-h2g-$op
+    timeout 300 "$SYS_RUN" -n 1 "$bin/fdmini-host" --progress 0 "${steps[@]}" --dump "$work/ck-host-$op.raw" > /dev/null 2>&1
+    timeout 300 "$SYS_RUN" -n 2 "$bin/fdmini-host" --progress 0 "${steps[@]}" --checkpoint-every 30 --checkpoint-dir "$d" \
+      --test-signal 0,30,usr1 > "$work/host.log" 2>&1
+    fd 1 "${steps[@]}" --checkpoint-every 30 --checkpoint-dir "$d" --restart auto --dump "$work/d.raw"
+    if grep -q "restart     from $d/ckpt_" "$work/last.log" && cmp -s "$work/d.raw" "$work/ck-host-$op.raw"; then
+      ok "checkpoints: $op, the host's checkpoint continued by the GPU: bitwise equal to the host run"
+    else
+      bad "checkpoints: $op host to GPU"; tail -20 "$work/last.log" >> "$OUT/tests.log"
+    fi
+  done
+}
+
 run_tests() {
   log "== multi-GPU tests on $ngpu x $device ($(date -u +%FT%TZ))"
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
@@ -310,6 +372,7 @@ run_tests() {
     if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 2 ] && grep -q "IPC faces  *pulled" "$work/last.log"; then
       ok "compute-sanitizer memcheck, 2 ranks, ipc: 0 errors"; else bad "compute-sanitizer ipc (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
   fi
+  ckpt_cases
   log "multi-GPU tests: $pass passed, $fail failed"
 }
 

@@ -7,6 +7,12 @@
 # the GPU flags switched off, each of which must exit 0, print PASS and, when the binary has
 # --bind-report, the binding table; in the jobs, the environment lines (MPICH_OFI_NIC_POLICY,
 # CRAY_LD_LIBRARY_PATH first) and FDMINI_SBCAST=1 (the binary run from /tmp, then removed).
+# Checkpoints (FDMINI_CHECKPOINT_DIR): the warning asked of Slurm (--signal=B:USR1@S), and in a
+# job with a stub srun and sbatch the warning passed on to srun, the continuation submitted
+# (--dependency=afterany, FDMINI_RESUBMIT one less), no continuation after a stop without the
+# warning; under the live Slurm a job warned with `scancel --signal=USR1 --batch` (what
+# --signal=B:USR1 does) stops after a checkpoint and its continuation finishes the run, bitwise
+# equal to the uninterrupted run.
 #
 # Usage: tests/launch/test_launch_scripts.sh FDMINI_BINARY
 # Exit:  0 all passed, 1 a case failed, 77 no slurmctld answering and nothing else failed
@@ -151,6 +157,84 @@ expect_refusal "frontier.sbatch extended, 24.5 h: refused (24 h)" "the extended 
 submit_args frontier.sbatch FDMINI_TIME=soon
 expect_refusal "frontier.sbatch FDMINI_TIME=soon: refused" "FDMINI_TIME='soon' is not a Slurm time"
 
+# ---- checkpoints: the warning asked of Slurm, passed on in the job, the continuation ----
+submit_args lumi-g.sbatch FDMINI_CHECKPOINT_DIR=ck
+expect_arg "lumi-g.sbatch FDMINI_CHECKPOINT_DIR: Slurm warns the batch shell 300 s before the limit" --signal=B:USR1@300
+submit_args frontier.sbatch FDMINI_CHECKPOINT_DIR=ck FDMINI_SIGNAL_TIME=120
+expect_arg "frontier.sbatch FDMINI_SIGNAL_TIME=120: --signal=B:USR1@120" --signal=B:USR1@120
+submit_args lumi-g.sbatch
+expect_no_arg "lumi-g.sbatch without checkpoints: no warning signal" --signal=B:USR1@300
+submit_args frontier.sbatch FDMINI_CHECKPOINT_DIR=ck FDMINI_RESUBMIT=x
+expect_refusal "frontier.sbatch FDMINI_RESUBMIT=x: refused" "FDMINI_RESUBMIT='x' is not a non-negative integer"
+submit_args lumi-g.sbatch FDMINI_CHECKPOINT_DIR=ck FDMINI_TIME=00:05:00
+expect_refusal "lumi-g.sbatch a warning 300 s before a 5-minute limit: refused" \
+  "FDMINI_SIGNAL_TIME=300 s is not shorter than FDMINI_TIME=00:05:00"
+# In a job (SLURM_JOB_ID set) with a stub srun that records its arguments and exits 5 on SIGUSR1
+# (or at once with STUB_EXIT), and a stub sbatch that records its arguments and prints a job id.
+fake=$work/fake
+mkdir -p "$fake"
+cat >"$fake/srun" <<'STUB'
+#!/bin/bash
+echo "$*" >"$STUB_DIR/srun.args"
+[[ -n ${STUB_EXIT:-} ]] && exit "$STUB_EXIT"
+trap 'echo "got USR1" >>"$STUB_DIR/srun.args"; exit 5' USR1
+touch "$STUB_DIR/srun.started"
+for _ in $(seq 600); do sleep 0.05; done
+exit 9
+STUB
+cat >"$fake/sbatch" <<'STUB'
+#!/bin/bash
+{ echo "FDMINI_RESUBMIT=$FDMINI_RESUBMIT SLURM_JOB_ID=${SLURM_JOB_ID:-unset}"; for a in "$@"; do echo "ARG $a"; done; } >"$STUB_DIR/sbatch.args"
+echo 4242
+STUB
+chmod +x "$fake/srun" "$fake/sbatch"
+# in_job SCRIPT [ENV=VALUE...]: SCRIPT as a job's batch shell, warned (SIGUSR1) once its step runs
+# unless STUB_EXIT is given; sets rc and out
+in_job() {
+  local script=$1
+  shift
+  rm -f "$fake"/*.args "$fake/srun.started"
+  env PATH="$fake:$PATH" STUB_DIR="$fake" SLURM_JOB_ID=777 SLURM_SUBMIT_DIR="$work" SLURM_JOB_ACCOUNT=acct \
+    SLURM_JOB_PARTITION=batch FDMINI_LAUNCH_DIR="$launch" FDMINI_BINARY="$BIN" FDMINI_SELECT_GPU=0 FDMINI_CPU_BIND=none \
+    FDMINI_CHECKPOINT_DIR="$work/ck" FDMINI_CHECKPOINT_EVERY=10 FDMINI_RESUBMIT=2 \
+    FDMINI_SUBMIT_ARGS="--output=$work/o-%j.out" "$@" "$launch/$script" >"$fake/out" 2>&1 &
+  local job=$! _
+  if [[ " $* " != *" STUB_EXIT="* ]]; then
+    for _ in $(seq 200); do [[ -e $fake/srun.started ]] && break; sleep 0.05; done
+    kill -USR1 "$job"
+  fi
+  rc=0
+  wait "$job" || rc=$?
+  out=$(cat "$fake/out")
+}
+for script in lumi-g.sbatch frontier.sbatch; do
+  name="$script in a job, warned: SIGUSR1 passed on to srun, fdmini's exit 5, the continuation submitted"
+  in_job "$script"
+  if ((rc == 0)) && grep -q "^$script: STOPPED on the time-limit warning after a checkpoint in $work/ck; job 4242 continues the run" <<<"$out" &&
+    grep -q -- "--checkpoint-dir $work/ck --restart auto --checkpoint-every 10" "$fake/srun.args" &&
+    grep -qx "got USR1" "$fake/srun.args" && grep -qx "FDMINI_RESUBMIT=1 SLURM_JOB_ID=unset" "$fake/sbatch.args" &&
+    grep -qx "ARG --dependency=afterany:777" "$fake/sbatch.args" && grep -qx "ARG --output=$work/o-%j.out" "$fake/sbatch.args" &&
+    grep -qx "ARG --signal=B:USR1@300" "$fake/sbatch.args" && grep -qx "ARG --account=acct" "$fake/sbatch.args"; then
+    pass "$name"
+  else
+    fail "$name" "exit $rc" <(echo "$out"; cat "$fake"/*.args 2>/dev/null)
+  fi
+  name="$script in a job, fdmini stopped without the warning (exit 5): no continuation, exit 5"
+  in_job "$script" STUB_EXIT=5
+  if ((rc == 5)) && grep -q "^$script: STOPPED: fdmini wrote a checkpoint in $work/ck and stopped (exit 5)" <<<"$out" &&
+    [[ ! -e $fake/sbatch.args ]]; then
+    pass "$name"
+  else
+    fail "$name" "exit $rc" <(echo "$out")
+  fi
+done
+in_job lumi-g.sbatch FDMINI_RESUBMIT=0
+if ((rc == 5)) && [[ ! -e $fake/sbatch.args ]]; then
+  pass "lumi-g.sbatch in a job, warned, FDMINI_RESUBMIT=0: exit 5, no continuation"
+else
+  fail "lumi-g.sbatch FDMINI_RESUBMIT=0" "exit $rc" <(echo "$out")
+fi
+
 # does the binary have --bind-report yet? (the table is checked only then)
 bind_report=0
 if "$BIN" --help 2>&1 | grep -q -- '--bind-report'; then bind_report=1; fi
@@ -248,6 +332,41 @@ timeout -k 10 "$TMO" salloc --immediate=60 --ntasks=8 --time=00:05:00 \
   bash "$launch/lumi-g.sbatch" >"$work/salloc.out" 2>&1 || rc=$?
 check_job "lumi-g.sbatch inside salloc --ntasks=8 (ranks through select_gpu.sh)" \
   "$work/salloc.out" "$rc" lumi-g.sbatch
+
+# checkpoints under Slurm: the job warned as --signal=B:USR1 would (scancel --signal=USR1 --batch:
+# the batch shell only), passes it on, stops after a checkpoint and submits its continuation,
+# which finishes the run: the same field as the uninterrupted run
+name="lumi-g.sbatch FDMINI_CHECKPOINT_DIR FDMINI_RESUBMIT=1, warned: the continuation finishes, bitwise equal"
+ck=$work/slurm-ck
+grid="--op heat --global 24,24,24 --warmup 2 --iters 398"
+read -ra grid_args <<<"$grid"
+rc=0
+timeout -k 10 "$TMO" srun --immediate=60 -n 1 "$BIN" --progress 0 "${grid_args[@]}" --dump "$work/ck-ref.raw" \
+  >"$work/ck-ref.out" 2>&1 || rc=$?
+FDMINI_SELECT_GPU=0 FDMINI_LOCAL='' FDMINI_ARGS="--progress 0 $grid --dump $work/ck.raw" FDMINI_CHECKPOINT_DIR=$ck \
+  FDMINI_CHECKPOINT_EVERY=20 FDMINI_RESUBMIT=1 FDMINI_SIGNAL_TIME=30 timeout -k 10 "$TMO" "$launch/lumi-g.sbatch" --wait --parsable \
+  --output="$work/ck-%j.out" >"$work/ck.sbatch" 2>&1 &
+first=$!
+for _ in $(seq 1200); do compgen -G "$ck/ckpt_*.fdmini" >/dev/null && break; sleep 0.05; done
+id=$(grep -Eo '^[0-9]+' "$work/ck.sbatch" | head -n 1 || true)
+[[ -n $id ]] && scancel --signal=USR1 --batch "$id"
+rc1=0
+wait "$first" || rc1=$?
+next=$(sed -n 's/.*; job \([0-9]*\) continues the run$/\1/p' "$work/ck-$id.out" 2>/dev/null || true)
+for _ in $(seq "$TMO"); do # the continuation, until it has left the queue
+  [[ -n $next && -z $(squeue -h -j "$next" 2>/dev/null) ]] && break
+  sleep 1
+done
+if ((rc != 0)) || [[ -z $id ]]; then
+  fail "$name" "reference run exit $rc, or no job id" "$work/ck.sbatch"
+elif ((rc1 != 0)) || [[ -z $next ]]; then
+  fail "$name" "the warned job: exit $rc1, no continuation" "$work/ck-$id.out"
+elif ! grep -q "^lumi-g.sbatch: PASS" "$work/ck-$next.out" || ! grep -q "restart     from $ck/ckpt_" "$work/ck-$next.out" ||
+  ! cmp -s "$work/ck.raw" "$work/ck-ref.raw"; then
+  fail "$name" "the continuation (job $next)" "$work/ck-$next.out"
+else
+  pass "$name (jobs $id, $next)"
+fi
 
 # a failing run must fail the job: exit status non-zero and the script's FAIL line
 name="lumi-g.sbatch with a bad fdmini option fails the job"

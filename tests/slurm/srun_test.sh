@@ -2,7 +2,7 @@
 # srun_test.sh - ctest's real-launcher test: runs fdmini as `srun -n 8` under a live Slurm
 # (e.g. the one launch/slurm-local.sh starts) for every operator, checking exit code, the
 # verification line and the JSON record (with the Slurm job id and node list), plus one bad-input case that must fail on every rank
-# without hanging.
+# without hanging, and the stop signals of `scancel --signal=USR1|TERM` with the restart.
 #
 # Usage: tests/slurm/srun_test.sh FDMINI_BINARY
 # Exit:  0 all cases passed, 1 a case failed, 77 no slurmctld answering (ctest SKIP_RETURN_CODE).
@@ -33,7 +33,7 @@ skip_or_fail() {
   echo "srun test: start a Slurm with 'sudo launch/slurm-local.sh start'"
   exit 77
 }
-for t in srun scontrol timeout python3; do
+for t in srun scontrol squeue scancel timeout python3; do
   command -v "$t" >/dev/null 2>&1 || skip_or_fail "'$t' not found (install slurm-wlm)"
 done
 if ! ping_out=$(scontrol ping 2>&1); then
@@ -132,5 +132,44 @@ PY
 else
   pass "$name (exit $rc on every rank)"
 fi
+
+# Stop signals through Slurm (issue 29): `scancel --signal=USR1|TERM JOBID` signals every task
+# of the job's steps, as Slurm's --signal warning and the time limit do; every rank stops at one
+# pass after a checkpoint, srun exits 5, and the run continues under srun with --restart auto,
+# bitwise equal to the uninterrupted run.
+# 4 tasks: enough to agree, and the run stays short on an oversubscribed node
+ck=(--progress 0 --op heat --global "24,24,24" --warmup 2 --iters 398)
+ntask_saved=$NTASKS
+NTASKS=$((NTASKS < 4 ? NTASKS : 4))
+run_srun "${ck[@]}" --dump "$work/ck-ref.raw"
+for sig in USR1 TERM; do
+  name="scancel --signal=$sig: srun -n $NTASKS stops at one pass (exit 5), srun --restart auto continues bitwise"
+  d=$work/ck-$sig
+  job=fdmini-ck-$$-$sig
+  rc=0
+  timeout -k 10 "$TMO" srun --immediate=30 -n "$NTASKS" -J "$job" "$BIN" "${ck[@]}" --checkpoint-every 20 \
+    --checkpoint-dir "$d" >"$work/ck-$sig.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do # until the first checkpoint: the ranks are stepping
+    compgen -G "$d/ckpt_*.fdmini" >/dev/null && break
+    sleep 0.05
+  done
+  id=$(squeue -h -n "$job" -o %i | head -n 1)
+  [[ -n $id ]] && scancel --signal="$sig" "$id"
+  wait "$pid" || rc=$?
+  lines=$(grep -c "fdmini: stopped by SIG$sig after step" "$work/ck-$sig.out" || true)
+  stopped=$rc
+  run_srun "${ck[@]}" --checkpoint-every 20 --checkpoint-dir "$d" --restart auto --dump "$work/ck-$sig.raw"
+  if [[ -z $id ]]; then
+    fail "$name" "no job named $job in squeue" "$work/ck-$sig.out"
+  elif ((stopped != 5 || lines != 1)); then
+    fail "$name" "srun exit $stopped, $lines stop lines" "$work/ck-$sig.out"
+  elif ((rc != 0)) || ! cmp -s "$work/ck-$sig.raw" "$work/ck-ref.raw"; then
+    fail "$name" "restart: exit $rc, or the field differs" "$work/out"
+  else
+    pass "$name"
+  fi
+done
+NTASKS=$ntask_saved
 
 summary "srun test"
