@@ -65,9 +65,12 @@ int fd_agree(MPI_Comm comm, int code)
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  int worst = code, first = code != FD_OK ? rank : size;
+  int worst = code;
   MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, comm);
   if (worst == FD_OK) return FD_OK;
+  /* the message of the lowest rank that failed with the agreed code: code and message belong
+   * together (a usage error on rank 1 and a runtime failure on rank 0 report the latter) */
+  int first = code == worst ? rank : size;
   MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
   MPI_Bcast(message, (int)sizeof message, MPI_CHAR, first, comm);
   message[sizeof message - 1] = '\0';

@@ -80,7 +80,8 @@ int fd_mpi_failed(const char *file, int line, const char *expr, int mpi_code);
 /* Agreement on an error among all ranks of comm. Collective. Each rank passes its local code
  * (FD_OK or an error, with fd_error_message() set). Returns FD_OK when every rank passed
  * FD_OK; otherwise the highest code, and on every rank fd_error_message() becomes the message
- * of the lowest-numbered failing rank (and fd_error_agreed() 1). */
+ * of the lowest-numbered rank that passed that code (and fd_error_agreed() 1): the message
+ * always belongs to the code returned. */
 int fd_agree(MPI_Comm comm, int code);
 
 /* Wall-clock seconds (MPI_Wtime). Not Collective. */

@@ -17,6 +17,8 @@
  * region fd_region_opposite(f) of the receiver (the x-low face of one rank meets the x-high
  * face of the other; an edge meets the edge of the opposite direction).
  */
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,21 @@ enum { TAG_NOTE = 32, TAG_CARD = 64, TAG_DECIDE = 96, TAG_PING = 128 };
 /* Region f's message: its place in the buffers and its elements (every field). */
 static size_t msg_offset(const fd_halo *h, int f) { return h->faces.offset[f]; }
 static size_t msg_count(const fd_halo *h, int f) { return h->faces.count[f] * (size_t)h->fields; }
+
+int halo_check_counts(const fd_grid *g, int fields, const int nbr[FD_REGIONS], int rank)
+{
+  for (int r = 0; r < FD_REGIONS; r++) {
+    const size_t count = fd_region_count(g->n, g->ghost, r) * (size_t)fields;
+    if (nbr[r] == MPI_PROC_NULL || count <= (size_t)INT_MAX) continue;
+    int dir[3];
+    fd_region_dir(r, dir);
+    return fd_set_error(FD_ERR_RUNTIME, "rank %d: the halo exchange of the local block %d x %d x %d does not fit "
+                        "in MPI messages: the region towards (%+d,%+d,%+d) holds %zu values, more than the %d one "
+                        "message can count; use more ranks%s", rank, g->n[0], g->n[1], g->n[2], dir[0], dir[1],
+                        dir[2], count, INT_MAX, g->ghost > 1 ? " or a smaller --halo-width" : "");
+  }
+  return FD_OK;
+}
 
 /* MPI_Waitall(n, rq, MPI_STATUSES_IGNORE), the exchange's only wait for many requests.
  * MPICH (and so Cray MPICH) declares the statuses as an array parameter and defines
@@ -85,6 +102,8 @@ static int swap_with_neighbours(fd_halo *h, const void *mine, void *theirs, size
 {
   MPI_Request rq[2 * FD_REGIONS];
   int n = 0;
+  if (size > (size_t)INT_MAX) /* items are small structs: a count MPI takes */
+    return fd_set_error(FD_ERR_RUNTIME, "swap_with_neighbours: %zu-byte items exceed one MPI message", size);
   for (int f = 0; f < FD_REGIONS; f++) {
     if (!h->faces.active[f]) continue;
     FD_MPI(MPI_Irecv((char *)theirs + f * size, (int)size, MPI_BYTE, h->nbr[f], tag + fd_region_opposite(f), h->comm, &rq[n++]));
@@ -256,17 +275,34 @@ static int count_faces(fd_halo *h)
   return FD_OK;
 }
 
-/* The region buffers: device send and receive blocks of both parities, and in staged mode the
- * pinned host ones. Sizes are checked for overflow first; a failure on any rank (memory can
- * run out on some only) is agreed, with the lowest failing rank's line. Collective over comm. */
+/* h->poison_d: `bytes` of NaN on the device (halo_poison_ghosts unpacks it), copied once from a
+ * host array. Synchronous on the halo stream. */
+static int make_poison(fd_halo *h, size_t bytes, int rank)
+{
+  real_t *nan_h = malloc(bytes);
+  if (!nan_h || be_malloc((void **)&h->poison_d, bytes) != BE_OK) {
+    free(nan_h);
+    return fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the NaN buffer of the halo (%zu bytes)", rank, bytes);
+  }
+  for (size_t e = 0; e < h->faces.total; e++) nan_h[e] = (real_t)NAN;
+  int ok = be_memcpy_async(h->poison_d, nan_h, bytes, BE_COPY_H2D, h->stream) == BE_OK &&
+           be_stream_sync(h->stream) == BE_OK;
+  free(nan_h);
+  return ok ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: halo NaN buffer: %s", rank, be_error_message());
+}
+
+/* The region buffers: device send and receive blocks of both parities, in staged mode the
+ * pinned host ones, and the NaN buffer of halo_poison_ghosts. Message counts
+ * (halo_check_counts) and sizes are checked first; a failure on any rank (memory can run out on
+ * some only) is agreed, with the lowest failing rank's line. Collective over comm. */
 static int allocate_buffers(fd_halo *h)
 {
   int rank;
   FD_MPI(MPI_Comm_rank(h->comm, &rank));
   const int *n = h->grid.n;
   size_t bytes = 0, two = 0;
-  int err = FD_OK;
-  if (fd_size_mul(h->faces.total, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, 2, &two) != 0)
+  int err = halo_check_counts(&h->grid, h->fields, h->nbr, rank);
+  if (err == FD_OK && (fd_size_mul(h->faces.total, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, 2, &two) != 0))
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the halo buffers of the local block %d x %d x %d do not fit in "
                        "memory: their byte count exceeds what a size_t counts", rank, n[0], n[1], n[2]);
   if (err == FD_OK && (be_malloc((void **)&h->send_block, two) != BE_OK ||
@@ -278,6 +314,7 @@ static int allocate_buffers(fd_halo *h)
        be_host_alloc((void **)&h->recv_h[1], bytes) != BE_OK))
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the staged halo buffers of the local block %d x %d x %d "
                        "(3 x %zu bytes of pinned memory): %s", rank, n[0], n[1], n[2], bytes, be_error_message());
+  if (err == FD_OK && h->n_msgs > 0) err = make_poison(h, bytes, rank);
   FD_CALL(fd_agree(h->comm, err));
   for (int s = 0; s < 2; s++) {
     h->send_d[s] = h->send_block + s * h->faces.total;
@@ -291,6 +328,7 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
                 be_stream halo_stream)
 {
   memset(h, 0, sizeof *h);
+  h->drop_region = -1;
   h->comm = comm;
   h->grid = *g;
   h->width = g->ghost;
@@ -340,6 +378,7 @@ int halo_destroy(fd_halo *h)
   if (fd_graph_clear(&h->graphs) != 0) return fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
   FD_BE(be_free(h->send_block));
   FD_BE(be_free(h->recv_block));
+  FD_BE(be_free(h->poison_d));
   FD_BE(be_host_free(h->send_h));
   for (int s = 0; s < 2; s++) FD_BE(be_host_free(h->recv_h[s]));
   be_event *ev[] = {h->pack_end,   h->pack_start, h->pack_stop, h->unpack_start, h->unpack_end,
@@ -572,18 +611,35 @@ int halo_exchange_end(fd_halo *h)
 }
 
 /* 7. staged: the halo stream copies the received faces of the exchange last ended (parity s)
- * to the device; 8. unpacks every active face of recv_d[s] into the ghosts of u (and u2).
- * Changes nothing in *h (a graph may replay it). */
+ * to the device; 8. unpacks every active face of recv_d[s] into the ghosts of u (and u2), but
+ * a test's dropped region (halo_test_drop_unpack). Changes nothing in *h (a graph may replay
+ * it). */
 int halo_exchange_unpack(fd_halo *h, real_t *u, real_t *u2)
 {
   const int s = (int)((h->exchanges + 1) % 2);
   be_range_push("halo_unpack");
   if (h->timing[s]) FD_BE(be_event_record(h->unpack_start[s], h->stream));
   if (h->staged) FD_CALL(stage(h, s, 0));
-  FD_BE(be_unpack_faces(&h->grid, &h->faces, h->recv_d[s], u, h->stream));
-  if (h->fields > 1) FD_BE(be_unpack_faces(&h->grid, &h->faces2, h->recv_d[s], u2, h->stream));
+  fd_faces f1 = h->faces, f2 = h->faces2;
+  if (h->drop_region >= 0) f1.active[h->drop_region] = f2.active[h->drop_region] = 0;
+  FD_BE(be_unpack_faces(&h->grid, &f1, h->recv_d[s], u, h->stream));
+  if (h->fields > 1) FD_BE(be_unpack_faces(&h->grid, &f2, h->recv_d[s], u2, h->stream));
   if (h->timing[s]) FD_BE(be_event_record(h->unpack_end[s], h->stream));
   be_range_pop();
+  return FD_OK;
+}
+
+int halo_poison_ghosts(fd_halo *h, real_t *u, be_stream s)
+{
+  if (h->poison_d) FD_BE(be_unpack_faces(&h->grid, &h->faces, h->poison_d, u, s));
+  return FD_OK;
+}
+
+int halo_test_drop_unpack(fd_halo *h, int region)
+{
+  if (region >= FD_REGIONS || (region >= 0 && !h->faces.active[region]))
+    return fd_set_error(FD_ERR_USAGE, "halo_test_drop_unpack: region %d has no neighbour here", region);
+  h->drop_region = region < 0 ? -1 : region;
   return FD_OK;
 }
 

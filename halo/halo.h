@@ -48,6 +48,10 @@ typedef struct {
   real_t *recv_block;     /* device, 2 x faces.total: the receive buffers of both parities */
   real_t *recv_d[2];      /* device receive buffers, by exchange parity (halves of recv_block) */
   real_t *send_h, *recv_h[2]; /* pinned host buffers (staged mode only), the same way */
+  real_t *poison_d;       /* device, faces.total elements of NaN (halo_poison_ghosts); NULL
+                             without active regions */
+  int drop_region;        /* test only (halo_test_drop_unpack): the region whose unpack every
+                             exchange skips, -1 none */
   MPI_Request req[2 * FD_REGIONS];  /* MPI faces: data messages of the exchange in flight */
   int nreq;
   MPI_Request note[2 * FD_REGIONS]; /* IPC faces: the zero-byte "packed" notes in flight */
@@ -88,6 +92,14 @@ typedef struct {
  * comm. */
 int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, int *staged);
 
+/* FD_OK when every message of an exchange of `fields` fields of layout g (width g->ghost) to the
+ * neighbours nbr (one per region, MPI_PROC_NULL where there is none) holds at most INT_MAX
+ * elements, the largest count MPI's C interface takes; else FD_ERR_RUNTIME with one line for
+ * rank `rank` naming the region and its count ("does not fit"). Pure: Not Collective, allocates
+ * nothing. halo_create checks it (agreed); a caller that allocates fields first calls it before
+ * them, so that a block too large to exchange is refused before anything is allocated. */
+int halo_check_counts(const fd_grid *g, int fields, const int nbr[FD_REGIONS], int rank);
+
 /* Sets up *h for `fields` fields (1 or 2) of layout g on the Cartesian communicator comm with
  * neighbours nbr (one per region direction, faces.h): the width S is g->ghost, the active
  * regions those with a neighbour that S needs (fd_region_used; g->ghost must not exceed any
@@ -100,8 +112,8 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
  * elsewhere. dev is this rank's device; node identifies its node (equal on the ranks of one
  * node, different between nodes: fd_node.id of src/bind.h). halo_stream (high priority) stays
  * the caller's. Collective over comm; synchronous. Buffers that do not fit (a byte count that
- * overflows, an allocation that fails on any rank) are an agreed FD_ERR_RUNTIME. halo_destroy
- * frees *h, after a failure too. */
+ * overflows, a message of more than INT_MAX elements, an allocation that fails on any rank)
+ * are an agreed FD_ERR_RUNTIME. halo_destroy frees *h, after a failure too. */
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_grid *g,
                 int fields, int staged, fd_halo_path path, const be_info *dev, int node,
                 be_stream halo_stream);
@@ -142,6 +154,20 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event 
 int halo_exchange_end(fd_halo *h);
 /* Asynchronous on the halo stream. */
 int halo_exchange_unpack(fd_halo *h, real_t *u, real_t *u2);
+
+/* Writes NaN into the receive boxes (the ghosts an exchange fills) of every active region of u,
+ * a device field of h's grid: faces, and with width S >= 2 edges, S >= 3 corners; ghosts at a
+ * global edge (no neighbour) keep their values. Called after a field is (re)filled, so that any
+ * read of a ghost the exchange did not write poisons the result and its check fails. One unpack
+ * launch. Call when no exchange is in flight (the halo stream has run the last unpack into u)
+ * and synchronise s before the next halo_exchange_begin. Not Collective; asynchronous on s. */
+int halo_poison_ghosts(fd_halo *h, real_t *u, be_stream s);
+
+/* Test only (--test-inject-fault=exchange): from now on every exchange skips the unpack of
+ * region `region` of this rank (an active one), as if its message never arrived: its ghosts
+ * keep what they held (NaN after halo_poison_ghosts). -1 undoes it. FD_ERR_USAGE for a region
+ * that is not active here. Not Collective. */
+int halo_test_drop_unpack(fd_halo *h, int region);
 
 /* Adds the timings of every timed exchange not yet added to the sums (waiting for them); call
  * after the halo stream's work is complete or about to be. Not Collective; synchronous. */

@@ -68,7 +68,8 @@ const char *be_error_message(void);
 /* ---- memory -------------------------------------------------------------------------- */
 
 /* Device memory (host memory on the host backend), at least 64-byte aligned; the caller frees
- * it with be_free (NULL is fine). Synchronous. */
+ * it with be_free (NULL is fine). Synchronous: be_free and be_host_free first wait for all
+ * work on the device, so no stream still uses what they release. */
 int be_malloc(void **ptr, size_t bytes);
 int be_free(void *ptr);
 /* Pinned host memory (staged MPI, copies off the device); the caller frees it with
@@ -88,7 +89,10 @@ typedef struct be_event_s *be_event;
 typedef enum { BE_PRIORITY_NORMAL = 0, BE_PRIORITY_HIGH = 1 } be_priority;
 
 /* Streams and events: the caller destroys what it creates with be_stream_destroy and
- * be_event_destroy (NULL is fine). Creation and destruction are synchronous. */
+ * be_event_destroy (NULL is fine). Creation and destruction are synchronous. Streams are
+ * non-blocking: they do not synchronise with a GPU runtime's legacy default stream (work a
+ * library puts there neither waits for them nor holds them up); order between streams is
+ * events and host waits only. */
 int be_stream_create(be_stream *s, be_priority priority);
 int be_stream_destroy(be_stream s);
 int be_stream_sync(be_stream s);                    /* host waits for all work on s */
@@ -458,10 +462,16 @@ typedef struct {
   uint64_t seed;
 } fd_field;
 
-/* u = field at every point, ghosts included. Asynchronous on s. */
+/* u = field at every point, ghosts included: bitwise the values fd_field_value gives, on every
+ * backend. Asynchronous on s. */
 int be_fill(const fd_grid *g, const fd_field *field, real_t *u, be_stream s);
 /* Host-callable reference of one point of a field (the same formula be_fill evaluates). */
 double fd_field_value(const fd_field *field, long long gi, long long gj, long long gk);
+/* FD_FIELD_SINE's factor along dimension d at the global indices first .. first+count-1 into
+ * out[0..count-1], with the C library's sin, exactly as fd_field_value evaluates it: GPU
+ * backends copy these tables to the device instead of calling the device's sin, whose last
+ * bits differ. Implemented once for every backend (common.c). Pure. */
+void fd_field_sine_table(const fd_field *field, int d, long long first, int count, double *out);
 
 typedef struct {
   double sum_sq;  /* sum over the interior of d^2 */

@@ -130,6 +130,11 @@ double fd_field_value(const fd_field *fl, long long gi, long long gj, long long 
   return fd_field_eval(fl->kind, fl->scale, fl->h, fl->L, fl->seed, gi, gj, gk);
 }
 
+void fd_field_sine_table(const fd_field *fl, int d, long long first, int count, double *out)
+{
+  for (int q = 0; q < count; q++) out[q] = fd_sine_factor(fl->h[d], fl->L[d], first + q);
+}
+
 void be_set_host_threads(int threads)
 {
 #ifdef _OPENMP

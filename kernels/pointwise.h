@@ -1,6 +1,8 @@
 /* pointwise.h - the per-point formulas every backend evaluates: the stencil expression and
  * the analytic fields. One source for host C and device code, so that the host backend is a
- * true reference (HPCG's "_ref" role) and a point's arithmetic never depends on the kernel.
+ * true reference (HPCG's "_ref" role) and a point's arithmetic never depends on the kernel:
+ * every initial field is bitwise the same on the host and on a GPU (the sine's factors come
+ * from the C library on both: fd_sine_factor).
  */
 #ifndef FDMINI_POINTWISE_H
 #define FDMINI_POINTWISE_H
@@ -20,8 +22,10 @@
  *   cc*uc + cx*(xm + xp) + cy*(ym + yp) + cz*(zm + zp) [+ cf*fc]
  * FMA contraction is off for the device code (-fmad=false, -ffp-contract=off): nvcc contracted
  * this expression differently in different kernels, which broke bitwise equality between
- * variants, tiles and region splits, and so between multi-rank and single-rank runs. The host
- * build targets baseline x86-64 (no FMA instructions), so it rounds every product too. */
+ * variants, tiles and region splits, and so between multi-rank and single-rank runs. It is off
+ * for every host C file too (CMakeLists.txt, FDMINI_C_NO_CONTRACT: -ffp-contract=off or the
+ * compiler's spelling), so the host backend rounds every product wherever FMA exists (an
+ * x86-64 with -march=native, aarch64) and stays the bitwise reference. */
 FD_HD real_t fd_stencil_point(real_t cc, real_t cx, real_t cy, real_t cz, real_t uc, real_t xm,
                               real_t xp, real_t ym, real_t yp, real_t zm, real_t zp)
 {
@@ -45,11 +49,31 @@ FD_HD uint64_t fd_mix64(uint64_t x)
   return x ^ (x >> 31);
 }
 
-/* Value of an analytic field at global index (gi, gj, gk); see fd_field_kind. */
+#if defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)
+#define FD_DEVICE_PASS 1 /* the device half of a GPU compilation */
+#endif
+
+#ifndef FD_DEVICE_PASS
+/* The factor of FD_FIELD_SINE along one dimension at global index g: sin(pi x / L), x = h g.
+ * Host only: the C library's sin. A device's sin differs from it in the last bits, so GPU
+ * backends never evaluate it: they read it from tables the host filled with this function
+ * (fd_field_sine_table), and the host backend and fd_field_value call it directly. */
+static inline double fd_sine_factor(double h, double L, long long g)
+{
+  const double pi = 3.14159265358979323846;
+  return sin(pi * (h * (double)g) / L);
+}
+#endif
+
+/* FD_FIELD_SINE's value from its three factors, multiplied in this order everywhere. */
+FD_HD double fd_sine_value(double scale, double sx, double sy, double sz) { return scale * sx * sy * sz; }
+
+/* Value of an analytic field at global index (gi, gj, gk); see fd_field_kind. Device code takes
+ * FD_FIELD_SINE's factors from the host's tables (fd_sine_value of them) and gets NaN here, so
+ * that any other use fails its test. */
 FD_HD double fd_field_eval(fd_field_kind kind, double scale, const double h[3], const double L[3],
                            uint64_t seed, long long gi, long long gj, long long gk)
 {
-  const double pi = 3.14159265358979323846;
   double x = h[0] * (double)gi, y = h[1] * (double)gj, z = h[2] * (double)gk;
   switch (kind) {
   case FD_FIELD_CONST:
@@ -57,7 +81,12 @@ FD_HD double fd_field_eval(fd_field_kind kind, double scale, const double h[3], 
   case FD_FIELD_QUADRATIC:
     return scale * 0.5 * (x * (x - L[0]) + y * (y - L[1]) + z * (z - L[2]));
   case FD_FIELD_SINE:
-    return scale * sin(pi * x / L[0]) * sin(pi * y / L[1]) * sin(pi * z / L[2]);
+#ifdef FD_DEVICE_PASS
+    return NAN;
+#else
+    return fd_sine_value(scale, fd_sine_factor(h[0], L[0], gi), fd_sine_factor(h[1], L[1], gj),
+                         fd_sine_factor(h[2], L[2], gk));
+#endif
   case FD_FIELD_RANDOM: {
     uint64_t r = fd_mix64(seed ^ fd_mix64((uint64_t)gi ^ fd_mix64((uint64_t)gj ^
                                                                    fd_mix64((uint64_t)gk))));

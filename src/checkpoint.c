@@ -90,12 +90,7 @@ static int block_of(long long N, int P, long long g)
   return (int)(g < rem * (base + 1) ? g / (base + 1) : rem + (g - rem * (base + 1)) / base);
 }
 
-/* ---- names and files ---- */
-
-void checkpoint_path(char *out, size_t len, const char *dir, long long step)
-{
-  snprintf(out, len, "%s/ckpt_%010lld.fdmini", dir, step);
-}
+/* ---- names and files (the names themselves: output.c) ---- */
 
 const char *checkpoint_signal_name(int sig)
 {
@@ -157,7 +152,7 @@ static int list_dir(const char *dir, int clean, long long *steps, int max, int *
   for (struct dirent *e; (e = readdir(d));) {
     long long step;
     int tmp;
-    if (!checkpoint_file_name(e->d_name, &step, &tmp)) continue;
+    if (!output_is_checkpoint_name(e->d_name, &step, &tmp)) continue;
     if (tmp) {
       if (clean) {
         char p[FD_PATH_MAX + 300];
@@ -337,7 +332,7 @@ static int choose_next(fd_checkpoints *ck, const fd_ckpt_run *r, char *reasons, 
   ck->restart = 0;
   while (ck->cand_next < ck->ncand) {
     char path[FD_PATH_MAX + 64];
-    checkpoint_path(path, sizeof path, ck->cand_dir, ck->cand[ck->cand_next++]);
+    output_checkpoint_path(path, sizeof path, ck->cand_dir, ck->cand[ck->cand_next++]);
     int incompatible = 0;
     if (read_header(path, r, &ck->h, &incompatible) == FD_OK) {
       fd_copy_str(ck->from, sizeof ck->from, path);
@@ -726,8 +721,8 @@ static int take(fd_checkpoints *ck, const fd_ckpt_view *v)
   const size_t bytes = ck->layout.elems * sizeof(real_t);
   ck->step = v->step;
   ck->hist_n = ck->hist_owner && ck->hist_cap ? (v->hist_n < ck->hist_cap ? v->hist_n : ck->hist_cap) : 0;
-  checkpoint_path(ck->path, sizeof ck->path, ck->dir, v->step);
-  snprintf(ck->tmp, sizeof ck->tmp, "%s.%ld.tmp", ck->path, ck->tag);
+  output_checkpoint_path(ck->path, sizeof ck->path, ck->dir, v->step);
+  (void)output_tmp_name(ck->path, ck->tag, ck->tmp, sizeof ck->tmp); /* fits: tmp is path's + 32 */
   /* every rank knows the record's length: min(step, on) + 1 while recorded */
   long long hist_n = ck->run.hist < 0 ? 0 : (v->step + 1 < ck->run.hist ? v->step + 1 : ck->run.hist);
   fill_header(ck, v->step, hist_n, &ck->head); /* every writer needs its offsets */
@@ -806,7 +801,7 @@ static void prune(fd_checkpoints *ck, long long keep)
   for (int q = 0; q < n; q++)
     if (steps[q] != keep && steps[q] != prev) {
       char p[FD_PATH_MAX + 64];
-      checkpoint_path(p, sizeof p, ck->dir, steps[q]);
+      output_checkpoint_path(p, sizeof p, ck->dir, steps[q]);
       unlink(p);
     }
 }

@@ -58,7 +58,6 @@
 
 #include <pthread.h>
 #include <stdint.h>
-#include <string.h>
 
 #include <mpi.h>
 
@@ -72,36 +71,6 @@ enum {
   FD_CKPT_POLL_PASSES = 8, /* passes between the start and the completion of a stop poll */
   FD_CKPT_CANDIDATES = 32, /* checkpoints of a directory considered for a restart, newest first */
 };
-
-/* 1 when `base` is a name the checkpoints use in their directory: ckpt_STEP.fdmini or its
- * temporary names ckpt_STEP.fdmini.PID.tmp (STEP, PID: digits). *step (may be NULL) gets STEP,
- * *tmp whether it is a temporary name. Pure. */
-static inline int checkpoint_file_name(const char *base, long long *step, int *tmp)
-{
-  if (strncmp(base, "ckpt_", 5) != 0) return 0;
-  const char *p = base + 5;
-  long long v = 0;
-  if (*p < '0' || *p > '9') return 0;
-  for (; *p >= '0' && *p <= '9'; p++) {
-    if (v > (0x7fffffffffffffffLL - 9) / 10) return 0;
-    v = v * 10 + (*p - '0');
-  }
-  if (strncmp(p, ".fdmini", 7) != 0) return 0;
-  p += 7;
-  int t = 0;
-  if (*p == '.') {
-    p++;
-    if (*p < '0' || *p > '9') return 0;
-    while (*p >= '0' && *p <= '9') p++;
-    if (strcmp(p, ".tmp") != 0) return 0;
-    t = 1;
-  } else if (*p) {
-    return 0;
-  }
-  if (step) *step = v;
-  if (tmp) *tmp = t;
-  return 1;
-}
 
 /* The header of a checkpoint file, FD_CKPT_HEADER_BYTES with the rest zero. Every member is 8
  * bytes or an array of them: no padding on any ABI fdmini builds for. */
@@ -306,8 +275,6 @@ int checkpoint_finish(fd_checkpoints *ck);
 void checkpoint_reset_timers(fd_checkpoints *ck);
 void checkpoint_timers(fd_checkpoints *ck, fd_ckpt_times *t);
 
-/* The name of the checkpoint of `step` in dir into out (len bytes). */
-void checkpoint_path(char *out, size_t len, const char *dir, long long step);
 /* "SIGTERM", "SIGUSR1" or "signal N". */
 const char *checkpoint_signal_name(int sig);
 

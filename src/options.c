@@ -102,6 +102,18 @@ void fd_options_usage(FILE *out)
     "                      NUMA locality (always in the JSON; warnings always printed)\n"
     "  --no-check          skip verification\n"
     "  --help              this text\n"
+    "Testing (planted faults and stops for the tests; never in a measured run)\n"
+    "  --test-inject-fault[=KIND]  field (default): the last rank's centre point wrong by\n"
+    "                      1%% + 0.5; tiny: wrong by 1e-3; velocity, source (wave): the stencil\n"
+    "                      1%% too fast, the source 1%% too strong; exchange (2 or more ranks):\n"
+    "                      the last rank skips the unpack of one received region in every\n"
+    "                      exchange, as if its message never arrived. Each must exit 1\n"
+    "  --test-fail-snapshot-write K  the K-th snapshot's write fails (exit 4)\n"
+    "  --test-kill RANK,STEP,pass|write|commit  with --checkpoint-dir: SIGKILL of RANK\n"
+    "                      after the pass that reaches STEP, half-way through the checkpoint\n"
+    "                      of STEP, or (rank 0) after renaming it\n"
+    "  --test-signal RANK,STEP,usr1|term  RANK raises the signal after the pass that\n"
+    "                      reaches STEP (a stop: checkpoint, exit 5)\n"
     "\n"
     "Exit status: 0 verified, unverified (no check applies) or --no-check, 1 verification\n"
     "failed, 2 bad input, 3 runtime failure (MPI or device) or sizes that do not fit,\n"
@@ -391,9 +403,9 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       FD_CALL(parse_int("--progress", optarg, 0, INT_MAX, &o->progress));
       break;
     case OPT_INJECT: {
-      static const char *const kinds[] = {"field", "tiny", "velocity", "source"};
+      static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange"};
       idx = 0;
-      if (optarg) FD_CALL(parse_name("--test-inject-fault", optarg, kinds, 4, &idx));
+      if (optarg) FD_CALL(parse_name("--test-inject-fault", optarg, kinds, 5, &idx));
       o->inject_fault = (fd_fault)(FD_FAULT_FIELD + idx);
       break;
     }

@@ -17,8 +17,17 @@ typedef enum { FD_GRAPHS_AUTO = 0, FD_GRAPHS_ON, FD_GRAPHS_OFF } fd_graphs_mode;
 /* --test-inject-fault[=KIND] (test only): a planted fault that verification must report.
  * FIELD: the last rank's centre point becomes 1.01 x + 0.5 before verification; TINY: it becomes
  * (1 + 1e-3) x (a fault the jacobi residual does not reveal); VELOCITY (wave): the stencil runs
- * with 1% more velocity than the problem states; SOURCE (wave): the source is 1% too strong. */
-typedef enum { FD_FAULT_NONE = 0, FD_FAULT_FIELD, FD_FAULT_TINY, FD_FAULT_VELOCITY, FD_FAULT_SOURCE } fd_fault;
+ * with 1% more velocity than the problem states; SOURCE (wave): the source is 1% too strong;
+ * EXCHANGE (2 or more ranks): the last rank skips the unpack of its first received region in
+ * every exchange (halo_test_drop_unpack), so its ghosts there keep their NaN. */
+typedef enum {
+  FD_FAULT_NONE = 0,
+  FD_FAULT_FIELD,
+  FD_FAULT_TINY,
+  FD_FAULT_VELOCITY,
+  FD_FAULT_SOURCE,
+  FD_FAULT_EXCHANGE
+} fd_fault;
 
 /* --restart: none, a file or directory (restart_path), or auto (the newest complete checkpoint
  * in --checkpoint-dir, or a fresh start when it holds none) */

@@ -1,5 +1,6 @@
-/* output.c - output files that are complete or absent (output.h): the checks of the targets
- * before the run, checked writes, size checks, commit by rename. */
+/* output.c - output files that are complete or absent (output.h): their names (temporary ones,
+ * the snapshots'), the checks of the targets before the run, checked writes, size checks,
+ * commit by rename. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #define _DEFAULT_SOURCE   /* pwritev (Linux, the BSDs, macOS) */
 #include <dirent.h>
@@ -13,10 +14,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "checkpoint.h" /* checkpoint_file_name */
 #include "fd_error.h"
 #include "output.h"
-#include "snapshot.h" /* snapshot_is_file_name */
 
 static const char *file_kind(mode_t m)
 {
@@ -79,6 +78,70 @@ static int probe_tmp(const fd_output *out, const char *name)
   return FD_OK;
 }
 
+int output_tmp_name(const char *final, long tag, char *tmp, size_t len)
+{
+  int n = snprintf(tmp, len, "%s.%ld.tmp", final, tag);
+  return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int output_snapshot_name(const char *dir, long long step, char *out, size_t len)
+{
+  int n = dir ? snprintf(out, len, "%s/snap_%06lld.raw", dir, step) : snprintf(out, len, "snap_%06lld.raw", step);
+  return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int output_is_snapshot_name(const char *base)
+{
+  const char *p;
+  if (strncmp(base, FD_SNAPSHOT_XDMF, strlen(FD_SNAPSHOT_XDMF)) == 0) {
+    p = base + strlen(FD_SNAPSHOT_XDMF);
+  } else {
+    if (strncmp(base, "snap_", 5) != 0) return 0;
+    p = base + 5;
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') p++;
+    if (strncmp(p, ".raw", 4) != 0) return 0;
+    p += 4;
+  }
+  if (*p == '\0') return 1;
+  /* a temporary name: .DIGITS.tmp */
+  if (*p++ != '.' || *p < '0' || *p > '9') return 0;
+  while (*p >= '0' && *p <= '9') p++;
+  return strcmp(p, ".tmp") == 0;
+}
+
+void output_checkpoint_path(char *out, size_t len, const char *dir, long long step)
+{
+  snprintf(out, len, "%s/ckpt_%010lld.fdmini", dir, step);
+}
+
+int output_is_checkpoint_name(const char *base, long long *step, int *tmp)
+{
+  if (strncmp(base, "ckpt_", 5) != 0) return 0;
+  const char *p = base + 5;
+  long long v = 0;
+  if (*p < '0' || *p > '9') return 0;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (v > (0x7fffffffffffffffLL - 9) / 10) return 0;
+    v = v * 10 + (*p - '0');
+  }
+  if (strncmp(p, ".fdmini", 7) != 0) return 0;
+  p += 7;
+  int t = 0;
+  if (*p == '.') {
+    p++;
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') p++;
+    if (strcmp(p, ".tmp") != 0) return 0;
+    t = 1;
+  } else if (*p) {
+    return 0;
+  }
+  if (step) *step = v;
+  if (tmp) *tmp = t;
+  return 1;
+}
+
 /* Prepares one output named `name` for option opt ("" name: none). */
 static int prepare(fd_output *out, const char *opt, const char *name, long tag)
 {
@@ -86,8 +149,8 @@ static int prepare(fd_output *out, const char *opt, const char *name, long tag)
   if (!name[0]) return FD_OK;
   snprintf(out->opt, sizeof out->opt, "%s", opt);
   FD_CALL(resolve_target(opt, name, out->path));
-  int n = snprintf(out->tmp, sizeof out->tmp, "%s.%ld.tmp", out->path, tag);
-  if (n < 0 || n >= FD_PATH_MAX) return fd_set_error(FD_ERR_USAGE, "%s: '%s': name too long once resolved", opt, name);
+  if (output_tmp_name(out->path, tag, out->tmp, FD_PATH_MAX) != 0)
+    return fd_set_error(FD_ERR_USAGE, "%s: '%s': name too long once resolved", opt, name);
   return probe_tmp(out, name);
 }
 
@@ -98,7 +161,7 @@ static int is_snapshot_file(const char *path, const char *dir)
   const char *slash = strrchr(path, '/');
   size_t len = (size_t)(slash - path);
   if (len == 0) len = 1; /* "/name" */
-  return strlen(dir) == len && strncmp(path, dir, len) == 0 && snapshot_is_file_name(slash + 1);
+  return strlen(dir) == len && strncmp(path, dir, len) == 0 && output_is_snapshot_name(slash + 1);
 }
 
 /* --snapshot-dir: created if missing (one level), proved writable with a probe file, and
@@ -125,7 +188,7 @@ static int check_snapshot_dir(const char *dir, long tag, char *real_out)
   if (!d) return fd_set_error(FD_ERR_USAGE, "--snapshot-dir: cannot read '%s': %s", dir, strerror(errno));
   int err = FD_OK;
   for (struct dirent *e; err == FD_OK && (e = readdir(d));) {
-    if (!snapshot_is_file_name(e->d_name)) continue;
+    if (!output_is_snapshot_name(e->d_name)) continue;
     char path[FD_PATH_MAX + 300];
     struct stat st;
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -152,14 +215,14 @@ int output_check_run(const fd_options *o, long tag, fd_output *json, fd_output *
     if (both[q]->opt[0] && is_snapshot_file(both[q]->path, snapdir))
       return fd_set_error(FD_ERR_USAGE, "%s '%s' is a file the snapshots write in --snapshot-dir: choose another name",
                           both[q]->opt, both[q]->path);
-  /* the checkpoints' names in --checkpoint-dir (checkpoint.h): a restart would read the file
+  /* the checkpoints' names in --checkpoint-dir: a restart would read the file
    * and their pruning remove it */
   char *ckdir = o->checkpoint_dir[0] ? realpath(o->checkpoint_dir, NULL) : NULL;
   for (int q = 0; q < 2 && ckdir; q++) {
     const char *slash = strrchr(both[q]->path, '/');
     size_t len = slash ? (size_t)(slash - both[q]->path) : 0;
     if (both[q]->opt[0] && slash && strlen(ckdir) == (len ? len : 1) && strncmp(both[q]->path, ckdir, len ? len : 1) == 0 &&
-        checkpoint_file_name(slash + 1, NULL, NULL)) {
+        output_is_checkpoint_name(slash + 1, NULL, NULL)) {
       int err = fd_set_error(FD_ERR_USAGE, "%s '%s' is a file the checkpoints write in --checkpoint-dir: choose another name",
                              both[q]->opt, both[q]->path);
       free(ckdir);

@@ -6,8 +6,9 @@
  * exists must be a regular file (a FIFO, device, socket or directory is refused), its
  * directory must let us create files, and two outputs may not name one file.
  *
- * Temporary names are FINAL.PID.tmp (PID: rank 0's process id), so that two runs never share
- * one; a run killed by a signal can leave one behind, never a file under a final name.
+ * Temporary names are FINAL.PID.tmp (PID: rank 0's process id; output_tmp_name, the snapshots'
+ * too), so that two runs never share one; a run killed by a signal can leave one behind, never
+ * a file under a final name. snapshot.c and dump.c write through this file; it calls neither.
  * Write errors carry errno (SIGXFSZ is ignored by main.c, so a write past `ulimit -f` returns
  * EFBIG instead of killing the process). */
 #ifndef FDMINI_OUTPUT_H
@@ -55,6 +56,29 @@ int output_write_block_at(int fd, long long base, const real_t *first, long long
 /* FD_OK when the file `path` holds exactly `bytes` bytes, else FD_ERR_IO with one line naming
  * what (the option or "snapshot") and both sizes. Not Collective. */
 int output_check_size(const char *what, const char *path, long long bytes);
+
+/* The temporary name of the output file `final`: FINAL.TAG.tmp in its directory (tag: rank 0's
+ * process id, the same on every rank), so that runs writing into one directory never share
+ * one. Returns 0, or -1 when it does not fit tmp[len]. Pure. */
+int output_tmp_name(const char *final, long tag, char *tmp, size_t len);
+
+/* The snapshots' file names (snapshot.c writes them, output_check_run checks them): the
+ * snapshot after `step` steps is snap_STEP.raw (STEP: six digits or more) in dir, or its base
+ * name alone when dir is NULL; -1 when it does not fit out[len]. The XDMF file is
+ * FD_SNAPSHOT_XDMF. Pure. */
+int output_snapshot_name(const char *dir, long long step, char *out, size_t len);
+#define FD_SNAPSHOT_XDMF "snapshots.xmf"
+/* 1 when `base` is a name the snapshots use in their directory: snap_STEP.raw (STEP: digits),
+ * snapshots.xmf, or a temporary name of either (NAME.DIGITS.tmp). Pure. */
+int output_is_snapshot_name(const char *base);
+
+/* The checkpoints' file names (checkpoint.c writes them, output_check_run checks them): the
+ * checkpoint of `step` is ckpt_STEP.fdmini in dir (STEP: ten digits or more), into out (len
+ * bytes, cut short where it does not fit). 1 from output_is_checkpoint_name when `base` is
+ * such a name or one of its temporary names ckpt_STEP.fdmini.PID.tmp (STEP, PID: digits);
+ * *step (may be NULL) gets STEP, *tmp (may be NULL) whether it is a temporary name. Pure. */
+void output_checkpoint_path(char *out, size_t len, const char *dir, long long step);
+int output_is_checkpoint_name(const char *base, long long *step, int *tmp);
 
 /* Writes buf (len bytes) to out->tmp: created new (O_EXCL), every byte written, closed, and
  * its size checked. On failure the temporary file is removed and the result is FD_ERR_IO with

@@ -109,14 +109,16 @@ static long long completed(fd_snapshots *sn, long long until)
   return c;
 }
 
-/* Rank 0 creates the slot's .tmp (new: a stale one of a killed run is removed first), then,
+/* Rank 0 creates the slot's .tmp (new: a stale one of a killed run of the same process id is
+ * removed first; the name is this run's own), then,
  * agreed, every other rank opens it; agreed again before anyone writes. The test switch
  * --test-fail-snapshot-write K opens the K-th read-only, so that its writes fail (EBADF: a real
  * failed write, through the real error path). Collective. */
 static int slot_open(fd_snapshots *sn, fd_snap_slot *sl)
 {
-  snprintf(sl->path, sizeof sl->path, "%s/snap_%06lld.raw", sn->dir, sl->step);
-  snprintf(sl->tmp, sizeof sl->tmp, "%s/snap_%06lld.raw.tmp", sn->dir, sl->step);
+  if (output_snapshot_name(sn->dir, sl->step, sl->path, sizeof sl->path) != 0 ||
+      output_tmp_name(sl->path, sn->tag, sl->tmp, sizeof sl->tmp) != 0)
+    return fd_agree(sn->comm, fd_set_error(FD_ERR_IO, "snapshot %lld: the file name in '%s' is too long", sl->index, sn->dir));
   const int rw = sn->fail_index == sl->index ? O_RDONLY : O_WRONLY;
   int err = FD_OK;
   for (int pass = 0; pass < 2; pass++) {
@@ -169,8 +171,9 @@ static int write_xdmf(fd_snapshots *sn)
 {
   const double *h = sn->h;
   fd_output out = {"snapshots", "", ""};
-  snprintf(out.path, sizeof out.path, "%s/snapshots.xmf", sn->dir);
-  snprintf(out.tmp, sizeof out.tmp, "%s.tmp", out.path);
+  if (snprintf(out.path, sizeof out.path, "%s/%s", sn->dir, FD_SNAPSHOT_XDMF) >= (int)sizeof out.path ||
+      output_tmp_name(out.path, sn->tag, out.tmp, sizeof out.tmp) != 0)
+    return fd_set_error(FD_ERR_IO, "snapshots: the name of the XDMF file in '%s' is too long", sn->dir);
   char *text = NULL;
   size_t len = 0;
   FILE *fp = open_memstream(&text, &len);
@@ -184,6 +187,8 @@ static int write_xdmf(fd_snapshots *sn)
           sn->name);
   for (long long q = 0; q < sn->written; q++) {
     long long st = sn->steps[q];
+    char file[64];
+    output_snapshot_name(NULL, st, file, sizeof file);
     fprintf(fp,
             "      <Grid Name=\"step_%06lld\" GridType=\"Uniform\">\n"
             "        <Time Value=\"%.17g\"/>\n"
@@ -193,11 +198,11 @@ static int write_xdmf(fd_snapshots *sn)
             "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">%.17g %.17g %.17g</DataItem>\n"
             "        </Geometry>\n"
             "        <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-            "          <DataItem Dimensions=\"%lld %lld %lld\" NumberType=\"Float\" Precision=\"%d\" Format=\"Binary\" Endian=\"%s\">snap_%06lld.raw</DataItem>\n"
+            "          <DataItem Dimensions=\"%lld %lld %lld\" NumberType=\"Float\" Precision=\"%d\" Format=\"Binary\" Endian=\"%s\">%s</DataItem>\n"
             "        </Attribute>\n"
             "      </Grid>\n",
             st, (double)st * sn->time_per_step, N[2], N[1], N[0], h[2], h[1], h[0], h[2], h[1], h[0],
-            N[2], N[1], N[0], (int)sizeof(real_t), endian, st);
+            N[2], N[1], N[0], (int)sizeof(real_t), endian, file);
   }
   fprintf(fp, "    </Grid>\n  </Domain>\n</Xdmf>\n");
   int bad = ferror(fp);
@@ -340,6 +345,8 @@ int snapshot_create(fd_snapshots *sn, const fd_snapshot_config *c)
   sn->fail_index = c->fail_index;
   sn->comm = c->dec->cart;
   sn->rank = c->dec->rank;
+  sn->tag = (long)getpid(); /* rank 0's, for the temporary names */
+  FD_MPI(MPI_Bcast(&sn->tag, 1, MPI_LONG, 0, sn->comm));
   sn->compute = c->compute;
   sn->time_per_step = c->time_per_step;
   for (int d = 0; d < 3; d++) {

@@ -37,7 +37,6 @@
 #define FDMINI_SNAPSHOT_H
 
 #include <pthread.h>
-#include <string.h>
 
 #include <mpi.h>
 
@@ -47,17 +46,6 @@
 
 enum { FD_SNAP_SLOTS = 3 };
 
-/* 1 when `base` is a name the snapshots use in their directory: snap_STEP.raw (STEP: digits),
- * snap_STEP.raw.tmp, snapshots.xmf or snapshots.xmf.tmp. Pure. */
-static inline int snapshot_is_file_name(const char *base)
-{
-  if (strcmp(base, "snapshots.xmf") == 0 || strcmp(base, "snapshots.xmf.tmp") == 0) return 1;
-  if (strncmp(base, "snap_", 5) != 0) return 0;
-  const char *p = base + 5;
-  if (*p < '0' || *p > '9') return 0;
-  while (*p >= '0' && *p <= '9') p++;
-  return strcmp(p, ".raw") == 0 || strcmp(p, ".raw.tmp") == 0;
-}
 enum { SNAP_IDLE = 0, SNAP_HELD, SNAP_COPYING, SNAP_QUEUED };
 
 typedef struct {
@@ -71,13 +59,14 @@ typedef struct {
   double t_copy;     /* when the copy was enqueued (ms, monotonic) */
   int fd;            /* the open .tmp (-1: none); the writer's while QUEUED, it closes it */
   int werr;          /* under lock once completed: errno of the failed write, 0 if written */
-  char path[FD_PATH_MAX + 32], tmp[FD_PATH_MAX + 48];
+  char path[FD_PATH_MAX + 32], tmp[FD_PATH_MAX + 64];
 } fd_snap_slot;
 
 typedef struct {
   int every;         /* 0: off */
   const char *dir;   /* the snapshot directory (the caller's string) */
   const char *name;  /* the operator's name (XDMF grid fdmini_NAME) */
+  long tag;          /* rank 0's process id: the temporary names' (output_tmp_name) */
   int fail_index;    /* test only: the snapshot whose write fails, 0 none */
   MPI_Comm comm;     /* the Cartesian communicator of the run */
   int rank;          /* this rank in it */

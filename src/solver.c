@@ -84,7 +84,11 @@ typedef struct {
   long long steps;   /* steps done (warm-up included) */
   long long passes;  /* passes done (a pass: 1..T steps); the timing slot is passes % 2 */
   int win_pos;       /* steps since the window's exchange (0: the next pass exchanges) */
-  int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values */
+  int alone;         /* 1: no exchange (the --baseline run): ghosts keep their start values;
+                        0: state_fill poisons the ghosts an exchange fills (halo_poison_ghosts:
+                        the loop trials and the runs exchange before they read them; the
+                        start-up kernel trials may read NaN there, timed only, at full speed
+                        on GPUs and CPUs, and the fields are filled again after them) */
   int snap_off;      /* 1: no snapshots (the reference run their cost is measured against) */
   unsigned sides;    /* faces with a neighbour (bit f, faces.h): where the boxes reach into
                         the ghosts and whose ghosts arrive by exchange */
@@ -629,6 +633,9 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
 
   int staged;
   FD_CALL(halo_choose_mode(s->dec.cart, o->mpi_gpu, dev, &staged));
+  /* the wave's previous level is read S-1 deep into the ghosts too: exchanged with u, in the
+   * same messages */
+  const int fields = s->prob.levels == 2 && s->width > 1 ? 2 : 1;
 
   /* allocation can fail on some ranks only (uneven splits, memory): agree before going on.
    * The pool: the time levels the stencil reads, one output, one spare a snapshot may hold */
@@ -645,6 +652,8 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
                        "%d x %zu bytes, the device has %zu", s->dec.rank, n[0], n[1], n[2], nfields, bytes,
                        dev->memory_bytes);
   FD_CALL(fd_agree(s->dec.cart, err));
+  /* every halo message must fit an MPI count: checked before anything is allocated */
+  FD_CALL(fd_agree(s->dec.cart, halo_check_counts(&s->grid, fields, s->dec.nbr, s->dec.rank)));
   for (int b = 0; b < s->npool && err == FD_OK; b++)
     if (be_malloc((void **)&s->pool[b], bytes) != BE_OK) err = BE_ERROR;
   if (err == FD_OK && s->prob.has_rhs && be_malloc((void **)&s->f, bytes) != BE_OK) err = BE_ERROR;
@@ -662,14 +671,18 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
     FD_BE(be_event_create_sync(&s->ahead[k]));
     for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
   }
-  /* the wave's previous level is read S-1 deep into the ghosts too: exchanged with u, in the
-   * same messages. (A snapshot's copy off the device may then overlap an unpack into the
-   * ghosts of the buffer it copies, two steps later; the snapshot writes only the interior.) */
-  const int fields = s->prob.levels == 2 && s->width > 1 ? 2 : 1;
+  /* with two fields a snapshot's copy off the device may overlap an unpack into the ghosts of
+   * the buffer it copies, two steps later; the snapshot writes only the interior */
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, fields, staged, o->halo_path,
                       dev, node, s->halo_stream));
   for (int f = 0; f < FD_FACES; f++) s->sides |= (unsigned)s->halo.faces.active[f] << f;
   s->exchanging = s->halo.n_msgs > 0;
+  if (o->inject_fault == FD_FAULT_EXCHANGE && s->dec.rank == s->dec.size - 1) /* test only */
+    for (int r = 0; r < FD_REGIONS; r++)
+      if (s->halo.faces.active[r]) {
+        FD_CALL(halo_test_drop_unpack(&s->halo, r));
+        break;
+      }
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
                                     o->fail_snapshot, s->total, &s->dec,
                                     &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
@@ -865,10 +878,17 @@ static int run_steps(fd_state *s, int n, const char *label)
 }
 
 /* (Re)initialises the fields: every pool buffer carries the boundary values in its ghosts;
- * the wave starts at rest (U0 = U1 = 0). */
+ * the wave starts at rest (U0 = U1 = 0). For the runs that exchange (not s->alone) the ghosts
+ * an exchange fills are NaN until one does (halo_poison_ghosts: faces, edges, corners of
+ * every pool buffer, the wave's second level included), so that a read of a ghost no exchange
+ * wrote poisons the answer and its check fails; Dirichlet ghosts at the global edges keep
+ * their values. */
 static int state_fill(fd_state *s)
 {
-  for (int b = 0; b < s->npool; b++) FD_BE(be_fill(&s->grid, &s->prob.u0, s->pool[b], s->compute));
+  for (int b = 0; b < s->npool; b++) {
+    FD_BE(be_fill(&s->grid, &s->prob.u0, s->pool[b], s->compute));
+    if (!s->alone) FD_CALL(halo_poison_ghosts(&s->halo, s->pool[b], s->compute));
+  }
   s->u = s->pool[0];
   s->v = s->pool[1];
   s->um = s->prob.levels == 2 ? s->pool[2] : NULL;
@@ -1526,15 +1546,15 @@ static int run_on_state(fd_state *s, fd_result *r)
   double alone_ms = 0.0, step_ms = 0.0, ref_ms = 0.0, residual0 = 0.0;
   FD_CALL(startup_measure(s, r));
   describe_run(s, r);
-  FD_CALL(state_fill(s));
   if (o->baseline) {
-    /* every rank's block alone (same kernels and steps, no exchange), then the fields start
-     * over for the distributed run */
+    /* every rank's block alone (same kernels and steps, no exchange; its ghosts keep their
+     * start values), then the fields start over for the distributed run */
     s->alone = 1;
+    FD_CALL(state_fill(s));
     FD_CALL(timed_loop(s, &alone_ms, "alone (--baseline)"));
     s->alone = 0;
-    FD_CALL(state_fill(s));
   }
+  FD_CALL(state_fill(s));
   if (o->snapshot_every || o->checkpoint_every) FD_CALL(snapshot_reference(s, &ref_ms, &r->snapshot_ref_steps));
   /* jacobi's initial residual: of the run's start, u = 0, also when it continues a checkpoint */
   if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));
@@ -1594,6 +1614,8 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
     if (P[d] > 1 && o->halo_width > N[d] / P[d])
       return fd_set_error(FD_ERR_USAGE, "--halo-width %d: the thinnest block along %c has %lld points (%lld over %d ranks), fewer than the %d layers a neighbour receives; use --halo-width %lld or less, or fewer ranks along %c",
                           o->halo_width, axis[d], N[d] / P[d], N[d], P[d], o->halo_width, N[d] / P[d], axis[d]);
+  if (o->inject_fault == FD_FAULT_EXCHANGE && ranks < 2)
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=exchange needs 2 or more ranks: one rank exchanges nothing");
   if (ranks > 1 && o->fuse > 1 && o->halo_width % o->fuse)
     return fd_set_error(FD_ERR_USAGE, "--fuse %d with %d ranks needs --halo-width a multiple of %d (one exchange every S steps, and a pass of T steps may not span one); e.g. --halo-width %d",
                         o->fuse, ranks, o->fuse, o->fuse);

@@ -71,19 +71,95 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out)
   return FD_OK;
 }
 
+/* 1 when this rank's backend runs c as it is (T = 1 is the single-step kernel: always). */
+static int runs_here(const fd_fused *c)
+{
+  if (c->steps == 1) return 1;
+  fd_fused r = *c;
+  return be_fused_resolve(&r) == BE_OK && memcmp(&r, c, sizeof r) == 0;
+}
+
+enum { FUSED_INTS = 5 }; /* an fd_fused as plain ints, for MPI */
+
+int tune_fused_common(MPI_Comm comm, fd_fused *cand, int *n)
+{
+  int size;
+  FD_MPI(MPI_Comm_size(comm, &size));
+  int flat[FUSED_INTS * FD_FUSE_TUNE_MAX], mine = *n < FD_FUSE_TUNE_MAX ? *n : FD_FUSE_TUNE_MAX;
+  for (int i = 0; i < mine; i++) {
+    const fd_fused *c = &cand[i];
+    const int v[FUSED_INTS] = {c->steps, c->tile, c->vec, c->block_y, c->chunk};
+    memcpy(flat + FUSED_INTS * i, v, sizeof v);
+  }
+  mine *= FUSED_INTS;
+  /* every rank's list (allocations agreed before each collective that needs them) */
+  int *counts = malloc(sizeof *counts * (size_t)size), *displs = malloc(sizeof *displs * (size_t)size);
+  int *all = NULL, total = 0;
+  int err = fd_agree(comm, counts && displs ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "fused autotune: out of host memory"));
+  if (err == FD_OK) err = MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, comm) == MPI_SUCCESS
+                              ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "fused autotune: MPI_Allgather failed");
+  if (err == FD_OK) {
+    for (int r = 0; r < size; r++) {
+      displs[r] = total;
+      total += counts[r];
+    }
+    all = malloc(sizeof *all * (size_t)(total > 0 ? total : 1));
+    err = fd_agree(comm, all ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "fused autotune: out of host memory"));
+  }
+  if (err == FD_OK)
+    err = MPI_Allgatherv(flat, mine, MPI_INT, all, counts, displs, MPI_INT, comm) == MPI_SUCCESS
+              ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "fused autotune: MPI_Allgatherv failed");
+  /* the union in rank order without repeats (the same on every rank), then what every rank
+   * runs as it is */
+  fd_fused uni[FD_FUSE_TUNE_MAX];
+  int ok[FD_FUSE_TUNE_MAX], nu = 0;
+  for (int q = 0; err == FD_OK && q < total / FUSED_INTS && nu < FD_FUSE_TUNE_MAX; q++) {
+    const int *v = all + FUSED_INTS * q;
+    fd_fused c = {v[0], v[1], v[2], v[3], v[4]};
+    int seen = 0;
+    for (int u = 0; u < nu && !seen; u++) seen = memcmp(&uni[u], &c, sizeof c) == 0;
+    if (!seen) uni[nu++] = c;
+  }
+  free(counts);
+  free(displs);
+  free(all);
+  FD_CALL(err);
+  for (int u = 0; u < nu; u++) ok[u] = runs_here(&uni[u]);
+  if (nu > 0) FD_MPI(MPI_Allreduce(MPI_IN_PLACE, ok, nu, MPI_INT, MPI_MIN, comm));
+  *n = 0;
+  for (int u = 0; u < nu; u++)
+    if (ok[u]) cand[(*n)++] = uni[u];
+  return FD_OK;
+}
+
 int tune_fused(MPI_Comm comm, const fd_kernel_trial *t1, fd_kernel single,
                const fd_fused_trial *tf, const int *steps, int nsteps, fd_fuse_tune *out)
 {
-  memset(out, 0, sizeof *out);
-  for (int i = 0; i < nsteps && out->n < FD_FUSE_TUNE_MAX; i++) {
+  fd_fused cand[FD_FUSE_TUNE_MAX];
+  int n = 0;
+  for (int i = 0; i < nsteps && n < FD_FUSE_TUNE_MAX; i++) {
     if (steps[i] == 1) {
-      out->cand[out->n++].steps = 1;
+      memset(&cand[n], 0, sizeof cand[n]);
+      cand[n++].steps = 1;
       continue;
     }
-    out->n += be_fused_candidates(steps[i], out->cand + out->n, FD_FUSE_TUNE_MAX - out->n);
+    n += be_fused_candidates(steps[i], cand + n, FD_FUSE_TUNE_MAX - n);
   }
-  if (out->n == 0) /* no candidate (a backend without fused configurations) */
-    return fd_agree(comm, fd_set_error(FD_ERR_RUNTIME, "fused autotune: this backend offers no configuration of %d steps", steps[0]));
+  return tune_fused_list(comm, t1, single, tf, cand, n, steps[0], out);
+}
+
+int tune_fused_list(MPI_Comm comm, const fd_kernel_trial *t1, fd_kernel single,
+                    const fd_fused_trial *tf, const fd_fused *cand, int ncand, int first_steps,
+                    fd_fuse_tune *out)
+{
+  memset(out, 0, sizeof *out);
+  out->n = ncand < FD_FUSE_TUNE_MAX ? ncand : FD_FUSE_TUNE_MAX;
+  memcpy(out->cand, cand, sizeof *cand * (size_t)out->n);
+  /* the same list on every rank before anything is timed: devices with less shared memory per
+   * block filter the candidates differently, and tune_agree needs one list */
+  FD_CALL(tune_fused_common(comm, out->cand, &out->n));
+  if (out->n == 0) /* no candidate (a backend without fused configurations, or none runs everywhere) */
+    return fd_agree(comm, fd_set_error(FD_ERR_RUNTIME, "fused autotune: no configuration of %d steps runs on every rank's device", first_steps));
   FD_MPI(MPI_Barrier(comm));
   const double t0 = fd_now();
   int err = FD_OK;

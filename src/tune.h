@@ -62,8 +62,24 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out);
  * configuration `single` on trial t1 (the update the run does), T > 1 every configuration of
  * be_fused_candidates(T) on trial tf (a pass over the block; tf->out is overwritten), on every
  * rank of comm at once; all ranks take the fastest per step on the slowest rank (tune_agree).
- * Fills *out (steps, config, candidates). Collective over comm: every rank gets the same *out. */
+ * Fills *out (steps, config, candidates). Collective over comm: every rank gets the same *out,
+ * whatever candidates each rank's device allows (tune_fused_list). */
 int tune_fused(MPI_Comm comm, const fd_kernel_trial *t1, fd_kernel single,
                const fd_fused_trial *tf, const int *steps, int nsteps, fd_fuse_tune *out);
+
+/* tune_fused on this rank's candidates cand[0..ncand-1] (entries of steps 1: the single-step
+ * configuration), which may differ between ranks (devices with less shared memory per block
+ * offer fewer): the ranks first agree on one list (tune_fused_common) and time only that.
+ * first_steps names T in the error when no candidate runs on every rank (agreed
+ * FD_ERR_RUNTIME). Collective over comm. */
+int tune_fused_list(MPI_Comm comm, const fd_kernel_trial *t1, fd_kernel single,
+                    const fd_fused_trial *tf, const fd_fused *cand, int ncand, int first_steps,
+                    fd_fuse_tune *out);
+
+/* Replaces cand[0..*n-1], this rank's list, with the candidates every rank of comm runs: the
+ * union of the ranks' lists in rank order without repeats (at most FD_FUSE_TUNE_MAX), less any
+ * that be_fused_resolve refuses or changes on some rank (steps 1 always stays). The same list
+ * and *n on every rank on return. Collective over comm. */
+int tune_fused_common(MPI_Comm comm, fd_fused *cand, int *n);
 
 #endif

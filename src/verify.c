@@ -2,7 +2,9 @@
  * decomposition, step count and precision. Each operator has one or two checks; a check that
  * cannot decide a run (its rounding bound too loose, its symmetry absent) says why and does not
  * apply. PASS needs at least one check that applied and no failure; a run no check applies to
- * is UNVERIFIED (exit 0, "verified": false), never PASS. The checks read the problem's physical
+ * is UNVERIFIED (exit 0, "verified": false), never PASS, and a field that holds NaN or infinity
+ * is FAIL whatever the checks say (the ghosts an exchange fills start as NaN: halo_poison_ghosts,
+ * so a ghost no exchange wrote poisons the answer). The checks read the problem's physical
  * parameters (h, L, dt, V, the source), never the stencil coefficients the run used, so a wrong
  * coefficient is caught, not reproduced.
  *
@@ -391,9 +393,15 @@ static int check_energy(const fd_verify_input *in, fd_check *c, double *max_u)
   c->error = fabs(E - W) / E_ref;
   c->tolerance = (32.0 * eps * sqrt(S + 1.0) * sqrt(sum[2]) + 4.0 * eps * (sum[3] + W_abs) +
                   16.0 * DBL_EPSILON * (n[0] + n[1] + n[2] + S) * E_ref) / E_ref;
-  c->applies = !(E_ref > 0) || !isfinite(E_ref) || c->tolerance <= 1e-2;
-  c->passed = c->error <= c->tolerance;
-  if (c->applies)
+  /* NaN or infinity anywhere in the sums (a ghost no exchange wrote) decides the run: FAIL,
+   * where a NaN tolerance would otherwise make the check look undecidable */
+  const int finite = isfinite(E) && isfinite(W) && isfinite(sum[2]) && isfinite(sum[3]);
+  c->applies = !finite || !(E_ref > 0) || !isfinite(E_ref) || c->tolerance <= 1e-2;
+  c->passed = finite && c->error <= c->tolerance;
+  if (!finite)
+    snprintf(c->note, sizeof c->note, "energy %.9g = source work %.9g (units of the source amplitude): not finite",
+             E, W);
+  else if (c->applies)
     snprintf(c->note, sizeof c->note, "energy %.9g = source work %.9g (units of the source amplitude): "
              "relative error %.3g (tolerance %.3g)", E, W, c->error, c->tolerance);
   else
@@ -471,7 +479,18 @@ int verify_run(const fd_verify_input *in, fd_verify *out)
   default: break;
   }
   if (p->op != FD_OP_JACOBI && p->op != FD_OP_WAVE) out->tolerance = out->check[0].applies ? out->check[0].tolerance : INFINITY;
-  int applied = 0, failed = 0;
+  /* a field holding NaN or infinity is never right (a ghost no exchange wrote is NaN until one
+   * does): FAIL, even where no check could decide the run */
+  double max_abs, rms;
+  FD_CALL(norms(in, in->result, NULL, &max_abs, &rms));
+  const int finite = isfinite(max_abs) && isfinite(rms);
+  if (!finite && out->nchecks < FD_CHECKS_MAX) {
+    fd_check *c = add_check(out, "finite field");
+    c->applies = 1;
+    c->error = INFINITY;
+    snprintf(c->note, sizeof c->note, "max |u| = %.3g, RMS %.3g: the field holds NaN or infinity", max_abs, rms);
+  }
+  int applied = 0, failed = !finite;
   size_t len = 0;
   out->detail[0] = '\0';
   for (int q = 0; q < out->nchecks; q++) {

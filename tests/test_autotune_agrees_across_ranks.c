@@ -2,7 +2,8 @@
  * rank measured, every rank takes the same candidate, the one whose slowest rank is fastest,
  * and sees the slowest rank's times; and the whole autotune on this backend's candidates
  * (tune_kernel, and tune_fused for --fuse auto: T = 1..4) returns the same choice on every
- * rank. Run on 1 and 3 ranks. */
+ * rank; so does the fused trial when the ranks' candidate lists differ (as on GPUs with
+ * different shared memory per block): they agree on the union first. Run on 1 and 3 ranks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -134,6 +135,72 @@ static void test_tune_fused_same_on_every_rank(void **state)
   block_free(&b);
 }
 
+/* Rank r's fused candidates as a device with less or more shared memory would offer them:
+ * the single-step kernel, r + 1 shared configurations of T = 2 (rank 0 has fewest) and one of
+ * its own. */
+static int rank_candidates(fd_fused *c)
+{
+  int n = 0;
+  memset(c, 0, sizeof *c * 8);
+  c[n++].steps = 1;
+  for (int q = 0; q <= rank && q < 4; q++) c[n++] = (fd_fused){2, 1, 1, 1, 8 * (q + 1)};
+  c[n++] = (fd_fused){2, 1, 1, 2, 100 + rank};
+  return n;
+}
+
+/* tune_fused_common: every rank ends with the union of the lists, in rank order, once each. */
+static void test_fused_candidates_agreed(void **state)
+{
+  (void)state;
+  fd_fused c[FD_FUSE_TUNE_MAX];
+  int n = rank_candidates(c);
+  assert_int_equal(tune_fused_common(MPI_COMM_WORLD, c, &n), FD_OK);
+  const int shared = size < 4 ? size : 4;
+  assert_int_equal(n, 1 + shared + size);
+  assert_int_equal(c[0].steps, 1);
+  /* rank 0's list first (its shared one, its own), then what each later rank adds */
+  assert_int_equal(c[1].chunk, 8);
+  assert_int_equal(c[2].chunk, 100);
+  for (int i = 0; i < n; i++) {
+    int v[5] = {c[i].steps, c[i].tile, c[i].vec, c[i].block_y, c[i].chunk}, lo[5], hi[5];
+    MPI_Allreduce(v, lo, 5, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(v, hi, 5, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    assert_memory_equal(lo, hi, sizeof lo);
+  }
+}
+
+/* The fused trial with candidate lists that differ between ranks (issue 25: ranks on GPUs with
+ * different shared memory got an MPI error or hung): no hang, one list, one choice. */
+static void test_tune_fused_with_different_candidates(void **state)
+{
+  (void)state;
+  const int n[3] = {12 + 2 * rank, 9, 7};
+  block b;
+  block_new(&b, n, 7);
+  const fd_coeffs co = {0.5, 1.0 / 12, 1.0 / 12, 1.0 / 12, 0};
+  const fd_kernel_trial t1 = {b.g, FD_REGION_ALL, 0, co, b.u, NULL, b.out, b.s};
+  fd_fused_trial tf = {.grid = b.g, .coeffs = co, .u = b.u, .f = NULL, .out = b.out, .stream = b.s};
+  for (int d = 0; d < 3; d++) {
+    tf.lo[d] = tf.fix_lo[d] = 1;
+    tf.hi[d] = tf.fix_hi[d] = n[d];
+  }
+  fd_kernel k;
+  assert_int_equal(be_kernel_default(&b.g, &k), BE_OK);
+  fd_fused c[8];
+  const int nc = rank_candidates(c);
+  fd_fuse_tune ft;
+  assert_int_equal(tune_fused_list(MPI_COMM_WORLD, &t1, k, &tf, c, nc, 1, &ft), FD_OK);
+  assert_true(ft.ran && ft.n == 1 + (size < 4 ? size : 4) + size);
+  int mine[4] = {ft.n, ft.chosen, ft.steps, ft.config.chunk}, lo[4], hi[4];
+  MPI_Allreduce(mine, lo, 4, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, hi, 4, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  assert_memory_equal(lo, hi, sizeof lo);
+  double last = ft.ms[ft.n - 1], last_hi;
+  MPI_Allreduce(&last, &last_hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  assert_true(last == last_hi);
+  block_free(&b);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -146,6 +213,8 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_ties_go_to_the_first),
     cmocka_unit_test(test_tune_kernel_same_on_every_rank),
     cmocka_unit_test(test_tune_fused_same_on_every_rank),
+    cmocka_unit_test(test_fused_candidates_agreed),
+    cmocka_unit_test(test_tune_fused_with_different_candidates),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   be_finalize();

@@ -3,18 +3,22 @@
  * width 1, a packed face holds the send layer, an unpacked face lands in the ghost layer,
  * inactive faces, edges and corners are never touched; widths 2..4 with one and two fields,
  * padded and packed row layouts, every region (faces, edges, corners) in a periodic
- * self-exchange lands exactly in its receive box and nothing else is written. */
+ * self-exchange lands exactly in its receive box and nothing else is written; and every
+ * message an exchange would send fits MPI's count (halo_check_counts). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <mpi.h>
 
 #include "backend.h"
+#include "fd_error.h"
+#include "halo.h"
 
 static be_stream s;
 
@@ -312,6 +316,42 @@ static void test_regions_inactive_untouched(void **state)
   }
 }
 
+/* halo_check_counts: a message of more than INT_MAX elements (MPI's count) is refused, with
+ * its region named, before anything is allocated (fd_grid_init is pure); regions without a
+ * neighbour do not count; two fields per message count twice. */
+static void test_message_counts_fit_mpi(void **state)
+{
+  (void)state;
+  int nbr[FD_REGIONS];
+  fd_grid g;
+  for (int r = 0; r < FD_REGIONS; r++) nbr[r] = MPI_PROC_NULL;
+  nbr[5] = 1; /* z high */
+  const int fits[3] = {46340, 46340, 4}, over[3] = {46341, 46341, 4}; /* 46341^2 > 2^31 - 1 */
+  assert_int_equal(fd_grid_init(&g, fits, 1), 0);
+  assert_int_equal(halo_check_counts(&g, 1, nbr, 0), FD_OK);
+  assert_int_equal(fd_grid_init(&g, over, 1), 0);
+  assert_int_equal(halo_check_counts(&g, 1, nbr, 3), FD_ERR_RUNTIME);
+  assert_non_null(strstr(fd_error_message(), "rank 3: the halo exchange of the local block 46341 x 46341 x 4 does "
+                                              "not fit in MPI messages: the region towards (+0,+0,+1) holds 2147488281"));
+  nbr[5] = MPI_PROC_NULL; /* no neighbour there: nothing to send */
+  assert_int_equal(halo_check_counts(&g, 1, nbr, 0), FD_OK);
+  /* 2^30 points per face fit one field, not two */
+  const int half[3] = {32768, 32768, 4};
+  nbr[4] = 0; /* z low */
+  assert_int_equal(fd_grid_init(&g, half, 1), 0);
+  assert_int_equal(halo_check_counts(&g, 1, nbr, 0), FD_OK);
+  assert_int_equal(halo_check_counts(&g, 2, nbr, 0), FD_ERR_RUNTIME);
+  /* an edge of width 2 along x, with a neighbour only across it */
+  nbr[4] = MPI_PROC_NULL;
+  int dir[3] = {0, -1, -1};
+  const int edge = fd_region_of_dir(dir), thin[3] = {600000000, 2, 2};
+  nbr[edge] = 2;
+  assert_int_equal(fd_grid_init(&g, thin, 2), 0);
+  assert_int_equal(halo_check_counts(&g, 1, nbr, 0), FD_ERR_RUNTIME);
+  assert_non_null(strstr(fd_error_message(), "towards (+0,-1,-1) holds 2400000000 values"));
+  assert_non_null(strstr(fd_error_message(), "or a smaller --halo-width"));
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -325,6 +365,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_region_boxes_counts_offsets),
     cmocka_unit_test(test_regions_round_trip_every_width),
     cmocka_unit_test(test_regions_inactive_untouched),
+    cmocka_unit_test(test_message_counts_fit_mpi),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   be_stream_destroy(s);

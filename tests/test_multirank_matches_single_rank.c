@@ -10,6 +10,8 @@
  * step-by-step run, for every time-stepping operator, overlap on and off (and, built for a
  * GPU, GPU-aware and staged MPI), uneven splits and runs that end windows and passes early; so do
  * snapshots of a fused deep-halo run.
+ * Every distributed run must PASS (a check applied) with the ghosts an exchange fills NaN until
+ * it does, and fail with one rank's unpack of one region dropped (--test-inject-fault=exchange).
  * With --thread-single (MPI_Init, no thread level asked for): a snapshot run is refused on
  * every rank with FD_ERR_USAGE and a message naming MPI_THREAD_FUNNELED (the snapshot writer
  * thread needs it), before anything is written. */
@@ -19,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -90,6 +93,9 @@ static int same_as_single_rank(fd_op op, const long long N[3], const int P[3])
   memcpy(o.procs, P, sizeof o.procs);
   int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
   if (rc != FD_OK) fail_msg("%d-rank %s run: rc %d (%s)", size, fd_op_name(op), rc, fd_error_message());
+  /* a check applied and passed, with the ghosts an exchange fills NaN until it does */
+  if (r.verify.verdict != FD_VERDICT_PASS)
+    fail_msg("%d-rank %s run: %s (%s)", size, fd_op_name(op), verify_verdict_name(r.verify.verdict), r.verify.detail);
   int same = 0;
   if (rank == 0) {
     long la = 0, lb = 0;
@@ -198,6 +204,8 @@ static void test_deep_halos_and_fused_passes_match_single_rank(void **state)
           o.mpi_gpu = dev.is_accelerator && (cases / 2) % 2 ? FD_MPI_GPU_STAGED : FD_MPI_GPU_AUTO;
           int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
           if (rc != FD_OK) fail_msg("%d ranks, S %d, T %d: rc %d (%s)", size, S, T, rc, fd_error_message());
+          if (r.verify.verdict != FD_VERDICT_PASS)
+            fail_msg("%d ranks, S %d, T %d: %s (%s)", size, S, T, verify_verdict_name(r.verify.verdict), r.verify.detail);
           int same = 0;
           if (rank == 0) {
             long la = 0, lb = 0;
@@ -227,6 +235,61 @@ static void test_deep_halos_and_fused_passes_match_single_rank(void **state)
   wave_layers = 1;
   if (rank == 0) print_message("%d ranks: %d deep-halo and fused cases (%d operators) bitwise equal to one rank's step-by-step run\n", size, cases, kinds);
   assert_true(cases >= (size == 1 ? 30 : 6));
+}
+
+/* --test-inject-fault=exchange: the last rank skips the unpack of one received region in every
+ * exchange. With the ghosts an exchange fills NaN until it does (halo_poison_ghosts), every
+ * operator must fail its verification (exit 1) on every rank: width 1, deep halos S = 2 and 3
+ * (faces, edges, corners), fused passes, overlap on and off, the two-layer wave (issue 25: the
+ * wave and the laplacian printed PASS with an exchange that delivered nothing). One rank has
+ * nothing to exchange: refused. */
+static void test_exchange_fault_fails_every_operator(void **state)
+{
+  (void)state;
+  const long long N[3] = {23, 19, 17};
+  fd_options o;
+  fd_result r;
+  if (size == 1) {
+    base_options(&o, FD_OP_HEAT, N, "");
+    o.inject_fault = FD_FAULT_EXCHANGE;
+    assert_int_equal(fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r), FD_ERR_USAGE);
+    assert_non_null(strstr(fd_error_message(), "--test-inject-fault=exchange needs 2 or more ranks"));
+    return;
+  }
+  int grids[2][3];
+  const int ngrids = process_grids(grids, 2);
+  int cases = 0;
+  for (int op = 0; op <= FD_OP_COUNT; op++) /* FD_OP_COUNT: the two-layer wave */
+    for (int S = 1; S <= 3; S++)
+      for (int T = 1; T <= S; T++) {
+        const int o_op = op == FD_OP_COUNT ? FD_OP_WAVE : op;
+        if ((S > 1 && o_op == FD_OP_LAPLACIAN) || (T > 1 && (o_op == FD_OP_WAVE || S % T))) continue;
+        const int g = cases % ngrids;
+        int fits = 1;
+        for (int d = 0; d < 3; d++) fits &= grids[g][d] == 1 || S <= N[d] / grids[g][d];
+        if (!fits) continue;
+        wave_layers = op == FD_OP_COUNT ? 2 : 1;
+        base_options(&o, (fd_op)o_op, N, "");
+        o.warmup = 2;
+        o.iters = 6;
+        o.have_procs = 1;
+        memcpy(o.procs, grids[g], sizeof o.procs);
+        o.halo_width = S;
+        o.fuse = T;
+        o.overlap = cases % 2 == 0;
+        o.inject_fault = FD_FAULT_EXCHANGE;
+        int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+        int failed = rc == FD_ERR_VERIFY && r.verify.verdict == FD_VERDICT_FAIL, all = failed;
+        MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (!all)
+          fail_msg("%s%s on %dx%dx%d ranks, --halo-width %d --fuse %d%s with a dropped unpack: rc %d, %s (%s)",
+                   fd_op_name(o.op), wave_layers == 2 ? " (two layers)" : "", grids[g][0], grids[g][1], grids[g][2],
+                   S, T, o.overlap ? "" : " --no-overlap", rc, verify_verdict_name(r.verify.verdict), r.verify.detail);
+        cases++;
+      }
+  wave_layers = 1;
+  if (rank == 0) print_message("%d ranks: %d cases with a dropped unpack, every one FAIL\n", size, cases);
+  assert_true(cases >= 6);
 }
 
 /* Snapshots every `every` steps of op over `steps` steps, the distributed run with
@@ -281,16 +344,18 @@ static int snapshots_match(fd_op op, int every, int steps, int S, int T)
         ok &= eq;
         free(d);
       }
-      for (int run = 0; run < 2; run++) {
-        free(data[run]);
-        char tmp[sizeof path[0] + 8];
-        memcpy(tmp, path[run], sizeof path[run]);
-        strcat(tmp, ".tmp");
-        if (access(tmp, F_OK) == 0) {
-          print_message("%s left behind\n", tmp);
+      for (int run = 0; run < 2; run++) free(data[run]);
+    }
+    for (int run = 0; run < 2; run++) { /* no temporary file (NAME.PID.tmp) left behind */
+      DIR *dd = opendir(sdir[run]);
+      for (struct dirent *e; dd && (e = readdir(dd));) {
+        const size_t len = strlen(e->d_name);
+        if (len >= 4 && strcmp(e->d_name + len - 4, ".tmp") == 0) {
+          print_message("%s/%s left behind\n", sdir[run], e->d_name);
           ok = 0;
         }
       }
+      if (dd) closedir(dd);
     }
     long lx = 0;
     snprintf(path[0], sizeof path[0], "%s/snapshots.xmf", sdir[1]);
@@ -494,6 +559,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_neighbours_are_mutual),
     cmocka_unit_test(test_multirank_matches_single_rank),
     cmocka_unit_test(test_deep_halos_and_fused_passes_match_single_rank),
+    cmocka_unit_test(test_exchange_fault_fails_every_operator),
     cmocka_unit_test(test_snapshots_read_back_equal_the_field),
     cmocka_unit_test(test_graphs_replay_the_eager_run),
   };

@@ -1,11 +1,13 @@
 /* test_options.c - option parsing: defaults, every accepted form, and every bad input with the
  * message the user sees; process-grid and size resolution (decomp_resolve_grid). */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -130,6 +132,22 @@ static void test_every_option_accepted(void **state)
   assert_int_equal(parse(&o, args5), FD_OK);
   assert_int_equal(o.fuse, 0); /* auto */
   assert_int_equal(o.halo_width, 64);
+  /* the test-only faults: field by default, and each kind by name */
+  static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange"};
+  const fd_fault faults[] = {FD_FAULT_FIELD, FD_FAULT_TINY, FD_FAULT_VELOCITY, FD_FAULT_SOURCE, FD_FAULT_EXCHANGE};
+  const char *plain[] = {"--op", "wave", "--test-inject-fault", NULL};
+  assert_int_equal(parse(&o, plain), FD_OK);
+  assert_int_equal(o.inject_fault, FD_FAULT_FIELD);
+  for (int k = 0; k < 5; k++) {
+    char arg[64];
+    snprintf(arg, sizeof arg, "--test-inject-fault=%s", kinds[k]);
+    const char *a[] = {"--op", "wave", arg, NULL};
+    assert_int_equal(parse(&o, a), FD_OK);
+    assert_int_equal(o.inject_fault, faults[k]);
+  }
+  const char *exch[] = {"--op", "laplacian", "--test-inject-fault=exchange", NULL};
+  assert_int_equal(parse(&o, exch), FD_OK); /* every operator: the exchange is every one's */
+  assert_int_equal(o.inject_fault, FD_FAULT_EXCHANGE);
   const char *args6[] = {"--op", "heat", "--fuse", "2", "--checkpoint-every", "1000", "--checkpoint-dir", "ck",
                          "--restart", "auto", "--test-kill", "3,17,write", "--test-signal", "0,9,term", NULL};
   assert_int_equal(parse(&o, args6), FD_OK);
@@ -161,6 +179,25 @@ static void test_every_option_accepted(void **state)
   const char *help[] = {"--help", NULL};
   assert_int_equal(parse(&o, help), FD_OK);
   assert_true(o.help);
+}
+
+/* --help names the test-only faults too (no hidden knobs), the exchange fault among them. */
+static void test_usage_lists_the_test_faults(void **state)
+{
+  (void)state;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  assert_non_null(mem);
+  fd_options_usage(mem);
+  fclose(mem);
+  assert_non_null(strstr(text, "--test-inject-fault[=KIND]"));
+  assert_non_null(strstr(text, "exchange (2 or more ranks)"));
+  assert_non_null(strstr(text, "--test-fail-snapshot-write K"));
+  assert_non_null(strstr(text, "--test-kill RANK,STEP,pass|write|commit"));
+  assert_non_null(strstr(text, "--test-signal RANK,STEP,usr1|term"));
+  assert_null(strstr(text, "%%")); /* printf escapes resolved */
+  free(text);
 }
 
 /* Each bad input: the exact fragment of the message a user needs to fix it. */
@@ -228,7 +265,7 @@ static const bad_case bad_cases[] = {
   {{"--graphs"}, "option '--graphs' needs a value"},
   {{"--json", ""}, "--json: expected a file name"},
   {{"--progress", "-3"}, "--progress: -3 is out of range"},
-  {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity or source"},
+  {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity, source or exchange"},
   {{"--op", "jacobi", "--test-inject-fault=velocity"}, "--test-inject-fault=velocity and =source apply to --op wave only"},
   {{"--halo-width", "0"}, "--halo-width: 0 is out of range, expected 1..64"},
   {{"--halo-width", "2x"}, "--halo-width: '2x' is not an integer"},
@@ -361,6 +398,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_defaults),
     cmocka_unit_test(test_kernel_spec_round_trip),
     cmocka_unit_test(test_every_option_accepted),
+    cmocka_unit_test(test_usage_lists_the_test_faults),
     cmocka_unit_test(test_bad_input_gives_one_clear_message),
     cmocka_unit_test(test_parsing_is_repeatable),
     cmocka_unit_test(test_backend_options_apply_or_are_refused),

@@ -5,7 +5,7 @@
  * byte-identical to the uninterrupted run's, and the same verification (errors, residuals,
  * energy), for every operator (the wave uniform and two-layer), with --halo-width 1..4 and
  * --fuse 1..4 changing between the segments, overlap on and off. The checkpoint directory
- * keeps the last two checkpoints and no temporary file. Also: checkpoint_file_name. */
+ * keeps the last two checkpoints and no temporary file. Also: output_is_checkpoint_name. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -24,6 +24,7 @@
 #include "checkpoint.h"
 #include "decomp.h"
 #include "fd_error.h"
+#include "output.h"
 #include "solver.h"
 
 static int rank, size;
@@ -109,7 +110,7 @@ static int dir_ok(const char *d, long long *newest)
     long long step;
     int tmp;
     if (e->d_name[0] == '.') continue;
-    if (checkpoint_file_name(e->d_name, &step, &tmp) && !tmp) {
+    if (output_is_checkpoint_name(e->d_name, &step, &tmp) && !tmp) {
       finals++;
       if (step > *newest) *newest = step;
     } else {
@@ -254,16 +255,16 @@ static void test_checkpoint_file_names(void **state)
   (void)state;
   long long step = -1;
   int tmp = -1;
-  assert_true(checkpoint_file_name("ckpt_0000000120.fdmini", &step, &tmp));
+  assert_true(output_is_checkpoint_name("ckpt_0000000120.fdmini", &step, &tmp));
   assert_true(step == 120 && tmp == 0);
-  assert_true(checkpoint_file_name("ckpt_7.fdmini.4242.tmp", &step, &tmp));
+  assert_true(output_is_checkpoint_name("ckpt_7.fdmini.4242.tmp", &step, &tmp));
   assert_true(step == 7 && tmp == 1);
   const char *no[] = {"ckpt_.fdmini", "ckpt_12.fdmin", "ckpt_12.fdmini.tmp", "ckpt_12.fdmini.x.tmp", "ckpt_12.fdmini.1",
                       "ckpt_12.fdminix", "snap_000012.raw", "ckpt_99999999999999999999.fdmini", "xckpt_1.fdmini"};
   for (size_t q = 0; q < sizeof no / sizeof no[0]; q++)
-    if (checkpoint_file_name(no[q], NULL, NULL)) fail_msg("'%s' taken for a checkpoint name", no[q]);
+    if (output_is_checkpoint_name(no[q], NULL, NULL)) fail_msg("'%s' taken for a checkpoint name", no[q]);
   char p[64];
-  checkpoint_path(p, sizeof p, "d", 42);
+  output_checkpoint_path(p, sizeof p, "d", 42);
   assert_string_equal(p, "d/ckpt_0000000042.fdmini");
 }
 

@@ -6,10 +6,15 @@
 It checks, and prints one line per violation:
   1. includes: a halo/ or kernels/ file includes a src/ header; a kernels/ file includes mpi.h,
      mpi-ext.h or a halo/ header (by name or by path);
-  2. getenv: halo/ or kernels/ reads an environment variable that the list in CONTRIBUTING.md
+  2. include circles: two or more files whose .c files include each other's headers (a file
+     and its header count as one: src/output.c with src/output.h), directly or round a longer
+     circle, and headers that include each other: "no two files call each other" holds for
+     includes too, even where an inline function leaves no symbol for part 4 to see (a header
+     that includes another only for a type does not make its file a caller);
+  3. getenv: halo/ or kernels/ reads an environment variable that the list in CONTRIBUTING.md
      ("Environment variables") does not name for that file, reads one by a non-literal name, or
      the list names one that the file no longer reads;
-  3. symbols (needs a build): from `nm` of the product's object files (the fdmini_kernels,
+  4. symbols (needs a build): from `nm` of the product's object files (the fdmini_kernels,
      fdmini_halo, fdmini_driver and fdmini targets of BUILD_DIR), two or more translation units
      that reference each other's symbols (a cycle: "no two files call each other"), and an
      object of a lower layer that references a symbol defined in a higher one.
@@ -17,7 +22,7 @@ The build already refuses most upward includes (each layer's library sees only i
 and the ones below); this catches the rest: relative paths, and what no compiler sees.
 
 Usage: tools/check-layers.py [BUILD_DIR...]   (default: build; a directory without the
-       product's objects is skipped with a note, so parts 1 and 2 run on a bare checkout)
+       product's objects is skipped with a note, so parts 1 to 3 run on a bare checkout)
 Exit status 0 when nothing is wrong, 1 otherwise.
 """
 import os
@@ -75,6 +80,44 @@ def check_includes():
                         fail("%s:%d includes %s (%s): %s/ is below %s" % (path, line, inc, what, layer,
                              "MPI" if above == "MPI" else above + "/"))
                         break
+
+
+def module_of(path):
+    """src/output.c and src/output.h -> src/output: a file and its header are one unit."""
+    return os.path.splitext(path)[0]
+
+
+def check_include_circles():
+    """Include circles in kernels/, halo/ and src/: between units (a .c file that includes
+    another unit's header uses it; a header that includes another for a type does not make its
+    unit a user) and between headers themselves."""
+    files = [f for layer in LAYERS for f in files_of(layer)]
+    header = {}  # basename -> path, for the project's own headers
+    for f in files:
+        if f.endswith((".h", ".cuh")):
+            header.setdefault(os.path.basename(f), f)
+    graphs = {"units": ({}, {}), "headers": ({}, {})}
+    for path in files:
+        is_header = path.endswith((".h", ".cuh"))
+        text = read(path)
+        for m in re.finditer(r'^\s*#\s*include\s*"([^"]+)"', text, re.M):
+            target = header.get(os.path.basename(m.group(1)))
+            if not target:
+                continue
+            kind = "headers" if is_header else "units"
+            a, b = (path, target) if is_header else (module_of(path), module_of(target))
+            if a == b:
+                continue
+            edges, why = graphs[kind]
+            edges.setdefault(a, set()).add(b)
+            why.setdefault((a, b), "%s includes %s" % (path, os.path.basename(target)))
+    for kind, (edges, why) in sorted(graphs.items()):
+        nodes = set(edges) | {b for bs in edges.values() for b in bs}
+        for comp in strongly_connected(nodes, edges):
+            if len(comp) < 2:
+                continue
+            links = [why[(a, b)] for a in comp for b in comp if (a, b) in why]
+            fail("files that include each other (%s): %s" % (", ".join(comp), "; ".join(links)))
 
 
 def documented_getenv():
@@ -218,13 +261,14 @@ def check_symbols(build):
 def main(argv):
     builds = argv[1:] or ["build"]
     check_includes()
+    check_include_circles()
     check_getenv()
     for b in builds:
         check_symbols(b)
     if errors:
         print("check-layers: %d violation(s) of the layer stack (see CONTRIBUTING.md, \"Layers\")" % len(errors))
         return 1
-    print("check-layers: ok (includes, getenv list%s)" % (", symbols" if builds else ""))
+    print("check-layers: ok (includes, include circles, getenv list%s)" % (", symbols" if builds else ""))
     return 0
 
 

@@ -11,10 +11,14 @@
     weak   E(N) = T1 / TN          (every rank has the baseline's block)
     strong E(N) = T1 / (N * TN)    (the baseline's grid split over N ranks)
 
-with T the median step time. E(1) is 1 exactly. `efficiency_vs_best_1rank` takes for T1 the
-fastest 1-rank row of any variant instead (deep halos and fused passes against the best single
-GCD, e.g. --halo-width 2 --fuse 2 on N ranks against one GPU's --fuse 2), and `speedup` is
-T1 / TN of the own variant.
+with T the median step time. E(1) is 1 exactly. Rows are per kernel family too (the
+autotune may pick another at N ranks than at 1): every point is kept, and T1 is the 1-rank
+row of the same kernel where there is one, else the fastest 1-rank row of the same study,
+size, operator and variant with any kernel; `efficiency_baseline` says which ("same kernel",
+or "best 1-rank: KERNEL"). `efficiency_vs_best_1rank` takes for T1 the fastest 1-rank row of
+any variant and kernel instead (deep halos and fused passes against the best single GCD, e.g.
+--halo-width 2 --fuse 2 on N ranks against one GPU's --fuse 2), and `speedup` is T1 / TN with
+the T1 of `efficiency`.
 
 A folder written by study.py holds a `study.json` manifest that names the study type and the
 variant of every record. Records without one (loose files, other folders) need `--study`; their
@@ -68,7 +72,7 @@ RUN_COLUMNS = [
 # summary.csv: one row per (study, size, op, variant, ranks).
 SUMMARY_COLUMNS = [
     "study", "size", "op", "variant", "ranks", "nodes", "procs", "repeats",
-    "step_ms", "step_ms_min", "step_ms_max", "efficiency", "speedup",
+    "step_ms", "step_ms_min", "step_ms_max", "efficiency", "speedup", "efficiency_baseline",
     "pack_ms", "exchange_ms", "unpack_ms", "interior_ms", "boundary_ms",
     "bw_per_gcd_GBs", "bw_per_gcd_min_GBs", "bw_total_GBs", "halo_GBs",
     "efficiency_vs_alone", "hidden_share",
@@ -355,7 +359,8 @@ def summarize(rows: Sequence[dict]) -> List[dict]:
     """One summary row per (study, size, op, variant, backend, device, precision, kernel, ranks).
 
     The step time of a run is the slowest rank's (`step_ms_max`); the summary takes the median
-    over the repeats. Efficiency compares with the 1-rank row of the same group.
+    over the repeats. Efficiency compares with the 1-rank row of the same group, or where the
+    group has none (another kernel ran on 1 rank) with the fastest 1-rank row of any kernel.
     """
     unnamed = [r["record"] for r in rows if not r["study"]]
     if unnamed:
@@ -407,30 +412,48 @@ def summarize(rows: Sequence[dict]) -> List[dict]:
 
 
 def add_efficiency(summary: List[dict]) -> None:
-    """Fill `efficiency` and `speedup` of every summary row from its group's 1-rank row."""
-    base = {tuple(s[k] for k in GROUP_KEYS): s for s in summary if s["ranks"] == 1}
+    """Fill `efficiency`, `speedup` and `efficiency_baseline` of every summary row: against the
+    1-rank row of the same group (kernel included) where there is one, else against the fastest
+    1-rank row of the group with any kernel; and `efficiency_vs_best_1rank` against the fastest
+    1-rank row of any variant and kernel."""
+    no_kernel = tuple(k for k in GROUP_KEYS if k != "kernel")
+    same: Dict[tuple, dict] = {}
+    best: Dict[tuple, dict] = {}
+    for s in summary:
+        if s["ranks"] != 1 or not s["step_ms"]:
+            continue
+        same[tuple(s[k] for k in GROUP_KEYS)] = s
+        key = tuple(s[k] for k in no_kernel)
+        if key not in best or s["step_ms"] < best[key]["step_ms"]:
+            best[key] = s
     missing = set()
     for s in summary:
-        b = base.get(tuple(s[k] for k in GROUP_KEYS))
-        s["efficiency"] = s["speedup"] = None
-        if b is None or not b["step_ms"] or not s["step_ms"]:
+        s["efficiency"] = s["speedup"] = s["efficiency_baseline"] = None
+        b = same.get(tuple(s[k] for k in GROUP_KEYS))
+        how = "same kernel"
+        if b is None:
+            b = best.get(tuple(s[k] for k in no_kernel))
+            how = None if b is None else f"best 1-rank: {b['kernel']}"
+        if b is None or not s["step_ms"]:
             missing.add(f"{s['study']} {s['size']} {s['op']} {s['variant']}")
             continue
         t1, tn, n = b["step_ms"], s["step_ms"], s["ranks"]
         # Same median T1 on both sides, so the 1-rank row gets exactly 1.
         s["efficiency"] = t1 / tn if s["study"] == "weak" else t1 / (n * tn)
         s["speedup"] = t1 / tn if s["study"] == "strong" else n * t1 / tn
+        s["efficiency_baseline"] = how
     for m in sorted(missing):
         print(f"collect: warning: no 1-rank baseline with a step time for {m}: efficiency left "
               f"empty", file=sys.stderr)
-    # against the fastest 1-rank row of the same study, size and operator, any variant
-    best: Dict[tuple, float] = {}
+    # against the fastest 1-rank row of the same study, size and operator, any variant and kernel
+    any_keys = tuple(k for k in no_kernel if k != "variant")
+    fastest: Dict[tuple, float] = {}
     for s in summary:
-        key = tuple(s[k] for k in GROUP_KEYS if k != "variant")
-        if s["ranks"] == 1 and s["step_ms"] and (key not in best or s["step_ms"] < best[key]):
-            best[key] = s["step_ms"]
+        key = tuple(s[k] for k in any_keys)
+        if s["ranks"] == 1 and s["step_ms"] and (key not in fastest or s["step_ms"] < fastest[key]):
+            fastest[key] = s["step_ms"]
     for s in summary:
-        t1, tn, n = best.get(tuple(s[k] for k in GROUP_KEYS if k != "variant")), s["step_ms"], s["ranks"]
+        t1, tn, n = fastest.get(tuple(s[k] for k in any_keys)), s["step_ms"], s["ranks"]
         s["efficiency_vs_best_1rank"] = None
         if t1 and tn:
             s["efficiency_vs_best_1rank"] = t1 / tn if s["study"] == "weak" else t1 / (n * tn)

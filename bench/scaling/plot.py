@@ -3,8 +3,8 @@
 
     plot.py summary.csv -o DIR [--title-prefix TEXT]
 
-For every study in the summary (one study type, size, operator, backend, device, precision and
-kernel) it writes three figures, each as PNG and SVG, into DIR:
+For every study in the summary (one study type, size, operator, backend, device and precision)
+it writes three figures, each as PNG and SVG, into DIR:
 
     STEM-efficiency   parallel efficiency vs scale, one line per variant, ideal = 1
     STEM-phases       time per step by phase, stacked bars per scale, one panel per variant,
@@ -12,8 +12,11 @@ kernel) it writes three figures, each as PNG and SVG, into DIR:
     STEM-bandwidth    effective bandwidth per GCD vs scale (avg over ranks; bar down to the
                       slowest rank), one line per variant
 
-STEM is e.g. `weak-512x512x512-laplacian-hip-double-reordered-amd-instinct-mi250x`. Titles say
-what ran where: study type, operator, size, device, backend, precision, kernel and date.
+STEM is e.g. `weak-512x512x512-laplacian-hip-double-reordered-amd-instinct-mi250x` (the
+study's kernel families joined by '+'). Titles say what ran where: study type, operator, size,
+device, backend, precision, kernels and date. A line is a variant; where the autotune picked
+another kernel at some scale, the point stays on its variant's line, and where one scale has
+rows of two kernels each kernel gets its own line, "VARIANT (KERNEL)".
 """
 
 import argparse
@@ -35,7 +38,7 @@ PHASES = [("pack", "pack (halo stream)"), ("exchange", "exchange (MPI)"),
           ("unpack", "unpack (halo stream)"), ("interior", "interior update"),
           ("boundary", "boundary shell")]
 PHASE_COLORS = ["#9ecae1", "#fd8d3c", "#6baed6", "#31a354", "#a1d99b"]
-GROUP_KEYS = ("study", "size", "op", "backend", "device", "precision", "kernel")
+GROUP_KEYS = ("study", "size", "op", "backend", "device", "precision")
 
 
 class PlotError(Exception):
@@ -86,7 +89,9 @@ def scale_label(backend: str) -> str:
 
 def titles(key: Tuple[str, ...], rows: Sequence[dict], prefix: str) -> Tuple[str, str]:
     """The two title lines of every figure of a study: what ran, and where and when."""
-    study, size, op, backend, device, precision, kernel = key
+    study, size, op, backend, device, precision = key
+    kernels = kernels_of(rows)
+    kernel = f"{'/'.join(kernels)} kernel{'s' if len(kernels) > 1 else ''}"
     u = unit(backend)
     where = f"per {u}" if study == "weak" else "global"
     dates = sorted({r["date"] for r in rows if r["date"]})
@@ -95,20 +100,38 @@ def titles(key: Tuple[str, ...], rows: Sequence[dict], prefix: str) -> Tuple[str
     else:
         when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     first = f"{prefix}fdmini {study} scaling, {op}, {size} {where}"
-    second = f"{device} ({backend}, {precision}, {kernel} kernel), {when}"
+    second = f"{device} ({backend}, {precision}, {kernel}), {when}"
     return first, second
 
 
+def kernels_of(rows: Sequence[dict]) -> List[str]:
+    """The kernel families of a study's rows, sorted."""
+    return sorted({r["kernel"] for r in rows})
+
+
 def variants_of(rows: Sequence[dict]) -> List[str]:
-    """Variant names in a stable order: overlap first, then no-overlap, then the rest."""
-    names = sorted({r["variant"] for r in rows})
+    """Line names in a stable order (overlap first, then no-overlap, then the rest): the
+    variants, and "VARIANT (KERNEL)" for each kernel of a variant that has rows of two kernels
+    at one scale (collect.py keeps a row per kernel family)."""
+    names = set()
+    for v in {r["variant"] for r in rows}:
+        vrows = [r for r in rows if r["variant"] == v]
+        if len({r["ranks"] for r in vrows}) < len(vrows):
+            names |= {f"{v} ({r['kernel']})" for r in vrows}
+        else:
+            names.add(v)
     return sorted(names, key=lambda v: (v.startswith("no-"), v))
 
 
+def on_line(r: dict, line: str) -> bool:
+    """Whether row r belongs to the line named `line` (variants_of)."""
+    return line in (r["variant"], f"{r['variant']} ({r['kernel']})")
+
+
 def series(rows: Sequence[dict], variant: str, column: str) -> Tuple[List[int], List[float]]:
-    """(ranks, values) of one variant, sorted by ranks, rows with no value left out."""
+    """(ranks, values) of one line, sorted by ranks, rows with no value left out."""
     pts = sorted((r["ranks"], r[column]) for r in rows
-                 if r["variant"] == variant and r[column] is not None)
+                 if on_line(r, variant) and r[column] is not None)
     return [p[0] for p in pts], [p[1] for p in pts]
 
 
@@ -203,7 +226,7 @@ def plot_phases(plt, key, rows, prefix, out_dir, stem) -> List[str]:
     fig, axes = plt.subplots(1, len(variants), figsize=(max(7.5, 4.5 * len(variants)), 5.2),
                              sharey=True, squeeze=False)
     for ax, v in zip(axes[0], variants):
-        vrows = sorted((r for r in rows if r["variant"] == v), key=lambda r: r["ranks"])
+        vrows = sorted((r for r in rows if on_line(r, v)), key=lambda r: r["ranks"])
         xs = list(range(len(vrows)))
         bottom = [0.0] * len(vrows)
         for (name, label), color in zip(PHASES, PHASE_COLORS):
@@ -240,7 +263,7 @@ def plot_bandwidth(plt, key, rows, prefix, out_dir, stem) -> List[str]:
     fig, ax = plt.subplots(figsize=(7.5, 5))
     top = 0.0
     for v in variants_of(rows):
-        vrows = sorted((r for r in rows if r["variant"] == v and r["bw_per_gcd_GBs"] is not None),
+        vrows = sorted((r for r in rows if on_line(r, v) and r["bw_per_gcd_GBs"] is not None),
                        key=lambda r: r["ranks"])
         if not vrows:
             continue
@@ -323,8 +346,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             groups.setdefault(tuple(r[k] for k in GROUP_KEYS), []).append(r)
         written = []
         for key, grows in sorted(groups.items()):
-            study, size, op, backend, device, precision, kernel = key
-            stem = "-".join([study, size, op, backend, precision, kernel, slug(device)])
+            study, size, op, backend, device, precision = key
+            stem = "-".join([study, size, op, backend, precision, "+".join(kernels_of(grows)),
+                             slug(device)])
             for fn in (plot_efficiency, plot_phases, plot_bandwidth, plot_hidden):
                 written += fn(plt, key, grows, args.title_prefix, args.out, stem)
         for p in written:

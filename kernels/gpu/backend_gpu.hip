@@ -51,6 +51,16 @@ static double *norm_partial;     /* device, 2 * NORM_BLOCKS: sums then maxima */
 static double *norm_result_host; /* pinned, 2: sum, max */
 static double *norm_result_dev;  /* device, 2 */
 
+/* FD_FIELD_SINE's factors for be_fill and be_norms (sine_tables): the host's values
+ * (fd_field_sine_table, the C library's sin) in pinned memory and their copy on the device, x
+ * then y then z, each over the grid's indices 1-G .. n+G; sine_cap doubles each. sine_done is
+ * recorded behind the last kernel that read them (sine_pending), which the next user waits for
+ * before it rewrites them. */
+static double *sine_host, *sine_dev;
+static size_t sine_cap;
+static hipEvent_t sine_done;
+static int sine_pending;
+
 extern "C" int be_device_count(int *count)
 {
   *count = 0;
@@ -91,6 +101,7 @@ extern "C" int be_init(int index, be_info *info)
     GPU(hipMalloc((void **)&norm_partial, 2 * NORM_BLOCKS * sizeof(double)));
     GPU(hipMalloc((void **)&norm_result_dev, 2 * sizeof(double)));
     GPU(gpuHostAlloc((void **)&norm_result_host, 2 * sizeof(double)));
+    GPU(hipEventCreateWithFlags(&sine_done, hipEventDisableTiming));
   }
   gpu_initialized_private = 1;
   return BE_OK;
@@ -99,10 +110,17 @@ extern "C" int be_init(int index, be_info *info)
 extern "C" int be_finalize(void)
 {
   if (norm_partial) {
+    GPU(hipDeviceSynchronize());
     GPU(hipFree(norm_partial));
     GPU(hipFree(norm_result_dev));
     GPU(gpuHostFree(norm_result_host));
     norm_partial = norm_result_dev = norm_result_host = NULL;
+    if (sine_dev) GPU(hipFree(sine_dev));
+    if (sine_host) GPU(gpuHostFree(sine_host));
+    sine_dev = sine_host = NULL;
+    sine_cap = 0;
+    sine_pending = 0;
+    GPU(hipEventDestroy(sine_done));
   }
   gpu_initialized_private = 0;
   return BE_OK;
@@ -163,9 +181,14 @@ extern "C" int be_malloc(void **ptr, size_t bytes)
   return BE_OK;
 }
 
+/* The frees wait for the whole device first: the runtimes' own implicit synchronisation is a
+ * property of the legacy stream's semantics, made explicit here (frees happen at set-up and
+ * tear-down only). */
 extern "C" int be_free(void *ptr)
 {
-  if (ptr) GPU(hipFree(ptr));
+  if (!ptr) return BE_OK;
+  GPU(hipDeviceSynchronize());
+  GPU(hipFree(ptr));
   return BE_OK;
 }
 
@@ -178,7 +201,9 @@ extern "C" int be_host_alloc(void **ptr, size_t bytes)
 
 extern "C" int be_host_free(void *ptr)
 {
-  if (ptr) GPU(gpuHostFree(ptr));
+  if (!ptr) return BE_OK;
+  GPU(hipDeviceSynchronize());
+  GPU(gpuHostFree(ptr));
   return BE_OK;
 }
 
@@ -293,6 +318,17 @@ extern "C" int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be
 
 /* ---- streams and events ---------------------------------------------------------------- */
 
+/* Non-blocking streams: work a library enqueues on the legacy default stream (a CUDA-aware
+ * MPI's staging copies, say) neither waits for fdmini's kernels nor holds them up, where a
+ * blocking stream would have made such a copy wait for the interior update and shown only as
+ * less of the exchange hidden. Nothing in fdmini relies on the legacy stream's implicit
+ * synchronisation: every kernel, copy and event goes on a stream of be_stream_create (no
+ * synchronous hipMemcpy or hipMemset; be_norms copies its result on its stream and waits for
+ * it); the order between streams is events (be_stream_wait_event) and host waits; device
+ * buffers are handed to MPI only after the host waited for the event of the pack that wrote
+ * them, and read back only after MPI_Waitall; be_free and be_host_free synchronise the device
+ * first (below), so that no stream still uses what they release. A NULL be_stream (the legacy
+ * stream, gpu_stream) is used nowhere. */
 extern "C" int be_stream_create(be_stream *s, be_priority priority)
 {
   *s = NULL;
@@ -302,7 +338,7 @@ extern "C" int be_stream_create(be_stream *s, be_priority priority)
   be_stream st = (be_stream)calloc(1, sizeof *st);
   if (!st) return gpu_failf_private(BE_ERROR, "be_stream_create: out of host memory");
   st->priority = priority == BE_PRIORITY_HIGH ? greatest : least;
-  hipError_t e = hipStreamCreateWithPriority(&st->s, hipStreamDefault, st->priority);
+  hipError_t e = hipStreamCreateWithPriority(&st->s, hipStreamNonBlocking, st->priority);
   if (e != hipSuccess) {
     free(st);
     return gpu_fail_private(__FILE__, __LINE__, "hipStreamCreateWithPriority", e);
@@ -744,12 +780,54 @@ extern "C" int be_add_point(const fd_grid *g, int i, int j, int k, real_t value,
 
 /* ---- fields ---------------------------------------------------------------------------- */
 
-/* Every element of the allocation: a point (ghosts included) gets the field's value, a
- * padding element 0. Element e is point (i,j,k) when e - first = (i+G-1) + sx*(j+G-1) +
+/* Every element of the allocation: a point (ghosts included) gets the field's value (the
+ * sine's from the host's factors, so that every kind is bitwise the host's), a padding
+ * element 0. Element e is point (i,j,k) when e - first = (i+G-1) + sx*(j+G-1) +
  * sxy*(k+G-1) with every index in 1-G..n+G, first = the element of (1-G, 1-G, 1-G).
  * Grid-stride so any size fits one launch. */
+/* FD_FIELD_SINE at local point (i, j, k) of a grid with G ghost layers from the host's factors
+ * (sine_tables: x, y, z tables of n+2G entries from index 1-G): bitwise the host's value. */
+__device__ __forceinline__ double sine_point(const fd_field &fl, const double *__restrict__ tab,
+                                             const field_dims &fd, long long G, long long i,
+                                             long long j, long long k)
+{
+  const long long ly = fd.n0 + 2 * G, lz = ly + fd.n1 + 2 * G;
+  return fd_sine_value(fl.scale, tab[i + G - 1], tab[ly + j + G - 1], tab[lz + k + G - 1]);
+}
+
+/* The device copy of FD_FIELD_SINE's factors of fl over grid g (sine_host / sine_dev above),
+ * enqueued on st; the caller records sine_done behind its kernel and sets sine_pending.
+ * Waits (host) for the previous user of the tables first. */
+static int sine_tables(const fd_grid *g, const fd_field *fl, hipStream_t st, const double **tab)
+{
+  const int G = g->ghost;
+  const size_t len[3] = {(size_t)g->n[0] + 2 * (size_t)G, (size_t)g->n[1] + 2 * (size_t)G,
+                         (size_t)g->n[2] + 2 * (size_t)G};
+  const size_t need = len[0] + len[1] + len[2];
+  if (sine_pending) GPU(hipEventSynchronize(sine_done));
+  sine_pending = 0;
+  if (need > sine_cap) {
+    if (sine_dev) GPU(hipFree(sine_dev));
+    if (sine_host) GPU(gpuHostFree(sine_host));
+    sine_dev = sine_host = NULL;
+    sine_cap = 0;
+    GPU(hipMalloc((void **)&sine_dev, need * sizeof(double)));
+    GPU(gpuHostAlloc((void **)&sine_host, need * sizeof(double)));
+    sine_cap = need;
+  }
+  size_t at = 0;
+  for (int d = 0; d < 3; d++) {
+    fd_field_sine_table(fl, d, fl->offset[d] + 1 - G, (int)len[d], sine_host + at);
+    at += len[d];
+  }
+  GPU(hipMemcpyAsync(sine_dev, sine_host, need * sizeof(double), hipMemcpyHostToDevice, st));
+  *tab = sine_dev;
+  return BE_OK;
+}
+
 __global__ void __launch_bounds__(256) k_fill(const fd_field fl, const field_dims fd, int ghost,
-                                              long long elems, real_t *__restrict__ u)
+                                              long long elems, const double *__restrict__ sine,
+                                              real_t *__restrict__ u)
 {
   const long long G = ghost, first = fd.origin - (G - 1) * (1 + fd.sx + fd.sxy);
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < elems;
@@ -758,9 +836,12 @@ __global__ void __launch_bounds__(256) k_fill(const fd_field fl, const field_dim
     const long long i = r % fd.sx + 1 - G, q = r / fd.sx;
     const long long j = q % (fd.sxy / fd.sx) + 1 - G, k = q / (fd.sxy / fd.sx) + 1 - G;
     const bool point = r >= 0 && i <= fd.n0 + G && j <= fd.n1 + G && k <= fd.n2 + G;
-    u[e] = point ? (real_t)fd_field_eval(fl.kind, fl.scale, fl.h, fl.L, fl.seed, fl.offset[0] + i,
-                                         fl.offset[1] + j, fl.offset[2] + k)
-                 : (real_t)0;
+    real_t v = 0;
+    if (point && fl.kind == FD_FIELD_SINE) v = (real_t)sine_point(fl, sine, fd, G, i, j, k);
+    else if (point)
+      v = (real_t)fd_field_eval(fl.kind, fl.scale, fl.h, fl.L, fl.seed, fl.offset[0] + i,
+                                fl.offset[1] + j, fl.offset[2] + k);
+    u[e] = v;
   }
 }
 
@@ -769,8 +850,18 @@ extern "C" int be_fill(const fd_grid *g, const fd_field *field, real_t *u, be_st
   const long long total = (long long)g->elems;
   long long blocks = (total + 255) / 256;
   if (blocks > 65536) blocks = 65536;
-  k_fill<<<(unsigned)blocks, 256, 0, gpu_stream(s)>>>(*field, dims_of(g), g->ghost, total, u);
+  hipStream_t st = gpu_stream(s);
+  const double *sine = NULL;
+  if (field->kind == FD_FIELD_SINE) {
+    const int rc = sine_tables(g, field, st, &sine);
+    if (rc != BE_OK) return rc;
+  }
+  k_fill<<<(unsigned)blocks, 256, 0, st>>>(*field, dims_of(g), g->ghost, total, sine, u);
   GPU_LAUNCHED("k_fill");
+  if (sine) {
+    GPU(hipEventRecord(sine_done, st));
+    sine_pending = 1;
+  }
   return BE_OK;
 }
 
@@ -799,7 +890,8 @@ __device__ __forceinline__ void block_reduce(double *ssum, double *smax, double 
 
 __global__ void __launch_bounds__(NORM_THREADS)
     k_norms_pass1(const real_t *__restrict__ a, const real_t *__restrict__ b, fd_field ref,
-                  int use_ref, const field_dims fd, double *__restrict__ partial)
+                  int use_ref, const double *__restrict__ sine, int ghost, const field_dims fd,
+                  double *__restrict__ partial)
 {
   __shared__ double ssum[NORM_THREADS], smax[NORM_THREADS];
   const int nx = fd.n0, ny = fd.n1;
@@ -812,7 +904,8 @@ __global__ void __launch_bounds__(NORM_THREADS)
     const long long p = fd.origin + i + fd.sx * j + fd.sxy * k;
     double d = (double)a[p];
     if (b) d -= (double)b[p];
-    if (use_ref)
+    if (use_ref && ref.kind == FD_FIELD_SINE) d -= sine_point(ref, sine, fd, ghost, i, j, k);
+    else if (use_ref)
       d -= fd_field_eval(ref.kind, ref.scale, ref.h, ref.L, ref.seed, ref.offset[0] + i,
                          ref.offset[1] + j, ref.offset[2] + k);
     double ad = d < 0 ? -d : d;
@@ -859,9 +952,18 @@ extern "C" int be_norms(const fd_grid *g, const real_t *a, const real_t *b, cons
   fd_field none;
   memset(&none, 0, sizeof none);
   hipStream_t st = gpu_stream(s);
+  const double *sine = NULL;
+  if (ref && ref->kind == FD_FIELD_SINE) {
+    const int rc = sine_tables(g, ref, st, &sine);
+    if (rc != BE_OK) return rc;
+  }
   k_norms_pass1<<<(unsigned)nb, NORM_THREADS, 0, st>>>(a, b, ref ? *ref : none, ref != NULL,
-                                                      dims_of(g), norm_partial);
+                                                      sine, g->ghost, dims_of(g), norm_partial);
   GPU_LAUNCHED("k_norms_pass1");
+  if (sine) {
+    GPU(hipEventRecord(sine_done, st));
+    sine_pending = 1;
+  }
   k_norms_pass2<<<1, NORM_THREADS, 0, st>>>(norm_partial, (int)nb, norm_result_dev);
   GPU_LAUNCHED("k_norms_pass2");
   GPU(hipMemcpyAsync(norm_result_host, norm_result_dev, 2 * sizeof(double),

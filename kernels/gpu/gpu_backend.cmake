@@ -69,7 +69,8 @@ if(FDMINI_BACKEND STREQUAL "hip")
   # no FMA contraction: the compiler contracts cc*uc + cx*(..) into fma(cx,..,cc*uc) or
   # fma(cc,uc,cx*(..)) depending on the surrounding code, so two kernels evaluating the same
   # pointwise.h expression could round differently (seen with nvcc: the z-marching kernel
-  # differed from the baseline in the last bit). Memory-bound kernels lose nothing.
+  # differed from the baseline in the last bit). Memory-bound kernels lose nothing. Clang
+  # applies it to both halves of a .hip file, the host code's and the device code's.
   list(APPEND FDMINI_GPU_WARN -ffp-contract=off)
   if(FDMINI_WERROR)
     list(APPEND FDMINI_GPU_WARN -Werror)
@@ -104,8 +105,10 @@ elseif(FDMINI_BACKEND STREQUAL "cuda")
     message(STATUS "fdmini: 64-lane wavefront emulation (a test build, slower shuffles)")
   endif()
   set(FDMINI_GPU_WARN -Xcompiler=-Wall,-Wextra --Wreorder)
-  # no FMA contraction (see the HIP branch): every kernel rounds each point identically
-  list(APPEND FDMINI_GPU_WARN -fmad=false)
+  # no FMA contraction (see the HIP branch): every kernel rounds each point identically;
+  # -fmad=false is the device code's, -ffp-contract=off the host compiler's (GCC or Clang,
+  # nvcc's hosts on Linux) for the host half of the .hip files, as for the C files
+  list(APPEND FDMINI_GPU_WARN -fmad=false -Xcompiler=-ffp-contract=off)
   if(FDMINI_WERROR)
     list(APPEND FDMINI_GPU_WARN -Werror=all-warnings -Xcompiler=-Werror)
   endif()

@@ -16,7 +16,8 @@ struct be_event_s {
   hipEvent_t e;
 };
 
-/* The stream to enqueue on: a NULL be_stream means the default (legacy) stream. */
+/* The stream to enqueue on: a NULL be_stream means the legacy default stream, which does not
+ * synchronise with the non-blocking streams of be_stream_create (fdmini passes none). */
 static inline hipStream_t gpu_stream(be_stream s) { return s ? s->s : (hipStream_t)0; }
 
 /* Records "FILE:LINE: WHAT failed: <error name>: <error string>" as be_error_message() and

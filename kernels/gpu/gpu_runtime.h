@@ -68,6 +68,7 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
 #define hipStreamCreateWithPriority cudaStreamCreateWithPriority
 #define hipStreamDefault cudaStreamDefault
+#define hipStreamNonBlocking cudaStreamNonBlocking
 #define hipStreamDestroy cudaStreamDestroy
 #define hipStreamSynchronize cudaStreamSynchronize
 #define hipStreamWaitEvent cudaStreamWaitEvent

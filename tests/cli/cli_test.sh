@@ -102,7 +102,12 @@ expect_error 2 "subdomain too thin" --global 1,1,1
 expect_error 2 "--local: 2000000000 is out of range" --local 2000000000,8,8
 expect_error 2 "--json: cannot write '/nonexistent-dir/out.json'" --json /nonexistent-dir/out.json
 expect_error 2 "--dump: cannot write '/nonexistent-dir/u.raw'" --dump /nonexistent-dir/u.raw
-expect_error 3 "cannot allocate the fields" --local 200000,200000,200000
+expect_error 3 "cannot allocate the fields" --local 40000,40000,40000
+# a halo message of more than INT_MAX values (MPI's count) is refused before anything is
+# allocated (the fields would need 69 GB; it used to become a negative or cut count); the
+# wave with --halo-width 2 sends two fields per message
+expect_error 3 "the halo exchange of the local block 46400 x 46400 x 2 does not fit in MPI messages: the region towards (+0,+0,+1) holds 2152960000 values, more than the 2147483647 one message can count; use more ranks" --global 46400,46400,4 --procs 1,1,2
+expect_error 3 "the halo exchange of the local block 30000 x 20000 x 4 does not fit in MPI messages: the region towards (+0,+0,+1) holds 2400000000 values" --op wave --global 30000,20000,8 --procs 1,1,2 --halo-width 2
 expect_error 2 "--halo-width: 0 is out of range, expected 1..64" --halo-width 0
 expect_error 2 "--fuse: '5' is not valid, expected 1..4 time steps per pass or auto" --fuse 5
 expect_error 2 "--graphs: unknown value 'always', expected auto, on or off" --graphs always
@@ -170,6 +175,27 @@ for fault in field velocity source; do
     --op wave --global 32,23,19 --test-inject-fault=$fault
 done
 expect_error 2 "--test-inject-fault=velocity and =source apply to --op wave only" --op heat --test-inject-fault=source
+# the exchange (issue 25: the wave and the default laplacian printed PASS when it delivered
+# nothing): the ghosts an exchange fills start as NaN, so with the last rank's unpack of one
+# received region dropped every operator fails, at width 1 and with deep halos (faces, edges,
+# corners) and fused passes, on 2, 4 and 8 ranks; one rank has nothing to exchange
+few=(--iters 10 --warmup 2 --test-inject-fault=exchange)
+for op in laplacian heat jacobi wave; do
+  expect_run 1 "verification: FAIL" --op "$op" --global 37,23,19 "${few[@]}"
+  NP=8 expect_run 1 "verification: FAIL" --op "$op" --global 25,27,29 "${few[@]}"
+done
+for op in heat jacobi wave; do
+  NP=4 expect_run 1 "verification: FAIL" --op "$op" --global 33,23,19 --halo-width 3 "${few[@]}"
+done
+for op in heat jacobi; do
+  NP=4 expect_run 1 "verification: FAIL" --op "$op" --global 33,23,19 --procs 1,2,2 --halo-width 2 --fuse 2 --no-overlap "${few[@]}"
+done
+run 1 --op heat --global 16,16,16 --test-inject-fault=exchange
+if [ "$rc" -eq 2 ] && printf '%s\n' "$out" | grep -q -F "fdmini: error: --test-inject-fault=exchange needs 2 or more ranks"; then
+  ok "--test-inject-fault=exchange on one rank: exit 2, nothing to exchange"
+else
+  bad "--test-inject-fault=exchange on one rank (rc $rc)"
+fi
 # a heat mode decayed to the rounding of the boundary values: nothing to compare, UNVERIFIED,
 # exit 0, "verified": false in the JSON (written: the run succeeded)
 run 2 --op heat --global 4,2,2 --procs 2,1,1 --iters 100 --json "$work/unverified.json"
@@ -277,6 +303,31 @@ else
   bad "failed snapshot write (rc $rc, $n error lines, files: $(find "$work/snaps" -mindepth 1 -printf '%f '))"
 fi
 
+# two runs at once into one --snapshot-dir (issue 25): each writes its own temporary names
+# (snap_STEP.raw.PID.tmp), so both succeed and every snapshot is complete; with one name for
+# both, one run's rank 0 removed or truncated the other's file while it was written (the old
+# binary failed this 4 times in 4)
+rm -rf "$work/snaps" "$work/snaps-ref"
+snap_args=(--op heat --global "24,24,24" --iters 60 --warmup 0 --snapshot-every 1 --progress 0)
+timeout 120 "$mpiexec" -n 2 "${mpiflags[@]}" "$fdmini" "${snap_args[@]}" --snapshot-dir "$work/snaps" >"$work/c1.out" 2>&1 &
+c1=$!
+timeout 120 "$mpiexec" -n 2 "${mpiflags[@]}" "$fdmini" "${snap_args[@]}" --snapshot-dir "$work/snaps" >"$work/c2.out" 2>&1 &
+c2=$!
+wait "$c1"
+rc1=$?
+wait "$c2"
+rc2=$?
+run 2 "${snap_args[@]}" --snapshot-dir "$work/snaps-ref"
+same=1
+for f in "$work/snaps-ref"/snap_*.raw; do cmp -s "$f" "$work/snaps/$(basename "$f")" || same=0; done
+if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ "$rc" -eq 0 ] && [ "$same" -eq 1 ] &&
+  [ "$(find "$work/snaps" -name 'snap_*.raw' | wc -l)" -eq 60 ] && [ -z "$(find "$work/snaps" -name '*tmp*')" ]; then
+  ok "two runs at once into one --snapshot-dir: both exit 0, 60 complete snapshots equal to a run alone, no .tmp"
+else
+  out=$(cat "$work/c1.out" "$work/c2.out")
+  bad "two runs at once into one --snapshot-dir (rc $rc1 and $rc2, reference rc $rc, equal $same, files: $(find "$work/snaps" -mindepth 1 | wc -l))"
+fi
+
 echo "== JSON record and dump"
 # the MPI settings of the environment go into the record (OMPI_MCA_rmaps_base_oversubscribe=1
 # comes from the tests' environment, tests/CMakeLists.txt)
@@ -308,6 +359,8 @@ import os, re
 for k in ("compiler", "build_type", "build_flags", "hwloc", "gtl", "mpi_library", "gpu_runtime", "gpu_driver"):
     assert isinstance(r[k], str) and r[k] and r[k] != "unknown", (k, r[k])
 assert r["build_flags"].startswith("C: "), r["build_flags"]
+# every host C file without FMA contraction (the host backend is the bitwise reference)
+assert any(f in r["build_flags"].split("; ")[0].split() for f in ("-ffp-contract=off", "-Mnofma", "-no-fma")), r["build_flags"]
 assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["start_time"]) and r["start_time"] <= r["date"]
 if r["backend"] == "host":
     assert r["gpu_runtime"] == "none" and r["gpu_driver"] == "none", (r["gpu_runtime"], r["gpu_driver"])

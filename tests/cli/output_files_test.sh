@@ -162,7 +162,7 @@ echo "== a run refused (2), failed (3) or failing verification (1) leaves --json
 outs=(--json "$d/run.json" --dump "$d/u.raw")
 expect "exit 2 (--procs 3,1,1 on 2 ranks)" 2 "--procs 3,1,1 has 3 ranks but the job has 2" "$d" 2 - "${small[@]}" --procs 3,1,1 "${outs[@]}"
 expect "exit 2 (a velocity out of range)" 2 "--velocity 1e+155: on this 31 x 31 x 31 grid" "$d" 2 - --op wave --global 31,31,31 --velocity 1e155 "${outs[@]}"
-expect "exit 3 (fields do not fit in memory)" 3 "cannot allocate the fields" "$d" 2 - --local 200000,200000,200000 "${outs[@]}"
+expect "exit 3 (fields do not fit in memory)" 3 "cannot allocate the fields" "$d" 2 - --local 40000,40000,40000 "${outs[@]}"
 expect "exit 1 (verification failed)" 1 "" "$d" 2 - "${small[@]}" --test-inject-fault "${outs[@]}"
 if printf '%s\n' "$out" | grep -q "fdmini: verification failed: --json and --dump not written (existing files are unchanged)"; then
   pass "exit 1 says --json and --dump were not written"

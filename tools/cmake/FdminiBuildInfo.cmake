@@ -25,7 +25,7 @@ endif()
 
 set(FDMINI_COMPILER_TEXT "${CMAKE_C_COMPILER_ID} ${CMAKE_C_COMPILER_VERSION}")
 # the C flags of project code: CMake's, then the options fdmini_flags adds
-set(_fd_c "${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${_fd_bt}} -Wall -Wextra")
+set(_fd_c "${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${_fd_bt}} -Wall -Wextra ${FDMINI_C_NO_CONTRACT}")
 if(FDMINI_WERROR)
   string(APPEND _fd_c " -Werror")
 endif()

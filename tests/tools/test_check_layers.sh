@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# test_check_layers.sh - tools/check-layers.py finds what it exists to find: on a copy of the
+# source tree (kernels/, halo/, src/, CONTRIBUTING.md; no build, so the symbol part is skipped)
+# it passes as the tree is, and fails with its line for each planted fault: a .c file that
+# includes the header of a file that includes its own (src/output.c and src/snapshot.c, issue
+# 25), two headers that include each other, an upward include, an undocumented getenv.
+# Usage: tests/tools/test_check_layers.sh        Exit 0 when every check behaved.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck disable=SC1091 # tests/lib/checks.sh is checked on its own
+. "$root/tests/lib/checks.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# fresh: a pristine copy of what check-layers reads
+fresh() {
+  rm -rf "$work/tree"
+  mkdir -p "$work/tree/tools"
+  cp -r "$root/kernels" "$root/halo" "$root/src" "$root/CONTRIBUTING.md" "$work/tree/"
+  cp "$root/tools/check-layers.py" "$work/tree/tools/"
+}
+# expect NAME WANT_RC PATTERN: check-layers on the copy exits WANT_RC with PATTERN (grep -F)
+expect() {
+  local name=$1 want=$2 pat=$3 rc
+  (cd "$work/tree" && python3 tools/check-layers.py) >"$work/out" 2>&1
+  rc=$?
+  if [[ $rc -eq $want ]] && grep -q -F -- "$pat" "$work/out"; then
+    pass "$name"
+  else
+    fail "$name" "exit $rc, expected $want and '$pat'" "$work/out"
+  fi
+}
+
+fresh
+expect "the tree as it is passes" 0 "check-layers: ok (includes, include circles, getenv list"
+
+fresh
+printf '#include "snapshot.h"\n' >>"$work/tree/src/output.c"
+expect "output.c including snapshot.h closes a circle with snapshot.c" 1 \
+  "files that include each other (src/output, src/snapshot): src/output.c includes snapshot.h; src/snapshot.c includes output.h"
+
+fresh
+sed -i 's|^#include <stdio.h>|#include <stdio.h>\n#include "bind.h"|' "$work/tree/src/json.h"
+expect "two headers that include each other" 1 "files that include each other (src/bind.h, src/json.h)"
+
+fresh
+printf '#include "solver.h"\n' >>"$work/tree/halo/halo.c"
+expect "an upward include" 1 "halo/halo.c:"
+
+fresh
+printf 'static const char *fd_test_env(void) { return getenv("FDMINI_SECRET"); }\n' >>"$work/tree/kernels/common.c"
+expect "an undocumented getenv" 1 "reads FDMINI_SECRET, which CONTRIBUTING.md's getenv list does not document"
+
+summary "check-layers test"
