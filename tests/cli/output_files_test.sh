@@ -33,43 +33,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A file-size limit must hit fdmini's writes, not the MPI library's start-up: Open MPI's
-# shared-memory transport and MPICH's UCX create files larger than a small `ulimit -f` inside
-# MPI_Init (MPICH then dies there). So "-f N" is applied right after MPI_Init returns, by a
-# preloaded PMPI wrapper of MPI_Init and MPI_Init_thread (the MPI standard's profiling
-# interface; it needs no mpi.h and resolves PMPI_* in whichever MPI library fdmini loads):
-# every write of fdmini (dump, snapshots, JSON) still runs under the limit.
-cat >"$work/fsize_after_init.c" <<'SHIM'
-#include <stdlib.h>
-#include <sys/resource.h>
-int PMPI_Init(int *argc, char ***argv);
-int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided);
-static void limit(void)
-{
-  const char *kib = getenv("TEST_FSIZE_KIB_AFTER_INIT");
-  struct rlimit r;
-  if (!kib || getrlimit(RLIMIT_FSIZE, &r) != 0) return;
-  r.rlim_cur = (rlim_t)strtoull(kib, NULL, 10) * 1024;
-  if (setrlimit(RLIMIT_FSIZE, &r) != 0) abort();
-}
-int MPI_Init(int *argc, char ***argv)
-{
-  int rc = PMPI_Init(argc, argv);
-  limit();
-  return rc;
-}
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-  int rc = PMPI_Init_thread(argc, argv, required, provided);
-  limit();
-  return rc;
-}
-SHIM
-fsize_shim=$work/libfsize_after_init.so
-gcc -shared -fPIC -o "$fsize_shim" "$work/fsize_after_init.c" || {
-  echo "output files test: cannot build the ulimit -f shim (gcc)" >&2
-  exit 1
-}
+# A file-size limit must hit fdmini's writes, not the MPI library's start-up: "-f N" is applied
+# right after MPI_Init returns, by a preloaded PMPI wrapper (tests/lib/fsize_after_init.c).
+fsize_shim=$(fsize_shim "$work") || exit 1
 
 # run NP LIMITS ARGS...: fdmini on NP ranks, each rank under the ulimit options LIMITS (a
 # word such as "-v 1400000", or "-" for none; "-f N" is applied after MPI_Init, above); sets rc

@@ -4,6 +4,10 @@
 #   pass NAME                 prints "PASS: NAME"
 #   fail NAME [WHY] [FILE]    prints "FAIL: NAME[: WHY]" and, when FILE is readable, its contents
 #   summary LABEL             prints "LABEL: N passed, M failed"; returns 0 iff nothing failed
+#   ranks NP                  NP, or FDMINI_TEST_RANKS_MAX where that is set and smaller (tests/
+#                             CMakeLists.txt sets it under MPICH's Hydra, whose ranks spin)
+#   fsize_shim DIR            builds tests/lib/fsize_after_init.c into DIR and prints the
+#                             library's path (a `ulimit -f` applied after MPI_Init)
 passed=0
 failed=0
 pass() {
@@ -22,4 +26,17 @@ fail() {
 summary() {
   echo "$1: $passed passed, $failed failed"
   ((failed == 0))
+}
+ranks() {
+  local m=${FDMINI_TEST_RANKS_MAX:-0}
+  if ((m > 0 && $1 > m)); then echo "$m"; else echo "$1"; fi
+}
+fsize_shim() {
+  local src
+  src=$(dirname "${BASH_SOURCE[0]}")/fsize_after_init.c
+  gcc -shared -fPIC -o "$1/libfsize_after_init.so" "$src" || {
+    echo "cannot build the ulimit -f shim $src (gcc)" >&2
+    return 1
+  }
+  echo "$1/libfsize_after_init.so"
 }
