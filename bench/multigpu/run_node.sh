@@ -7,9 +7,10 @@
 # equal to the host backend bit for bit (one rank, --dump); --mpi-gpu aware refused by a non-CUDA-aware MPI;
 # --halo-path ipc refused where a neighbour's GPU is out of reach; compute-sanitizer with 2
 # ranks; deep halos --halo-width 2 and 3 with and without --fuse through every path, bitwise
-# equal to 1 GPU; the exchange fault --test-inject-fault=exchange failing every operator), then the scaling benchmarks (bench), the halo-path benchmarks (halo) and
-# the deep-halo strong-scaling study (deep: 256^3 over 1, 2, 4 ranks, --halo-width 1, 2, 4,
-# --fuse 1, 2, 4). The tests end with checkpoint and restart on the GPU (ckpt_cases).
+# equal to 1 GPU; the exchange fault --test-inject-fault=exchange failing every operator;
+# --graphs on and off bitwise equal), then the scaling benchmarks (bench) and the halo-path
+# benchmarks (halo). The tests end with checkpoint and restart on the GPU (ckpt_cases). The
+# small-block and deep-halo benchmarks, under MPS: bench/strong/run_node.sh.
 #
 # Binaries come prebuilt (bench/multigpu/prepare.sh, on a Debian 12 machine with CUDA 13):
 #   .device/bin/fdmini-aware   cuda backend, CUDA-aware Open MPI of shared/gpu-mpi
@@ -19,7 +20,7 @@
 #   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
 #   .device/bin/test_gpu_regions the halo regions' pack/unpack tests (tests/gpu)
 #   .device/bin/kernel_sweep     the kernel sweep (bench/run_fuse_sweep.sh KERNEL_SWEEP=)
-# Usage: bench/multigpu/run_node.sh tests|bench|halo|defaults|deep|all...   (writes under $OUT)
+# Usage: bench/multigpu/run_node.sh tests|bench|halo|defaults|all...   (writes under $OUT)
 set -uo pipefail
 [ $# -eq 0 ] && set -- all
 OUT=${OUT:-/tmp/fdmini-out}
@@ -456,40 +457,14 @@ run_defaults() {
   tar -C "$OUT" -czf "$OUT/records-4gpu.tar.gz" records-4gpu && rm -rf "$rec"
 }
 
-# The deep-halo strong-scaling study (issue 18): 256^3 heat and jacobi over 1, 2 and 4 ranks
-# (sharing the node's GPUs: one rank per GPU where there are 4, ranks sharing one where there
-# is one), --halo-width 1, 2, 4 with --fuse 1, 2, 4 where T divides S, overlap on, 2 repeats
-# (DEEP_REPEATS; DEEP_OPS, default "heat jacobi", the operators),
-# --baseline (efficiency against each rank's block alone, exchange hidden); every run's JSON
-# record, the study folders and collect.py's tables go to $OUT (deep-strong256-*.csv: the
-# efficiency against the same variant on 1 rank and against the fastest 1-rank variant,
-# messages and bytes per step, redundant points).
-run_deep() {
-  local res=$work/studies-deep op
-  mkdir -p "$res"
-  echo "== deep halos and fused passes, strong scaling 256^3 on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/deep.log"
-  local studies=()
-  for op in ${DEEP_OPS:-heat jacobi}; do
-    studies+=("$res/strong256-$op")
-    PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run --machine local --study strong \
-      --size 256,256,256 --scales 1,2,4 --repeats "${DEEP_REPEATS:-2}" --baseline --iters 200 --warmup 12 --op "$op" \
-      --halo-width 1,2,4 --fuse 1,2,4 --binary "$bin/fdmini-aware" --timeout 120 \
-      --launcher-args='--bind-to none' --out "$res/strong256-$op" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/deep.log"
-  done
-  python3 bench/scaling/collect.py "${studies[@]}" \
-    -o "$OUT/deep-strong256-results.csv" -s "$OUT/deep-strong256-summary.csv" 2>&1 | tee -a "$OUT/deep.log"
-  tar -C "$res" -czf "$OUT/studies-deep.tar.gz" .
-}
-
 for what in "$@"; do
   case $what in
   tests) run_tests ;;
   bench) run_bench ;;
   halo) run_halo ;;
   defaults) run_defaults ;;
-  deep) run_deep ;;
   all) run_tests; run_bench ;;
-  *) echo "usage: $0 tests|bench|halo|defaults|deep|all..."; exit 2 ;;
+  *) echo "usage: $0 tests|bench|halo|defaults|all... (the deep-halo study: bench/strong/run_node.sh deep)"; exit 2 ;;
   esac
 done
 rm -rf "$work"
