@@ -150,7 +150,7 @@ if env "${pe_env[@]}" cmake -S "$src" -B "$b" "${hip_args[@]}" >"$work/1.configu
     fail "mock PE: roctx from ROCM_PATH" "$(grep 'roctx' "$work/1.configure")"
   fi
   # no OpenMP in a GPU build: -fopenmp on its C files means offload code under craype-accel-*
-  if ! needed "$b/fdmini" | grep -q '^libgomp\|^libomp' && ! grep -rq -- '-fopenmp' "$b/CMakeFiles" --include=flags.make; then
+  if ! needed "$b/fdmini" | grep -q '^libgomp\|^libomp' && ! grep -rq --include=flags.make -- '-fopenmp' "$b/CMakeFiles"; then
     pass "mock PE: no -fopenmp on the HIP build's C files, no OpenMP runtime NEEDED"
   else
     fail "mock PE: OpenMP in the HIP build" "$(needed "$b/fdmini" | tr '\n' ' ')"
@@ -192,7 +192,11 @@ else
 fi
 
 # ---- 3. the GTL given as a path ----
-b=$work/hip-lib
+# Cases 3 and 4 reconfigure case 1's tree: FdminiCrayPE.cmake runs at every configure and only
+# the link changes, so the HIP objects are reused (a fresh tree each took 25-27 s of compiling
+# on the 2-core CI machine); the binary is removed first, so each case checks its own link.
+b=$work/hip
+rm -f "$b/fdmini"
 if env PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi" cmake -S "$src" -B "$b" "${hip_args[@]}" \
   -DFDMINI_GTL_LIB="$pe/gtl/lib/libmpi_gtl_hsa.so" >"$work/3.configure" 2>&1 &&
   cmake --build "$b" -j "$jobs" --target fdmini >"$work/3.build" 2>&1 &&
@@ -203,10 +207,10 @@ else
 fi
 
 # ---- 4. a GTL that is not NEEDED (static archive): the post-build check fails the build ----
-b=$work/hip-static
+rm -f "$b/fdmini"
 rc=0
 env PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi" "PE_MPICH_GTL_DIR_amd_gfx90a=-L$pe/static/lib" \
-  PE_MPICH_GTL_LIBS_amd_gfx90a=-lmpi_gtl_hsa cmake -S "$src" -B "$b" "${hip_args[@]}" >"$work/4.configure" 2>&1 &&
+  PE_MPICH_GTL_LIBS_amd_gfx90a=-lmpi_gtl_hsa cmake -S "$src" -B "$b" "${hip_args[@]}" -DFDMINI_GTL_LIB= >"$work/4.configure" 2>&1 &&
   cmake --build "$b" -j "$jobs" --target fdmini >"$work/4.build" 2>&1 || rc=$?
 if ((rc != 0)) && grep -q 'does not need libmpi_gtl_hsa' "$work/4.build" && [[ ! -e $b/fdmini ]]; then
   pass "a GTL that is not NEEDED: the build fails with the post-build check's message, binary removed"
