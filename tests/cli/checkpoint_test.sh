@@ -17,7 +17,8 @@
 #   - a checkpoint that cannot be written: exit 4 (ulimit -f; a full 1 MiB tmpfs where root may
 #     mount one: the previous checkpoint stays, and the run continues from it elsewhere).
 # Under the sanitizers (ASAN_OPTIONS set) every other case of the kill matrix runs. Rank counts
-# are capped at FDMINI_TEST_RANKS_MAX where it is set (MPICH, whose ranks spin: tests/CMakeLists.txt).
+# are capped at FDMINI_TEST_RANKS_MAX where tests/CMakeLists.txt sets it (MPICH, whose ranks spin;
+# the sanitizer build).
 # usage: checkpoint_test.sh FDMINI MPIEXEC [MPIEXEC_FLAGS...]
 set -uo pipefail
 fdmini=$1

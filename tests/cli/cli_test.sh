@@ -40,8 +40,8 @@ expect_error() {
 }
 
 # expect_run EXIT PATTERN ARGS...: exit code EXIT and PATTERN (grep -E) in the output; a run on
-# more ranks than FDMINI_TEST_RANKS_MAX (set under MPICH, whose ranks spin: tests/CMakeLists.txt)
-# is skipped with a line saying so (the Open MPI stages run it)
+# more ranks than FDMINI_TEST_RANKS_MAX (tests/CMakeLists.txt: MPICH, whose ranks spin; sanitizers)
+# is skipped with a line saying so (the Release Open MPI stage runs it)
 expect_run() {
   local want_rc=$1 pat=$2 np=${NP:-2}
   shift 2

@@ -5,7 +5,7 @@
 #   fail NAME [WHY] [FILE]    prints "FAIL: NAME[: WHY]" and, when FILE is readable, its contents
 #   summary LABEL             prints "LABEL: N passed, M failed"; returns 0 iff nothing failed
 #   ranks NP                  NP, or FDMINI_TEST_RANKS_MAX where that is set and smaller (tests/
-#                             CMakeLists.txt sets it under MPICH's Hydra, whose ranks spin)
+#                             CMakeLists.txt sets it under MPICH's Hydra, whose ranks spin, and for sanitizers)
 #   fsize_shim DIR            builds tests/lib/fsize_after_init.c into DIR and prints the
 #                             library's path (a `ulimit -f` applied after MPI_Init)
 passed=0
