@@ -109,10 +109,11 @@ descendants() {
 }
 # the ranks: the fdmini processes below the launcher (Open MPI's mpirun starts them itself,
 # MPICH's mpiexec through a hydra_pmi_proxy), in the order they were started
+rank_comm=$(basename "$fdmini" | cut -c1-15) # a process's name, as /proc/PID/comm has it
 rank_pids() {
   local p
   for p in $(descendants "$launcher" | sort -n); do
-    [[ $(cat "/proc/$p/comm" 2>/dev/null) == "$(basename "$fdmini" | cut -c1-15)" ]] && echo "$p"
+    [[ $(cat "/proc/$p/comm" 2>/dev/null) == "$rank_comm" ]] && echo "$p"
   done
 }
 

@@ -11,6 +11,9 @@ shift 2
 mpiflags=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# ranks NP (the rank cap); this test keeps its own ok/bad counters
+# shellcheck disable=SC1091 # tests/lib/checks.sh is checked on its own
+. "$(dirname "$0")/../lib/checks.sh"
 pass=0
 fail=0
 
@@ -45,7 +48,7 @@ expect_error() {
 expect_run() {
   local want_rc=$1 pat=$2 np=${NP:-2}
   shift 2
-  if ((${FDMINI_TEST_RANKS_MAX:-0} > 0 && np > FDMINI_TEST_RANKS_MAX)); then
+  if (($(ranks "$np") < np)); then
     echo "skip run $want_rc (np $np > FDMINI_TEST_RANKS_MAX $FDMINI_TEST_RANKS_MAX): $*"
     return
   fi
@@ -249,7 +252,7 @@ PY
 echo "== snapshots: writer thread, XDMF, failed writes"
 rm -rf "$work/snaps"
 # (4 ranks, or as many as FDMINI_TEST_RANKS_MAX allows: the files below are checked either way)
-NP=$(( ${FDMINI_TEST_RANKS_MAX:-4} < 4 ? ${FDMINI_TEST_RANKS_MAX:-4} : 4 )) expect_run 0 "snapshots            every 7 steps: 4 written" --op wave --global 33,31,29 --iters 28 --warmup 2 \
+NP=$(ranks 4) expect_run 0 "snapshots            every 7 steps: 4 written" --op wave --global 33,31,29 --iters 28 --warmup 2 \
   --snapshot-every 7 --snapshot-dir "$work/snaps" --dump "$work/last.raw"
 if python3 - "$work/snaps" "$work/last.raw" <<'PY'; then ok "XDMF parses; dimensions, precision, endianness and file names right; files complete"; else bad "XDMF / snapshot files"; fi
 import os, sys, xml.etree.ElementTree as ET
