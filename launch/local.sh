@@ -105,7 +105,7 @@ fi
 
 cmd=("$mpirun" -n "$np")
 is_openmpi=0
-"$mpirun" --version 2>&1 | grep -q 'Open MPI\|OpenRTE' && is_openmpi=1
+grep -q 'Open MPI\|OpenRTE' <<<"$("$mpirun" --version 2>&1)" && is_openmpi=1
 if ((is_openmpi)); then
   if [[ $(id -u) -eq 0 ]]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -25,7 +25,7 @@ tool=$(command -v rocprof-compute || command -v omniperf || true)
 }
 dir=${FDMINI_PROFILE_DIR:-profile-rocprof-compute}
 mkdir -p "$dir"
-if "$tool" profile --help 2>&1 | grep -q -- '--output-directory'; then
+if grep -q -- '--output-directory' <<<"$("$tool" profile --help 2>&1)"; then
   out=(--output-directory "$dir/workload")
 else
   out=(--path "$dir/workload")

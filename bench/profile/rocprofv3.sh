@@ -36,7 +36,7 @@ command -v rocprofv3 >/dev/null 2>&1 || {
 mkdir -p "$dir"
 opts=(--kernel-trace --stats --marker-trace -d "$dir" -o fdmini)
 [[ ${FDMINI_ROCPROF_COUNTERS:-1} == 1 ]] && opts+=(-i "$here/rocprofv3_counters.txt")
-if rocprofv3 --help 2>&1 | grep -q 'rocpd'; then
+if grep -q 'rocpd' <<<"$(rocprofv3 --help 2>&1)"; then
   # ROCm 7: rocpd (SQLite) is the default and the complete output; CSV by conversion
   rocprofv3 "${opts[@]}" --output-format rocpd -- "$@"
   if command -v rocpd >/dev/null 2>&1; then

@@ -62,7 +62,7 @@ fi
 mpiexec=${2:-mpirun}
 launch=(--launcher mpirun --mpiexec "$mpiexec")
 ompi=0
-"$mpiexec" --version 2>&1 | grep -qE 'Open MPI|OpenRTE' && ompi=1
+has_re "$("$mpiexec" --version 2>&1)" 'Open MPI\|OpenRTE' && ompi=1
 if ((ompi)) && command -v scontrol >/dev/null 2>&1 && scontrol ping >/dev/null 2>&1 && command -v srun >/dev/null 2>&1; then
   # --immediate: give up rather than queue for ever when the node is busy.
   launch=(--launcher srun --launcher-args=--immediate=60)

@@ -67,7 +67,7 @@ expect() {
   after=$(listing "$dir")
   n=$(printf '%s\n' "$out" | grep -c -F -- "fdmini: error:")
   ((rc == want)) || why="exit $rc, expected $want"
-  if [[ $n -ne 1 ]] || ! printf '%s\n' "$out" | grep -q -F -- "$msg"; then
+  if [[ $n -ne 1 ]] || ! has "$out" "$msg"; then
     why="${why:+$why; }$n error lines, expected one with '$msg'"
   fi
   if [[ $before != "$after" ]]; then
@@ -230,7 +230,7 @@ echo "== stop signals through mpirun: SIGUSR1 to mpirun, SIGTERM to one rank"
 # timeout=1) between its SIGTERM and SIGKILL to the other ranks once one has exited non-zero,
 # so that every shell writes its status.
 hydra=0
-"$mpiexec" --version 2>&1 | grep -q HYDRA && hydra=1
+has "$("$mpiexec" --version 2>&1)" HYDRA && hydra=1
 for how in usr1-mpirun term-rank; do
   d=$work/sig-$how
   prob=(--op heat --global "24,24,24")
@@ -277,9 +277,9 @@ else
 fi
 run 4 --op wave --global 31,31,31 --warmup 2 --iters 30 --checkpoint-every 8 --checkpoint-dir "$d" --restart auto \
   --json "$work/rep.json"
-if ((rc == 0)) && printf '%s\n' "$out" | grep -q "^  restart     from $d/ckpt_[0-9]*.fdmini: [0-9]* steps done before (written by 2 ranks" &&
-  printf '%s\n' "$out" | grep -q "^  checkpoints          every 8 steps into $d: [0-9]* written" &&
-  printf '%s\n' "$out" | grep -q "verification: PASS  wave: energy balance: .* ok" &&
+if ((rc == 0)) && has_re "$out" "^  restart     from $d/ckpt_[0-9]*.fdmini: [0-9]* steps done before (written by 2 ranks" &&
+  has_re "$out" "^  checkpoints          every 8 steps into $d: [0-9]* written" &&
+  has_re "$out" "verification: PASS  wave: energy balance: .* ok" &&
   python3 - "$work/rep.json" "$d" <<'PY'; then
 import json, sys
 r, d = json.load(open(sys.argv[1])), sys.argv[2]
@@ -307,7 +307,7 @@ run 2 "${sargs[@]}" --snapshot-dir "$work/snap" --checkpoint-every 12 --checkpoi
 stopped=$rc
 run 3 "${sargs[@]}" --snapshot-dir "$work/snap" --checkpoint-every 12 --checkpoint-dir "$work/snap-ck" --restart auto
 if ((stopped == 5 && rc == 0)) && [[ $(listing "$work/snap") == "$(listing "$work/snap-ref")" ]] &&
-  printf '%s\n' "$out" | grep -q "snapshots            every 6 steps: [1-7] written"; then
+  has_re "$out" "snapshots            every 6 steps: [1-7] written"; then
   pass "snapshots: the same files as the uninterrupted run (stopped, continued on 3 ranks), the XDMF lists all 8"
 else
   fail "snapshots across a restart" "exits $stopped, $rc" <(diff <(listing "$work/snap-ref") <(listing "$work/snap"))
@@ -406,9 +406,9 @@ cp "$b/ck/ckpt_0000000036.fdmini" "$b/fallback/"
 cp "$b/bit.fdmini" "$b/fallback/ckpt_0000000040.fdmini"
 run 1 "${heat[@]}" --iters 58 --dump "$b/ref60.raw"
 run 3 "${heat[@]}" --iters 58 --checkpoint-every 4 --checkpoint-dir "$b/fallback" --restart auto --dump "$b/fb.raw"
-if ((rc == 0)) && printf '%s\n' "$out" | grep -q "fdmini: notice: --restart: '$b/fallback/ckpt_0000000040.fdmini': the checksum of the field in block 1" &&
-  printf '%s\n' "$out" | grep -q "restart     from $b/fallback/ckpt_0000000036.fdmini: 36 steps done before" &&
-  printf '%s\n' "$out" | grep -q "1 newer checkpoint skipped" && cmp -s "$b/fb.raw" "$b/ref60.raw" && two_left "$b/fallback" 60; then
+if ((rc == 0)) && has_re "$out" "fdmini: notice: --restart: '$b/fallback/ckpt_0000000040.fdmini': the checksum of the field in block 1" &&
+  has_re "$out" "restart     from $b/fallback/ckpt_0000000036.fdmini: 36 steps done before" &&
+  has_re "$out" "1 newer checkpoint skipped" && cmp -s "$b/fb.raw" "$b/ref60.raw" && two_left "$b/fallback" 60; then
   pass "auto: a corrupt newest checkpoint skipped (notice), the previous one continued, bitwise equal"
 else
   fail "auto fallback" "exit $rc" <(printf '%s\n' "$out")
@@ -427,7 +427,7 @@ out=$(timeout 120 "${pre[@]}" "$mpiexec" -n 2 "${mpiflags[@]}" bash -c 'LD_PRELO
   --progress 0 --op heat --global 48,48,48 --warmup 0 --iters 6 --checkpoint-every 3 --checkpoint-dir "$u/ck" 2>&1)
 rc=$?
 if ((rc == 4)) && [[ $(printf '%s\n' "$out" | grep -c 'fdmini: error:') -eq 1 ]] &&
-  printf '%s\n' "$out" | grep -q "checkpoint at step 3: writing '$u/ck/ckpt_0000000003.fdmini.[0-9]*.tmp' failed on rank [01]: File too large" &&
+  has_re "$out" "checkpoint at step 3: writing '$u/ck/ckpt_0000000003.fdmini.[0-9]*.tmp' failed on rank [01]: File too large" &&
   [[ -z $(names "$u/ck") ]]; then
   pass "past ulimit -f: exit 4, one line, no file left"
 else
@@ -440,7 +440,7 @@ if [[ $(id -u) -eq 0 ]] && mount -t tmpfs -o size=1m tmpfs "$t" 2>/dev/null; the
   # 42^3 doubles: 0.59 MB, one checkpoint fits in 1 MiB, two do not
   run 2 --op heat --global 42,42,42 --warmup 0 --iters 9 --checkpoint-every 3 --checkpoint-dir "$t/ck"
   n=$(printf '%s\n' "$out" | grep -c 'fdmini: error:')
-  if ((rc == 4 && n == 1)) && printf '%s\n' "$out" | grep -q "checkpoint at step 6: writing .* No space left on device; the previous checkpoint is unchanged" &&
+  if ((rc == 4 && n == 1)) && has_re "$out" "checkpoint at step 6: writing .* No space left on device; the previous checkpoint is unchanged" &&
     [[ $(names "$t/ck") == "ckpt_0000000003.fdmini " ]]; then
     pass "a full file system: exit 4, one line, the previous checkpoint kept"
   else

@@ -35,7 +35,7 @@ expect_error() {
   run 2 "$@"
   local n
   n=$(printf '%s\n' "$out" | grep -c -F -- "fdmini: error:")
-  if [ "$rc" -eq "$want_rc" ] && printf '%s\n' "$out" | grep -q -F -- "$msg" && [ "$n" -eq 1 ]; then
+  if [ "$rc" -eq "$want_rc" ] && has "$out" "$msg" && [ "$n" -eq 1 ]; then
     ok "error $want_rc: $* -> $msg"
   else
     bad "error $want_rc: $* (rc $rc, $n error lines; expected '$msg')"
@@ -53,7 +53,7 @@ expect_run() {
     return
   fi
   run "$np" "$@"
-  if [ "$rc" -eq "$want_rc" ] && printf '%s\n' "$out" | grep -q -E -- "$pat"; then
+  if [ "$rc" -eq "$want_rc" ] && grep -q -E -- "$pat" <<<"$out"; then
     ok "run $want_rc (np $np): $* -> /$pat/"
   else
     bad "run $want_rc (np $np): $* (rc $rc; expected /$pat/)"
@@ -200,7 +200,7 @@ for op in heat jacobi; do
   NP=4 expect_run 1 "verification: FAIL" --op "$op" --global 33,23,19 --procs 1,2,2 --halo-width 2 --fuse 2 --no-overlap "${few[@]}"
 done
 run 1 --op heat --global 16,16,16 --test-inject-fault=exchange
-if [ "$rc" -eq 2 ] && printf '%s\n' "$out" | grep -q -F "fdmini: error: --test-inject-fault=exchange needs 2 or more ranks"; then
+if [ "$rc" -eq 2 ] && has "$out" "fdmini: error: --test-inject-fault=exchange needs 2 or more ranks"; then
   ok "--test-inject-fault=exchange on one rank: exit 2, nothing to exchange"
 else
   bad "--test-inject-fault=exchange on one rank (rc $rc)"
@@ -208,8 +208,8 @@ fi
 # a heat mode decayed to the rounding of the boundary values: nothing to compare, UNVERIFIED,
 # exit 0, "verified": false in the JSON (written: the run succeeded)
 run 2 --op heat --global 4,2,2 --procs 2,1,1 --iters 100 --json "$work/unverified.json"
-if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "verification: UNVERIFIED  heat mode decay: .*nothing left to compare" &&
-  ! printf '%s\n' "$out" | grep -q "PASS" && python3 - "$work/unverified.json" <<'PY'; then ok "no check applies: UNVERIFIED, exit 0, \"verified\": false"; else bad "UNVERIFIED heat run (rc $rc)"; fi
+if [ "$rc" -eq 0 ] && has_re "$out" "verification: UNVERIFIED  heat mode decay: .*nothing left to compare" &&
+  ! has_re "$out" "PASS" && python3 - "$work/unverified.json" <<'PY'; then ok "no check applies: UNVERIFIED, exit 0, \"verified\": false"; else bad "UNVERIFIED heat run (rc $rc)"; fi
 import json, sys
 v = json.load(open(sys.argv[1]))["verification"]
 assert v["status"] == "UNVERIFIED" and v["verified"] is False and v["passed"] is False and v["checked"] is True
@@ -305,7 +305,7 @@ PY
 rm -rf "$work/snaps"
 run 2 --op heat --global 31,31,31 --iters 40 --snapshot-every 10 --snapshot-dir "$work/snaps" --test-fail-snapshot-write 2
 n=$(printf '%s\n' "$out" | grep -c -F -- "fdmini: error:")
-if [ "$rc" -eq 4 ] && [ "$n" -eq 1 ] && printf '%s\n' "$out" | grep -q "snapshot 2 (step 20): writing '.*snap_000020.raw' failed" &&
+if [ "$rc" -eq 4 ] && [ "$n" -eq 1 ] && has_re "$out" "snapshot 2 (step 20): writing '.*snap_000020.raw' failed" &&
   [ -f "$work/snaps/snap_000010.raw" ] && [ ! -e "$work/snaps/snap_000020.raw" ] && [ -z "$(find "$work/snaps" -name '*tmp*')" ] &&
   [ "$(grep -c '<Grid Name="step_' "$work/snaps/snapshots.xmf")" -eq 1 ]; then
   ok "failed snapshot write: exit 4, one error line, no complete-looking file, XDMF lists only the written one"

@@ -77,7 +77,7 @@ expect() {
   after=$(snapshot_dir "$dir")
   n=$(printf '%s\n' "$out" | grep -c -F -- "fdmini: error:")
   if [[ $rc -ne $want ]]; then why="exit $rc, expected $want"; fi
-  if [[ -n $msg ]] && { [[ $n -ne 1 ]] || ! printf '%s\n' "$out" | grep -q -F -- "$msg"; }; then
+  if [[ -n $msg ]] && { [[ $n -ne 1 ]] || ! has "$out" "$msg"; }; then
     why="${why:+$why; }$n error lines, expected one with '$msg'"
   fi
   if [[ -z $msg && $n -ne 0 ]]; then why="${why:+$why; }$n error lines, expected none"; fi
@@ -130,7 +130,7 @@ expect "exit 2 (--procs 3,1,1 on 2 ranks)" 2 "--procs 3,1,1 has 3 ranks but the 
 expect "exit 2 (a velocity out of range)" 2 "--velocity 1e+155: on this 31 x 31 x 31 grid" "$d" 2 - --op wave --global 31,31,31 --velocity 1e155 "${outs[@]}"
 expect "exit 3 (fields do not fit in memory)" 3 "cannot allocate the fields" "$d" 2 - --local 40000,40000,40000 "${outs[@]}"
 expect "exit 1 (verification failed)" 1 "" "$d" 2 - "${small[@]}" --test-inject-fault "${outs[@]}"
-if printf '%s\n' "$out" | grep -q "fdmini: verification failed: --json and --dump not written (existing files are unchanged)"; then
+if has_re "$out" "fdmini: verification failed: --json and --dump not written (existing files are unchanged)"; then
   pass "exit 1 says --json and --dump were not written"
 else
   fail "exit 1 does not say why --json and --dump were not written"
@@ -161,12 +161,12 @@ fi
 echo "== ulimit -f: EFBIG reported (SIGXFSZ ignored), exit 4, nothing under a final name"
 # 128^3 doubles = 16 MiB per dump or snapshot, over an 8 MiB limit; the JSON under a 1 KiB one
 expect "dump past ulimit -f" 4 "--dump: writing '$d/u.raw." "$d" 2 "-f 8192" --global 128,128,128 --iters 1 --warmup 0 "${outs[@]}"
-if printf '%s\n' "$out" | grep -q "File too large"; then pass "dump past ulimit -f: the error says File too large"; else fail "dump past ulimit -f: no 'File too large'"; fi
+if has_re "$out" "File too large"; then pass "dump past ulimit -f: the error says File too large"; else fail "dump past ulimit -f: no 'File too large'"; fi
 mkdir "$d/snaps"
 expect "snapshot past ulimit -f" 4 "snapshot 1 (step 1): writing '$d/snaps/snap_000001.raw' failed on rank" "$d" 2 "-f 8192" \
   --global 128,128,128 --iters 1 --warmup 0 --snapshot-every 1 --snapshot-dir "$d/snaps" "${outs[@]}"
 expect "JSON past ulimit -f (after PASS was printed)" 4 "--json: writing '$d/run.json." "$d" 2 "-f 1" "${small[@]}" --json "$d/run.json"
-if printf '%s\n' "$out" | grep -q "File too large; '$d/run.json' is unchanged"; then
+if has_re "$out" "File too large; '$d/run.json' is unchanged"; then
   pass "JSON past ulimit -f: File too large, the file unchanged"
 else
   fail "JSON past ulimit -f: message"
@@ -183,7 +183,7 @@ if [[ $(id -u) -eq 0 ]] && mount -t tmpfs -o size=1m tmpfs "$t" 2>/dev/null; the
   touts=(--json "$t/run.json" --dump "$t/u.raw")
   # the dump of 64^3 doubles is 2 MiB (issue 15 case 1: exit 0, PASS and a short file before)
   expect "dump onto a full file system" 4 "--dump: writing '$t/u.raw." "$t" 2 - --global 64,64,64 --iters 1 --warmup 0 "${touts[@]}"
-  if printf '%s\n' "$out" | grep -q "No space left on device"; then
+  if has_re "$out" "No space left on device"; then
     pass "dump onto a full file system: No space left on device"
   else
     fail "dump onto a full file system: no ENOSPC in the message"
@@ -196,7 +196,7 @@ if [[ $(id -u) -eq 0 ]] && mount -t tmpfs -o size=1m tmpfs "$t" 2>/dev/null; the
   avail=$(df --output=avail -k "$t" | tail -1)
   head -c $(((avail - 32) * 1024)) /dev/zero >"$t/filler"
   expect "dump fits, JSON does not: neither is replaced" 4 "--json: writing '$t/run.json." "$t" 2 - "${small[@]}" "${touts[@]}"
-  if printf '%s\n' "$out" | grep -q "No space left on device; '$t/run.json' is unchanged"; then
+  if has_re "$out" "No space left on device; '$t/run.json' is unchanged"; then
     pass "JSON onto a full file system: No space left on device, the file unchanged"
   else
     fail "JSON onto a full file system: message"

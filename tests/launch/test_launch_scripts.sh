@@ -237,7 +237,7 @@ fi
 
 # does the binary have --bind-report yet? (the table is checked only then)
 bind_report=0
-if "$BIN" --help 2>&1 | grep -q -- '--bind-report'; then bind_report=1; fi
+if has "$("$BIN" --help 2>&1)" '--bind-report'; then bind_report=1; fi
 # check_job NAME OUT RC SCRIPT_NAME: exit 0, verification PASS, the script's PASS, the table
 check_job() {
   local name=$1 out=$2 rc=$3 script=$4

@@ -8,6 +8,11 @@
 #                             CMakeLists.txt sets it under MPICH's Hydra, whose ranks spin, and for sanitizers)
 #   fsize_shim DIR            builds tests/lib/fsize_after_init.c into DIR and prints the
 #                             library's path (a `ulimit -f` applied after MPI_Init)
+#   has TEXT STRING           true iff TEXT holds STRING (fixed string)
+#   has_re TEXT REGEX         true iff a line of TEXT matches REGEX (grep's basic regex)
+# has and has_re read TEXT from a here-string, never as `printf ... | grep -q`: under pipefail
+# that pipeline fails whenever grep -q exits at its match before the writer is done (bash's
+# printf may write line by line, and then dies of SIGPIPE).
 passed=0
 failed=0
 pass() {
@@ -40,3 +45,5 @@ fsize_shim() {
   }
   echo "$1/libfsize_after_init.so"
 }
+has() { grep -q -F -- "$2" <<<"$1"; }
+has_re() { grep -q -- "$2" <<<"$1"; }

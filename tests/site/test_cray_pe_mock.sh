@@ -137,20 +137,20 @@ if env "${pe_env[@]}" cmake -S "$src" -B "$b" "${hip_args[@]}" >"$work/1.configu
   else
     fail "mock PE: configure/build messages" "" "$work/1.configure"
   fi
-  if needed "$b/fdmini" | grep -qx 'libmpi_gtl_hsa.so.0' && needed "$b/fdmini" | grep -q '^libmpi\.so'; then
+  if has_re "$(needed "$b/fdmini")" '^libmpi_gtl_hsa\.so\.0$' && has_re "$(needed "$b/fdmini")" '^libmpi\.so'; then
     pass "mock PE: the HIP binary NEEDs libmpi_gtl_hsa.so.0 and libmpi ($(needed "$b/fdmini" | tr '\n' ' '))"
   else
     fail "mock PE: NEEDED entries" "$(needed "$b/fdmini" | tr '\n' ' ')"
   fi
   # roctx from the ROCm that ROCM_PATH names (rocprofiler-sdk's), not /opt/rocm
   if grep -q "profiler ranges through roctx ($pe/rocm/lib/librocprofiler-sdk-roctx.so)" "$work/1.configure" &&
-    needed "$b/fdmini" | grep -qx 'librocprofiler-sdk-roctx.so.1'; then
+    has_re "$(needed "$b/fdmini")" '^librocprofiler-sdk-roctx\.so\.1$'; then
     pass "mock PE: roctx from ROCM_PATH's rocprofiler-sdk (a non-default rocm module), NEEDED"
   else
     fail "mock PE: roctx from ROCM_PATH" "$(grep 'roctx' "$work/1.configure")"
   fi
   # no OpenMP in a GPU build: -fopenmp on its C files means offload code under craype-accel-*
-  if ! needed "$b/fdmini" | grep -q '^libgomp\|^libomp' && ! grep -rq --include=flags.make -- '-fopenmp' "$b/CMakeFiles"; then
+  if ! has_re "$(needed "$b/fdmini")" '^libgomp\|^libomp' && ! grep -rq --include=flags.make -- '-fopenmp' "$b/CMakeFiles"; then
     pass "mock PE: no -fopenmp on the HIP build's C files, no OpenMP runtime NEEDED"
   else
     fail "mock PE: OpenMP in the HIP build" "$(needed "$b/fdmini" | tr '\n' ' ')"
@@ -200,7 +200,7 @@ rm -f "$b/fdmini"
 if env PE_ENV=GNU "CRAY_MPICH_DIR=$ompi" "MPICH_DIR=$ompi" cmake -S "$src" -B "$b" "${hip_args[@]}" \
   -DFDMINI_GTL_LIB="$pe/gtl/lib/libmpi_gtl_hsa.so" >"$work/3.configure" 2>&1 &&
   cmake --build "$b" -j "$jobs" --target fdmini >"$work/3.build" 2>&1 &&
-  needed "$b/fdmini" | grep -qx 'libmpi_gtl_hsa.so.0' && has_runpath "$b/fdmini" "$pe/gtl/lib"; then
+  has_re "$(needed "$b/fdmini")" '^libmpi_gtl_hsa\.so\.0$' && has_runpath "$b/fdmini" "$pe/gtl/lib"; then
   pass "FDMINI_GTL_LIB=path: linked, NEEDED, its folder in the RUNPATH"
 else
   fail "FDMINI_GTL_LIB=path" "" "$work/3.build"
