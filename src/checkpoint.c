@@ -481,15 +481,49 @@ static void maybe_kill(int *left)
   if (*left > 0 && --*left == 0) raise(SIGKILL);
 }
 
+/* The checksums of this rank's blocks of the checkpoint in flight: one per level, and the
+ * source record's where this rank owns it. Read-only on *ck; run beside the writes. */
+typedef struct {
+  const fd_checkpoints *ck;
+  uint64_t sum[FD_CKPT_FIELDS_MAX], hist;
+} hash_job;
+
+static void hash_blocks(hash_job *j)
+{
+  const fd_checkpoints *ck = j->ck;
+  const fd_grid *g = &ck->layout;
+  for (int f = 0; f < ck->fields; f++) {
+    const real_t *first = ck->host[f] + fd_grid_index(g, 1, 1, 1);
+    uint64_t sum = 0;
+    for (int k = 0; k < ck->n[2]; k++)
+      for (int j2 = 0; j2 < ck->n[1]; j2++) {
+        const long long g0 = ((ck->start[2] + k) * ck->run.N[1] + ck->start[1] + j2) * ck->run.N[0] + ck->start[0];
+        sum += hash_run(first + g->sxy * k + g->sx * j2, ck->n[0], g0, field_salt(f));
+      }
+    j->sum[f] = sum;
+  }
+  j->hist = ck->hist_owner && ck->hist_n > 0 ? hash_run(ck->hist_host, ck->hist_n, 0, CK_SALT_HIST) : 0;
+}
+
+static void *hash_main(void *arg)
+{
+  hash_blocks(arg);
+  return NULL;
+}
+
 /* Writes this rank's part of the checkpoint in flight: rank 0 the header, every rank its rows of
- * each level and its block's checksums, the source's owner the record and its checksum; then
- * fsync and close. Returns 0 or an errno; *sync_ms the fsync's time. */
+ * each level and its block's checksums (computed by a second thread while the rows are written;
+ * inline if it cannot start), the source's owner the record and its checksum; then fsync and
+ * close. Returns 0 or an errno; *sync_ms the fsync's time. */
 static int write_job(fd_checkpoints *ck, int kill_half, double *sync_ms)
 {
   const fd_ckpt_header *h = &ck->head;
   const fd_grid *g = &ck->layout;
   int fd = open(ck->tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return errno ? errno : EIO;
+  hash_job hj = {.ck = ck};
+  pthread_t hasher;
+  const int threaded = pthread_create(&hasher, NULL, hash_main, &hj) == 0; /* signals: blocked, as here */
   int e = 0;
   if (ck->rank == 0) {
     char block[FD_CKPT_HEADER_BYTES];
@@ -506,35 +540,55 @@ static int write_job(fd_checkpoints *ck, int kill_half, double *sync_ms)
     }
   }
   const long long es = (long long)sizeof(real_t), pts = ck->run.N[0] * ck->run.N[1] * ck->run.N[2];
-  int left = kill_half ? ck->n[1] * ck->n[2] / 2 + 1 : 0;
+  int left = kill_half ? ck->n[2] / 2 + 1 : 0;
   if (kill_half && ck->fields == 0) raise(SIGKILL); /* laplacian: no rows, the header is out */
   for (int f = 0; f < ck->fields && !e; f++) {
     const real_t *first = ck->host[f] + fd_grid_index(g, 1, 1, 1);
-    uint64_t sum = 0;
-    /* the rows, plane by plane (the kill test stops half-way), then the block's checksum */
+    /* the rows, plane by plane (the kill test stops half-way through the first level) */
     for (int k = 0; k < ck->n[2] && !e; k++) {
       const int one[3] = {ck->n[0], ck->n[1], 1};
       const long long at[3] = {ck->start[0], ck->start[1], ck->start[2] + k};
       e = output_write_block_at(fd, (long long)h->data_offset + f * pts * es, first + g->sxy * k, g->sx, g->sxy,
                                 one, at, ck->run.N);
-      for (int j = 0; j < ck->n[1] && !e; j++) {
-        const long long g0 = ((ck->start[2] + k) * ck->run.N[1] + ck->start[1] + j) * ck->run.N[0] + ck->start[0];
-        sum += hash_run(first + g->sxy * k + g->sx * j, ck->n[0], g0, field_salt(f));
-        if (f == 0) maybe_kill(&left);
-      }
+      if (f == 0) maybe_kill(&left);
     }
-    if (!e) e = pwrite_all(fd, &sum, 8, (off_t)(h->table_offset + 8 * ((uint64_t)f * ck->size + (uint64_t)ck->block)));
   }
-  if (!e && ck->hist_owner && ck->hist_n > 0) {
-    e = pwrite_all(fd, ck->hist_host, (size_t)(ck->hist_n * es), (off_t)h->hist_offset);
-    uint64_t sum = hash_run(ck->hist_host, ck->hist_n, 0, CK_SALT_HIST);
-    if (!e) e = pwrite_all(fd, &sum, 8, (off_t)(h->table_offset + 8 * (uint64_t)ck->fields * ck->size));
-  }
+  const int record = ck->hist_owner && ck->hist_n > 0;
+  if (!e && record) e = pwrite_all(fd, ck->hist_host, (size_t)(ck->hist_n * es), (off_t)h->hist_offset);
+  if (threaded)
+    pthread_join(hasher, NULL);
+  else
+    hash_blocks(&hj);
+  for (int f = 0; f < ck->fields && !e; f++)
+    e = pwrite_all(fd, &hj.sum[f], 8, (off_t)(h->table_offset + 8 * ((uint64_t)f * ck->size + (uint64_t)ck->block)));
+  if (!e && record) e = pwrite_all(fd, &hj.hist, 8, (off_t)(h->table_offset + 8 * (uint64_t)ck->fields * ck->size));
   const double t0 = mono_ms();
   if (!e && fsync(fd) != 0) e = errno ? errno : EIO;
   *sync_ms = mono_ms() - t0;
   if (close(fd) != 0 && !e) e = errno ? errno : EIO;
   return e;
+}
+
+/* Rank 0's writer thread after the rename of the newest checkpoint `keep`: removes every other
+ * checkpoint of the directory but the newest one before it (the last two are kept; newer ones
+ * are left from a run this one continues from an older checkpoint, and it redoes their steps).
+ * Off the solver's thread: removing a file of gigabytes can take a file system a third of a
+ * second (bench/results/README.md, "Checkpoints"). */
+static void prune(fd_checkpoints *ck, long long keep)
+{
+  long long steps[FD_CKPT_CANDIDATES * 4];
+  int n = 0;
+  if (list_dir(ck->dir, 0, steps, (int)(sizeof steps / sizeof steps[0]), &n) != 0) return;
+  if (n > (int)(sizeof steps / sizeof steps[0])) n = (int)(sizeof steps / sizeof steps[0]);
+  long long prev = -1;
+  for (int q = 0; q < n; q++)
+    if (steps[q] < keep && steps[q] > prev) prev = steps[q];
+  for (int q = 0; q < n; q++)
+    if (steps[q] != keep && steps[q] != prev) {
+      char p[FD_PATH_MAX + 64];
+      output_checkpoint_path(p, sizeof p, ck->dir, steps[q]);
+      unlink(p);
+    }
 }
 
 static void *writer_main(void *arg)
@@ -543,7 +597,19 @@ static void *writer_main(void *arg)
   long long taken = 0;
   for (;;) {
     pthread_mutex_lock(&ck->lock);
-    while (!ck->stop_thread && ck->queued == taken) pthread_cond_wait(&ck->job, &ck->lock);
+    while (!ck->stop_thread && ck->queued == taken && !ck->prune_due) pthread_cond_wait(&ck->job, &ck->lock);
+    if (ck->prune_due) { /* queued before any later checkpoint's write */
+      const long long keep = ck->prune_keep;
+      ck->prune_due = 0;
+      pthread_mutex_unlock(&ck->lock);
+      const double t0 = mono_ms();
+      prune(ck, keep);
+      const double t1 = mono_ms();
+      pthread_mutex_lock(&ck->lock);
+      ck->writer_ms += t1 - t0;
+      pthread_mutex_unlock(&ck->lock);
+      continue;
+    }
     if (ck->queued == taken) {
       pthread_mutex_unlock(&ck->lock);
       return NULL;
@@ -786,26 +852,6 @@ static long long writer_done(fd_checkpoints *ck, int wait)
   return c;
 }
 
-/* Rank 0 after the rename of the newest checkpoint `keep`: removes every other checkpoint of the
- * directory but the newest one before it (the last two are kept; newer ones are left from a run
- * this one continues from an older checkpoint, and it redoes their steps). */
-static void prune(fd_checkpoints *ck, long long keep)
-{
-  long long steps[FD_CKPT_CANDIDATES * 4];
-  int n = 0;
-  if (list_dir(ck->dir, 0, steps, (int)(sizeof steps / sizeof steps[0]), &n) != 0) return;
-  if (n > (int)(sizeof steps / sizeof steps[0])) n = (int)(sizeof steps / sizeof steps[0]);
-  long long prev = -1;
-  for (int q = 0; q < n; q++)
-    if (steps[q] < keep && steps[q] > prev) prev = steps[q];
-  for (int q = 0; q < n; q++)
-    if (steps[q] != keep && steps[q] != prev) {
-      char p[FD_PATH_MAX + 64];
-      output_checkpoint_path(p, sizeof p, ck->dir, steps[q]);
-      unlink(p);
-    }
-}
-
 /* The checkpoint in flight, its writers finished on every rank: agrees that every part was
  * written, then rank 0 checks the size, renames it to its final name, syncs the directory and
  * removes the older ones; agreed. FD_ERR_IO (the temporary file removed, older checkpoints
@@ -832,7 +878,11 @@ static int finalize(fd_checkpoints *ck)
         close(dfd);
       }
       if (ck->test_kill.what == FD_TEST_AT_COMMIT && ck->step >= ck->test_kill.step) raise(SIGKILL);
-      prune(ck, ck->step);
+      pthread_mutex_lock(&ck->lock); /* the older checkpoints go in the writer thread */
+      ck->prune_keep = ck->step;
+      ck->prune_due = 1;
+      pthread_cond_signal(&ck->job);
+      pthread_mutex_unlock(&ck->lock);
     }
   }
   err = fd_agree(ck->comm, err);

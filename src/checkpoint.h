@@ -26,10 +26,11 @@
  * stream copies the levels to device staging buffers (one field copy on the device: the pool
  * goes on at once), the IO stream copies those to pinned host memory, and a writer thread per
  * rank (POSIX I/O only: no MPI, no GPU runtime call; MPI_THREAD_FUNNELED) writes the rank's rows
- * at their offsets into DIR/ckpt_STEP.fdmini.PID.tmp (PID: rank 0's), its block's checksums into
- * the table, fsyncs and closes. The ranks learn that every writer finished from a poll (below);
- * then they agree, rank 0 checks the size, renames the file to its final name, syncs the
- * directory and removes the checkpoints older than the previous one (the last two are kept). A
+ * at their offsets into DIR/ckpt_STEP.fdmini.PID.tmp (PID: rank 0's) while a second thread
+ * computes its block's checksums, writes those into the table, fsyncs and closes. The ranks learn that every writer finished from a poll (below);
+ * then they agree, rank 0 checks the size, renames the file to its final name and syncs the
+ * directory, and its writer thread removes the checkpoints older than the previous one (the
+ * last two are kept) before it takes the next checkpoint. A
  * failed write (any rank) removes the temporary file, ends the run with FD_ERR_IO on every rank
  * and leaves the previous checkpoint as it was. At most one checkpoint is in flight: the next
  * one first waits for it (a stall when writing takes longer than the interval).
@@ -149,7 +150,8 @@ typedef struct {
   double stall;           /* of it, waiting for a copy, a writer or the previous checkpoint */
   double copy;            /* device-to-host copies (IO stream events) */
   double copy_call;       /* of host, the calls that enqueue the copies (all of a synchronous copy) */
-  double writer;          /* the writer thread busy (writes, checksums, fsync, close) */
+  double writer;          /* the writer thread busy (writes, checksums, fsync, close, the
+                             removal of older checkpoints) */
   double sync;            /* of writer, fsync */
   long long polls;        /* stop polls completed */
 } fd_ckpt_times;
@@ -209,6 +211,9 @@ typedef struct {
   long long queued, completed; /* under lock */
   int werr;               /* under lock: errno of the last job, 0 written */
   int stop_thread, kill_half; /* under lock */
+  int prune_due;          /* under lock: rank 0's writer removes the checkpoints older than
+                             the two newest (prune_keep and the one before) */
+  long long prune_keep;
   double writer_ms, sync_ms;  /* under lock */
   /* stop polls */
   MPI_Request poll;
