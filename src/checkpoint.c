@@ -663,7 +663,6 @@ int checkpoint_create(fd_checkpoints *ck, const fd_ckpt_config *c)
   ck->size = c->size;
   ck->fields = ck->run.fields;
   ck->accelerator = c->accelerator;
-  ck->ahead = c->ahead;
   fd_copy_str(ck->backend, sizeof ck->backend, c->backend);
   ck->hist_owner = c->hist_owner;
   ck->compute = c->compute;
@@ -814,14 +813,13 @@ static int take(fd_checkpoints *ck, const fd_ckpt_view *v)
     FD_BE(be_event_record(ck->copied, ck->compute));
   }
   ck->copy_call_ms += mono_ms() - t0;
-  ck->t_copy = mono_ms();
-  ck->copy_pass = ck->passes;
   ck->stage_state = 1;
   ck->begun++;
   return FD_OK;
 }
 
-/* Copies done -> the writer (waits for the copy, normally long finished). Not Collective. */
+/* Copies done -> the writer (waits for the copy where it is not done: at the next checkpoint, a
+ * stop or the end). Not Collective. */
 static int hand_over(fd_checkpoints *ck)
 {
   const double t0 = mono_ms();
@@ -830,7 +828,6 @@ static int hand_over(fd_checkpoints *ck)
   float ms = 0.0f;
   FD_BE(be_event_elapsed_ms(&ms, ck->begin, ck->copied));
   ck->copy_ms += ms;
-  ck->copy_last_ms = ms;
   pthread_mutex_lock(&ck->lock);
   ck->kill_half = ck->test_kill.what == FD_TEST_AT_WRITE && ck->test_kill.rank == ck->rank && ck->step >= ck->test_kill.step;
   ck->queued = ck->begun;
@@ -963,11 +960,12 @@ int checkpoint_after_pass(fd_checkpoints *ck, const fd_ckpt_view *v, int count, 
       if (!ck->accelerator) FD_CALL(hand_over(ck)); /* the copies were synchronous */
     }
   }
-  /* the copies should be done: the device has reached them (the host is `ahead` passes past
-   * them) and the last one's duration with a margin has passed (4 GB/s the first time) */
-  if (ck->stage_state == 1 && ck->passes - ck->copy_pass >= ck->ahead) {
-    const double expect = ck->copy_last_ms > 0 ? 1.25 * ck->copy_last_ms + 1.0 : ck->bytes / 4e6 + 1.0;
-    if (mono_ms() - ck->t_copy > expect) FD_CALL(hand_over(ck));
+  /* the copies go to the writer as soon as the device has done them: asked, never waited for
+   * (a wait would drain the passes queued ahead of the device) */
+  if (ck->stage_state == 1) {
+    int done = 0;
+    FD_BE(be_event_query(ck->copied, &done));
+    if (done) FD_CALL(hand_over(ck));
   }
   int sig = 0;
   const int due = ck->passes % FD_CKPT_POLL_PASSES == 0;
@@ -1065,20 +1063,93 @@ static int preadv_all(int fd, struct iovec *iov, int cnt, off_t off)
   return 0;
 }
 
+/* The checksum terms of this rank's rows of field f read so far: planes [0, ready) of the block
+ * are in host; a second thread adds their terms to sums while the next planes are read. */
+typedef struct {
+  const fd_ckpt_header *h;
+  int f;
+  const fd_grid *g;
+  const int *n;
+  const long long *start;
+  const real_t *host;
+  uint64_t *sums;         /* fields x writers: every value's term to the block of its writer */
+  pthread_mutex_t lock;
+  pthread_cond_t more;
+  int ready;              /* under lock: planes read */
+  int quit;               /* under lock: the reading failed */
+} plane_hash;
+
+/* Adds the terms of planes [k0, k1) to p->sums. */
+static void hash_planes(plane_hash *p, int k0, int k1)
+{
+  const fd_ckpt_header *h = p->h;
+  const long long N[3] = {h->N[0], h->N[1], h->N[2]};
+  const int W0 = (int)h->procs[0], W1 = (int)h->procs[1];
+  for (int k = k0; k < k1; k++) {
+    const long long gz = p->start[2] + k;
+    const int wz = block_of(N[2], (int)h->procs[2], gz);
+    for (int j = 0; j < p->n[1]; j++) {
+      const long long gy = p->start[1] + j;
+      const int wy = block_of(N[1], W1, gy);
+      const real_t *r = p->host + fd_grid_index(p->g, 1, j + 1, k + 1);
+      for (long long x = p->start[0]; x < p->start[0] + p->n[0];) {
+        const int wx = block_of(N[0], W0, x);
+        long long bn, bs;
+        decomp_split(N[0], W0, wx, &bn, &bs);
+        long long end = bs + bn < p->start[0] + p->n[0] ? bs + bn : p->start[0] + p->n[0];
+        const long long w = wx + (long long)W0 * (wy + (long long)W1 * wz);
+        p->sums[(long long)p->f * (long long)h->writers + w] +=
+            hash_run(r + (x - p->start[0]), end - x, (gz * N[1] + gy) * N[0] + x, field_salt(p->f));
+        x = end;
+      }
+    }
+  }
+}
+
+static void *plane_hasher(void *arg)
+{
+  plane_hash *p = arg;
+  for (int k = 0; k < p->n[2];) {
+    pthread_mutex_lock(&p->lock);
+    while (p->ready <= k && !p->quit) pthread_cond_wait(&p->more, &p->lock);
+    const int ready = p->ready, quit = p->quit;
+    pthread_mutex_unlock(&p->lock);
+    if (quit) return NULL;
+    hash_planes(p, k, ready);
+    k = ready;
+  }
+  return NULL;
+}
+
 /* Reads this rank's rows of field f of the checkpoint (header h) into the interior of host (the
- * layout g), rows that follow each other in the file in one preadv, and adds every value's term
- * to sums[f * W + writer block]. 0 or an errno. */
+ * layout g), plane by plane, rows that follow each other in the file in one preadv, and adds
+ * every value's term to sums[f * W + writer block]: a second thread hashes the planes read while
+ * the next are read (inline after the reading if it cannot start). 0 or an errno. */
 static int read_field(int fd, const fd_ckpt_header *h, int f, const fd_grid *g, const int n[3], const long long start[3],
                       real_t *host, uint64_t *sums)
 {
   const long long N[3] = {h->N[0], h->N[1], h->N[2]}, es = (long long)sizeof(real_t), pts = N[0] * N[1] * N[2];
   const long long base = (long long)h->data_offset + f * pts * es;
   const size_t row = (size_t)n[0] * (size_t)es;
-  const int W0 = (int)h->procs[0], W1 = (int)h->procs[1];
+  plane_hash p = {.h = h, .f = f, .g = g, .n = n, .start = start, .host = host, .sums = sums};
+  int threaded = 0;
+  pthread_t hasher;
+  if (pthread_mutex_init(&p.lock, NULL) == 0) {
+    if (pthread_cond_init(&p.more, NULL) == 0) {
+      sigset_t all, old; /* signals stay with the solver's thread */
+      sigfillset(&all);
+      pthread_sigmask(SIG_BLOCK, &all, &old);
+      threaded = pthread_create(&hasher, NULL, plane_hasher, &p) == 0;
+      pthread_sigmask(SIG_SETMASK, &old, NULL);
+      if (!threaded) pthread_cond_destroy(&p.more);
+    }
+    if (!threaded) pthread_mutex_destroy(&p.lock);
+  }
   struct iovec iov[ROWS_PER_CALL];
-  int cnt = 0, e = 0;
-  off_t at = 0, next = 0;
-  for (int k = 0; k < n[2] && !e; k++)
+  int e = 0;
+  for (int k = 0; k < n[2] && !e; k++) {
+    int cnt = 0;
+    off_t at = 0, next = 0;
     for (int j = 0; j < n[1] && !e; j++) {
       const off_t off = (off_t)(base + (((start[2] + k) * N[1] + start[1] + j) * N[0] + start[0]) * es);
       if (cnt == ROWS_PER_CALL || (cnt > 0 && off != next)) {
@@ -1092,29 +1163,25 @@ static int read_field(int fd, const fd_ckpt_header *h, int f, const fd_grid *g, 
       cnt++;
       next = off + (off_t)row;
     }
-  if (!e && cnt > 0) e = preadv_all(fd, iov, cnt, at);
-  if (e) return e;
-  /* every row's values to the blocks of the writers that wrote them */
-  for (int k = 0; k < n[2]; k++) {
-    const long long gz = start[2] + k;
-    const int wz = block_of(N[2], (int)h->procs[2], gz);
-    for (int j = 0; j < n[1]; j++) {
-      const long long gy = start[1] + j;
-      const int wy = block_of(N[1], W1, gy);
-      const real_t *r = host + fd_grid_index(g, 1, j + 1, k + 1);
-      for (long long x = start[0]; x < start[0] + n[0];) {
-        const int wx = block_of(N[0], W0, x);
-        long long bn, bs;
-        decomp_split(N[0], W0, wx, &bn, &bs);
-        long long end = bs + bn < start[0] + n[0] ? bs + bn : start[0] + n[0];
-        const long long w = wx + (long long)W0 * (wy + (long long)W1 * wz);
-        sums[(long long)f * (long long)h->writers + w] +=
-            hash_run(r + (x - start[0]), end - x, (gz * N[1] + gy) * N[0] + x, field_salt(f));
-        x = end;
-      }
+    if (!e && cnt > 0) e = preadv_all(fd, iov, cnt, at);
+    if (threaded) {
+      pthread_mutex_lock(&p.lock);
+      if (e)
+        p.quit = 1;
+      else
+        p.ready = k + 1;
+      pthread_cond_signal(&p.more);
+      pthread_mutex_unlock(&p.lock);
     }
   }
-  return 0;
+  if (threaded) {
+    pthread_join(hasher, NULL);
+    pthread_cond_destroy(&p.more);
+    pthread_mutex_destroy(&p.lock);
+  } else if (!e) {
+    hash_planes(&p, 0, n[2]);
+  }
+  return e;
 }
 
 /* One attempt at loading ck->from into v. FD_OK, or an agreed error: FD_ERR_USAGE for an

@@ -137,8 +137,6 @@ typedef struct {
   const fd_grid *grid;    /* the layout of the block's fields */
   int accelerator;        /* fields in device memory: staged by a device copy first */
   const char *backend;    /* be_info.backend, for the header */
-  int ahead;              /* passes the host may run ahead of the device: a copy is not waited
-                             for before the host is that far past it */
   int hist_owner;         /* this rank records the wave's source */
   be_stream compute;      /* the solver's stream */
 } fd_ckpt_config;
@@ -193,9 +191,6 @@ typedef struct {
   /* the checkpoint in flight (begun > finalized): at most one */
   long long begun, finalized, written;
   int stage_state;        /* 0 none, 1 copies enqueued, 2 handed to the writer */
-  double t_copy, copy_last_ms;
-  long long copy_pass;    /* ck->passes when the copies were enqueued */
-  int ahead;
   long long step;         /* its step */
   long long hist_n;
   fd_ckpt_header head;    /* rank 0: its header */

@@ -691,7 +691,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   const fd_ckpt_config ck = {o, s->dec.cart, s->dec.rank, s->dec.size, {s->dec.P[0], s->dec.P[1], s->dec.P[2]},
                              {s->dec.n[0], s->dec.n[1], s->dec.n[2]},
                              {s->dec.start[0], s->dec.start[1], s->dec.start[2]}, &s->grid, dev->is_accelerator,
-                             dev->backend, 2 * FD_AHEAD, s->src_owned && s->src_hist, s->compute};
+                             dev->backend, s->src_owned && s->src_hist, s->compute};
   FD_CALL(checkpoint_create(&s->ckpt, &ck));
   return FD_OK;
 }
