@@ -27,13 +27,15 @@
  * goes on at once), the IO stream copies those to pinned host memory, and a writer thread per
  * rank (POSIX I/O only: no MPI, no GPU runtime call; MPI_THREAD_FUNNELED) writes the rank's rows
  * at their offsets into DIR/ckpt_STEP.fdmini.PID.tmp (PID: rank 0's) while a second thread
- * computes its block's checksums, writes those into the table, fsyncs and closes. The ranks learn that every writer finished from a poll (below);
- * then they agree, rank 0 checks the size, renames the file to its final name and syncs the
- * directory, and its writer thread removes the checkpoints older than the previous one (the
- * last two are kept) before it takes the next checkpoint. A
- * failed write (any rank) removes the temporary file, ends the run with FD_ERR_IO on every rank
- * and leaves the previous checkpoint as it was. At most one checkpoint is in flight: the next
- * one first waits for it (a stall when writing takes longer than the interval).
+ * computes its block's checksums, writes those into the table, fsyncs and closes. The copies are
+ * handed to the writer once their event says they are done (asked after every pass; waited for
+ * only at the next checkpoint, a stop or the end). The ranks learn that every writer finished
+ * from a poll (below); then they agree, rank 0 checks the size, renames the file to its final
+ * name and syncs the directory, and its writer thread removes the checkpoints older than the
+ * previous one (the last two are kept) before it takes the next checkpoint. A failed write (any
+ * rank) removes the temporary file, ends the run with FD_ERR_IO on every rank and leaves the
+ * previous checkpoint as it was. At most one checkpoint is in flight: the next one first waits
+ * for it (a stall when writing takes longer than the interval).
  *
  * Stop signals. With a checkpoint directory, SIGTERM and SIGUSR1 set a flag (async-signal-safe).
  * At every multiple of FD_CKPT_POLL_PASSES passes (counted over all loops of the run, the same
