@@ -607,6 +607,7 @@ static void *writer_main(void *arg)
       const double t1 = mono_ms();
       pthread_mutex_lock(&ck->lock);
       ck->writer_ms += t1 - t0;
+      ck->prune_ms += t1 - t0; /* it delays the next checkpoint's write */
       pthread_mutex_unlock(&ck->lock);
       continue;
     }
@@ -624,6 +625,8 @@ static void *writer_main(void *arg)
     ck->werr = e;
     ck->writer_ms += t1 - t0;
     ck->sync_ms += sync_ms;
+    if (t1 - t0 + ck->prune_ms > ck->writer_max_ms) ck->writer_max_ms = t1 - t0 + ck->prune_ms;
+    ck->prune_ms = 0.0;
     ck->completed = taken;
     pthread_cond_broadcast(&ck->finished);
     pthread_mutex_unlock(&ck->lock);
@@ -1016,7 +1019,7 @@ void checkpoint_reset_timers(fd_checkpoints *ck)
   ck->polls = 0;
   if (!ck->sync_ready) return;
   pthread_mutex_lock(&ck->lock);
-  ck->writer_ms = ck->sync_ms = 0.0;
+  ck->writer_ms = ck->sync_ms = ck->writer_max_ms = 0.0;
   pthread_mutex_unlock(&ck->lock);
 }
 
@@ -1027,11 +1030,12 @@ void checkpoint_timers(fd_checkpoints *ck, fd_ckpt_times *t)
   t->copy = ck->copy_ms;
   t->copy_call = ck->copy_call_ms;
   t->polls = ck->polls;
-  t->writer = t->sync = 0.0;
+  t->writer = t->sync = t->writer_max = 0.0;
   if (!ck->sync_ready) return;
   pthread_mutex_lock(&ck->lock);
   t->writer = ck->writer_ms;
   t->sync = ck->sync_ms;
+  t->writer_max = ck->writer_max_ms;
   pthread_mutex_unlock(&ck->lock);
 }
 

@@ -153,6 +153,8 @@ typedef struct {
   double writer;          /* the writer thread busy (writes, checksums, fsync, close, the
                              removal of older checkpoints) */
   double sync;            /* of writer, fsync */
+  double writer_max;      /* the writer's longest checkpoint: its write, checksums, fsync and
+                             close, and the removal of older checkpoints that came before it */
   long long polls;        /* stop polls completed */
 } fd_ckpt_times;
 
@@ -212,6 +214,8 @@ typedef struct {
                              the two newest (prune_keep and the one before) */
   long long prune_keep;
   double writer_ms, sync_ms;  /* under lock */
+  double writer_max_ms, prune_ms; /* under lock: fd_ckpt_times.writer_max; the removal's time
+                             not yet counted into a checkpoint's */
   /* stop polls */
   MPI_Request poll;
   int poll_out;

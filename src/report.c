@@ -167,6 +167,16 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     fprintf(out, "                       work %.4f ms per step: solver thread %.4f (of it waiting %.4f), copies %.4f, writer thread %.4f (of it fsync %.4f): %.1f %% hidden (max over ranks; hidden: min)\n",
             r->ckpt_work_ms.max, r->ckpt_host_ms.max, r->ckpt_stall_ms.max, r->ckpt_copy_ms.max, r->ckpt_writer_ms.max,
             r->ckpt_sync_ms.max, 100 * r->ckpt_hidden.min);
+    if (r->ckpt_keep_up_every > 0) {
+      /* the interval the file system allows: one checkpoint's writing against the steps */
+      const int keeps_up = r->checkpoint_every >= r->ckpt_keep_up_every;
+      fprintf(out, "                       writing one took up to %.3f s (slowest rank), as long as %lld steps without "
+                   "them: every %d steps %s\n", r->ckpt_writer_max_ms.max / 1e3, r->ckpt_keep_up_every,
+              r->checkpoint_every, keeps_up ? "keeps up" : "falls behind (each checkpoint waits for the one before)");
+      if (!keeps_up)
+        fprintf(out, "                       --checkpoint-every %lld or more keeps up with this file system\n",
+                r->ckpt_keep_up_every);
+    }
   } else if (r->checkpoints_on) {
     fprintf(out, "  checkpoints          on a stop signal (SIGTERM, SIGUSR1) only, into %s\n", r->checkpoint_dir);
   }
@@ -387,6 +397,8 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
       stat(&j, "writer_ms_per_step", &r->ckpt_writer_ms);
       stat(&j, "fsync_ms_per_step", &r->ckpt_sync_ms);
       stat(&j, "hidden_share", &r->ckpt_hidden);
+      stat(&j, "writer_max_ms_per_checkpoint", &r->ckpt_writer_max_ms);
+      json_int(&j, "keep_up_every", r->ckpt_keep_up_every);
     }
     json_int(&j, "stop_polls", r->ckpt_polls);
     json_end(&j);

@@ -1135,6 +1135,13 @@ static int reduce_checkpoints(fd_state *s, double step_ms, double ref_ms, fd_res
   reduce_stat(comm, ranks, lost, &r->ckpt_lost_ms);
   reduce_stat(comm, ranks, work, &r->ckpt_work_ms);
   reduce_stat(comm, ranks, hidden, &r->ckpt_hidden);
+  reduce_stat(comm, ranks, t.writer_max, &r->ckpt_writer_max_ms);
+  r->ckpt_keep_up_every = 0;
+  if (r->ckpt_writer_max_ms.max > 0 && r->ckpt_ref_ms.max > 0) {
+    const double steps = ceil(r->ckpt_writer_max_ms.max / r->ckpt_ref_ms.max);
+    const long long T = s->fuse > 0 ? s->fuse : 1;
+    r->ckpt_keep_up_every = steps < 1e15 ? ((long long)steps + T - 1) / T * T : 0;
+  }
   r->ckpt_polls = t.polls;
   r->checkpoints = s->ckpt.written;
   r->checkpoint_first = s->ckpt.first_step;

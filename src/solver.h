@@ -108,6 +108,11 @@ typedef struct {
   fd_stat ckpt_host_ms, ckpt_stall_ms, ckpt_copy_ms, ckpt_writer_ms, ckpt_sync_ms; /* per timed
                                step, as for the snapshots; sync: the writers' fsync */
   fd_stat ckpt_ref_ms, ckpt_lost_ms, ckpt_work_ms, ckpt_hidden;
+  fd_stat ckpt_writer_max_ms; /* a rank's writer on its longest checkpoint of the timed loop (0:
+                               none finished there) */
+  long long ckpt_keep_up_every; /* the fewest steps (a multiple of T) that last as long as the
+                               slowest writer's longest checkpoint at the step without them: an
+                               interval the writers keep up with (0: not measured) */
   long long ckpt_polls;     /* stop polls completed in the timed loop (rank 0) */
   int restarted;            /* the run continued a checkpoint */
   char restart_from[FD_PATH_MAX];

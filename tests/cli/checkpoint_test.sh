@@ -279,8 +279,9 @@ run 4 --op wave --global 31,31,31 --warmup 2 --iters 30 --checkpoint-every 8 --c
   --json "$work/rep.json"
 if ((rc == 0)) && has_re "$out" "^  restart     from $d/ckpt_[0-9]*.fdmini: [0-9]* steps done before (written by 2 ranks" &&
   has_re "$out" "^  checkpoints          every 8 steps into $d: [0-9]* written" &&
+  has_re "$out" "writing one took up to [0-9.]* s (slowest rank), as long as [0-9]* steps without them: every 8 steps" &&
   has_re "$out" "verification: PASS  wave: energy balance: .* ok" &&
-  python3 - "$work/rep.json" "$d" <<'PY'; then
+  python3 - "$work/rep.json" "$d" "$out" <<'PY'; then
 import json, sys
 r, d = json.load(open(sys.argv[1])), sys.argv[2]
 c, s = r["checkpoints"], r["restart"]
@@ -291,6 +292,17 @@ assert c["every"] == 8 and c["dir"] == d and c["written"] >= 1 and c["last_step"
 for k in ("lost_ms_per_step", "work_ms_per_step", "writer_ms_per_step", "fsync_ms_per_step", "hidden_share"):
     assert 0 <= c[k]["min"] <= c[k]["max"], k
 assert 0 <= c["hidden_share"]["min"] <= 1 and c["reference_steps"] > 0
+# the interval the writers keep up with: the slowest writer's longest checkpoint in steps of the
+# step without checkpoints, rounded up; the report says whether every 8 steps does
+w, ref, k = c["writer_max_ms_per_checkpoint"]["max"], c["reference_step_ms"]["max"], c["keep_up_every"]
+assert 0 < c["writer_max_ms_per_checkpoint"]["min"] <= w and k >= 1, (w, k)
+assert w / ref * (1 - 1e-6) <= k < w / ref * (1 + 1e-6) + 1, (w, ref, k)
+out = sys.argv[3]
+assert f"as long as {k} steps without them" in out, k
+if k <= 8:
+    assert "every 8 steps keeps up" in out and "or more keeps up" not in out
+else:
+    assert "every 8 steps falls behind" in out and f"--checkpoint-every {k} or more keeps up" in out
 assert r["verification"]["passed"] is True
 PY
   pass "report and JSON: the checkpoints written, the restart (from, steps before, read time), PASS"
