@@ -746,8 +746,15 @@ int checkpoint_destroy(fd_checkpoints *ck)
   ck->begun = ck->finalized;
   ck->stage_state = 0;
   if (ck->handlers) {
-    sigaction(SIGTERM, &ck_old_term, NULL);
-    sigaction(SIGUSR1, &ck_old_usr1, NULL);
+    /* A stopped run exits 5 on every rank once its checkpoint is committed, whatever stop
+     * signal comes next: a launcher signals the other ranks as soon as one has exited
+     * (Open MPI's mpirun: SIGTERM, then SIGKILL), and they may still be in MPI_Finalize. */
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGTERM, ck->stop_signal ? &ign : &ck_old_term, NULL);
+    sigaction(SIGUSR1, ck->stop_signal ? &ign : &ck_old_usr1, NULL);
     ck->handlers = 0;
   }
   if (ck->sync_ready) {

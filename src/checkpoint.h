@@ -249,7 +249,8 @@ int checkpoint_prepare(fd_checkpoints *ck, const fd_options *o, MPI_Comm comm, c
  * checkpoint_destroy frees it (also after a failure). */
 int checkpoint_create(fd_checkpoints *ck, const fd_ckpt_config *c);
 /* Stops the writer (abandoning a checkpoint in flight: its temporary file is removed), restores
- * the signal handlers and frees what checkpoint_create made. Collective (it completes an
+ * the signal handlers (after a stop: ignores SIGTERM and SIGUSR1 for the rest of the process, so
+ * that it exits 5) and frees what checkpoint_create made. Collective (it completes an
  * outstanding poll, which every rank has). */
 int checkpoint_destroy(fd_checkpoints *ck);
 
