@@ -50,17 +50,17 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   }
   if (r->fuse.ran) {
     fprintf(out, "  fuse tune   %d candidates on each rank's block in %.3f s, ms per step on the slowest rank:\n"
-                 "              the pass alone; the finalists' loop trial (the run's own loop) with graphs off / on\n",
-            r->fuse.n, r->fuse.seconds);
+                 "              the pass alone; the finalists' loop trials (the run's own loop, best of %d rounds), graphs off / on\n",
+            r->fuse.n, r->fuse.seconds, r->fuse.rounds);
     for (int i = 0; i < r->fuse.n; i++) {
       if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, sizeof spec);
       else fd_kernel_format(&r->kernel, spec, sizeof spec);
       char loop[2][16];
       for (int g = 0; g < 2; g++) {
-        if (r->fuse.loop_ms[i][g] > 0) snprintf(loop[g], sizeof loop[g], "%9.4f", r->fuse.loop_ms[i][g]);
+        if (r->fuse.loop_ms[i][g] > 0) snprintf(loop[g], sizeof loop[g], "%9.5f", r->fuse.loop_ms[i][g]);
         else snprintf(loop[g], sizeof loop[g], "%9s", "-");
       }
-      fprintf(out, "              %-48s %9.4f %s %s%s\n", spec, r->fuse.ms[i], loop[0], loop[1],
+      fprintf(out, "              %-48s %9.5f %s %s%s\n", spec, r->fuse.ms[i], loop[0], loop[1],
               i == r->fuse.chosen ? (r->fuse.chosen_graphs ? "  <- chosen, graphs on" : "  <- chosen, graphs off") : "");
     }
   }
@@ -75,8 +75,8 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
                                        : (dev->is_accelerator ? "--graphs auto, eager was faster in the trial"
                                                               : "--graphs auto: the host backend runs calls to completion"));
   if (!r->fuse.ran && r->fuse.loop_ms[0][0] > 0)
-    fprintf(out, "  graph trial %.4f ms per step eager, %.4f with graphs (the run's own loop, slowest rank)\n",
-            r->fuse.loop_ms[0][0], r->fuse.loop_ms[0][1]);
+    fprintf(out, "  graph trial %.5f ms per step eager, %.5f with graphs (the run's own loop, slowest rank, best of %d rounds)\n",
+            r->fuse.loop_ms[0][0], r->fuse.loop_ms[0][1], r->fuse.rounds);
   fprintf(out, "  halo        path %s (%lld faces by device copy between ranks, %lld through MPI, over all ranks);"
           " MPI %s; overlap %s\n",
           halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
@@ -294,6 +294,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_str(&j, "mode", o->fuse == 0 ? "auto" : (r->fuse.ran ? "autotuned" : (r->fuse.steps > 1 ? (dev->is_accelerator ? "rule" : "host") : "off")));
   if (r->fuse.ran) {
     json_num(&j, "seconds", r->fuse.seconds);
+    json_int(&j, "trial_rounds", r->fuse.rounds);
     json_array(&j, "candidates");
     for (int i = 0; i < r->fuse.n; i++) {
       json_object(&j, NULL);
@@ -322,6 +323,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   if (!r->fuse.ran && r->fuse.loop_ms[0][0] > 0) {
     json_num(&j, "trial_ms_per_step_off", r->fuse.loop_ms[0][0]);
     json_num(&j, "trial_ms_per_step_on", r->fuse.loop_ms[0][1]);
+    json_int(&j, "trial_rounds", r->fuse.rounds);
   }
   json_end(&j);
   /* the floors (README "Small blocks and strong scaling"), microseconds; null where n/a */

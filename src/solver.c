@@ -1259,6 +1259,8 @@ static int set_fuse(fd_state *s, int T, const fd_fused *c)
  * sampling cycle makes the trial time whole windows instead of whole cycles. */
 #define FD_TRIAL_MS 4.0
 #define FD_TRIAL_CYCLE_MS 40.0
+/* Rounds of loop trials over the finalists (trial_rounds) */
+#define FD_TRIAL_ROUNDS 3
 
 /* Runs `steps` steps of the loop on every rank; *s_max = the slowest rank's wall time in
  * seconds. Collective. */
@@ -1310,6 +1312,35 @@ static int loop_trial(fd_state *s, int T, const fd_fused *c, int graphs, double 
   return FD_OK;
 }
 
+/* The loop trials (loop_trial) of fin[0..nfin-1], each {index in ft->cand, graphs 0/1}, in
+ * FD_TRIAL_ROUNDS rounds, the order reversed every other round: ft->loop_ms keeps each one's
+ * fastest round, and ft->chosen, ft->chosen_graphs name the fastest (the first of equals). One
+ * trial alone times whatever the device and the host were doing then (the first trials after
+ * the candidates' timing, a clock settling at the power limit). Every rank gets the slowest
+ * rank's times, so the same choice. Collective. */
+static int trial_rounds(fd_state *s, fd_fuse_tune *ft, int (*fin)[2], int nfin)
+{
+  ft->rounds = FD_TRIAL_ROUNDS;
+  for (int round = 0; round < FD_TRIAL_ROUNDS; round++)
+    for (int q = 0; q < nfin; q++) {
+      const int *e = fin[round % 2 ? nfin - 1 - q : q];
+      double ms;
+      FD_CALL(loop_trial(s, ft->cand[e[0]].steps, &ft->cand[e[0]], e[1], &ms));
+      double *kept = &ft->loop_ms[e[0]][e[1]];
+      if (round == 0 || ms < *kept) *kept = ms;
+    }
+  double best = 0.0;
+  for (int q = 0; q < nfin; q++) {
+    const double ms = ft->loop_ms[fin[q][0]][fin[q][1]];
+    if (best == 0.0 || ms < best) {
+      best = ms;
+      ft->chosen = fin[q][0];
+      ft->chosen_graphs = fin[q][1];
+    }
+  }
+  return FD_OK;
+}
+
 /* --graphs: 1 when this backend replays graphs for the run (on, or auto where the backend
  * runs on a device; the host backend's recorded calls are for tests: auto leaves them off). */
 static int graphs_wanted(const fd_state *s, int *trial)
@@ -1325,9 +1356,9 @@ static int graphs_wanted(const fd_state *s, int *trial)
  * r->fuse, r->graphs_* and s: T = 1; a given T with the backend's rule (--tune off, the host
  * backend); otherwise the fused kernel's configurations are timed alone on the rank's block
  * (be_fused_candidates of each T; T = 1 the single-step configuration), the fastest one or two
- * of each T are the finalists, and each finalist runs a loop trial (loop_trial: the run's own
- * passes and exchanges) with graphs off and, with --graphs auto on a device, on: the fastest
- * per step is the run's. --fuse auto takes T among 1..4 dividing S with several ranks and the
+ * of each T are the finalists, and each finalist runs loop trials (trial_rounds, loop_trial:
+ * the run's own passes and exchanges) with graphs off and, with --graphs auto on a device, on:
+ * the fastest per step is the run's. --fuse auto takes T among 1..4 dividing S with several ranks and the
  * snapshot interval with snapshots. With no fused trial, --graphs auto is a loop trial of the
  * configuration with graphs off and on. Leaves the fields to be filled again. Collective. */
 static int choose_fuse(fd_state *s, fd_result *r)
@@ -1358,8 +1389,8 @@ static int choose_fuse(fd_state *s, fd_result *r)
       ft->n = 1;
       ft->cand[0] = ft->config;
       ft->cand[0].steps = ft->steps;
-      for (int g = 0; g < 2; g++) FD_CALL(loop_trial(s, ft->steps, &ft->config, g, &ft->loop_ms[0][g]));
-      ft->chosen_graphs = ft->loop_ms[0][1] < ft->loop_ms[0][0];
+      int fin[2][2] = {{0, 0}, {0, 1}};
+      FD_CALL(trial_rounds(s, ft, fin, 2));
     }
   } else {
     /* each rank's block as a pass over 1..n with the fix box 1..n; T = 1 the single-step
@@ -1373,9 +1404,10 @@ static int choose_fuse(fd_state *s, fd_result *r)
       tf.hi[d] = tf.fix_hi[d] = s->grid.n[d];
     }
     FD_CALL(tune_fused(s->dec.cart, &t1, s->kernel, &tf, steps, n, ft));
-    /* the finalists: the fastest two of each T (its first one for T = 1) */
+    /* the finalists: the fastest two of each T (its first one for T = 1), each with graphs
+     * off and (auto on a device) on */
     const double t0 = fd_now();
-    double best = 0.0;
+    int fin[2 * FD_FUSE_MAX * 2][2], nfin = 0;
     for (int k = 0; k < n; k++) {
       int first = -1, second = -1;
       for (int i = 0; i < ft->n; i++) {
@@ -1383,22 +1415,15 @@ static int choose_fuse(fd_state *s, fd_result *r)
         if (first < 0 || ft->ms[i] < ft->ms[first]) second = first, first = i;
         else if (second < 0 || ft->ms[i] < ft->ms[second]) second = i;
       }
-      const int fin[2] = {first, steps[k] > 1 ? second : -1};
-      for (int f = 0; f < 2; f++) {
-        if (fin[f] < 0) continue;
-        for (int g = 0; g < 2; g++) {
-          if (!trial_graphs && g != graphs) continue; /* auto on a device: both */
-          double ms;
-          FD_CALL(loop_trial(s, steps[k], &ft->cand[fin[f]], g, &ms));
-          ft->loop_ms[fin[f]][g] = ms;
-          if (best == 0.0 || ms < best) {
-            best = ms;
-            ft->chosen = fin[f];
-            ft->chosen_graphs = g;
+      const int pick[2] = {first, steps[k] > 1 ? second : -1};
+      for (int f = 0; f < 2; f++)
+        for (int g = 0; g < 2; g++)
+          if (pick[f] >= 0 && (trial_graphs || g == graphs)) {
+            fin[nfin][0] = pick[f];
+            fin[nfin++][1] = g;
           }
-        }
-      }
     }
+    FD_CALL(trial_rounds(s, ft, fin, nfin));
     double dt = fd_now() - t0, slowest;
     FD_MPI(MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
     ft->seconds += slowest;

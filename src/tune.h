@@ -34,8 +34,10 @@ typedef struct {
   double ms[FD_FUSE_TUNE_MAX]; /* median ms per step (a pass / its steps) on the slowest rank */
   /* The loop trial of the finalists (the fastest one or two configurations of each T by ms):
    * ms per step of the run's own loop (its passes, exchanges, sampled timing) on the slowest
-   * rank, with graphs off [0] and on [1]; 0 where not run. The choice is the fastest of these. */
+   * rank, with graphs off [0] and on [1], the fastest of `rounds` trials; 0 where not run.
+   * The choice is the fastest of these. */
   double loop_ms[FD_FUSE_TUNE_MAX][2];
+  int rounds;                /* loop trials of each finalist (0: none ran) */
   int chosen;                /* index of the one every rank uses */
   int chosen_graphs;         /* the graphs setting of the chosen loop trial */
   double seconds;            /* wall time of the trial, slowest rank */

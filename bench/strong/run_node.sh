@@ -42,13 +42,15 @@ mps_start() {
 }
 mps_stop() { echo quit | nvidia-cuda-mps-control 2>/dev/null && echo "MPS: stopped"; }
 
-# iters N: timed steps for an N^3 block: 0.05 to 0.7 s of steps on one H100 rank
+# iters N: timed steps for an N^3 block: 0.05 to 0.7 s of steps on one H100 rank, at least
+# 0.15 s from 128^3 on: a GPU at its power limit lowers its clock within the first tenth of a
+# second or so (an H200 from 1980 to 1665-1830 MHz at 512^3), and a shorter run times the clock
+# it happened to start at (bench/results/README.md, "Deep halos with edges and corners")
 iters_for() {
   case $1 in
-  32 | 48 | 64) echo 20000 ;;
-  96 | 128) echo 8000 ;;
-  256) echo 600 ;;
-  *) echo 100 ;;
+  32 | 48 | 64 | 96 | 128) echo 20000 ;;
+  256) echo 4000 ;;
+  *) echo 1000 ;;
   esac
 }
 
