@@ -342,7 +342,8 @@ typedef struct {
 
 /* Times the n configurations list[0..n-1] on trial t: one untimed launch of each, then
  * `rounds` rounds that time each in a batch of back-to-back launches between two events (one
- * launch on large blocks, up to 64 where a launch takes microseconds, as a run issues them);
+ * launch on large blocks, up to 64 where a launch takes microseconds), replayed from a graph
+ * captured once as the run's chains replay passes (eager where the backend cannot capture);
  * ms[i] = the median over the rounds of its time per launch, milliseconds. Overwrites t->out.
  * Synchronous. Not Collective (src/tune.c agrees across ranks). Implemented once for every
  * backend (kernel_time.c). */

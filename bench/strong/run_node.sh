@@ -42,16 +42,21 @@ mps_start() {
 }
 mps_stop() { echo quit | nvidia-cuda-mps-control 2>/dev/null && echo "MPS: stopped"; }
 
-# iters N: timed steps for an N^3 block: 0.05 to 0.7 s of steps on one H100 rank, at least
-# 0.15 s from 128^3 on: a GPU at its power limit lowers its clock within the first tenth of a
-# second or so (an H200 from 1980 to 1665-1830 MHz at 512^3), and a shorter run times the clock
-# it happened to start at (bench/results/README.md, "Deep halos with edges and corners")
-iters_for() {
+# steps_for N NP: st=(--warmup W --iters I) for N^3 blocks on NP ranks sharing the GPU. Small
+# blocks: 20000 timed steps. From 256^3 the GPU runs at its power limit, where its clock settles
+# over seconds (an H200 at 512^3: 1980 MHz, then down to 1320 and back, then 1485-1700 MHz after
+# about 3 s), so that a short run times the clock it began at: the same number of untimed steps
+# first, both scaled to the ranks' total points (bench/results/README.md, "Deep halos with edges
+# and corners").
+st=()
+steps_for() {
+  local i
   case $1 in
-  32 | 48 | 64 | 96 | 128) echo 20000 ;;
-  256) echo 4000 ;;
-  *) echo 1000 ;;
+  32 | 48 | 64 | 96 | 128) st=(--iters 20000); return ;;
+  256) i=$((8000 / $2)) ;;
+  *) i=$((10000 / $2)) ;;
   esac
+  st=(--warmup "$i" --iters "$i")
 }
 
 # one NAME NP PROCS BINARY ARGS...: one run, its record $rec/NAME.json; a failed run is logged.
@@ -83,6 +88,7 @@ run_small() {
   for np in ${SMALL_RANKS:-1 2 8}; do
     case $np in 1) procs=1,1,1 ;; 2) procs=1,1,2 ;; 8) procs=2,2,2 ;; *) echo "ranks $np?"; continue ;; esac
     for n in ${SMALL_SIZES:-32 48 64 96 128 256 512}; do
+      steps_for "$n" "$np"
       for op in ${SMALL_OPS:-heat jacobi}; do
         for mode in 1 auto; do
           for tag in after before; do
@@ -92,7 +98,7 @@ run_small() {
               b=$BEFORE
             fi
             one "$tag-$op-n$n-np$np-fuse$mode" "$np" "$procs" "$b" --op "$op" --local "$n,$n,$n" \
-              --iters "$(iters_for "$n")" --fuse "$mode"
+              "${st[@]}" --fuse "$mode"
           done
         done
       done
@@ -112,11 +118,12 @@ run_deep() {
   for layout in 1,1,2 1,2,2 2,2,2; do
     np=$((${layout//,/*}))
     for n in ${DEEP_SIZES:-64 128 256}; do
+      steps_for "$n" "$np"
       for S in 1 2 4; do
         for fuse in 1 auto; do
           [ "$S" = 1 ] && [ "$fuse" = auto ] && continue
           one "deep-heat-$layout-n$n-S$S-fuse$fuse" "$np" "$layout" "$bin/fdmini-aware" --op heat \
-            --local "$n,$n,$n" --halo-width "$S" --fuse "$fuse" --iters "$(iters_for "$n")"
+            --local "$n,$n,$n" --halo-width "$S" --fuse "$fuse" "${st[@]}"
         done
       done
     done
@@ -125,14 +132,15 @@ run_deep() {
   local T
   for np in 1 8; do
     for n in ${FUSE_SIZES:-32 64 128 256 512}; do
+      steps_for "$n" "$np"
       for T in 1 2 3 4 auto; do
         if [ "$np" = 8 ]; then
           [ "$T" = 3 ] && continue
           one "fuse-heat-np8-n$n-S4-fuse$T" 8 2,2,2 "$bin/fdmini-aware" --op heat --local "$n,$n,$n" \
-            --halo-width 4 --fuse "$T" --iters "$(iters_for "$n")"
+            --halo-width 4 --fuse "$T" "${st[@]}"
         else
           one "fuse-heat-np1-n$n-fuse$T" 1 1,1,1 "$bin/fdmini-aware" --op heat --local "$n,$n,$n" \
-            --fuse "$T" --iters "$(iters_for "$n")"
+            --fuse "$T" "${st[@]}"
         fi
       done
     done
