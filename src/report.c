@@ -64,6 +64,19 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
               i == r->fuse.chosen ? (r->fuse.chosen_graphs ? "  <- chosen, graphs on" : "  <- chosen, graphs off") : "");
     }
   }
+  if (r->fuse.sustained) {
+    fprintf(out, "  sustained   the %d finalists within %.0f %% of the fastest loop trial, each %.1f s untimed then %.1f s "
+                 "timed (a clock at the power limit), ms per step:\n",
+            r->fuse.sustained, 100.0 * r->fuse.sustain_margin, r->fuse.sustain_warm_s, r->fuse.sustain_s);
+    for (int i = 0; i < r->fuse.n; i++)
+      for (int g = 0; g < 2; g++) {
+        if (r->fuse.sustain_ms[i][g] <= 0) continue;
+        if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, sizeof spec);
+        else fd_kernel_format(&r->kernel, spec, sizeof spec);
+        fprintf(out, "              %-48s graphs %-3s %9.5f%s\n", spec, g ? "on" : "off", r->fuse.sustain_ms[i][g],
+                i == r->fuse.chosen && g == r->fuse.chosen_graphs ? "  <- chosen" : "");
+      }
+  }
   if (r->graphs_on)
     fprintf(out, "  graphs      on (%s): each pass's device work replayed from graphs, %lld captured in the timed loop%s%s%s\n",
             o->graphs == FD_GRAPHS_ON ? "--graphs on" : "--graphs auto, faster in the trial",
@@ -295,6 +308,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   if (r->fuse.ran) {
     json_num(&j, "seconds", r->fuse.seconds);
     json_int(&j, "trial_rounds", r->fuse.rounds);
+    json_int(&j, "sustained_trials", r->fuse.sustained);
     json_array(&j, "candidates");
     for (int i = 0; i < r->fuse.n; i++) {
       json_object(&j, NULL);
@@ -307,6 +321,10 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
       else json_null(&j, "loop_ms_per_step");
       if (r->fuse.loop_ms[i][1] > 0) json_num(&j, "loop_ms_per_step_graphs", r->fuse.loop_ms[i][1]);
       else json_null(&j, "loop_ms_per_step_graphs");
+      if (r->fuse.sustain_ms[i][0] > 0) json_num(&j, "sustained_ms_per_step", r->fuse.sustain_ms[i][0]);
+      else json_null(&j, "sustained_ms_per_step");
+      if (r->fuse.sustain_ms[i][1] > 0) json_num(&j, "sustained_ms_per_step_graphs", r->fuse.sustain_ms[i][1]);
+      else json_null(&j, "sustained_ms_per_step_graphs");
       json_bool(&j, "chosen", i == r->fuse.chosen);
       json_end(&j);
     }

@@ -38,6 +38,12 @@ typedef struct {
    * The choice is the fastest of these. */
   double loop_ms[FD_FUSE_TUNE_MAX][2];
   int rounds;                /* loop trials of each finalist (0: none ran) */
+  /* The sustained trial (devices): the finalists within sustain_margin (a fraction) of the
+   * fastest loop trial, each sustain_warm_s untimed then sustain_s timed: ms per step on the
+   * slowest rank, graphs off [0] and on [1]; 0 where not run. It decides where it ran. */
+  double sustain_ms[FD_FUSE_TUNE_MAX][2];
+  int sustained;             /* finalists it ran (0: none) */
+  double sustain_warm_s, sustain_s, sustain_margin;
   int chosen;                /* index of the one every rank uses */
   int chosen_graphs;         /* the graphs setting of the chosen loop trial */
   double seconds;            /* wall time of the trial, slowest rank */

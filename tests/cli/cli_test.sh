@@ -153,6 +153,8 @@ r = json.load(open(sys.argv[1]))
 assert r["graphs"]["mode"] == "on" and r["graphs"]["on"] is True and r["graphs"]["captured"] >= 0, r["graphs"]
 c = r["fuse"]["candidates"]
 assert r["fuse"]["trial_rounds"] == 3, r["fuse"]  # each finalist's fastest of three rounds
+assert r["fuse"]["sustained_trials"] == 0, r["fuse"]  # the sustained trial runs on devices only
+assert all(x["sustained_ms_per_step"] is None and x["sustained_ms_per_step_graphs"] is None for x in r["fuse"]["candidates"])
 assert all("loop_ms_per_step" in x and "loop_ms_per_step_graphs" in x for x in c), c
 timed = [x for x in c if x["loop_ms_per_step_graphs"] is not None]
 assert timed and all(x["loop_ms_per_step"] is None for x in c), c  # --graphs on: trials with graphs only
