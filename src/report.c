@@ -65,7 +65,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     }
   }
   if (r->fuse.sustained) {
-    fprintf(out, "  sustained   the %d finalists within %.0f %% of the fastest loop trial, each %.1f s untimed then %.1f s "
+    fprintf(out, "  sustained   the %d finalist configurations within %.0f %% of the fastest loop trial, each %.1f s untimed then %.1f s "
                  "timed (a clock at the power limit), ms per step:\n",
             r->fuse.sustained, 100.0 * r->fuse.sustain_margin, r->fuse.sustain_warm_s, r->fuse.sustain_s);
     for (int i = 0; i < r->fuse.n; i++)

@@ -1373,9 +1373,10 @@ static int cycles_for(double ms, double per_step, int unit)
 /* The sustained trial on a device: a GPU at its power limit lowers its clock over a second or
  * so, by how much depending on what it runs, so that the few milliseconds of a loop trial can
  * rank two configurations the other way round from a long run (bench/results/README.md, "Deep
- * halos with edges and corners"). The finalists of fin[0..nfin-1] (as trial_rounds takes them)
- * within FD_SUSTAIN_MARGIN of the fastest loop trial, at most FD_SUSTAIN_MAX, fastest first,
- * each run FD_SUSTAIN_WARM_MS untimed and then FD_SUSTAIN_MS timed in the run's own loop:
+ * halos with edges and corners"). The configurations of fin[0..nfin-1] (as trial_rounds takes
+ * them) whose faster graphs setting lies within FD_SUSTAIN_MARGIN of the fastest loop trial, at
+ * most FD_SUSTAIN_MAX, fastest first, each run with that setting FD_SUSTAIN_WARM_MS untimed and
+ * then FD_SUSTAIN_MS timed in the run's own loop:
  * ft->sustain_ms holds their ms per step (slowest rank), and the fastest of them becomes
  * ft->chosen, ft->chosen_graphs. Nothing where fewer than two are that close. Collective. */
 static int sustain(fd_state *s, fd_fuse_tune *ft, int (*fin)[2], int nfin)
@@ -1386,8 +1387,8 @@ static int sustain(fd_state *s, fd_fuse_tune *ft, int (*fin)[2], int nfin)
     int next = -1;
     for (int q = 0; q < nfin; q++) {
       const double ms = ft->loop_ms[fin[q][0]][fin[q][1]];
-      int taken = 0;
-      for (int p = 0; p < n; p++) taken |= pick[p] == q;
+      int taken = 0; /* its configuration, with the other graphs setting */
+      for (int p = 0; p < n; p++) taken |= fin[pick[p]][0] == fin[q][0];
       if (!taken && ms <= best * (1.0 + FD_SUSTAIN_MARGIN) &&
           (next < 0 || ms < ft->loop_ms[fin[next][0]][fin[next][1]]))
         next = q;
