@@ -1376,9 +1376,9 @@ static int cycles_for(double ms, double per_step, int unit)
  * halos with edges and corners"). The configurations of fin[0..nfin-1] (as trial_rounds takes
  * them) whose faster graphs setting lies within FD_SUSTAIN_MARGIN of the fastest loop trial, at
  * most FD_SUSTAIN_MAX, fastest first, each run with that setting FD_SUSTAIN_WARM_MS untimed and
- * then FD_SUSTAIN_MS timed in the run's own loop:
- * ft->sustain_ms holds their ms per step (slowest rank), and the fastest of them becomes
- * ft->chosen, ft->chosen_graphs. Nothing where fewer than two are that close. Collective. */
+ * then FD_SUSTAIN_MS timed in the run's own loop: ft->sustain_ms holds their ms per step
+ * (slowest rank), and the fastest of them becomes ft->chosen, ft->chosen_graphs. Nothing where
+ * fewer than two are that close. Collective. */
 static int sustain(fd_state *s, fd_fuse_tune *ft, int (*fin)[2], int nfin)
 {
   int pick[FD_SUSTAIN_MAX], n = 0;
@@ -1440,9 +1440,9 @@ static int graphs_wanted(const fd_state *s, int *trial)
  * (be_fused_candidates of each T; T = 1 the single-step configuration), the fastest one or two
  * of each T are the finalists, and each finalist runs loop trials (trial_rounds, loop_trial:
  * the run's own passes and exchanges) with graphs off and, with --graphs auto on a device, on:
- * the fastest per step is the run's, unless on a device the sustained trial (sustain) of
- * those within a few percent of it decides. --fuse auto takes T among 1..4 dividing S with several ranks and the
- * snapshot interval with snapshots. With no fused trial, --graphs auto is a loop trial of the
+ * the fastest per step is the run's, unless on a device the sustained trial (sustain) of those
+ * within a few percent of it decides. --fuse auto takes T among 1..4 dividing S with several
+ * ranks and the snapshot interval with snapshots. With no fused trial, --graphs auto is a loop trial of the
  * configuration with graphs off and on. Leaves the fields to be filled again. Collective. */
 static int choose_fuse(fd_state *s, fd_result *r)
 {
