@@ -5,6 +5,14 @@
 #include "json.h"
 #include "report.h"
 
+/* The spec of the fused autotune's candidate i: its fused configuration, or with one step per
+ * pass the single-step kernel the run uses. */
+static void fuse_cand_spec(const fd_result *r, int i, char *spec, size_t size)
+{
+  if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, size);
+  else fd_kernel_format(&r->kernel, spec, size);
+}
+
 void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
                   const fd_provenance *prov)
 {
@@ -53,8 +61,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
                  "              the pass alone; the finalists' loop trials (the run's own loop, best of %d rounds), graphs off / on\n",
             r->fuse.n, r->fuse.seconds, r->fuse.rounds);
     for (int i = 0; i < r->fuse.n; i++) {
-      if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, sizeof spec);
-      else fd_kernel_format(&r->kernel, spec, sizeof spec);
+      fuse_cand_spec(r, i, spec, sizeof spec);
       char loop[2][16];
       for (int g = 0; g < 2; g++) {
         if (r->fuse.loop_ms[i][g] > 0) snprintf(loop[g], sizeof loop[g], "%9.5f", r->fuse.loop_ms[i][g]);
@@ -71,8 +78,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     for (int i = 0; i < r->fuse.n; i++)
       for (int g = 0; g < 2; g++) {
         if (r->fuse.sustain_ms[i][g] <= 0) continue;
-        if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, sizeof spec);
-        else fd_kernel_format(&r->kernel, spec, sizeof spec);
+        fuse_cand_spec(r, i, spec, sizeof spec);
         fprintf(out, "              %-48s graphs %-3s %9.5f%s\n", spec, g ? "on" : "off", r->fuse.sustain_ms[i][g],
                 i == r->fuse.chosen && g == r->fuse.chosen_graphs ? "  <- chosen" : "");
       }
@@ -313,8 +319,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
     for (int i = 0; i < r->fuse.n; i++) {
       json_object(&j, NULL);
       json_int(&j, "steps", r->fuse.cand[i].steps);
-      if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, sizeof spec);
-      else fd_kernel_format(&r->kernel, spec, sizeof spec);
+      fuse_cand_spec(r, i, spec, sizeof spec);
       json_str(&j, "config", spec);
       json_num(&j, "ms_per_step", r->fuse.ms[i]);
       if (r->fuse.loop_ms[i][0] > 0) json_num(&j, "loop_ms_per_step", r->fuse.loop_ms[i][0]);
