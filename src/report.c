@@ -44,9 +44,17 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   if (r->tune.ran) {
     fprintf(out, "  autotune    %d candidates on each rank's block in %.3f s, ms per update on the slowest rank:\n",
             r->tune.n, r->tune.seconds);
+    if (r->tune.rounds)
+      fprintf(out, "              the kernel alone; the finalists' loop trials (the run's own loop, one step per pass, "
+                   "graphs %s, best of %d rounds)\n", r->tune.loop_graphs ? "on" : "off", r->tune.rounds);
     for (int i = 0; i < r->tune.n; i++) {
       fd_kernel_format(&r->tune.cand[i], spec, sizeof spec);
-      fprintf(out, "              %-48s %9.4f%s\n", spec, r->tune.ms[i], i == r->tune.chosen ? "  <- chosen" : "");
+      char loop[16] = "";
+      if (r->tune.rounds) {
+        if (r->tune.loop_ms[i] > 0) snprintf(loop, sizeof loop, " %9.5f", r->tune.loop_ms[i]);
+        else snprintf(loop, sizeof loop, " %9s", "-");
+      }
+      fprintf(out, "              %-48s %9.4f%s%s\n", spec, r->tune.ms[i], loop, i == r->tune.chosen ? "  <- chosen" : "");
     }
   }
   if (r->fuse.steps > 1 || r->fuse.ran) {
@@ -263,12 +271,17 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_str(&j, "mode", r->tune.ran ? "auto" : (o->have_kernel ? "forced" : (dev->is_accelerator ? "off" : "host")));
   if (r->tune.ran) {
     json_num(&j, "seconds", r->tune.seconds);
+    json_int(&j, "trial_rounds", r->tune.rounds);
+    if (r->tune.rounds) json_bool(&j, "trial_graphs", r->tune.loop_graphs);
+    else json_null(&j, "trial_graphs");
     json_array(&j, "candidates");
     for (int i = 0; i < r->tune.n; i++) {
       json_object(&j, NULL);
       fd_kernel_format(&r->tune.cand[i], spec, sizeof spec);
       json_str(&j, "kernel", spec);
       json_num(&j, "ms", r->tune.ms[i]);
+      if (r->tune.loop_ms[i] > 0) json_num(&j, "loop_ms_per_step", r->tune.loop_ms[i]);
+      else json_null(&j, "loop_ms_per_step");
       json_bool(&j, "chosen", i == r->tune.chosen);
       json_end(&j);
     }

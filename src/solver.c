@@ -1593,12 +1593,56 @@ static int measure_exchange(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
+/* The single-step autotune's finalists (tune_kernel_finalists: within FD_KERNEL_MARGIN of the
+ * fastest alone, at most FD_KERNEL_FINALISTS) */
+#define FD_KERNEL_MARGIN 0.25
+#define FD_KERNEL_FINALISTS 3
+
+/* The single-step autotune's finalists in the run's own loop: each finalist of t runs loop
+ * trials (loop_trial, one step per pass, graphs as the run takes them) in FD_TRIAL_ROUNDS
+ * rounds, the order reversed every other round, and keeps its fastest; the fastest of those
+ * becomes t->chosen and s->kernel. A kernel timed alone ranks candidates within a few percent
+ * in whatever order the device's state of the moment gives (with ranks sharing it, a pick that
+ * varied by process: bench/results/README.md, "Deep halos with edges and corners"). Nothing
+ * where one finalist is left, or where every pass is fused (--fuse T > 1). Leaves the fields
+ * to be filled again. Collective. */
+static int confirm_kernel(fd_state *s, fd_tune *t)
+{
+  int fin[FD_KERNEL_FINALISTS], trial;
+  const int n = tune_kernel_finalists(t, FD_KERNEL_MARGIN, FD_KERNEL_FINALISTS, fin);
+  if (n < 2 || s->opt->fuse > 1) return FD_OK;
+  const int graphs = graphs_wanted(s, &trial);
+  const fd_fused single = {.steps = 1};
+  const double t0 = fd_now();
+  for (int round = 0; round < FD_TRIAL_ROUNDS; round++)
+    for (int q = 0; q < n; q++) {
+      const int i = fin[round % 2 ? n - 1 - q : q];
+      s->kernel = t->cand[i];
+      FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
+      double ms;
+      FD_CALL(loop_trial(s, 1, &single, graphs, &ms));
+      if (round == 0 || ms < t->loop_ms[i]) t->loop_ms[i] = ms;
+    }
+  int best = fin[0];
+  for (int q = 1; q < n; q++)
+    if (t->loop_ms[fin[q]] < t->loop_ms[best]) best = fin[q];
+  t->chosen = best;
+  t->rounds = FD_TRIAL_ROUNDS;
+  t->loop_graphs = graphs;
+  s->kernel = t->cand[t->chosen];
+  FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
+  double dt = fd_now() - t0, slowest;
+  FD_MPI(MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
+  t->seconds += slowest;
+  return FD_OK;
+}
+
 /* Start-up measurements on this rank's block (tune.h): the memcpy reference (s->memcpy_gbs,
  * and over the ranks into r); the floors (measure_floors); unless the configuration is forced
- * (--kernel), --tune off or the backend has one kernel, the autotune, whose choice s->kernel
- * becomes on every rank; then the steps per pass, the fused configuration and graphs
- * (choose_fuse); last X with those (measure_exchange). Leaves the fields to be filled again.
- * Collective. */
+ * (--kernel), --tune off or the backend has one kernel, the autotune and its finalists' loop
+ * trials (confirm_kernel), whose choice s->kernel becomes on every rank; then the steps per
+ * pass, the fused configuration and graphs (choose_fuse); last X with those
+ * (measure_exchange). Leaves the fields to be filled again. Collective. */
 static int startup_measure(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
@@ -1613,6 +1657,7 @@ static int startup_measure(fd_state *s, fd_result *r)
     FD_CALL(tune_kernel(s->dec.cart, &t, &r->tune));
     s->kernel = r->tune.cand[r->tune.chosen];
     FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
+    FD_CALL(confirm_kernel(s, &r->tune));
   }
   FD_CALL(choose_fuse(s, r));
   return measure_exchange(s, r);

@@ -71,6 +71,24 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out)
   return FD_OK;
 }
 
+int tune_kernel_finalists(const fd_tune *t, double margin, int most, int *idx)
+{
+  if (t->n <= 0 || most <= 0) return 0;
+  const double best = t->ms[fd_kernel_fastest(t->ms, t->n)];
+  int n = 0;
+  while (n < most) { /* the next fastest within the margin, not yet taken */
+    int next = -1;
+    for (int i = 0; i < t->n; i++) {
+      int taken = 0;
+      for (int q = 0; q < n; q++) taken |= idx[q] == i;
+      if (!taken && t->ms[i] <= best * (1.0 + margin) && (next < 0 || t->ms[i] < t->ms[next])) next = i;
+    }
+    if (next < 0) break;
+    idx[n++] = next;
+  }
+  return n;
+}
+
 /* 1 when this rank's backend runs c as it is (T = 1 is the single-step kernel: always). */
 static int runs_here(const fd_fused *c)
 {

@@ -16,8 +16,15 @@ typedef struct {
   int n;                    /* candidates timed */
   fd_kernel cand[FD_TUNE_MAX];
   double ms[FD_TUNE_MAX];   /* median ms per update of each candidate on the slowest rank */
+  /* The loop trial of the finalists (tune_kernel_finalists; on a device, when the run takes
+   * single steps): ms per step of the run's own loop with one step per pass, graphs as the
+   * run would take them (loop_graphs), on the slowest rank, the fastest of `rounds` trials; 0
+   * where not run. The choice is the fastest of these. */
+  double loop_ms[FD_TUNE_MAX];
+  int rounds;               /* loop trials of each finalist (0: none ran) */
+  int loop_graphs;          /* the graphs setting of the loop trials */
   int chosen;               /* index of the one every rank uses */
-  double seconds;           /* wall time of the trial, slowest rank */
+  double seconds;           /* wall time of the trial and the loop trials, slowest rank */
 } fd_tune;
 
 #define FD_FUSE_TUNE_MAX 48
@@ -65,6 +72,14 @@ int tune_agree(MPI_Comm comm, double *ms, int n, int *chosen);
  * the candidates, their times on the slowest rank and the choice (tune_agree). Collective
  * over comm: every rank gets the same *out. */
 int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out);
+
+/* The autotune's finalists, which the run's own loop then times (a kernel timed alone ranks
+ * candidates within a few percent of each other in whatever order the device's state of the
+ * moment gives, and ranks sharing a device make that state vary): the indices of t's candidates
+ * whose t->ms lies within `margin` (a fraction) of the fastest, at most `most`, fastest first
+ * (the earlier of equals first), into idx[0..most-1]. Returns how many (at least 1 when t->n >
+ * 0). Pure. */
+int tune_kernel_finalists(const fd_tune *t, double margin, int most, int *idx);
 
 /* The fused trial: for every T of steps[0..nsteps-1], T = 1 times the single-step
  * configuration `single` on trial t1 (the update the run does), T > 1 every configuration of

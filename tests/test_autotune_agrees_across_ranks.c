@@ -52,6 +52,31 @@ static void test_ties_go_to_the_first(void **state)
   assert_int_equal(chosen, 1);
 }
 
+/* The finalists that the loop trials confirm: within the margin of the fastest, fastest
+ * first, the earlier of equals first, at most `most`; one when nothing is close. */
+static void test_kernel_finalists(void **state)
+{
+  (void)state;
+  fd_tune t;
+  memset(&t, 0, sizeof t);
+  const double ms[6] = {1.30, 1.00, 1.20, 1.10, 1.10, 2.00};
+  t.n = 6;
+  memcpy(t.ms, ms, sizeof ms);
+  int idx[FD_TUNE_MAX];
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, idx), 3);
+  assert_int_equal(idx[0], 1);
+  assert_int_equal(idx[1], 3); /* 1.10 twice: the earlier first */
+  assert_int_equal(idx[2], 4);
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 6, idx), 4); /* 1.30 and 2.00 beyond 25 % */
+  assert_int_equal(idx[3], 2);
+  assert_int_equal(tune_kernel_finalists(&t, 0.35, 6, idx), 5);
+  assert_int_equal(idx[4], 0);
+  assert_int_equal(tune_kernel_finalists(&t, 0.05, 3, idx), 1);
+  assert_int_equal(idx[0], 1);
+  t.n = 0;
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, idx), 0);
+}
+
 /* A rank's block for the trials: grid n (one ghost layer), a stream, a random field u (seed)
  * and an output field; block_free releases them. */
 typedef struct {
@@ -211,6 +236,7 @@ int main(int argc, char **argv)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_agreement_takes_the_fastest_slowest_rank),
     cmocka_unit_test(test_ties_go_to_the_first),
+    cmocka_unit_test(test_kernel_finalists),
     cmocka_unit_test(test_tune_kernel_same_on_every_rank),
     cmocka_unit_test(test_tune_fused_same_on_every_rank),
     cmocka_unit_test(test_fused_candidates_agreed),
