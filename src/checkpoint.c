@@ -511,14 +511,52 @@ static void *hash_main(void *arg)
   return NULL;
 }
 
+/* Threads that write a rank's rows of a checkpoint: one thread's pwrites of a 1 GB checkpoint
+ * into tmpfs or the page cache ran at about 2 GB/s on the H200 node, under what a checkpoint
+ * every 1000 steps at 512^3 needs (bench/results/README.md, "Checkpoints"). */
+#define CK_WRITE_THREADS 3
+
+/* Planes [k0, k1) (0-based) of every level of the checkpoint in flight into fd; with *left > 0
+ * the process is killed when *left planes of the first level are out (the kill test). 0 or an
+ * errno. */
+typedef struct {
+  const fd_checkpoints *ck;
+  int fd, k0, k1, left, e;
+} plane_job;
+
+static void write_planes(plane_job *w)
+{
+  const fd_checkpoints *ck = w->ck;
+  const fd_ckpt_header *h = &ck->head;
+  const fd_grid *g = &ck->layout;
+  const long long es = (long long)sizeof(real_t), pts = ck->run.N[0] * ck->run.N[1] * ck->run.N[2];
+  for (int f = 0; f < ck->fields && !w->e; f++) {
+    const real_t *first = ck->host[f] + fd_grid_index(g, 1, 1, 1);
+    for (int k = w->k0; k < w->k1 && !w->e; k++) {
+      const int one[3] = {ck->n[0], ck->n[1], 1};
+      const long long at[3] = {ck->start[0], ck->start[1], ck->start[2] + k};
+      w->e = output_write_block_at(w->fd, (long long)h->data_offset + f * pts * es, first + g->sxy * k, g->sx, g->sxy,
+                                   one, at, ck->run.N);
+      if (f == 0) maybe_kill(&w->left);
+    }
+  }
+}
+
+static void *write_planes_main(void *arg)
+{
+  write_planes(arg);
+  return NULL;
+}
+
 /* Writes this rank's part of the checkpoint in flight: rank 0 the header, every rank its rows of
- * each level and its block's checksums (computed by a second thread while the rows are written;
+ * each level (CK_WRITE_THREADS threads, each a range of planes; those that cannot start write
+ * inline) and its block's checksums (computed by another thread while the rows are written;
  * inline if it cannot start), the source's owner the record and its checksum; then fsync and
- * close. Returns 0 or an errno; *sync_ms the fsync's time. */
+ * close. The kill test (kill_half) kills the process half-way through this thread's planes of
+ * the first level. Returns 0 or an errno; *sync_ms the fsync's time. */
 static int write_job(fd_checkpoints *ck, int kill_half, double *sync_ms)
 {
   const fd_ckpt_header *h = &ck->head;
-  const fd_grid *g = &ck->layout;
   int fd = open(ck->tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return errno ? errno : EIO;
   hash_job hj = {.ck = ck};
@@ -539,20 +577,29 @@ static int write_job(fd_checkpoints *ck, int kill_half, double *sync_ms)
       e = pwrite_all(fd, block, (size_t)(h->data_offset - table_end), (off_t)table_end);
     }
   }
-  const long long es = (long long)sizeof(real_t), pts = ck->run.N[0] * ck->run.N[1] * ck->run.N[2];
-  int left = kill_half ? ck->n[2] / 2 + 1 : 0;
+  const long long es = (long long)sizeof(real_t);
   if (kill_half && ck->fields == 0) raise(SIGKILL); /* laplacian: no rows, the header is out */
-  for (int f = 0; f < ck->fields && !e; f++) {
-    const real_t *first = ck->host[f] + fd_grid_index(g, 1, 1, 1);
-    /* the rows, plane by plane (the kill test stops half-way through the first level) */
-    for (int k = 0; k < ck->n[2] && !e; k++) {
-      const int one[3] = {ck->n[0], ck->n[1], 1};
-      const long long at[3] = {ck->start[0], ck->start[1], ck->start[2] + k};
-      e = output_write_block_at(fd, (long long)h->data_offset + f * pts * es, first + g->sxy * k, g->sx, g->sxy,
-                                one, at, ck->run.N);
-      if (f == 0) maybe_kill(&left);
-    }
+  /* the rows, plane by plane, a range of planes per thread, this thread the first */
+  const int nt = ck->n[2] < CK_WRITE_THREADS ? ck->n[2] : CK_WRITE_THREADS;
+  plane_job job[CK_WRITE_THREADS];
+  pthread_t tid[CK_WRITE_THREADS];
+  int started[CK_WRITE_THREADS] = {0};
+  for (int t = 0; t < nt; t++) {
+    job[t] = (plane_job){.ck = ck, .fd = fd, .k0 = (int)((long long)ck->n[2] * t / nt),
+                         .k1 = (int)((long long)ck->n[2] * (t + 1) / nt)};
+    if (t > 0 && !e) started[t] = pthread_create(&tid[t], NULL, write_planes_main, &job[t]) == 0;
   }
+  if (nt > 0 && !e) {
+    job[0].left = kill_half ? (job[0].k1 - job[0].k0) / 2 + 1 : 0;
+    write_planes(&job[0]);
+  }
+  for (int t = 1; t < nt; t++) {
+    if (started[t])
+      pthread_join(tid[t], NULL);
+    else if (!e && !job[0].e)
+      write_planes(&job[t]);
+  }
+  for (int t = 0; t < nt && !e; t++) e = job[t].e;
   const int record = ck->hist_owner && ck->hist_n > 0;
   if (!e && record) e = pwrite_all(fd, ck->hist_host, (size_t)(ck->hist_n * es), (off_t)h->hist_offset);
   if (threaded)
@@ -1132,12 +1179,90 @@ static void *plane_hasher(void *arg)
   return NULL;
 }
 
+/* The copies between the device field and the host buffer of a restart, by chunks of planes,
+ * beside the reading: the whole field comes to the host first (its ghosts and padding as filled),
+ * chunk by chunk on stream s, an event after each; the reading of a chunk's planes waits for its
+ * event only, and each chunk read goes back to the device at once. So the copies run while the
+ * file is read, and the file's next chunk is asked of the page cache (readahead) while this one
+ * is read. */
+enum { STAGE_CHUNK_BYTES = 16 << 20, STAGE_CHUNKS_MAX = 64 }; /* at most 16 MiB, at most 64 chunks */
+typedef struct {
+  real_t *dev;          /* the device field (ghosts included) */
+  const fd_grid *g;     /* its layout */
+  be_stream s;
+  be_event ev[STAGE_CHUNKS_MAX];
+  int per, chunks;      /* planes per chunk, chunks */
+  int err;              /* a failed copy or event: FD_ERR_RUNTIME, already set */
+} stage_copy;
+
+/* Element where chunk boundary q lies: 0-based plane q of the block's n[2] (0: the start of the
+ * allocation, nz: its end; otherwise where plane q's slab of the layout begins, its lowest ghost
+ * row's first ghost point). Pure. */
+static size_t stage_elem(const fd_grid *g, int nz, int q)
+{
+  if (q <= 0) return 0;
+  if (q >= nz) return g->elems;
+  return (size_t)(fd_grid_index(g, 1 - g->ghost, 1 - g->ghost, q + 1));
+}
+
+static void stage_copy_chunk(stage_copy *c, real_t *host, int chunk, int to_device)
+{
+  if (c->err) return;
+  const int nz = c->g->n[2];
+  const size_t a = stage_elem(c->g, nz, chunk * c->per), b = stage_elem(c->g, nz, (chunk + 1) * c->per);
+  if (b <= a) return;
+  const size_t bytes = (b - a) * sizeof(real_t);
+  if (to_device ? be_memcpy_async(c->dev + a, host + a, bytes, BE_COPY_H2D, c->s) != BE_OK
+                : be_memcpy_async(host + a, c->dev + a, bytes, BE_COPY_D2H, c->s) != BE_OK ||
+                      be_event_record(c->ev[chunk], c->s) != BE_OK)
+    c->err = fd_backend_failed(__FILE__, __LINE__, to_device ? "be_memcpy_async(H2D)" : "be_memcpy_async(D2H)");
+}
+
+/* Sets c up for device field dev (layout g) and enqueues the field's chunks to host. */
+static void stage_begin(stage_copy *c, real_t *dev, const fd_grid *g, be_stream s, real_t *host)
+{
+  memset(c, 0, sizeof *c);
+  c->dev = dev, c->g = g, c->s = s;
+  const size_t plane = (size_t)g->sxy * sizeof(real_t);
+  int per = (int)(STAGE_CHUNK_BYTES / (plane > 0 ? plane : 1));
+  if (per > (g->n[2] + 3) / 4) per = (g->n[2] + 3) / 4; /* at least 4 chunks: the first copy is short */
+  if (per < 1) per = 1;
+  if (per < (g->n[2] + STAGE_CHUNKS_MAX - 1) / STAGE_CHUNKS_MAX) per = (g->n[2] + STAGE_CHUNKS_MAX - 1) / STAGE_CHUNKS_MAX;
+  c->per = per;
+  c->chunks = (g->n[2] + per - 1) / per;
+  for (int q = 0; q < c->chunks && !c->err; q++)
+    if (be_event_create(&c->ev[q]) != BE_OK) c->err = fd_backend_failed(__FILE__, __LINE__, "be_event_create");
+  for (int q = 0; q < c->chunks; q++) stage_copy_chunk(c, host, q, 0);
+}
+
+/* Waits for the copies, frees the events; c->err or FD_OK. */
+static int stage_end(stage_copy *c)
+{
+  if (be_stream_sync(c->s) != BE_OK && !c->err) c->err = fd_backend_failed(__FILE__, __LINE__, "be_stream_sync");
+  for (int q = 0; q < c->chunks; q++)
+    if (c->ev[q] && be_event_destroy(c->ev[q]) != BE_OK && !c->err)
+      c->err = fd_backend_failed(__FILE__, __LINE__, "be_event_destroy");
+  return c->err ? c->err : FD_OK;
+}
+
+/* File bytes of this rank's rows of planes [k0, k1) (0-based) of field f: [*lo, *hi). */
+static void planes_span(const fd_ckpt_header *h, int f, const int n[3], const long long start[3], int k0, int k1,
+                        off_t *lo, off_t *hi)
+{
+  const long long N[3] = {h->N[0], h->N[1], h->N[2]}, es = (long long)sizeof(real_t);
+  const long long base = (long long)h->data_offset + f * N[0] * N[1] * N[2] * es;
+  *lo = (off_t)(base + (((start[2] + k0) * N[1] + start[1]) * N[0] + start[0]) * es);
+  *hi = (off_t)(base + (((start[2] + k1 - 1) * N[1] + start[1] + n[1] - 1) * N[0] + start[0] + n[0]) * es);
+}
+
 /* Reads this rank's rows of field f of the checkpoint (header h) into the interior of host (the
  * layout g), plane by plane, rows that follow each other in the file in one preadv, and adds
  * every value's term to sums[f * W + writer block]: a second thread hashes the planes read while
- * the next are read (inline after the reading if it cannot start). 0 or an errno. */
+ * the next are read (inline after the reading if it cannot start). With stage, each chunk of
+ * planes is read once its copy to host is in and goes back to the device once read
+ * (stage_copy). 0 or an errno. */
 static int read_field(int fd, const fd_ckpt_header *h, int f, const fd_grid *g, const int n[3], const long long start[3],
-                      real_t *host, uint64_t *sums)
+                      real_t *host, uint64_t *sums, stage_copy *stage)
 {
   const long long N[3] = {h->N[0], h->N[1], h->N[2]}, es = (long long)sizeof(real_t), pts = N[0] * N[1] * N[2];
   const long long base = (long long)h->data_offset + f * pts * es;
@@ -1159,6 +1284,21 @@ static int read_field(int fd, const fd_ckpt_header *h, int f, const fd_grid *g, 
   struct iovec iov[ROWS_PER_CALL];
   int e = 0;
   for (int k = 0; k < n[2] && !e; k++) {
+    if (stage && k % stage->per == 0) {
+      const int q = k / stage->per;
+      if (!stage->err && be_event_sync(stage->ev[q]) != BE_OK)
+        stage->err = fd_backend_failed(__FILE__, __LINE__, "be_event_sync");
+      if (stage->err) break;
+      /* the next chunk's bytes into the page cache while this one is read, where this rank's
+       * rows fill most of the span they lie in (a block split along x or y reads a fraction) */
+      const int k1 = k + stage->per < n[2] ? k + stage->per : n[2], k2 = k1 + stage->per < n[2] ? k1 + stage->per : n[2];
+      if (k2 > k1) {
+        off_t lo, hi;
+        planes_span(h, f, n, start, k1, k2, &lo, &hi);
+        const double own = (double)n[0] * n[1] * (k2 - k1) * (double)sizeof(real_t);
+        if ((double)(hi - lo) <= 2.0 * own) (void)posix_fadvise(fd, lo, hi - lo, POSIX_FADV_WILLNEED);
+      }
+    }
     int cnt = 0;
     off_t at = 0, next = 0;
     for (int j = 0; j < n[1] && !e; j++) {
@@ -1175,6 +1315,7 @@ static int read_field(int fd, const fd_ckpt_header *h, int f, const fd_grid *g, 
       next = off + (off_t)row;
     }
     if (!e && cnt > 0) e = preadv_all(fd, iov, cnt, at);
+    if (!e && stage && (k + 1 == n[2] || (k + 1) % stage->per == 0)) stage_copy_chunk(stage, host, k / stage->per, 1);
     if (threaded) {
       pthread_mutex_lock(&p.lock);
       if (e)
@@ -1186,6 +1327,10 @@ static int read_field(int fd, const fd_ckpt_header *h, int f, const fd_grid *g, 
     }
   }
   if (threaded) {
+    pthread_mutex_lock(&p.lock); /* a copy failed before every plane was read */
+    if (p.ready < n[2]) p.quit = 1;
+    pthread_cond_signal(&p.more);
+    pthread_mutex_unlock(&p.lock);
     pthread_join(hasher, NULL);
     pthread_cond_destroy(&p.more);
     pthread_mutex_destroy(&p.lock);
@@ -1200,21 +1345,20 @@ static int read_field(int fd, const fd_ckpt_header *h, int f, const fd_grid *g, 
 static int load_one(fd_checkpoints *ck, const fd_ckpt_view *v, be_stream compute, real_t *host)
 {
   const fd_ckpt_header *h = &ck->h;
-  const size_t bytes = ck->layout.elems * sizeof(real_t);
   const long long W = (long long)h->writers, nsums = (long long)h->fields * W + 1;
   uint64_t *sums = calloc((size_t)nsums, sizeof *sums), *table = calloc((size_t)nsums, sizeof *table);
   int err = sums && table ? FD_OK
                           : fd_set_error(FD_ERR_RUNTIME, "rank %d: --restart: out of host memory for %lld checksums", ck->rank, nsums);
   int fd = -1, e = 0;
   if (err == FD_OK && (fd = open(ck->from, O_RDONLY | O_CLOEXEC)) < 0) e = errno ? errno : EIO;
+  if (fd >= 0) (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   for (int f = 0; f < (int)h->fields && err == FD_OK && !e; f++) {
-    /* the field as filled (its ghosts and padding), the checkpoint's interior over it */
-    if (be_memcpy_async(host, v->level[f], bytes, BE_COPY_D2H, compute) != BE_OK || be_stream_sync(compute) != BE_OK)
-      err = fd_backend_failed(__FILE__, __LINE__, "be_memcpy_async(D2H)");
-    if (err == FD_OK) e = read_field(fd, h, f, &ck->layout, ck->n, ck->start, host, sums);
-    if (err == FD_OK && !e &&
-        (be_memcpy_async((real_t *)v->level[f], host, bytes, BE_COPY_H2D, compute) != BE_OK || be_stream_sync(compute) != BE_OK))
-      err = fd_backend_failed(__FILE__, __LINE__, "be_memcpy_async(H2D)");
+    /* the field as filled (its ghosts and padding), the checkpoint's interior over it, chunk by
+     * chunk beside the reading (stage_copy) */
+    stage_copy stage;
+    stage_begin(&stage, (real_t *)v->level[f], &ck->layout, compute, host);
+    if (!stage.err) e = read_field(fd, h, f, &ck->layout, ck->n, ck->start, host, sums, &stage);
+    err = stage_end(&stage);
   }
   /* the source's record (the same verdict on every rank): its owner reads it */
   const long long need = h->step + 1 < ck->run.hist ? h->step + 1 : ck->run.hist;

@@ -26,8 +26,9 @@
  * stream copies the levels to device staging buffers (one field copy on the device: the pool
  * goes on at once), the IO stream copies those to pinned host memory, and a writer thread per
  * rank (POSIX I/O only: no MPI, no GPU runtime call; MPI_THREAD_FUNNELED) writes the rank's rows
- * at their offsets into DIR/ckpt_STEP.fdmini.PID.tmp (PID: rank 0's) while a second thread
- * computes its block's checksums, writes those into the table, fsyncs and closes. The copies are
+ * at their offsets into DIR/ckpt_STEP.fdmini.PID.tmp (PID: rank 0's), two more threads a third
+ * of the planes each, while another thread computes its block's checksums; then it writes those
+ * into the table, fsyncs and closes. The copies are
  * handed to the writer once their event says they are done (asked after every pass; waited for
  * only at the next checkpoint, a stop or the end). The ranks learn that every writer finished
  * from a poll (below); then they agree, rank 0 checks the size, renames the file to its final
