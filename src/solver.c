@@ -1596,7 +1596,7 @@ static int measure_exchange(fd_state *s, fd_result *r)
 /* The single-step autotune's finalists (tune_kernel_finalists: within FD_KERNEL_MARGIN of the
  * fastest alone, at most FD_KERNEL_FINALISTS) */
 #define FD_KERNEL_MARGIN 0.25
-#define FD_KERNEL_FINALISTS 3
+#define FD_KERNEL_FINALISTS 4
 
 /* The single-step autotune's finalists in the run's own loop: each finalist of t runs loop
  * trials (loop_trial, one step per pass, graphs as the run takes them) in FD_TRIAL_ROUNDS

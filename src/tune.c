@@ -76,16 +76,18 @@ int tune_kernel_finalists(const fd_tune *t, double margin, int most, int *idx)
   if (t->n <= 0 || most <= 0) return 0;
   const double best = t->ms[fd_kernel_fastest(t->ms, t->n)];
   int n = 0;
-  while (n < most) { /* the next fastest within the margin, not yet taken */
-    int next = -1;
-    for (int i = 0; i < t->n; i++) {
-      int taken = 0;
-      for (int q = 0; q < n; q++) taken |= idx[q] == i;
-      if (!taken && t->ms[i] <= best * (1.0 + margin) && (next < 0 || t->ms[i] < t->ms[next])) next = i;
+  /* the fastest of each kernel family within the margin first, then the next fastest */
+  for (int pass = 0; pass < 2; pass++)
+    while (n < most) {
+      int next = -1;
+      for (int i = 0; i < t->n; i++) {
+        int taken = 0;
+        for (int q = 0; q < n; q++) taken |= idx[q] == i || (pass == 0 && t->cand[idx[q]].id == t->cand[i].id);
+        if (!taken && t->ms[i] <= best * (1.0 + margin) && (next < 0 || t->ms[i] < t->ms[next])) next = i;
+      }
+      if (next < 0) break;
+      idx[n++] = next;
     }
-    if (next < 0) break;
-    idx[n++] = next;
-  }
   return n;
 }
 

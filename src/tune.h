@@ -75,10 +75,11 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out);
 
 /* The autotune's finalists, which the run's own loop then times (a kernel timed alone ranks
  * candidates within a few percent of each other in whatever order the device's state of the
- * moment gives, and ranks sharing a device make that state vary): the indices of t's candidates
- * whose t->ms lies within `margin` (a fraction) of the fastest, at most `most`, fastest first
- * (the earlier of equals first), into idx[0..most-1]. Returns how many (at least 1 when t->n >
- * 0). Pure. */
+ * moment gives, and with ranks sharing a device the alone ranking can differ from the loop's by
+ * a kernel family): the indices of t's candidates whose t->ms lies within `margin` (a fraction)
+ * of the fastest, at most `most`: first the fastest of each kernel family (fd_kernel.id), then
+ * the fastest of the others, each part fastest first (the earlier of equals first), into
+ * idx[0..most-1]. Returns how many (at least 1 when t->n > 0). Pure. */
 int tune_kernel_finalists(const fd_tune *t, double margin, int most, int *idx);
 
 /* The fused trial: for every T of steps[0..nsteps-1], T = 1 times the single-step

@@ -52,25 +52,33 @@ static void test_ties_go_to_the_first(void **state)
   assert_int_equal(chosen, 1);
 }
 
-/* The finalists that the loop trials confirm: within the margin of the fastest, fastest
- * first, the earlier of equals first, at most `most`; one when nothing is close. */
+/* The finalists that the loop trials confirm: within the margin of the fastest, the fastest of
+ * each family first, then the fastest others, the earlier of equals first, at most `most`;
+ * one when nothing is close. */
 static void test_kernel_finalists(void **state)
 {
   (void)state;
   fd_tune t;
   memset(&t, 0, sizeof t);
-  const double ms[6] = {1.30, 1.00, 1.20, 1.10, 1.10, 2.00};
-  t.n = 6;
+  const double ms[7] = {1.30, 1.00, 1.20, 1.10, 1.10, 2.00, 1.15};
+  const fd_kernel_id id[7] = {FD_KERNEL_ZMARCH, FD_KERNEL_ZMARCH, FD_KERNEL_REORDERED, FD_KERNEL_ZMARCH,
+                              FD_KERNEL_ZMARCH, FD_KERNEL_BASELINE, FD_KERNEL_REORDERED};
+  t.n = 7;
   memcpy(t.ms, ms, sizeof ms);
+  for (int i = 0; i < t.n; i++) t.cand[i].id = id[i];
   int idx[FD_TUNE_MAX];
+  /* zmarch's fastest (1), reordered's (6), then 3 (1.10 twice: the earlier) */
   assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, idx), 3);
   assert_int_equal(idx[0], 1);
-  assert_int_equal(idx[1], 3); /* 1.10 twice: the earlier first */
-  assert_int_equal(idx[2], 4);
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 6, idx), 4); /* 1.30 and 2.00 beyond 25 % */
-  assert_int_equal(idx[3], 2);
-  assert_int_equal(tune_kernel_finalists(&t, 0.35, 6, idx), 5);
-  assert_int_equal(idx[4], 0);
+  assert_int_equal(idx[1], 6);
+  assert_int_equal(idx[2], 3);
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 7, idx), 5); /* 1.30 and 2.00 beyond 25 % */
+  assert_int_equal(idx[3], 4);
+  assert_int_equal(idx[4], 2);
+  assert_int_equal(tune_kernel_finalists(&t, 0.35, 7, idx), 6);
+  assert_int_equal(idx[5], 0);
+  assert_int_equal(tune_kernel_finalists(&t, 1.5, 7, idx), 7); /* baseline's too, third */
+  assert_int_equal(idx[2], 5);
   assert_int_equal(tune_kernel_finalists(&t, 0.05, 3, idx), 1);
   assert_int_equal(idx[0], 1);
   t.n = 0;
