@@ -6,9 +6,10 @@
 #      read of a file of each checkpoint size in DIR, one thread, as fdmini writes and reads them
 #   2. heat (one level) and wave (two), double, 1 GPU, 512^3 and 256^3: steps per second without
 #      checkpoints (runs before and after) and with one every 1000 steps (and 200 and 5000 at
-#      512^3: the cost against the interval); runs of 4.5 intervals counting the 10 warm-up
-#      steps, so each timed run holds 4 checkpoints and ends half an interval after the last
-#      (the steady state, not the end); the timing lasts until the last one is committed
+#      512^3: the cost against the interval); runs of 4.9 intervals counting the 10 warm-up
+#      steps, so each timed run holds 4 checkpoints and ends 0.9 of an interval after the last
+#      (the steady state, where a writer has the interval for its checkpoint; a run pays the
+#      last one's commit once, at its end); the timing lasts until the last one is committed
 #   3. the restart: the run of every 1000 steps continued from its last checkpoint (step 4000;
 #      500 steps left), once with the file dropped from the page cache first (cold) and once
 #      right after (cached): fdmini's read time (read, checksums, copies into the fields,
@@ -54,8 +55,8 @@ tee -a "$log" <"$OUT/fs.txt"
 
 # ---- 2. the overhead matrix; 3. the restart of the every-1000 runs
 run() { # run N OP NAME EVERY: one run; EVERY 0: none
-  local n=$1 op=$2 name=$3 every=$4 iters=4490 ck=()
-  [ "$every" -gt 0 ] && iters=$((4 * every + every / 2 - 10)) ck=(--checkpoint-every "$every" --checkpoint-dir "$dir/$op$n-$every")
+  local n=$1 op=$2 name=$3 every=$4 iters=4890 ck=()
+  [ "$every" -gt 0 ] && iters=$((4 * every + 9 * every / 10 - 10)) ck=(--checkpoint-every "$every" --checkpoint-dir "$dir/$op$n-$every")
   rm -rf "$dir/$op$n-$every"
   fd 1 "$op$n-$name" --op "$op" --global "$n,$n,$n" --warmup 10 --iters "$iters" --no-check \
     --json "$logs/json/n$n-$op-$name.json" "${ck[@]}"
