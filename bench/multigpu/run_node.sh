@@ -8,7 +8,8 @@
 # --halo-path ipc refused where a neighbour's GPU is out of reach; compute-sanitizer with 2
 # ranks; deep halos --halo-width 2 and 3 with and without --fuse through every path, bitwise
 # equal to 1 GPU; the exchange fault --test-inject-fault=exchange failing every operator;
-# --graphs on and off bitwise equal), then the scaling benchmarks (bench) and the halo-path
+# --graphs on and off bitwise equal; the single-step autotune's loop trials of its closest
+# candidates, check_autotune.py), then the scaling benchmarks (bench) and the halo-path
 # benchmarks (halo). The tests end with checkpoint and restart on the GPU (ckpt_cases). The
 # small-block and deep-halo benchmarks, under MPS: bench/strong/run_node.sh.
 #
@@ -270,7 +271,20 @@ run_tests() {
     ok "test_gpu_regions --quick under compute-sanitizer memcheck: 0 errors"; else bad "test_gpu_regions memcheck"; fi
   if compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$bin/test_gpu_kernels" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then
     ok "test_gpu_kernels --quick under compute-sanitizer memcheck: 0 errors"; else bad "test_gpu_kernels memcheck"; fi
-  local size=130,97,65 op cfg np procs mode
+  local size=130,97,65 op cfg np procs mode grid why
+  # the single-step autotune: its closest candidates confirmed in loop trials, the fastest there
+  # chosen (check_autotune.py reads the record), on one rank and on eight (one rank's block each)
+  for cfg in "1 1,1,1 128,128,128" "8 2,2,2 256,256,256"; do
+    read -r np procs grid <<< "$cfg"
+    if fd "$np" --procs "$procs" --op heat --global "$grid" --iters 20 --json "$work/tune.json" &&
+      why=$(python3 bench/multigpu/check_autotune.py "$work/tune.json" 2>&1); then
+      ok "autotune on $np rank(s), $grid: $why"
+    else
+      bad "autotune on $np rank(s), $grid: ${why:-the run failed}"
+      tail -20 "$work/last.log" >> "$OUT/tests.log"
+    fi
+    why=
+  done
   for op in laplacian heat jacobi wave; do
     if fd 1 --op "$op" --global $size --iters 12 --warmup 1 --dump "$work/ref-$op.raw" &&
       grep -q "verification: PASS" "$work/last.log"; then ok "1 GPU $op PASS"; else bad "1 GPU $op"; cat "$work/last.log" >> "$OUT/tests.log"; fi
