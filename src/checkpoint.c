@@ -516,9 +516,9 @@ static void *hash_main(void *arg)
  * every 1000 steps at 512^3 needs (bench/results/README.md, "Checkpoints"). */
 #define CK_WRITE_THREADS 3
 
-/* Planes [k0, k1) (0-based) of every level of the checkpoint in flight into fd; with *left > 0
- * the process is killed when *left planes of the first level are out (the kill test). 0 or an
- * errno. */
+/* Planes [k0, k1) (0-based) of every level of the checkpoint in flight into fd; with left > 0
+ * the process is killed when left planes of the first level are out (the kill test); e: 0 or
+ * the errno of the failed write. */
 typedef struct {
   const fd_checkpoints *ck;
   int fd, k0, k1, left, e;
@@ -1205,6 +1205,8 @@ static size_t stage_elem(const fd_grid *g, int nz, int q)
   return (size_t)(fd_grid_index(g, 1 - g->ghost, 1 - g->ghost, q + 1));
 }
 
+/* Chunk `chunk` of the field to the host (its event recorded after it) or back to the device,
+ * on c->s; nothing after a failure. */
 static void stage_copy_chunk(stage_copy *c, real_t *host, int chunk, int to_device)
 {
   if (c->err) return;
@@ -1212,10 +1214,13 @@ static void stage_copy_chunk(stage_copy *c, real_t *host, int chunk, int to_devi
   const size_t a = stage_elem(c->g, nz, chunk * c->per), b = stage_elem(c->g, nz, (chunk + 1) * c->per);
   if (b <= a) return;
   const size_t bytes = (b - a) * sizeof(real_t);
-  if (to_device ? be_memcpy_async(c->dev + a, host + a, bytes, BE_COPY_H2D, c->s) != BE_OK
-                : be_memcpy_async(host + a, c->dev + a, bytes, BE_COPY_D2H, c->s) != BE_OK ||
-                      be_event_record(c->ev[chunk], c->s) != BE_OK)
-    c->err = fd_backend_failed(__FILE__, __LINE__, to_device ? "be_memcpy_async(H2D)" : "be_memcpy_async(D2H)");
+  if (to_device) {
+    if (be_memcpy_async(c->dev + a, host + a, bytes, BE_COPY_H2D, c->s) != BE_OK)
+      c->err = fd_backend_failed(__FILE__, __LINE__, "be_memcpy_async(H2D)");
+  } else if (be_memcpy_async(host + a, c->dev + a, bytes, BE_COPY_D2H, c->s) != BE_OK ||
+             be_event_record(c->ev[chunk], c->s) != BE_OK) {
+    c->err = fd_backend_failed(__FILE__, __LINE__, "be_memcpy_async(D2H)");
+  }
 }
 
 /* Sets c up for device field dev (layout g) and enqueues the field's chunks to host. */
