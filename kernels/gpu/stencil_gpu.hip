@@ -239,7 +239,9 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(co
  * with the next in L2 when a plane is large); a short chunk keeps every block short-lived.
  * V = 2: 16-byte loads and stores of the pairs (even row pitch, 16-byte aligned arrays, xbase
  * on an even element); a pair point outside the box is neither computed nor stored. Plain
- * stores. */
+ * stores. The launch may mirror z (sxy < 0, origin at the box's top plane: march_down): the
+ * same code then starts on the top chunk and marches down; "z-1" and "z+1" swap, and the
+ * stencil's sum zm + zp gives the same bits in either order. */
 template <int R, int V, bool HAS_F>
 __global__ void __launch_bounds__(FD_KERNEL_MAX_BLOCK) k_zmarch(const st_args a)
 {
@@ -774,6 +776,19 @@ int setup_tiles(const fd_grid *g, fd_kernel *k, const int lo[3], const int hi[3]
   return BE_OK;
 }
 
+/* Whether k_zmarch runs mirrored (top chunk first, marching down; see k_zmarch). Where the
+ * arrays a pass touches (u, out and f) exceed L2, passes that alternate u and out alternate
+ * the direction, so each pass begins on the planes the previous one touched last, which L2
+ * still holds (of the first y-strip, where a plane is split into several); where they fit L2, up always (down measured slower there). The ping-pong of
+ * two fields thus alternates without the caller knowing; any choice gives the same bits.
+ * Measured in bench/results/README.md ("Experiments"). */
+bool march_down(const fd_grid *g, const st_args &a)
+{
+  const double pass = (double)g->elems * sizeof(real_t) * (a.f ? 3 : 2);
+  const size_t l2 = gpu_props_private.l2_bytes;
+  return l2 > 0 && pass > (double)l2 && (uintptr_t)a.out < (uintptr_t)a.u;
+}
+
 int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, fd_kernel *k,
                hipStream_t st)
 {
@@ -816,7 +831,12 @@ int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, f
       return gpu_failf_private(BE_ERROR, "k_zmarch: grid %d x %d x %lld too large", a.ntx, a.tps,
                                (long long)k->strips * a.nchunks);
     const dim3 grid((unsigned)a.ntx, (unsigned)a.tps, (unsigned)(k->strips * a.nchunks));
-    zmarch_fn(has_f, k->tile, k->vec)<<<grid, block, 0, st>>>(a);
+    st_args m = a; /* a copy: the caller's a stays as it built it */
+    if (march_down(g, a)) { /* z' = lo + hi - z: the box maps onto itself */
+      m.origin += a.sxy * (lo[2] + hi[2]);
+      m.sxy = -a.sxy;
+    }
+    zmarch_fn(has_f, k->tile, k->vec)<<<grid, block, 0, st>>>(m);
     snprintf(name, sizeof name, "k_zmarch<rows=%d,vec=%d,f=%d>", k->tile, k->vec, (int)has_f);
     break;
   }

@@ -16,6 +16,7 @@
  *     matches a host loop, is deterministic, and its sine reference is the host's bitwise;
  *   - be_stencil_zrange over two z-ranges equals be_stencil bitwise; be_add_point adds at one
  *     point only;
+ *   - z-marching on arrays beyond L2, up and mirrored down, equals the baseline bitwise;
  *   - the fused kernel equals T single steps bitwise (test_fused), and its configurations
  *     shrink to the shared memory a device offers or fail with a message (test_fused_smem);
  *   - streams (high priority), events and error reporting work.
@@ -802,6 +803,74 @@ static void test_zrange_point(const fd_grid *g)
   REQUIRE(be_free(dout));
 }
 
+/* z-marching on arrays larger than L2 runs mirrored (top chunk first, marching down) when out
+ * lies below u in memory (stencil_gpu.hip, march_down): with the input in the lower buffer and
+ * then in the upper one, both directions run. Each must give the baseline kernel's field bit
+ * for bit (the baseline never mirrors), for ALL, for the interior of deferred faces (a box
+ * whose mirror axis is off the grid's centre) and for a z-range; an output box mapped onto
+ * the wrong planes, or planes taken in the wrong order, fails it. */
+static void test_march_directions(void)
+{
+  gpu_device_props props;
+  REQUIRE(gpu_get_device_props(&props));
+  fd_grid g0 = grid3(200, 150, 8);
+  const int nz = (int)(props.l2_bytes / ((size_t)g0.sxy * sizeof(real_t))) + 9;
+  fd_grid g = grid3(200, 150, nz);
+  const size_t all = g.elems, bytes = all * sizeof(real_t);
+  check(2 * bytes > props.l2_bytes, "march directions: %zu-byte arrays do not exceed L2 (%zu bytes)",
+        bytes, props.l2_bytes);
+  real_t *dbuf[2], *df, *dref, *href = malloc(bytes), *hout = malloc(bytes);
+  REQUIRE(be_malloc((void **)&dbuf[0], bytes));
+  REQUIRE(be_malloc((void **)&dbuf[1], bytes));
+  REQUIRE(be_malloc((void **)&df, bytes));
+  REQUIRE(be_malloc((void **)&dref, bytes));
+  fd_field fu = random_field(91, 1.0), ff = random_field(92, 1.0), poison = random_field(0, 0.0);
+  poison.kind = FD_FIELD_CONST;
+  poison.scale = NAN;
+  const fd_coeffs c = {1.7, 0.11, 0.13, 0.17, -1.0};
+  const fd_kernel base = kcfg(FD_KERNEL_BASELINE, 0, 0, 0, 0, 0, 0);
+  const fd_kernel ks[3] = {kcfg(FD_KERNEL_ZMARCH, 0, 0, 0, 0, 0, 0),
+                           kcfg(FD_KERNEL_ZMARCH, 2, 1, 32, 4, 5, 3),
+                           kcfg(FD_KERNEL_ZMARCH, 1, 2, 64, 4, 7, 0)};
+  long bad = 0, runs = 0;
+  for (int withf = 0; withf < 2; withf++)
+    for (int kind = 0; kind < 3; kind++) { /* ALL, INTERIOR of 0x2d, planes 7..nz-3 */
+      const fd_region region = kind == 1 ? FD_REGION_INTERIOR : FD_REGION_ALL;
+      const int k0 = kind == 2 ? 7 : 1, k1 = kind == 2 ? nz - 3 : nz;
+      const real_t *f = withf ? df : NULL;
+      REQUIRE(be_fill(&g, &fu, dbuf[0], S));
+      REQUIRE(be_fill(&g, &ff, df, S));
+      REQUIRE(be_fill(&g, &poison, dref, S));
+      REQUIRE(be_stencil_zrange(&g, region, 0x2du, k0, k1, &c, dbuf[0], f, dref, base, S));
+      to_host(href, dref, all);
+      for (int ki = 0; ki < 3; ki++)
+        for (int in = 0; in < 2; in++) { /* input in dbuf[in], output in the other */
+          REQUIRE(be_fill(&g, &fu, dbuf[in], S));
+          REQUIRE(be_fill(&g, &poison, dbuf[1 - in], S));
+          REQUIRE(be_stencil_zrange(&g, region, 0x2du, k0, k1, &c, dbuf[in], f, dbuf[1 - in], ks[ki], S));
+          to_host(hout, dbuf[1 - in], all);
+          long diff = 0;
+          for (size_t q = 0; q < all; q++) diff += memcmp(&href[q], &hout[q], sizeof(real_t)) != 0;
+          if (diff) {
+            char desc[FD_KERNEL_SPEC_MAX];
+            fd_kernel_format(&ks[ki], desc, sizeof desc);
+            printf("  %s, f %d, case %d, input in the %s buffer: %ld points differ\n", desc, withf,
+                   kind, dbuf[in] < dbuf[1 - in] ? "lower" : "upper", diff);
+            bad++;
+          }
+          runs++;
+        }
+    }
+  check(bad == 0, "march directions %dx%dx%d: %ld of %ld runs differ from the baseline", g.n[0],
+        g.n[1], g.n[2], bad, runs);
+  free(href);
+  free(hout);
+  REQUIRE(be_free(dbuf[0]));
+  REQUIRE(be_free(dbuf[1]));
+  REQUIRE(be_free(df));
+  REQUIRE(be_free(dref));
+}
+
 int main(int argc, char **argv)
 {
   int quick = 0;
@@ -873,6 +942,11 @@ int main(int argc, char **argv)
     fd_grid g1 = grid3(37, 23, 19), g2 = grid3(5, 3, 2);
     test_zrange_point(&g1);
     test_zrange_point(&g2);
+  }
+  if (!quick) {
+    int before = n_fail;
+    test_march_directions();
+    printf("march directions: %s\n", n_fail == before ? "ok" : "FAILED");
   }
   {
     /* g5: wide and tall enough that blocks of every shape and T (64-lane footprints included)
