@@ -11,6 +11,10 @@
         1 rank, --fuse auto, 64^3, 128^3: step <= 1.0 F1 (per time step)
         2 ranks, T = 1, 64^3, 128^3:     X <= F_ls + L + 2 F_g and step <= max(1.5 F1, 1.2 X)
         1 rank, T = 1, 512^3:            step within 1% of before
+  table.py small RECORDS_DIR --before CSV ...
+      The same, where the folder holds no "before" runs: before_us (and the 512^3 target)
+      from the after column of an earlier table's CSV of that binary, matched by operator,
+      ranks, block and mode; the markdown says where they came from.
   table.py deep RECORDS_DIR [--device NAME] [-o PREFIX]
       The deep-halo layouts (step per time step, S = 2, 4 against S = 1 and against their share
       of redundant points: (1 + redundant share) x S = 1), and --fuse auto against the best fixed T.
@@ -59,7 +63,17 @@ def ok(flag):
     return "-" if flag is None else ("yes" if flag else "NO")
 
 
-def small(recs):
+def before_table(path):
+    """{(op, ranks, block, fuse): step_us} of the before_us column of an earlier small table."""
+    out = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r.get("before_us") not in (None, "", "-"):
+                out[(r["op"], int(r["ranks"]), int(r["block"]), r["fuse"])] = float(r["before_us"])
+    return out
+
+
+def small(recs, earlier=None):
     rows = []
     pat = re.compile(r"after-(\w+)-n(\d+)-np(\d+)-fuse(\w+)$")
     for name, rec in recs.items():
@@ -68,6 +82,7 @@ def small(recs):
             continue
         op, n, np_, mode = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)
         before = recs.get(name.replace("after-", "before-", 1))
+        b_us = step_us(before) if before else (earlier or {}).get((op, np_, n, mode))
         fg, fls, fc = floor(rec, "graph"), floor(rec, "launch_sync"), floor(rec, "copy")
         lat, x = floor(rec, "latency"), floor(rec, "exchange_alone")
         f1 = max(v for v in (fg, fc) if v is not None)
@@ -80,13 +95,12 @@ def small(recs):
             target = st <= 1.0 * f1
         elif np_ == 2 and mode == "1" and n in (64, 128) and xf is not None:
             target = xf <= 1.0 and st <= max(1.5 * f1, 1.2 * x)
-        elif np_ == 1 and mode == "1" and n == 512 and before is not None:
-            target = st <= 1.01 * step_us(before)
+        elif np_ == 1 and mode == "1" and n == 512 and b_us is not None:
+            target = st <= 1.01 * b_us
         rows.append({
             "op": op, "ranks": np_, "block": n, "fuse": mode,
             "T": rec["fuse"]["steps"], "graphs": "on" if rec.get("graphs", {}).get("on") else "off",
-            "step_us": st, "before_us": step_us(before) if before else None,
-            "speedup": step_us(before) / st if before else None,
+            "step_us": st, "before_us": b_us, "speedup": b_us / st if b_us else None,
             "F_g": fg, "F_ls": fls, "F_c": fc, "L": lat, "X": x, "F1": f1,
             "step_over_F1": st / f1, "X_over_floor": xf, "target_met": target,
         })
@@ -162,15 +176,20 @@ def main():
     ap.add_argument("records")
     ap.add_argument("--device", default="")
     ap.add_argument("-o", "--out", default="")
+    ap.add_argument("--before", default="", help="small: before_us from this earlier table's CSV")
     a = ap.parse_args()
     try:
         recs = load(a.records)
+        earlier = before_table(a.before) if a.before else None
     except (OSError, ValueError, KeyError) as e:
         sys.exit(f"table.py: {e}")
-    rows, cols = small(recs) if a.mode == "small" else deep(recs)
+    rows, cols = small(recs, earlier) if a.mode == "small" else deep(recs)
     used = [c for c in cols if any(r.get(c) is not None for r in rows)]
-    lines = [f"# {a.mode} ({a.device}): microseconds per time step; floors averaged over the ranks", "",
-             "| " + " | ".join(used) + " |", "|" + "---|" * len(used)]
+    lines = [f"# {a.mode} ({a.device}): microseconds per time step; floors averaged over the ranks", ""]
+    if earlier is not None:
+        lines += [f"before_us: the before_us column of {os.path.basename(a.before)} (an earlier run of the "
+                  "older binary), not of this run", ""]
+    lines += ["| " + " | ".join(used) + " |", "|" + "---|" * len(used)]
     lines += ["| " + " | ".join(cell(r.get(c)) for c in used) + " |" for r in rows]
     met = [r["target_met"] for r in rows if r.get("target_met") is not None]
     lines += ["", f"targets met: {sum(met)} of {len(met)}"]
