@@ -13,8 +13,8 @@
         1 rank, T = 1, 512^3:            step within 1% of before
   table.py small RECORDS_DIR --before CSV ...
       The same, where the folder holds no "before" runs: before_us (and the 512^3 target)
-      from the after column of an earlier table's CSV of that binary, matched by operator,
-      ranks, block and mode; the markdown says where they came from.
+      from the before_us column of an earlier table's CSV (the older binary, an earlier run),
+      matched by operator, ranks, block and mode; the markdown says where they came from.
   table.py deep RECORDS_DIR [--device NAME] [-o PREFIX]
       The deep-halo layouts (step per time step, S = 2, 4 against S = 1 and against their share
       of redundant points: (1 + redundant share) x S = 1), and --fuse auto against the best fixed T.
