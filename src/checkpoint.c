@@ -1250,14 +1250,20 @@ static int stage_end(stage_copy *c)
   return c->err ? c->err : FD_OK;
 }
 
+/* File offset of this rank's row j of plane k (0-based, within its block at start) of field f. */
+static off_t row_offset(const fd_ckpt_header *h, int f, const long long start[3], int j, int k)
+{
+  const long long N[3] = {h->N[0], h->N[1], h->N[2]}, es = (long long)sizeof(real_t);
+  const long long base = (long long)h->data_offset + f * N[0] * N[1] * N[2] * es;
+  return (off_t)(base + (((start[2] + k) * N[1] + start[1] + j) * N[0] + start[0]) * es);
+}
+
 /* File bytes of this rank's rows of planes [k0, k1) (0-based) of field f: [*lo, *hi). */
 static void planes_span(const fd_ckpt_header *h, int f, const int n[3], const long long start[3], int k0, int k1,
                         off_t *lo, off_t *hi)
 {
-  const long long N[3] = {h->N[0], h->N[1], h->N[2]}, es = (long long)sizeof(real_t);
-  const long long base = (long long)h->data_offset + f * N[0] * N[1] * N[2] * es;
-  *lo = (off_t)(base + (((start[2] + k0) * N[1] + start[1]) * N[0] + start[0]) * es);
-  *hi = (off_t)(base + (((start[2] + k1 - 1) * N[1] + start[1] + n[1] - 1) * N[0] + start[0] + n[0]) * es);
+  *lo = row_offset(h, f, start, 0, k0);
+  *hi = row_offset(h, f, start, n[1] - 1, k1 - 1) + (off_t)((long long)n[0] * (long long)sizeof(real_t));
 }
 
 /* Reads this rank's rows of field f of the checkpoint (header h) into the interior of host (the
@@ -1269,9 +1275,7 @@ static void planes_span(const fd_ckpt_header *h, int f, const int n[3], const lo
 static int read_field(int fd, const fd_ckpt_header *h, int f, const fd_grid *g, const int n[3], const long long start[3],
                       real_t *host, uint64_t *sums, stage_copy *stage)
 {
-  const long long N[3] = {h->N[0], h->N[1], h->N[2]}, es = (long long)sizeof(real_t), pts = N[0] * N[1] * N[2];
-  const long long base = (long long)h->data_offset + f * pts * es;
-  const size_t row = (size_t)n[0] * (size_t)es;
+  const size_t row = (size_t)n[0] * sizeof(real_t);
   plane_hash p = {.h = h, .f = f, .g = g, .n = n, .start = start, .host = host, .sums = sums};
   int threaded = 0;
   pthread_t hasher;
@@ -1307,7 +1311,7 @@ static int read_field(int fd, const fd_ckpt_header *h, int f, const fd_grid *g, 
     int cnt = 0;
     off_t at = 0, next = 0;
     for (int j = 0; j < n[1] && !e; j++) {
-      const off_t off = (off_t)(base + (((start[2] + k) * N[1] + start[1] + j) * N[0] + start[0]) * es);
+      const off_t off = row_offset(h, f, start, j, k);
       if (cnt == ROWS_PER_CALL || (cnt > 0 && off != next)) {
         e = preadv_all(fd, iov, cnt, at);
         cnt = 0;
