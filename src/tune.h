@@ -27,7 +27,7 @@ typedef struct {
   double seconds;           /* wall time of the trial and the loop trials, slowest rank */
 } fd_tune;
 
-#define FD_FUSE_TUNE_MAX 48
+#define FD_FUSE_TUNE_MAX 64
 
 /* Several steps per pass (--fuse): T and the fused kernel's configuration, and the trial that
  * chose them when one ran. */

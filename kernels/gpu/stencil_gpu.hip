@@ -1063,14 +1063,18 @@ extern "C" int be_fused_resolve(fd_fused *c)
 /* {tile, vec, block_y, chunk} around the H200's fastest at 512^3, shorter chunks that keep
  * the GPU busy on smaller blocks (256^3 and below), and chunks of 4 to 16 planes for blocks of
  * 32^3 to 128^3, where a pass is bound by the latency of marching through its planes, not by
- * memory; four rows only resolve up to 2 steps. Where none fits the device (64-lane
- * wavefronts from 3 steps), the rule's shape. */
+ * memory; four rows only resolve up to 2 steps. The last three take one column per thread: a
+ * footprint one warp wide (32 columns with 32-lane warps) wastes fewer columns of a small
+ * block than one of two warps' width (at T = 3 a 128-column row takes 5 footprints of 26
+ * outputs, 160 columns, against 3 of 58, 192 columns) and gives more blocks. Where none fits
+ * the device (64-lane wavefronts from 3 steps), the rule's shape. */
 extern "C" int be_fused_candidates(int steps, fd_fused *list, int max)
 {
   static const int shapes[][4] = {{4, 2, 4, 128}, {4, 2, 4, 32}, {4, 2, 4, 16}, {4, 2, 4, 8},
                                   {4, 2, 4, 4},   {4, 2, 8, 128}, {2, 2, 8, 128}, {2, 2, 8, 64},
                                   {2, 2, 8, 16},  {2, 2, 8, 8},   {2, 2, 8, 4},   {2, 2, 16, 128},
-                                  {2, 2, 16, 64}, {2, 2, 16, 32}, {2, 2, 16, 8}};
+                                  {2, 2, 16, 64}, {2, 2, 16, 32}, {2, 2, 16, 16}, {2, 2, 16, 8},
+                                  {2, 1, 8, 32},  {2, 1, 8, 16},  {2, 1, 8, 6}};
   int n = 0;
   for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]) && n < max; i++) {
     fd_fused c = {steps, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]};
