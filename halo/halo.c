@@ -597,6 +597,28 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event 
   return FD_OK;
 }
 
+int halo_pack_ahead(fd_halo *h, const real_t *u, const real_t *u2)
+{
+  if (h->n_ipc)
+    return fd_set_error(FD_ERR_USAGE, "halo_pack_ahead: IPC faces order their packs by events (use halo_exchange_begin)");
+  pack_ctx c = {h, u, u2, (int)(h->exchanges % 2)};
+  return pack_work(&c, h->stream);
+}
+
+int halo_exchange_begin_packed(fd_halo *h)
+{
+  if (h->n_ipc)
+    return fd_set_error(FD_ERR_USAGE, "halo_exchange_begin_packed: IPC faces order their packs by events (use halo_exchange_begin)");
+  const int s = (int)(h->exchanges % 2);
+  be_range_push("halo_begin");
+  if (h->timing_pending[s]) FD_CALL(accumulate(h, s)); /* its events are about to be reused */
+  h->timing[s] = 0;
+  h->nreq = h->nnote = 0;
+  FD_CALL(post_receives(h, s));
+  be_range_pop();
+  return FD_OK;
+}
+
 int halo_exchange_end(fd_halo *h)
 {
   const int s = (int)(h->exchanges % 2);

@@ -149,6 +149,17 @@ const char *halo_path_resolved(long long ipc_faces, long long mpi_faces);
  * must not change until the pack has run. */
 int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready,
                         int timed);
+/* The pack ahead, for MPI faces (no IPC face: FD_ERR_USAGE). halo_pack_ahead enqueues on the
+ * halo stream the pack of u (and u2) for the next exchange (the one after the last
+ * halo_exchange_end), behind whatever the stream holds: a caller whose last writes of those
+ * regions are on the halo stream packs right behind them, inside the graph that holds them
+ * (changes nothing in *h, so it may be captured). halo_exchange_begin_packed then begins that
+ * exchange without packing: it posts the receives, and halo_exchange_end's host wait for the
+ * halo stream covers the pack. u and u2 must not change in between; a begin that must be
+ * timed, or that follows anything else written into u, calls halo_exchange_begin, which packs
+ * again (the same values). Asynchronous; not Collective. */
+int halo_pack_ahead(fd_halo *h, const real_t *u, const real_t *u2);
+int halo_exchange_begin_packed(fd_halo *h);
 /* Blocks the host until the MPI messages have arrived (IPC faces: until the neighbours have
  * begun the same exchange; the device orders the data). */
 int halo_exchange_end(fd_halo *h);

@@ -99,6 +99,11 @@ typedef struct {
   int exchanging;    /* this rank exchanges at all: it has a neighbour (n_msgs > 0) */
   int pack_ordered;  /* the halo stream already orders the next pack after the writes of u it
                         reads (solver_pass); 0: the pack waits for `ready` */
+  int packed_ahead;  /* the halo stream holds the pack of ahead_u for the halo's exchange number
+                        ahead_exchange, enqueued by the last pass's receive segment
+                        (halo_pack_ahead); 0: the pass packs */
+  const real_t *ahead_u;
+  long long ahead_exchange;
   int chain_mode;    /* solver_pass inside a chain (run_chain): CHAIN_CAPTURE enqueues the
                         pass's work directly (a graph is being captured), CHAIN_DRY enqueues
                         nothing (the chain's graph does the work); 0 otherwise */
@@ -168,6 +173,7 @@ typedef struct {
   int exchange;  /* the pass begins with an exchange (the first pass of a window) */
   int overlap;   /* ... and its interior update runs while the regions travel */
   int regions;   /* width 1, one step: the region kernels of the single-step schedule */
+  int pack_next; /* the receive segment also packs `out` for the next exchange */
   int has_shell; /* the box minus the interior is not empty */
   fd_box box;    /* the box of the pass's last step */
   fd_box inner;  /* the part that reads no ghost the pass's exchange fills (all of box when the
@@ -194,11 +200,13 @@ static int pass_shell(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 }
 
 /* The received regions into the ghosts of u (and um), then, with overlap, the shell: the
- * halo stream's work after the messages are in. */
+ * halo stream's work after the messages are in; with p->pack_next, last, the pack of the next
+ * exchange from `out`, the next pass's u (its regions are the layers the shell just wrote). */
 static int pass_receive(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
   FD_CALL(halo_exchange_unpack(&s->halo, s->u, s->halo.fields > 1 ? s->um : NULL));
   if (p->overlap && p->has_shell) FD_CALL(pass_shell(s, p, st, out));
+  if (p->pack_next) FD_CALL(halo_pack_ahead(&s->halo, out, NULL));
   return FD_OK;
 }
 
@@ -244,7 +252,7 @@ static int pass_segment(fd_state *s, int seg, segment_fn fn, const fd_pass *p, b
 {
   if (s->sampling) return fn(s, p, st, out);
   const fd_graph_key k = {seg, {p->len, s->win_pos, p->exchange, seg == SEG_RECEIVE ? (int)((s->halo.exchanges + 1) % 2) : 0,
-                                s->alone, 0},
+                                s->alone, p->pack_next},
                           {s->u, s->um, out, NULL}};
   segment_ctx c = {s, p, out, fn};
   if (fd_graph_run(&s->graphs, &k, st, segment_work, &c) == 0) return FD_OK;
@@ -321,8 +329,11 @@ enum { CHAIN_CAPTURE = 1, CHAIN_DRY = 2 };
  * shell (the one-point layers next to faces with a neighbour) runs once those ghosts are in,
  * on the halo stream, so it too overlaps the interior update instead of following it: the two
  * write disjoint points. The compute stream waits for the shell before the next pass, whose
- * input is this pass's output. The one host wait of a pass is the packed faces before
- * MPI_Isend (the IPC path has none: the device orders the copies); a rank without neighbours
+ * input is this pass's output. For heat and jacobi with every face through MPI the shell's
+ * segment also packs the next pass's faces, which are the layers it just wrote (halo_pack_ahead):
+ * the next pass's begin only posts the receives, and the pack needs no launch of its own (a
+ * timed pass packs again, for its timing events). The one host wait of a pass is the packed
+ * faces before MPI_Isend (the IPC path has none: the device orders the copies); a rank without neighbours
  * does no exchange at all, and its pass is the interior update of the whole block. Faces at
  * the global edge hold fixed Dirichlet ghosts: their layers belong to the interior.
  * --no-overlap runs the interior and the shell on the compute stream after the unpack; the
@@ -367,12 +378,21 @@ static int solver_pass(fd_state *s, int len)
   window_interior(n, s->deferred, len, &p.inner);
   if (!p.exchange) p.inner = p.box;
   p.has_shell = p.regions ? s->deferred != 0 : window_box_points(&p.box) != window_box_points(&p.inner);
+  /* heat and jacobi with every face through MPI: the receive segment packs the next pass's u
+   * right behind the shell that wrote its regions, in the same graph: no launch of its own and
+   * no gap before the host's wait for it. A timed pass packs again (its timing events) */
+  p.pack_next = p.exchange && p.overlap && p.regions && !timed && !s->chain_mode &&
+                s->prob.swaps && s->prob.levels == 1 && s->halo.n_ipc == 0 && s->halo.n_mpi > 0;
+  const int ahead = s->packed_ahead && s->ahead_u == s->u && s->ahead_exchange == s->halo.exchanges && !timed;
+  s->packed_ahead = 0;
   real_t *out = NULL;
   FD_CALL(pick_output(s, &out));
   real_t *u2 = s->halo.fields > 1 ? s->um : NULL;
   if (timed) FD_CALL(read_sample(s, q)); /* its events are about to be recorded again */
   be_event *ev = s->t_ev[q];
-  if (p.exchange) {
+  if (p.exchange && ahead) {
+    FD_CALL(halo_exchange_begin_packed(&s->halo));
+  } else if (p.exchange) {
     /* the pack may read u once it is final: after the previous pass's updates on the compute
      * stream, unless all of u it reads came from the halo stream (pack_ordered) */
     if (!s->pack_ordered) FD_BE(be_event_record(s->ready, s->compute));
@@ -397,6 +417,9 @@ static int solver_pass(fd_state *s, int len)
       FD_BE(be_event_record(ev[3], s->halo_stream));
     } else {
       FD_CALL(pass_segment(s, SEG_RECEIVE, pass_receive, &p, s->halo_stream, out));
+      s->packed_ahead = p.pack_next;
+      s->ahead_u = out;
+      s->ahead_exchange = s->halo.exchanges;
     }
     FD_BE(be_event_record(s->joined[s->passes % 2], s->halo_stream));
     FD_BE(be_stream_wait_event(s->compute, s->joined[s->passes % 2]));
@@ -902,6 +925,7 @@ static int state_fill(fd_state *s)
   s->steps = 0;
   s->passes = 0;
   s->pack_ordered = 0;
+  s->packed_ahead = 0;
   return FD_OK;
 }
 
@@ -915,12 +939,14 @@ static int loop_sync(fd_state *s)
   return halo_flush_timers(&s->halo);
 }
 
-/* Zeroes the loop's sums (phases, redundant points, samples, the halo's and the snapshots'). */
+/* Zeroes the loop's sums (phases, redundant points, samples, the halo's and the snapshots') and
+ * forgets a pack ahead. */
 static void loop_reset(fd_state *s)
 {
   s->ms_interior = s->ms_shell = s->redundant = 0.0;
   s->sampled_steps = 0;
   s->windows = 0;
+  s->packed_ahead = 0; /* a pack ahead of a loop that ended is not the next loop's */
   snapshot_reset_timers(&s->snap);
   checkpoint_reset_timers(&s->ckpt);
   halo_reset_timers(&s->halo);
