@@ -330,11 +330,12 @@ enum { CHAIN_CAPTURE = 1, CHAIN_DRY = 2 };
  * on the halo stream, so it too overlaps the interior update instead of following it: the two
  * write disjoint points. The compute stream waits for the shell before the next pass, whose
  * input is this pass's output. For heat and jacobi with every face through MPI the shell's
- * segment also packs the next pass's faces, which are the layers it just wrote (halo_pack_ahead):
- * the next pass's begin only posts the receives, and the pack needs no launch of its own (a
- * timed pass packs again, for its timing events). The one host wait of a pass is the packed
- * faces before MPI_Isend (the IPC path has none: the device orders the copies); a rank without neighbours
- * does no exchange at all, and its pass is the interior update of the whole block. Faces at
+ * segment also packs the next pass's faces, which are the layers it just wrote
+ * (halo_pack_ahead): the next pass's begin only posts the receives, and the pack needs no
+ * launch of its own (a timed pass packs again, for its timing events). The one host wait of a
+ * pass is the packed faces before MPI_Isend (the IPC path has none: the device orders the
+ * copies); a rank without neighbours does no exchange at all, and its pass is the interior
+ * update of the whole block. Faces at
  * the global edge hold fixed Dirichlet ghosts: their layers belong to the interior.
  * --no-overlap runs the interior and the shell on the compute stream after the unpack; the
  * --baseline run ("alone") is the interior update of the whole block, with no exchange.
@@ -383,7 +384,8 @@ static int solver_pass(fd_state *s, int len)
    * no gap before the host's wait for it. A timed pass packs again (its timing events) */
   p.pack_next = p.exchange && p.overlap && p.regions && !timed && !s->chain_mode &&
                 s->prob.swaps && s->prob.levels == 1 && s->halo.n_ipc == 0 && s->halo.n_mpi > 0;
-  const int ahead = s->packed_ahead && s->ahead_u == s->u && s->ahead_exchange == s->halo.exchanges && !timed;
+  const int ahead = s->packed_ahead && s->ahead_u == s->u &&
+                    s->ahead_exchange == s->halo.exchanges && !timed;
   s->packed_ahead = 0;
   real_t *out = NULL;
   FD_CALL(pick_output(s, &out));
