@@ -335,8 +335,8 @@ enum { CHAIN_CAPTURE = 1, CHAIN_DRY = 2 };
  * launch of its own (a timed pass packs again, for its timing events). The one host wait of a
  * pass is the packed faces before MPI_Isend (the IPC path has none: the device orders the
  * copies); a rank without neighbours does no exchange at all, and its pass is the interior
- * update of the whole block. Faces at
- * the global edge hold fixed Dirichlet ghosts: their layers belong to the interior.
+ * update of the whole block. Faces at the global edge hold fixed Dirichlet ghosts: their
+ * layers belong to the interior.
  * --no-overlap runs the interior and the shell on the compute stream after the unpack; the
  * --baseline run ("alone") is the interior update of the whole block, with no exchange.
  *
