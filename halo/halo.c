@@ -473,6 +473,14 @@ static int unpack_work(void *ctx, be_stream st)
   return halo_exchange_unpack(c->h, (real_t *)c->u, (real_t *)c->u2);
 }
 
+/* The unpack, then the pack of the next exchange (halo_pack_ahead). */
+static int unpack_pack_work(void *ctx, be_stream st)
+{
+  const pack_ctx *c = ctx;
+  FD_CALL(unpack_work(ctx, st));
+  return halo_pack_ahead(c->h, c->u, c->u2);
+}
+
 /* fd_graph_run on the halo stream, with the errors as fd errors. */
 static int run_graph(fd_halo *h, const fd_graph_key *k, fd_graph_work work, void *ctx)
 {
@@ -728,10 +736,13 @@ int halo_latency_us(fd_halo *h, double *us)
   return FD_OK;
 }
 
-int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, double *us)
+int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int pack_ahead,
+                           double *us)
 {
   *us = 0.0;
   if (h->n_msgs == 0) return FD_OK;
+  if (pack_ahead && h->n_ipc)
+    return fd_set_error(FD_ERR_USAGE, "halo_exchange_alone_us: IPC faces order their packs by events (no pack ahead)");
   double t0 = 0.0;
   for (int r = 0; r < reps + 2; r++) {
     if (r == 2) {
@@ -740,12 +751,13 @@ int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, double *
       t0 = fd_now();
     }
     /* the field is ready once the previous unpack has run: the halo stream orders it */
-    FD_CALL(halo_exchange_begin(h, u, u2, NULL, 0));
+    if (pack_ahead && r > 0) FD_CALL(halo_exchange_begin_packed(h));
+    else FD_CALL(halo_exchange_begin(h, u, u2, NULL, 0));
     FD_CALL(halo_exchange_end(h));
     const int s = (int)((h->exchanges + 1) % 2);
     pack_ctx c = {h, u, u2, s};
-    const fd_graph_key k = {2, {s, 0, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
-    FD_CALL(run_graph(h, &k, unpack_work, &c));
+    const fd_graph_key k = {2, {s, pack_ahead, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
+    FD_CALL(run_graph(h, &k, pack_ahead ? unpack_pack_work : unpack_work, &c));
   }
   FD_BE(be_stream_sync(h->stream));
   *us = (fd_now() - t0) * 1e6 / reps;

@@ -195,8 +195,11 @@ int halo_latency_us(fd_halo *h, double *us);
 
 /* X, an exchange alone: `reps` exchanges of u (and u2) back to back with nothing computed in
  * between (pack, MPI or IPC, unpack; the host waits only where an exchange in the loop does),
- * wall time per exchange in microseconds, after two untimed ones. Overwrites the ghosts of u
- * and u2. Collective over h->comm; synchronous. */
-int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, double *us);
+ * wall time per exchange in microseconds, after two untimed ones. With pack_ahead (the caller's
+ * loop packs ahead: halo_pack_ahead, MPI faces only) each unpack's graph also packs the next
+ * exchange, as that loop does. Overwrites the ghosts of u and u2. Collective over h->comm;
+ * synchronous. */
+int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int pack_ahead,
+                           double *us);
 
 #endif

@@ -317,6 +317,16 @@ static int run_ahead(fd_state *s, int k)
 
 enum { CHAIN_CAPTURE = 1, CHAIN_DRY = 2 };
 
+/* Whether the run's exchanging passes pack the next exchange ahead, in the graph of the
+ * previous pass's unpack and shell (halo_pack_ahead): heat and jacobi (the next pass's u is
+ * this pass's output), one ghost layer, one step per pass, with overlap (the shell, on the halo
+ * stream, writes every layer a pack reads), every face through MPI. Pure. */
+static int packs_ahead(const fd_state *s)
+{
+  return !s->alone && s->width == 1 && s->fuse == 1 && s->opt->overlap && s->prob.swaps &&
+         s->prob.levels == 1 && s->halo.n_ipc == 0 && s->halo.n_mpi > 0;
+}
+
 /* One pass of `len` steps (1 <= len <= T): the schedule of fdmini, in one place.
  *
  * With one ghost layer and one step per pass (the defaults) every pass exchanges:
@@ -379,11 +389,9 @@ static int solver_pass(fd_state *s, int len)
   window_interior(n, s->deferred, len, &p.inner);
   if (!p.exchange) p.inner = p.box;
   p.has_shell = p.regions ? s->deferred != 0 : window_box_points(&p.box) != window_box_points(&p.inner);
-  /* heat and jacobi with every face through MPI: the receive segment packs the next pass's u
-   * right behind the shell that wrote its regions, in the same graph: no launch of its own and
-   * no gap before the host's wait for it. A timed pass packs again (its timing events) */
-  p.pack_next = p.exchange && p.overlap && p.regions && !timed && !s->chain_mode &&
-                s->prob.swaps && s->prob.levels == 1 && s->halo.n_ipc == 0 && s->halo.n_mpi > 0;
+  /* the receive segment packs the next pass's u right behind the shell that wrote its
+   * regions, in the same graph (packs_ahead); a timed pass packs again (its timing events) */
+  p.pack_next = packs_ahead(s) && p.exchange && p.regions && !timed && !s->chain_mode;
   const int ahead = s->packed_ahead && s->ahead_u == s->u &&
                     s->ahead_exchange == s->halo.exchanges && !timed;
   s->packed_ahead = 0;
@@ -1606,13 +1614,14 @@ static int measure_floors(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
-/* X, an exchange alone with the run's settings (graphs), and X / (F_ls + L + 2 F_g), over the
- * ranks with neighbours into r. Overwrites the fields' ghosts. Collective. */
+/* X, an exchange alone with the run's settings (graphs, the pack ahead), and
+ * X / (F_ls + L + 2 F_g), over the ranks with neighbours into r. Overwrites the fields' ghosts.
+ * Collective. */
 static int measure_exchange(fd_state *s, fd_result *r)
 {
   const MPI_Comm comm = s->dec.cart;
   FD_CALL(halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
-                                 &s->exchange_alone_us));
+                                 packs_ahead(s), &s->exchange_alone_us));
   int with;
   FD_CALL(reduce_stat_some(comm, s->exchange_alone_us, s->exchanging, &r->exchange_alone_us, &with));
   const double floor = s->floor_launch_sync_us + s->latency_us + 2 * s->floor_graph_us;
