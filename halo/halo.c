@@ -589,20 +589,27 @@ static int accumulate(fd_halo *h, int s)
   return FD_OK;
 }
 
-int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready,
-                        int timed)
+/* halo_exchange_begin, or with `packed` halo_exchange_begin_packed: the pack (unless packed)
+ * goes first, the receives are posted while the device packs: a face that arrives before its
+ * receive is posted is buffered by MPI, never lost. */
+static int begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready, int timed,
+                 int packed)
 {
   const int s = (int)(h->exchanges % 2);
   be_range_push("halo_begin");
   if (h->timing_pending[s]) FD_CALL(accumulate(h, s)); /* its events are about to be reused */
   h->timing[s] = timed;
-  /* the pack goes first, the receives are posted while the device packs: a face that arrives
-   * before its receive is posted is buffered by MPI, never lost */
   h->nreq = h->nnote = 0;
-  FD_CALL(pack(h, u, u2, field_ready, s));
+  if (!packed) FD_CALL(pack(h, u, u2, field_ready, s));
   FD_CALL(post_receives(h, s));
   be_range_pop();
   return FD_OK;
+}
+
+int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready,
+                        int timed)
+{
+  return begin(h, u, u2, field_ready, timed, 0);
 }
 
 int halo_pack_ahead(fd_halo *h, const real_t *u, const real_t *u2)
@@ -617,14 +624,7 @@ int halo_exchange_begin_packed(fd_halo *h)
 {
   if (h->n_ipc)
     return fd_set_error(FD_ERR_USAGE, "halo_exchange_begin_packed: IPC faces order their packs by events (use halo_exchange_begin)");
-  const int s = (int)(h->exchanges % 2);
-  be_range_push("halo_begin");
-  if (h->timing_pending[s]) FD_CALL(accumulate(h, s)); /* its events are about to be reused */
-  h->timing[s] = 0;
-  h->nreq = h->nnote = 0;
-  FD_CALL(post_receives(h, s));
-  be_range_pop();
-  return FD_OK;
+  return begin(h, NULL, NULL, NULL, 0, 1);
 }
 
 int halo_exchange_end(fd_halo *h)
