@@ -612,18 +612,24 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event 
   return begin(h, u, u2, field_ready, timed, 0);
 }
 
+/* FD_ERR_USAGE where IPC faces (their packs are ordered by events, not ahead): `fn` is the
+ * caller's name. */
+static int refuse_ipc(const fd_halo *h, const char *fn)
+{
+  if (!h->n_ipc) return FD_OK;
+  return fd_set_error(FD_ERR_USAGE, "%s: IPC faces order their packs by events (no pack ahead)", fn);
+}
+
 int halo_pack_ahead(fd_halo *h, const real_t *u, const real_t *u2)
 {
-  if (h->n_ipc)
-    return fd_set_error(FD_ERR_USAGE, "halo_pack_ahead: IPC faces order their packs by events (use halo_exchange_begin)");
+  FD_CALL(refuse_ipc(h, "halo_pack_ahead"));
   pack_ctx c = {h, u, u2, (int)(h->exchanges % 2)};
   return pack_work(&c, h->stream);
 }
 
 int halo_exchange_begin_packed(fd_halo *h)
 {
-  if (h->n_ipc)
-    return fd_set_error(FD_ERR_USAGE, "halo_exchange_begin_packed: IPC faces order their packs by events (use halo_exchange_begin)");
+  FD_CALL(refuse_ipc(h, "halo_exchange_begin_packed"));
   return begin(h, NULL, NULL, NULL, 0, 1);
 }
 
@@ -741,8 +747,7 @@ int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int pack
 {
   *us = 0.0;
   if (h->n_msgs == 0) return FD_OK;
-  if (pack_ahead && h->n_ipc)
-    return fd_set_error(FD_ERR_USAGE, "halo_exchange_alone_us: IPC faces order their packs by events (no pack ahead)");
+  if (pack_ahead) FD_CALL(refuse_ipc(h, "halo_exchange_alone_us"));
   double t0 = 0.0;
   for (int r = 0; r < reps + 2; r++) {
     if (r == 2) {

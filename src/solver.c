@@ -99,10 +99,9 @@ typedef struct {
   int exchanging;    /* this rank exchanges at all: it has a neighbour (n_msgs > 0) */
   int pack_ordered;  /* the halo stream already orders the next pack after the writes of u it
                         reads (solver_pass); 0: the pack waits for `ready` */
-  int packed_ahead;  /* the halo stream holds the pack of ahead_u for the halo's exchange number
-                        ahead_exchange, enqueued by the last pass's receive segment
-                        (halo_pack_ahead); 0: the pass packs */
-  const real_t *ahead_u;
+  const real_t *ahead_u;    /* not NULL: the halo stream holds the pack of ahead_u for the halo's
+                               exchange number ahead_exchange, enqueued by the last pass's
+                               receive segment (halo_pack_ahead); NULL: the pass packs */
   long long ahead_exchange;
   int chain_mode;    /* solver_pass inside a chain (run_chain): CHAIN_CAPTURE enqueues the
                         pass's work directly (a graph is being captured), CHAIN_DRY enqueues
@@ -392,9 +391,8 @@ static int solver_pass(fd_state *s, int len)
   /* the receive segment packs the next pass's u right behind the shell that wrote its
    * regions, in the same graph (packs_ahead); a timed pass packs again (its timing events) */
   p.pack_next = packs_ahead(s) && p.exchange && p.regions && !timed && !s->chain_mode;
-  const int ahead = s->packed_ahead && s->ahead_u == s->u &&
-                    s->ahead_exchange == s->halo.exchanges && !timed;
-  s->packed_ahead = 0;
+  const int ahead = s->ahead_u == s->u && s->ahead_exchange == s->halo.exchanges && !timed;
+  s->ahead_u = NULL;
   real_t *out = NULL;
   FD_CALL(pick_output(s, &out));
   real_t *u2 = s->halo.fields > 1 ? s->um : NULL;
@@ -427,8 +425,7 @@ static int solver_pass(fd_state *s, int len)
       FD_BE(be_event_record(ev[3], s->halo_stream));
     } else {
       FD_CALL(pass_segment(s, SEG_RECEIVE, pass_receive, &p, s->halo_stream, out));
-      s->packed_ahead = p.pack_next;
-      s->ahead_u = out;
+      s->ahead_u = p.pack_next ? out : NULL;
       s->ahead_exchange = s->halo.exchanges;
     }
     FD_BE(be_event_record(s->joined[s->passes % 2], s->halo_stream));
@@ -935,7 +932,7 @@ static int state_fill(fd_state *s)
   s->steps = 0;
   s->passes = 0;
   s->pack_ordered = 0;
-  s->packed_ahead = 0;
+  s->ahead_u = NULL;
   return FD_OK;
 }
 
@@ -956,7 +953,7 @@ static void loop_reset(fd_state *s)
   s->ms_interior = s->ms_shell = s->redundant = 0.0;
   s->sampled_steps = 0;
   s->windows = 0;
-  s->packed_ahead = 0; /* a pack ahead of a loop that ended is not the next loop's */
+  s->ahead_u = NULL; /* a pack ahead of a loop that ended is not the next loop's */
   snapshot_reset_timers(&s->snap);
   checkpoint_reset_timers(&s->ckpt);
   halo_reset_timers(&s->halo);
