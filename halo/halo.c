@@ -4,16 +4,17 @@
  *   MPI  the packed face goes to MPI as a device buffer (GPU-aware MPI) or through pinned
  *        host memory (staged);
  *   IPC  the neighbour runs on this node on a device this one can reach. At set-up each rank
- *        maps the neighbour's send buffer and opens two of its interprocess events; in every
- *        exchange it copies the neighbour's packed face into its own receive buffer on its
- *        halo stream ("pull"), ordered on the device by those events (see "the exchange").
+ *        maps the neighbour's send buffer and flag words; in every exchange it copies the
+ *        neighbour's packed face into its own receive buffer on its halo stream ("pull"),
+ *        ordered on the device by flags the two streams set and await (see "the exchange"):
+ *        no MPI call and no host wait per exchange.
  * Exchange k uses the buffers of parity s = k % 2 and runs in numbered steps, 1-3 in
  * halo_exchange_begin, 4-6 in halo_exchange_end and 7-8 in halo_exchange_unpack.
  * "Face" means any region of faces.h (face, edge or corner); each active one is one message
  * (one IPC copy), carrying every field of the exchange.
  * STREAM_TRIGGERED.md beside this file says how stream-ordered sends (Cray MPICH's MPIX_Enqueue_*,
  * MPICH 4.2's MPIX_*_enqueue) would replace the host's waits of steps 5 and 6.
- * Tags: face f leaves with the sender's region index f (its IPC note with TAG_NOTE + f) and is
+ * Tags: face f leaves with the sender's region index f and is
  * region fd_region_opposite(f) of the receiver (the x-low face of one rank meets the x-high
  * face of the other; an edge meets the edge of the opposite direction).
  */
@@ -29,7 +30,7 @@
 #include "halo.h"
 #include "mpi_gpu.h"
 
-enum { TAG_NOTE = 32, TAG_CARD = 64, TAG_DECIDE = 96, TAG_PING = 128 };
+enum { TAG_CARD = 64, TAG_DECIDE = 96, TAG_PING = 128 };
 
 /* Region f's message: its place in the buffers and its elements (every field). */
 static size_t msg_offset(const fd_halo *h, int f) { return h->faces.offset[f]; }
@@ -92,7 +93,7 @@ typedef struct {
   unsigned long long total;   /* elements of one parity of the sender's send buffer */
   unsigned long long offset;  /* element offset of the sender's face towards the receiver */
   unsigned long long count;   /* its elements */
-  be_ipc_handle mem, packed[2], consumed[2]; /* the sender's send_block and events */
+  be_ipc_handle mem, flags;   /* the sender's send_block and flag words */
 } ipc_card;
 
 /* Sends item f of `mine` to the neighbour on face f and receives that neighbour's item into
@@ -113,16 +114,18 @@ static int swap_with_neighbours(fd_halo *h, const void *mine, void *theirs, size
   return FD_OK;
 }
 
-/* This rank's interprocess events packed[2] and consumed[2], recorded once so that the
- * neighbours' first waits (exchanges 0 and 1) find them complete. Synchronous. */
-static int create_ipc_events(fd_halo *h)
+/* Words of h->flags (fd_halo): written only by the neighbour on face f. */
+#define FLAG_PACKED(f) (f)
+#define FLAG_DONE(f) (FD_REGIONS + (f))
+enum { FLAG_WORDS = 2 * FD_REGIONS };
+
+/* This rank's flag words, zeroed ("nothing yet") before any neighbour learns of them (the
+ * cards). Synchronous. */
+static int create_flags(fd_halo *h)
 {
-  for (int s = 0; s < 2; s++) {
-    FD_BE(be_ipc_event_create(&h->packed[s]));
-    FD_BE(be_ipc_event_create(&h->consumed[s]));
-    FD_BE(be_event_record(h->packed[s], h->stream));
-    FD_BE(be_event_record(h->consumed[s], h->stream));
-  }
+  static const uint32_t zero[FLAG_WORDS];
+  FD_BE(be_malloc((void **)&h->flags, sizeof zero));
+  FD_BE(be_memcpy_async(h->flags, zero, sizeof zero, BE_COPY_H2D, h->stream));
   FD_BE(be_stream_sync(h->stream));
   return FD_OK;
 }
@@ -138,10 +141,7 @@ static int fill_card(const fd_halo *h, int f, int can, const be_info *dev, int n
   c->count = msg_count(h, f);
   if (!can) return FD_OK;
   FD_BE(be_ipc_mem_handle(h->send_block, &c->mem));
-  for (int s = 0; s < 2; s++) {
-    FD_BE(be_ipc_event_handle(h->packed[s], &c->packed[s]));
-    FD_BE(be_ipc_event_handle(h->consumed[s], &c->consumed[s]));
-  }
+  FD_BE(be_ipc_mem_handle(h->flags, &c->flags));
   return FD_OK;
 }
 
@@ -165,44 +165,40 @@ static int close_peers(fd_halo *h)
 {
   for (int f = 0; f < FD_REGIONS; f++) {
     FD_BE(be_ipc_mem_close(h->peer_block[f]));
+    FD_BE(be_ipc_mem_close(h->peer_flags[f]));
     h->peer_block[f] = NULL;
-    for (int s = 0; s < 2; s++) {
-      if (h->peer_packed[f][s]) FD_BE(be_event_destroy(h->peer_packed[f][s]));
-      if (h->peer_consumed[f][s]) FD_BE(be_event_destroy(h->peer_consumed[f][s]));
-      h->peer_packed[f][s] = h->peer_consumed[f][s] = NULL;
-      h->peer_face[f][s] = NULL;
-    }
+    h->peer_flags[f] = NULL;
+    h->peer_face[f][0] = h->peer_face[f][1] = NULL;
   }
   return FD_OK;
 }
 
-/* Maps the send buffer and opens the events of the neighbour of every face with ipc[f]; on
+/* Maps the send buffer and the flag words of the neighbour of every face with ipc_able[f]; on
  * failure one line in the error message and FD_ERR_RUNTIME. Not Collective. */
 static int open_peers(fd_halo *h, const ipc_card card[FD_REGIONS], int rank)
 {
   for (int f = 0; f < FD_REGIONS; f++) {
-    if (!h->ipc[f]) continue;
+    if (!h->ipc_able[f]) continue;
     if (be_ipc_mem_open(&card[f].mem, &h->peer_block[f]) != BE_OK)
       return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the send buffer of rank %d: %s", rank,
                           h->nbr[f], be_error_message());
-    for (int s = 0; s < 2; s++) {
+    void *flags = NULL;
+    if (be_ipc_mem_open(&card[f].flags, &flags) != BE_OK)
+      return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the flags of rank %d: %s", rank, h->nbr[f], be_error_message());
+    h->peer_flags[f] = flags;
+    for (int s = 0; s < 2; s++)
       h->peer_face[f][s] = (real_t *)h->peer_block[f] + s * card[f].total + card[f].offset;
-      if (be_ipc_event_open(&card[f].packed[s], &h->peer_packed[f][s]) != BE_OK ||
-          be_ipc_event_open(&card[f].consumed[s], &h->peer_consumed[f][s]) != BE_OK)
-        return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot open the events of rank %d: %s", rank, h->nbr[f], be_error_message());
-    }
   }
   return FD_OK;
 }
 
-/* Decides ipc[f] for every active face and maps the IPC neighbours (see halo_create): a face
- * goes by IPC when both sides can reach each other. Collective over comm. */
+/* Decides ipc_able[f] and ipc[f] for every active face and maps the IPC neighbours (see
+ * halo_create): a face can go by IPC when both sides can reach each other. Collective over
+ * comm. */
 static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, int node)
 {
-  /* every rank has the same path and staged verdict (halo_choose_mode agreed it). auto takes
-   * IPC only where MPI would stage the faces through host memory: GPU-aware MPI hid the
-   * exchange as well (bench/results/multigpu/README.md) */
-  if (path == FD_HALO_PATH_MPI || (path == FD_HALO_PATH_AUTO && !h->staged)) return FD_OK;
+  /* every rank has the same path (options) and staged verdict (halo_choose_mode agreed it) */
+  if (path == FD_HALO_PATH_MPI) return FD_OK;
   char why[256] = "", reason[FD_REGIONS][256];
   int rank, ok[FD_REGIONS] = {0}, peer_ok[FD_REGIONS] = {0};
   FD_MPI(MPI_Comm_rank(h->comm, &rank));
@@ -210,7 +206,7 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, i
   FD_CALL(fd_agree(h->comm, path == FD_HALO_PATH_IPC && !can
                                 ? fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", why)
                                 : FD_OK));
-  if (can) FD_CALL(create_ipc_events(h));
+  if (can) FD_CALL(create_flags(h));
   ipc_card mine[FD_REGIONS], theirs[FD_REGIONS];
   memset(mine, 0, sizeof mine);
   memset(theirs, 0, sizeof theirs);
@@ -225,7 +221,7 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, i
   FD_CALL(swap_with_neighbours(h, ok, peer_ok, sizeof ok[0], TAG_DECIDE));
   int err = FD_OK;
   for (int f = 0; f < FD_REGIONS; f++) {
-    h->ipc[f] = h->faces.active[f] && ok[f] && peer_ok[f];
+    h->ipc_able[f] = h->ipc[f] = h->faces.active[f] && ok[f] && peer_ok[f];
     if (path == FD_HALO_PATH_IPC && h->faces.active[f] && !h->ipc[f] && err == FD_OK)
       err = fd_set_error(FD_ERR_USAGE, "--halo-path ipc: rank %d cannot reach its neighbour rank %d by IPC: %s; use --halo-path auto or mpi",
                          rank, h->nbr[f], reason[f][0] ? reason[f] : "the neighbour cannot reach this rank");
@@ -234,7 +230,7 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, i
   /* map the neighbours; where that fails anywhere, ipc refuses and auto falls back to MPI */
   if (fd_agree(h->comm, open_peers(h, theirs, rank) == FD_OK ? FD_OK : FD_ERR_USAGE) == FD_OK) return FD_OK;
   FD_CALL(close_peers(h));
-  for (int f = 0; f < FD_REGIONS; f++) h->ipc[f] = 0;
+  for (int f = 0; f < FD_REGIONS; f++) h->ipc_able[f] = h->ipc[f] = 0;
   if (path == FD_HALO_PATH_IPC)
     return fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", fd_error_message());
   if (rank == 0) printf("fdmini: notice: IPC halo path unavailable (%s); faces go through MPI\n", fd_error_message());
@@ -260,18 +256,22 @@ static void plan_staging(fd_halo *h)
   }
 }
 
-/* Counts this rank's active faces by transport, and all ranks' (n_ipc, n_mpi, *_faces_all).
- * Collective over comm. */
+/* Counts this rank's active faces by transport, and all ranks' (n_ipc, n_mpi, *_faces_all,
+ * ipc_able_all). Collective over comm. */
 static int count_faces(fd_halo *h)
 {
-  long long counts[2] = {0, 0};
+  long long counts[3] = {0, 0, 0};
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->faces.active[f]) counts[h->ipc[f] ? 0 : 1]++;
+    if (h->faces.active[f]) {
+      counts[h->ipc[f] ? 0 : 1]++;
+      counts[2] += h->ipc_able[f];
+    }
   h->n_ipc = (int)counts[0];
   h->n_mpi = (int)counts[1];
-  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_SUM, h->comm));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_LONG_LONG, MPI_SUM, h->comm));
   h->ipc_faces_all = counts[0];
   h->mpi_faces_all = counts[1];
+  h->ipc_able_all = counts[2];
   return FD_OK;
 }
 
@@ -370,7 +370,7 @@ const char *halo_path_resolved(long long ipc_faces, long long mpi_faces)
 
 int halo_destroy(fd_halo *h)
 {
-  if (h->ipc_faces_all > 0) {
+  if (h->ipc_able_all > 0) {
     FD_BE(be_stream_sync(h->stream)); /* no copy of this rank reads a neighbour any more */
     FD_CALL(close_peers(h));
     FD_MPI(MPI_Barrier(h->comm)); /* nor does any neighbour read or wait on this rank */
@@ -379,10 +379,10 @@ int halo_destroy(fd_halo *h)
   FD_BE(be_free(h->send_block));
   FD_BE(be_free(h->recv_block));
   FD_BE(be_free(h->poison_d));
+  FD_BE(be_free(h->flags));
   FD_BE(be_host_free(h->send_h));
   for (int s = 0; s < 2; s++) FD_BE(be_host_free(h->recv_h[s]));
-  be_event *ev[] = {h->pack_end,   h->pack_start, h->pack_stop, h->unpack_start, h->unpack_end,
-                    h->xfer_start, h->xfer_end,   h->packed,    h->consumed};
+  be_event *ev[] = {h->pack_end, h->pack_start, h->pack_stop, h->unpack_start, h->unpack_end, h->xfer_start, h->xfer_end};
   for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
     for (int s = 0; s < 2; s++)
       if (ev[i][s]) FD_BE(be_event_destroy(ev[i][s]));
@@ -398,42 +398,49 @@ int halo_destroy(fd_halo *h)
  *   the next exchange's faces. MPI faces of exchange k+1 land in the buffer of k-1, whose unpack ran on the halo
  *   stream before the pack of k, which step 5 of k waited for. Each face has its own region of
  *   the buffers, and the staged copies cover runs of MPI faces only (plan_staging).
- * - IPC faces: a rank's copies into its recv_d[s] run on its own halo stream before its unpack
- *   (stream order). Its copy of exchange k out of the neighbour's send_d[s] waits on the device
- *   for the neighbour's packed[s] (step 4), recorded after the neighbour's pack k; the
- *   neighbour's next pack into send_d[s], k+2, waits on the device for this rank's consumed[s]
- *   (step 2), recorded after the copy.
- * - An interprocess event is recorded again every other exchange, and a stream wait binds to
- *   the latest record enqueued before it: each wait must come after the record it means and
- *   before the next one. The zero-byte notes order the hosts: a rank sends its note of
- *   exchange j after recording packed[s] (begin j), and its end j returns only once the
- *   neighbour's note of j has arrived.
- *   packed[s]: the neighbour waits for it in its end k, after this rank's note of k, so after
- *   the record; this rank records it again in its begin k+2, after its end k+1 received the
- *   neighbour's note of k+1, sent after the neighbour's end k.
- *   consumed[s]: this rank waits for the neighbour's in its begin k+2, after its end k+1
- *   received the neighbour's note of k+1, sent after the neighbour's end k recorded it; the
- *   neighbour records it again in its end k+2, after this rank's note of k+2, sent after the
- *   wait was enqueued. create_ipc_events records both once, for exchanges 0 and 1.
+ * - IPC faces are ordered by flags (FLAG_PACKED, FLAG_DONE), not by messages or host waits.
+ *   The k-th exchange with IPC faces (ipc_count; k here) carries the value v = k + 1 (the
+ *   zeroed words mean "nothing yet"; halo_use_ipc switches only between exchanges that have
+ *   completed everywhere, so exchanges without IPC faces in between change nothing). The
+ *   neighbour on face f sees this rank on its face opposite(f) = g, so this rank writes the
+ *   neighbour's words PACKED(g) and DONE(g), and reads its own PACKED(f) and DONE(f). Per IPC
+ *   face f of exchange k, on the halo stream, in stream order:
+ *     step 2: k >= 2: wait until DONE(f) >= v - 2 (the neighbour has copied this rank's face
+ *             of k-2 out of send_d[s], which this pack overwrites); pack;
+ *     step 3: set the neighbour's PACKED(g) = v;
+ *     step 4: wait until PACKED(f) >= v (the neighbour's pack k is complete); copy its face
+ *             out of its send_d[s] into recv_d[s]; set the neighbour's DONE(g) = v.
+ *   Why that is race-free: a word has one writer, the neighbour on that face, whose stream
+ *   writes it once per exchange in exchange order, so its values only grow; a wait for >= v is
+ *   met by v or any later value, each written after the work v stands for (stream order of
+ *   the writer). A wait compares numbers: it cannot bind to an older or newer exchange. The set
+ *   runs after the stream's earlier work has completed, behind a system-wide memory fence
+ *   (be_stream_set_flag), so the data is visible before the flag is; the reader's copy is
+ *   enqueued after its wait. Buffers: the copy of k (out of the neighbour's send_d[s]) follows
+ *   PACKED >= k + 1, so the pack of k; the neighbour's pack of k+2 into that buffer follows
+ *   DONE >= k + 1, so this copy. The unpack of k reads recv_d[s] after the copy (stream order);
+ *   the copy of k+2 into it follows this rank's unpack of k in stream order too.
+ *   No deadlock: every wait of exchange k needs the neighbour's work of k (its pack) or of k-2
+ *   (its copy), which its stream reaches without waiting for this rank's later work; all ranks
+ *   make the same exchanges. A stream wait takes no SM, so ranks sharing one GPU work too.
+ *   Wrap-around: values are k + 1 modulo 2^32; CUDA compares cyclically and a word is never
+ *   more than 2 exchanges behind a wait, HIP compares unsigned numbers: begin refuses IPC
+ *   exchanges beyond 2^31 - 1 (2^31 steps of 10 us are 6 hours) instead of racing.
+ *   halo_destroy synchronises the halo stream (no copy or set of this rank touches a
+ *   neighbour any more) and meets every rank in a barrier before any rank frees what others
+ *   have mapped.
  */
 
 /* 1. Posts the receives of slot s: each MPI face into recv (device, or pinned host when
- * staged), a zero-byte note from each IPC neighbour (halo_exchange_begin posts them right after
- * it enqueued the pack, so that the host's MPI calls overlap the device's pack). Appends to
- * req[] and note[]. */
+ * staged); halo_exchange_begin posts them right after it enqueued the pack, so that the host's
+ * MPI calls overlap the device's pack. Appends to req[]. */
 static int post_receives(fd_halo *h, int s)
 {
-  static char none; /* the notes' buffer */
   real_t *recv = h->staged ? h->recv_h[s] : h->recv_d[s];
-  for (int f = 0; f < FD_REGIONS; f++) {
-    if (!h->faces.active[f]) continue;
-    if (h->ipc[f])
-      FD_MPI(MPI_Irecv(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + fd_region_opposite(f), h->comm,
-                       &h->note[h->nnote++]));
-    else
+  for (int f = 0; f < FD_REGIONS; f++)
+    if (h->faces.active[f] && !h->ipc[f])
       FD_MPI(MPI_Irecv(recv + msg_offset(h, f), (int)msg_count(h, f), FD_MPI_REAL, h->nbr[f],
                        fd_region_opposite(f), h->comm, &h->req[h->nreq++]));
-  }
   return FD_OK;
 }
 
@@ -495,18 +502,30 @@ int halo_use_graphs(fd_halo *h, int on)
   return fd_graph_clear(&h->graphs) == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
 }
 
+int halo_use_ipc(fd_halo *h, int on)
+{
+  /* nothing of the last exchanges is in flight anywhere: the flags' values go on from the
+   * IPC exchanges made so far, whose copies (and the DONE flags behind them) are complete */
+  FD_BE(be_stream_sync(h->stream));
+  FD_MPI(MPI_Barrier(h->comm));
+  for (int f = 0; f < FD_REGIONS; f++) h->ipc[f] = on && h->ipc_able[f];
+  FD_CALL(count_faces(h));
+  plan_staging(h);
+  return FD_OK;
+}
+
 /* 2. The halo stream packs every active face of u (and u2) into send_d[s] once the fields are
  * ready and the IPC neighbours have copied exchange k-2 out of send_d[s]; staged: copies the
  * MPI faces to pinned host memory right behind; records pack_end[s], which the host waits for
- * before it sends (step 5); 3. records packed[s] and sends each IPC neighbour a note (the host
- * does not wait for the device). */
+ * before it sends (step 5); 3. sets each IPC neighbour's PACKED flag (the host does not wait
+ * for the device). */
 static int pack(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready, int s)
 {
-  static char none;
   const int timed = h->timing[s];
+  const uint32_t v = (uint32_t)(h->ipc_count + 1);
   if (field_ready) FD_BE(be_stream_wait_event(h->stream, field_ready));
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_consumed[f][s]));
+    if (h->ipc[f] && h->ipc_count >= 2) FD_BE(be_stream_wait_flag(h->stream, &h->flags[FLAG_DONE(f)], v - 2));
   if (timed) FD_BE(be_event_record(h->pack_start[s], h->stream));
   pack_ctx c = {h, u, u2, s};
   if (timed) {
@@ -519,29 +538,28 @@ static int pack(fd_halo *h, const real_t *u, const real_t *u2, be_event field_re
   /* the host waits for the pack before it sends (step 5): for the event pack_end where IPC
    * copies may follow on the halo stream, else for the stream itself (no record needed) */
   if (h->n_mpi && h->n_ipc) FD_BE(be_event_record(h->pack_end[s], h->stream));
-  if (!h->n_ipc) return FD_OK;
-  FD_BE(be_event_record(h->packed[s], h->stream));
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f]) FD_MPI(MPI_Isend(&none, 0, MPI_BYTE, h->nbr[f], TAG_NOTE + f, h->comm, &h->note[h->nnote++]));
+    if (h->ipc[f]) FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_PACKED(fd_region_opposite(f)), v));
   return FD_OK;
 }
 
-/* 4. Once the IPC neighbours' notes are in (their packed[s] is recorded), the halo stream
- * waits for each packed[s], copies each face from the neighbour's send_d[s] into recv_d[s]
- * and records consumed[s]; xfer_start/xfer_end time the copies of a timed exchange. */
+/* 4. The halo stream waits until each IPC neighbour's PACKED flag says it has packed this
+ * exchange, copies each face from the neighbour's send_d[s] into recv_d[s] and sets the
+ * neighbour's DONE flag; xfer_start/xfer_end time the copies of a timed exchange. The host
+ * does not wait. */
 static int pull_ipc_faces(fd_halo *h, int s)
 {
-  FD_MPI(wait_all(h->nnote, h->note));
-  h->nnote = 0;
+  const uint32_t v = (uint32_t)(h->ipc_count + 1);
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f]) FD_BE(be_stream_wait_event(h->stream, h->peer_packed[f][s]));
+    if (h->ipc[f]) FD_BE(be_stream_wait_flag(h->stream, &h->flags[FLAG_PACKED(f)], v));
   if (h->timing[s]) FD_BE(be_event_record(h->xfer_start[s], h->stream));
   for (int f = 0; f < FD_REGIONS; f++)
     if (h->ipc[f])
       FD_BE(be_memcpy_peer_async(h->recv_d[s] + msg_offset(h, f), h->peer_face[f][s],
                                  msg_count(h, f) * sizeof(real_t), h->stream));
-  FD_BE(be_event_record(h->consumed[s], h->stream));
   if (h->timing[s]) FD_BE(be_event_record(h->xfer_end[s], h->stream));
+  for (int f = 0; f < FD_REGIONS; f++)
+    if (h->ipc[f]) FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_DONE(fd_region_opposite(f)), v));
   return FD_OK;
 }
 
@@ -569,7 +587,7 @@ static int exchange_mpi_faces(fd_halo *h, int s)
 /* Adds the device timings of the timed exchange of parity s (waiting for its unpack, which
  * has long run when the next timed exchange of that parity begins). Exchange time: IPC faces
  * the device's time from this rank's finished pack to the last face in (the neighbour's pack,
- * the notes and the copies). */
+ * the flags and the copies). */
 static int accumulate(fd_halo *h, int s)
 {
   float ms;
@@ -596,10 +614,13 @@ static int begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_r
                  int packed)
 {
   const int s = (int)(h->exchanges % 2);
+  if (h->n_ipc && h->ipc_count >= 0x7fffffffLL)
+    return fd_set_error(FD_ERR_RUNTIME, "halo: 2^31 - 1 exchanges through IPC (the 32-bit flag values would "
+                        "wrap); run shorter segments (--checkpoint-every, --restart) or use --halo-path mpi");
   be_range_push("halo_begin");
   if (h->timing_pending[s]) FD_CALL(accumulate(h, s)); /* its events are about to be reused */
   h->timing[s] = timed;
-  h->nreq = h->nnote = 0;
+  h->nreq = 0;
   if (!packed) FD_CALL(pack(h, u, u2, field_ready, s));
   FD_CALL(post_receives(h, s));
   be_range_pop();
@@ -642,6 +663,7 @@ int halo_exchange_end(fd_halo *h)
   be_range_pop();
   h->timing_pending[s] = h->timing[s];
   h->exchanges++;
+  if (h->n_ipc) h->ipc_count++;
   h->count++;
   return FD_OK;
 }

@@ -1,13 +1,14 @@
 /* halo.h - the halo exchange: the regions of a local field (the six faces; with S ghost layers,
  * S >= 2, also the edges and, S >= 3, the corners: faces.h) travel to the neighbours in their
  * directions, device to device between ranks of a node (IPC: a copy from the neighbour's send
- * buffer), or through MPI as device buffers (GPU-aware MPI) or staged through pinned host
+ * buffer, ordered by flags that the streams set and await), or through MPI as device buffers (GPU-aware MPI) or staged through pinned host
  * memory, one message per region. Every MPI call of the exchange lives in halo.c.
  *
  * The exchange is split so that the solver computes between its halves:
  *   halo_exchange_begin   prepost receives; the halo stream waits for the field and packs
  *   ... interior update on the compute stream ...
- *   halo_exchange_end     copy IPC faces in; wait for the pack, send, wait for the messages;
+ *   halo_exchange_end     copy IPC faces in (the device waits); MPI faces: wait for the pack,
+ *                         send, wait for the messages;
  *                         the halo stream unpacks; the consumer stream waits for the unpack
  */
 #ifndef FDMINI_HALO_H
@@ -41,8 +42,10 @@ typedef struct {
   /* transport of each active face: ipc[f] = 1 copies it on the device from the neighbour's
    * send buffer mapped into this process (node-local), 0 sends it through MPI */
   int ipc[FD_REGIONS];
+  int ipc_able[FD_REGIONS]; /* the faces that can go by IPC (mapped): halo_use_ipc's choice */
   int n_ipc, n_mpi;       /* this rank's active faces by transport */
-  long long ipc_faces_all, mpi_faces_all; /* the same, summed over the ranks of comm */
+  long long ipc_faces_all, mpi_faces_all, ipc_able_all; /* the same, summed over the ranks */
+  long long ipc_count;    /* exchanges made with IPC faces: the flags' values (halo.c) */
   real_t *send_block;     /* device, 2 x faces.total: the send buffers of both parities */
   real_t *send_d[2];      /* device pack buffers, by exchange parity (halves of send_block) */
   real_t *recv_block;     /* device, 2 x faces.total: the receive buffers of both parities */
@@ -54,18 +57,17 @@ typedef struct {
                              exchange skips, -1 none */
   MPI_Request req[2 * FD_REGIONS];  /* MPI faces: data messages of the exchange in flight */
   int nreq;
-  MPI_Request note[2 * FD_REGIONS]; /* IPC faces: the zero-byte "packed" notes in flight */
-  int nnote;
   be_stream stream;       /* the halo stream (high priority), owned by the caller */
   /* by exchange parity: pack_end (host waits for it before MPI_Isend; an ordering event),
    * and the timing events of the exchanges asked to be timed (halo_exchange_begin) */
   be_event pack_end[2];
   be_event pack_start[2], pack_stop[2], unpack_start[2], unpack_end[2], xfer_start[2], xfer_end[2];
-  /* IPC path: this rank's interprocess events and the neighbours' ones opened here;
-   * consumed[s]: this rank has copied the IPC faces of parity s out of the neighbours' send
-   * buffers */
-  be_event packed[2], consumed[2];
-  be_event peer_packed[FD_REGIONS][2], peer_consumed[FD_REGIONS][2];
+  /* IPC path (halo.c, "the exchange"): this rank's flag words, 2 x FD_REGIONS of them in
+   * device memory (word f: the neighbour on face f has packed exchange value - 1; word
+   * FD_REGIONS + f: it has copied this rank's face of exchange value - 1), which only that
+   * neighbour writes; and each IPC neighbour's words, mapped here */
+  uint32_t *flags;
+  uint32_t *peer_flags[FD_REGIONS];
   void *peer_block[FD_REGIONS];     /* neighbour's send_block, mapped here */
   real_t *peer_face[FD_REGIONS][2]; /* in it, the neighbour's face towards this rank, by parity */
   long long exchanges;    /* completed exchanges (halo_exchange_unpack); parity = exchanges % 2 */
@@ -107,9 +109,9 @@ int halo_check_counts(const fd_grid *g, int fields, const int nbr[FD_REGIONS], i
  * (pinned host ones too when staged, from halo_choose_mode), events, and each face's transport
  * (path):
  * FD_HALO_PATH_MPI every face through MPI; IPC every face on the device, a usage error
- * (agreed) where a neighbour is on another node or its device is out of reach; AUTO: where MPI
- * is GPU-aware (staged == 0) every face through MPI, else IPC where possible and staged MPI
- * elsewhere. dev is this rank's device; node identifies its node (equal on the ranks of one
+ * (agreed) where a neighbour is on another node or its device is out of reach; AUTO: IPC where
+ * possible, MPI elsewhere (halo_use_ipc then switches every face to MPI, where a caller's trial
+ * found that faster). dev is this rank's device; node identifies its node (equal on the ranks of one
  * node, different between nodes: fd_node.id of src/bind.h). halo_stream (high priority) stays
  * the caller's. Collective over comm; synchronous. Buffers that do not fit (a byte count that
  * overflows, a message of more than INT_MAX elements, an allocation that fails on any rank)
@@ -121,6 +123,10 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
  * directly (0, the default); a timed exchange is always direct. Frees the graphs kept so far.
  * Not Collective. */
 int halo_use_graphs(fd_halo *h, int on);
+/* on = 1: every face that can go by IPC does (ipc_able; halo_create's choice), 0: every face
+ * through MPI. Waits for the halo stream and meets every rank of comm first, so that no
+ * exchange is in flight when the transports change. Collective over comm; synchronous. */
+int halo_use_ipc(fd_halo *h, int on);
 /* Frees what halo_create allocated and closes the neighbours' mappings. Collective over comm
  * when any rank uses the IPC path (a neighbour may still read this rank's buffers until all
  * have synchronised); synchronous. */
@@ -133,10 +139,12 @@ const char *halo_path_resolved(long long ipc_faces, long long mpi_faces);
  *   halo_exchange_begin   prepost receives; once `field_ready` (recorded on the producing
  *                         stream; NULL: the halo stream's own order suffices, the fields' last
  *                         writes being on it) has happened the halo stream packs the regions (staged: and
- *                         copies them to pinned host memory); IPC faces: notes to neighbours
+ *                         copies them to pinned host memory); IPC faces: it then sets the
+ *                         neighbours' "packed" flags
  *   halo_exchange_end     the host part: IPC faces are copied in on the halo stream once the
- *                         neighbours have packed; MPI faces: the host waits for the pack (the
- *                         one host wait of the exchange), sends, and waits for every message
+ *                         neighbours' flags say they have packed (the host does not wait); MPI
+ *                         faces: the host waits for the pack (the one host wait of the
+ *                         exchange), sends, and waits for every message
  *   halo_exchange_unpack  the device part left: (staged) copies to the device and the unpack
  *                         of every region into the ghosts, on the halo stream; only
  *                         asynchronous work on that stream, so a caller may capture it in a
@@ -160,8 +168,9 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event 
  * again (the same values). Asynchronous; not Collective. */
 int halo_pack_ahead(fd_halo *h, const real_t *u, const real_t *u2);
 int halo_exchange_begin_packed(fd_halo *h);
-/* Blocks the host until the MPI messages have arrived (IPC faces: until the neighbours have
- * begun the same exchange; the device orders the data). */
+/* Blocks the host until the MPI messages have arrived (IPC faces only: never; the device
+ * orders the data). FD_ERR_RUNTIME after 2^31 - 1 exchanges with IPC faces (the flags'
+ * values would wrap). */
 int halo_exchange_end(fd_halo *h);
 /* Asynchronous on the halo stream. */
 int halo_exchange_unpack(fd_halo *h, real_t *u, real_t *u2);

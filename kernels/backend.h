@@ -144,21 +144,24 @@ int be_floors(be_stream s, void *dst, const void *src, size_t bytes, be_floor_ti
 /* Asynchronous on s. */
 int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy_kind kind, be_stream s);
 
-/* ---- device memory and events shared between processes of a node ------------------ */
+/* ---- device memory shared between processes of a node, and flags ------------------- */
 
-/* The node-local halo transport (halo/halo.c) maps each neighbour's send buffer and two of
- * its events once, then copies faces device to device, ordered by the neighbour's events: no
- * MPI message carries face data, and no host waits for a device.
- * GPU backends implement it with CUDA/HIP IPC (cudaIpc*Handle, hipIpc*Handle). The host
- * backend keeps fields in host memory and has nothing to share: be_ipc_supported() says so
- * and the other calls return BE_UNSUPPORTED. Handles are plain bytes, sent as MPI_BYTE. */
+/* The node-local halo transport (halo/halo.c) maps each neighbour's send buffer and flag words
+ * once, then copies faces device to device, ordered by flags that the streams set and await:
+ * no MPI message carries face data or orders it, and no host waits for a device.
+ * GPU backends implement it with CUDA/HIP IPC (cudaIpcMemHandle, hipIpcMemHandle) and stream
+ * memory operations (cuStreamWriteValue32/cuStreamWaitValue32 of the CUDA driver,
+ * hipStreamWriteValue32/hipStreamWaitValue32). The host backend keeps fields in host memory and
+ * has nothing to share: be_ipc_supported() says so and the other calls return BE_UNSUPPORTED.
+ * Handles are plain bytes, sent as MPI_BYTE. */
 #define BE_IPC_HANDLE_BYTES 64
 typedef struct {
   unsigned char bytes[BE_IPC_HANDLE_BYTES];
 } be_ipc_handle;
 
-/* 1 when this backend can share device memory and events with other processes; 0 and one
- * line in why otherwise. Synchronous. */
+/* 1 when this backend can share device memory with other processes and its streams can set
+ * and await flags (GPU: one set and one wait run on a scratch word); 0 and one line in why
+ * otherwise. Synchronous. */
 int be_ipc_supported(char *why, size_t why_len);
 /* *yes = 1 when this process's device can copy from and to memory of the device with PCI bus
  * id `pci_bus_id` (be_info.pci_bus_id of another process): the same device, or a peer the
@@ -173,13 +176,15 @@ int be_ipc_mem_handle(void *ptr, be_ipc_handle *h);
  * must not be opened twice by one process, nor by the process that made it. Synchronous. */
 int be_ipc_mem_open(const be_ipc_handle *h, void **ptr);
 int be_ipc_mem_close(void *ptr);
-/* An event other processes can wait for (be_stream_wait_event); not timing-capable;
- * be_event_destroy frees it. Synchronous. */
-int be_ipc_event_create(be_event *e);
-int be_ipc_event_handle(be_event e, be_ipc_handle *h);
-/* Opens another process's event (be_ipc_event_create); be_event_destroy releases it. A wait
- * on it waits for the latest record the owner had made when the wait was enqueued. */
-int be_ipc_event_open(const be_ipc_handle *h, be_event *e);
+/* Once all work enqueued on s before it has completed, *flag = value (a 32-bit word of device
+ * memory: this process's, or another's mapped by be_ipc_mem_open), after a system-wide memory
+ * fence: every store of that earlier work is visible to whoever sees the new value.
+ * Asynchronous on s. */
+int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value);
+/* Work enqueued on s after this call starts once *flag >= value (CUDA compares cyclically,
+ * (int32_t)(*flag - value) >= 0; HIP as unsigned numbers: callers keep values below 2^31).
+ * The host does not wait. Asynchronous on s. */
+int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value);
 /* Device-to-device copy between any two blocks this process can address (its own, or mapped
  * by be_ipc_mem_open, on this device or a peer). Asynchronous on s. */
 int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be_stream s);

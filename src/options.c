@@ -66,8 +66,9 @@ void fd_options_usage(FILE *out)
     "                      them through pinned host memory (default auto; GPU backends)\n"
     "  --halo-path PATH    auto | mpi | ipc: faces to neighbours on the same node by\n"
     "                      device-to-device copies (GPU IPC), or every face through MPI;\n"
-    "                      auto (default): MPI where it is GPU-aware, else IPC where a\n"
-    "                      neighbour's device is reachable; ipc where it is not: an error\n"
+    "                      auto (default): IPC where a neighbour's device is reachable,\n"
+    "                      unless every face through MPI was faster in a start-up trial\n"
+    "                      (the report's \"path trial\"); ipc where it is not: an error\n"
     "  --no-overlap        run pack, exchange, interior and boundary one after another\n"
     "  --graphs MODE       auto | on | off: capture each pass's device work once as a\n"
     "                      CUDA/HIP graph and replay it (fewer launches: small blocks);\n"
@@ -109,7 +110,10 @@ void fd_options_usage(FILE *out)
     "                      1%% + 0.5; tiny: wrong by 1e-3; velocity, source (wave): the stencil\n"
     "                      1%% too fast, the source 1%% too strong; exchange (2 or more ranks):\n"
     "                      the last rank skips the unpack of one received region in every\n"
-    "                      exchange, as if its message never arrived. Each must exit 1\n"
+    "                      exchange, as if its message never arrived; order (2 or more\n"
+    "                      ranks, GPU): the shell of a pass does not wait for the previous\n"
+    "                      pass's interior update (it shows with --halo-path ipc on large\n"
+    "                      blocks). Each must exit 1\n"
     "  --test-fail-snapshot-write K  the K-th snapshot's write fails (exit 4)\n"
     "  --test-kill RANK,STEP,pass|write|commit  with --checkpoint-dir: SIGKILL of RANK\n"
     "                      after the pass that reaches STEP, half-way through the checkpoint\n"
@@ -405,9 +409,9 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       FD_CALL(parse_int("--progress", optarg, 0, INT_MAX, &o->progress));
       break;
     case OPT_INJECT: {
-      static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange"};
+      static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange", "order"};
       idx = 0;
-      if (optarg) FD_CALL(parse_name("--test-inject-fault", optarg, kinds, 5, &idx));
+      if (optarg) FD_CALL(parse_name("--test-inject-fault", optarg, kinds, 6, &idx));
       o->inject_fault = (fd_fault)(FD_FAULT_FIELD + idx);
       break;
     }

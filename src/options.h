@@ -19,14 +19,17 @@ typedef enum { FD_GRAPHS_AUTO = 0, FD_GRAPHS_ON, FD_GRAPHS_OFF } fd_graphs_mode;
  * (1 + 1e-3) x (a fault the jacobi residual does not reveal); VELOCITY (wave): the stencil runs
  * with 1% more velocity than the problem states; SOURCE (wave): the source is 1% too strong;
  * EXCHANGE (2 or more ranks): the last rank skips the unpack of its first received region in
- * every exchange (halo_test_drop_unpack), so its ghosts there keep their NaN. */
+ * every exchange (halo_test_drop_unpack), so its ghosts there keep their NaN; ORDER (2 or more
+ * ranks, GPU backends): the shell of a pass does not wait for the previous pass's interior
+ * update (solver_pass, `ready`), the stream order the IPC path's runs rely on. */
 typedef enum {
   FD_FAULT_NONE = 0,
   FD_FAULT_FIELD,
   FD_FAULT_TINY,
   FD_FAULT_VELOCITY,
   FD_FAULT_SOURCE,
-  FD_FAULT_EXCHANGE
+  FD_FAULT_EXCHANGE,
+  FD_FAULT_ORDER
 } fd_fault;
 
 /* --restart: none, a file or directory (restart_path), or auto (the newest complete checkpoint

@@ -109,6 +109,10 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
+  if (r->path_trial_us[0] > 0 || r->path_trial_us[1] > 0)
+    fprintf(out, "  path trial  X %.2f us with the faces that can go by IPC, %.2f with every face through MPI (the exchange alone,\n"
+                 "              slowest rank, best of %d rounds): --halo-path auto took %s\n",
+            r->path_trial_us[1], r->path_trial_us[0], r->path_trial_rounds, r->ipc_faces ? "IPC" : "MPI");
   if (r->halo_width > 1)
     fprintf(out, "  deep halo   width %d: one exchange every %d steps of the faces%s with a neighbour%s, %d messages and %zu bytes per exchange (largest rank)\n",
             r->halo_width, r->halo_width, r->halo_width >= 3 ? ", edges and corners" : " and edges",
@@ -173,7 +177,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     fprintf(out, "  redundant points     %.0f / %.0f / %.0f per step per rank (min/avg/max) updated beyond the block: %.2f %% of the grid\n",
             r->redundant.min, r->redundant.avg, r->redundant.max, 100 * r->redundant_share);
   if (r->ipc_faces)
-    fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordering on the device by interprocess events\n",
+    fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordered on the device by flags\n",
             r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max);
   if (r->snapshot_every) {
     fprintf(out, "  snapshots            every %d steps: %lld written, %.4g MB each; the step lost %.4f ms to them (%.4f ms per step, %.4f without snapshots over %d steps)\n",
@@ -299,6 +303,14 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_str(&j, "halo_path", halo_path_resolved(r->ipc_faces, r->mpi_faces));
   json_int(&j, "halo_faces_ipc", r->ipc_faces);
   json_int(&j, "halo_faces_mpi", r->mpi_faces);
+  if (r->path_trial_us[0] > 0 || r->path_trial_us[1] > 0) {
+    json_object(&j, "halo_path_trial_us");
+    json_num(&j, "ipc", r->path_trial_us[1]);
+    json_num(&j, "mpi", r->path_trial_us[0]);
+    json_end(&j);
+  } else {
+    json_null(&j, "halo_path_trial_us");
+  }
   stat(&j, "ipc_copy_ms", &r->ipc_copy_ms);
   json_bool(&j, "overlap", r->overlap);
   json_num(&j, "total_s", r->total_s);

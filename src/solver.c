@@ -337,8 +337,10 @@ static int packs_ahead(const fd_state *s)
  * The interior reads no ghost that an exchange fills, so it runs while the faces travel; the
  * shell (the one-point layers next to faces with a neighbour) runs once those ghosts are in,
  * on the halo stream, so it too overlaps the interior update instead of following it: the two
- * write disjoint points. The compute stream waits for the shell before the next pass, whose
- * input is this pass's output. For heat and jacobi with every face through MPI the shell's
+ * write disjoint points. The shell also reads the layers next to it, which the previous pass's
+ * interior update wrote: the halo stream waits for `ready` before the pack or, where the pack
+ * follows the previous shell directly (below), before the shell. The compute stream waits for
+ * the shell before the next pass, whose input is this pass's output. For heat and jacobi with every face through MPI the shell's
  * segment also packs the next pass's faces, which are the layers it just wrote
  * (halo_pack_ahead): the next pass's begin only posts the receives, and the pack needs no
  * launch of its own (a timed pass packs again, for its timing events). The one host wait of a
@@ -398,14 +400,22 @@ static int solver_pass(fd_state *s, int len)
   real_t *u2 = s->halo.fields > 1 ? s->um : NULL;
   if (timed) FD_CALL(read_sample(s, q)); /* its events are about to be recorded again */
   be_event *ev = s->t_ev[q];
-  if (p.exchange && ahead) {
-    FD_CALL(halo_exchange_begin_packed(&s->halo));
-  } else if (p.exchange) {
-    /* the pack may read u once it is final: after the previous pass's updates on the compute
-     * stream, unless all of u it reads came from the halo stream (pack_ordered) */
-    if (!s->pack_ordered) FD_BE(be_event_record(s->ready, s->compute));
-    FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->pack_ordered ? NULL : s->ready, timed));
+  /* `ready` follows the previous pass's updates on the compute stream. The pack may read u
+   * once it is final: after them, unless all of u it reads came from the halo stream
+   * (pack_ordered) or was packed ahead. The shell reads u next to its layers, which the
+   * previous pass's interior update wrote, and writes the buffer that update read: where the
+   * pack did not wait for `ready`, the halo stream waits for it before the shell (nothing else
+   * orders the two streams that way: with IPC faces the host never waits for the halo stream,
+   * which would otherwise run passes ahead of the compute stream). */
+  int shell_waits = 0;
+  if (p.exchange) {
+    FD_BE(be_event_record(s->ready, s->compute));
+    shell_waits = ahead || s->pack_ordered;
   }
+  if (p.exchange && ahead)
+    FD_CALL(halo_exchange_begin_packed(&s->halo));
+  else if (p.exchange)
+    FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->pack_ordered ? NULL : s->ready, timed));
   if (s->chain_mode == CHAIN_CAPTURE) {
     FD_CALL(pass_interior(s, &p, s->compute, out));
   } else if (s->chain_mode == 0 && (!p.exchange || p.overlap)) {
@@ -417,6 +427,8 @@ static int solver_pass(fd_state *s, int len)
   }
   if (p.exchange) {
     FD_CALL(halo_exchange_end(&s->halo));
+    if (p.overlap && shell_waits && s->opt->inject_fault != FD_FAULT_ORDER)
+      FD_BE(be_stream_wait_event(s->halo_stream, s->ready));
     be_range_push("boundary");
     if (p.overlap && timed) { /* eager: the unpack, then the timed shell */
       FD_CALL(halo_exchange_unpack(&s->halo, s->u, u2));
@@ -1627,6 +1639,35 @@ static int measure_exchange(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
+/* --halo-path auto where some faces can go by IPC (halo_create mapped them): X, the exchange
+ * alone, with those faces by IPC and with every face through MPI, in FD_PATH_ROUNDS rounds of
+ * alternating order; the path whose slowest rank's best X is lower stays (the same on every
+ * rank), its figures in r->path_trial_us. Neither path wins everywhere: ranks sharing one GPU
+ * under MPS exchanged faster by IPC in pairs and slower by it eight at a time
+ * (bench/results/README.md, "The IPC path at small blocks"). Overwrites the fields' ghosts.
+ * Collective. */
+#define FD_PATH_ROUNDS 2
+static int choose_path(fd_state *s, fd_result *r)
+{
+  if (s->opt->halo_path != FD_HALO_PATH_AUTO || s->halo.ipc_able_all == 0) return FD_OK;
+  double best[2] = {0.0, 0.0};
+  for (int round = 0; round < FD_PATH_ROUNDS; round++)
+    for (int q = 0; q < 2; q++) {
+      const int ipc = round % 2 ? q : 1 - q; /* IPC, MPI, then MPI, IPC */
+      double us, slowest;
+      FD_CALL(halo_use_ipc(&s->halo, ipc));
+      FD_CALL(halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
+                                     packs_ahead(s), &us));
+      FD_MPI(MPI_Allreduce(&us, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
+      if (round == 0 || slowest < best[ipc]) best[ipc] = slowest;
+    }
+  FD_CALL(halo_use_ipc(&s->halo, best[1] <= best[0]));
+  r->path_trial_us[0] = best[0];
+  r->path_trial_us[1] = best[1];
+  r->path_trial_rounds = FD_PATH_ROUNDS;
+  return FD_OK;
+}
+
 /* The single-step autotune's finalists (tune_kernel_finalists: within FD_KERNEL_MARGIN of the
  * fastest alone, at most FD_KERNEL_FINALISTS) */
 #define FD_KERNEL_MARGIN 0.25
@@ -1675,8 +1716,8 @@ static int confirm_kernel(fd_state *s, fd_tune *t)
  * and over the ranks into r); the floors (measure_floors); unless the configuration is forced
  * (--kernel), --tune off or the backend has one kernel, the autotune and its finalists' loop
  * trials (confirm_kernel), whose choice s->kernel becomes on every rank; then the steps per
- * pass, the fused configuration and graphs (choose_fuse); last X with those
- * (measure_exchange). Leaves the fields to be filled again. Collective. */
+ * pass, the fused configuration and graphs (choose_fuse); the halo path (choose_path); last X
+ * with those (measure_exchange). Leaves the fields to be filled again. Collective. */
 static int startup_measure(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
@@ -1694,6 +1735,7 @@ static int startup_measure(fd_state *s, fd_result *r)
     FD_CALL(confirm_kernel(s, &r->tune));
   }
   FD_CALL(choose_fuse(s, r));
+  FD_CALL(choose_path(s, r));
   return measure_exchange(s, r);
 }
 
@@ -1809,8 +1851,11 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
     if (P[d] > 1 && o->halo_width > N[d] / P[d])
       return fd_set_error(FD_ERR_USAGE, "--halo-width %d: the thinnest block along %c has %lld points (%lld over %d ranks), fewer than the %d layers a neighbour receives; use --halo-width %lld or less, or fewer ranks along %c",
                           o->halo_width, axis[d], N[d] / P[d], N[d], P[d], o->halo_width, N[d] / P[d], axis[d]);
-  if (o->inject_fault == FD_FAULT_EXCHANGE && ranks < 2)
-    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=exchange needs 2 or more ranks: one rank exchanges nothing");
+  if ((o->inject_fault == FD_FAULT_EXCHANGE || o->inject_fault == FD_FAULT_ORDER) && ranks < 2)
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=%s needs 2 or more ranks: one rank exchanges nothing",
+                        o->inject_fault == FD_FAULT_ORDER ? "order" : "exchange");
+  if (o->inject_fault == FD_FAULT_ORDER && !dev->is_accelerator)
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=order needs a GPU backend: host streams run every call in order");
   if (ranks > 1 && o->fuse > 1 && o->halo_width % o->fuse)
     return fd_set_error(FD_ERR_USAGE, "--fuse %d with %d ranks needs --halo-width a multiple of %d (one exchange every S steps, and a pass of T steps may not span one); e.g. --halo-width %d",
                         o->fuse, ranks, o->fuse, o->fuse);

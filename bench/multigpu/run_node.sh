@@ -2,8 +2,8 @@
 # run_node.sh - issue 4 on an NVIDIA multi-GPU node, in one call: the multi-GPU tests (1, 2, 4
 # GPUs and 8 ranks on 4 GPUs, or 1, 2 GPUs and 4 and 8 ranks on 2 GPUs, or 2, 4 and 8 ranks
 # sharing one GPU; GPU-aware MPI, staged
-# MPI and the node-local IPC path (faces pulled by device copies, ordered by interprocess
-# events); every operator; bitwise equal to the single-GPU run; GPU
+# MPI and the node-local IPC path (faces pulled by device copies, ordered by flags the
+# streams set and await); every operator; bitwise equal to the single-GPU run; GPU
 # equal to the host backend bit for bit (one rank, --dump); --mpi-gpu aware refused by a non-CUDA-aware MPI;
 # --halo-path ipc refused where a neighbour's GPU is out of reach; compute-sanitizer with 2
 # ranks; deep halos --halo-width 2 and 3 with and without --fuse through every path, bitwise
@@ -59,7 +59,7 @@ mode_args() {
 
 # case_run NP PROCS MODE OP [FDMINI_ARGS...]: one multi-rank run, bitwise against the 1-GPU
 # reference (one step per pass, one ghost layer). MODE aware, staged or ipc (faces pulled,
-# ordered by interprocess events); extra arguments such as --halo-width 3 --fuse 3
+# ordered by flags); extra arguments such as --halo-width 3 --fuse 3
 case_run() {
   local np=$1 procs=$2 mode=$3 op=$4 want=mpi
   shift 4
@@ -68,7 +68,7 @@ case_run() {
   # shellcheck disable=SC2046
   fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") "$@" --dump "$work/d.raw"
   local rc=$?
-  if [ "$want" = ipc ] && ! grep -q "IPC faces  *pulled: .*ordering on the device by interprocess events" "$work/last.log"; then rc=99; fi
+  if [ "$want" = ipc ] && ! grep -q "IPC faces  *pulled: .*ordered on the device by flags" "$work/last.log"; then rc=99; fi
   if [[ " $* " == *" --halo-width "* || " $* " == *" --fuse "* ]] && ! grep -q "deep halo   width\|fuse        " "$work/last.log"; then rc=98; fi
   if [[ " $* " == *" --graphs on "* ]] && ! grep -q "graphs      on" "$work/last.log"; then rc=97; fi
   if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "halo        path $want " "$work/last.log" &&
@@ -78,6 +78,45 @@ case_run() {
     bad "$np ranks ($procs) $mode $op${*:+ $*}"
     tail -20 "$work/last.log" >> "$OUT/tests.log"
   fi
+}
+
+# order_cases: the IPC path lets the halo stream run passes ahead (no host wait), so only the
+# stream order keeps the shell of a pass behind the previous pass's interior update, which
+# writes what the shell reads and reads what it writes. 2 ranks on blocks whose interior update
+# takes far longer than an exchange (512^3 and 128^3, heat and jacobi) must verify, and FAIL
+# with that wait left out (--test-inject-fault=order; before the wait existed these runs failed
+# on an H100: bench/results/README.md, "The IPC path at small blocks"). Then --halo-path auto
+# with GPU-aware MPI: its trial line, and the path it took bitwise equal to 1 GPU.
+order_cases() {
+  local op n rc
+  fd 2 --op heat --local 512,512,512 --procs 1,1,2 --iters 300 --warmup 50 --halo-path ipc --test-inject-fault=order
+  rc=$?
+  if [ $rc -eq 1 ] && grep -q "verification: FAIL" "$work/last.log"; then
+    ok "2 ranks ipc heat 512^3 with --test-inject-fault=order: FAIL, exit 1 (the planted race is seen)"
+  else
+    bad "2 ranks ipc heat 512^3 with --test-inject-fault=order (rc $rc)"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+  for op in heat jacobi; do
+    for n in 512 128; do
+      if fd 2 --op "$op" --local $n,$n,$n --procs 1,1,2 --iters 300 --warmup 50 --halo-path ipc &&
+        grep -q "verification: PASS" "$work/last.log" && grep -q "halo        path ipc " "$work/last.log"; then
+        ok "2 ranks ipc $op ${n}^3 per rank, 300 steps: PASS (the shell waits for the previous interior update)"
+      else
+        bad "2 ranks ipc $op ${n}^3 per rank"
+        tail -20 "$work/last.log" >> "$OUT/tests.log"
+      fi
+    done
+    rm -f "$work/d.raw"
+    if fd 2 --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs 1,1,2 --mpi-gpu aware --dump "$work/d.raw" &&
+      grep -q "verification: PASS" "$work/last.log" && grep -q "path trial  X .*--halo-path auto took" "$work/last.log" &&
+      cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
+      ok "2 ranks --halo-path auto, aware MPI, $op: $(grep -o 'auto took [A-Z]*' "$work/last.log") after the path trial, bitwise equal to 1 GPU"
+    else
+      bad "2 ranks --halo-path auto, aware MPI, $op"
+      tail -20 "$work/last.log" >> "$OUT/tests.log"
+    fi
+  done
 }
 
 # deep_cases OP: deep halos of width 2 (faces and edges) and 3 (and corners) through every
@@ -319,6 +358,7 @@ run_tests() {
     done
     [ "$op" = laplacian ] || deep_cases "$op"
   done
+  order_cases
   # every PASS above ran with the ghosts an exchange fills NaN until it does; with one unpack
   # dropped every operator must FAIL
   fault_cases
@@ -426,8 +466,7 @@ run_bench() {
 #   weak512-1gpu     1 GPU, 512^3
 #   weak512-PATH     2 GPUs (1,1,2) of 512^3, overlap, --baseline
 #   weak256-PATH     2 GPUs (1,1,2) of 256^3, overlap, --baseline (one repeat)
-# with PATH mpi (GPU-aware MPI) and ipc (faces pulled, ordered by interprocess events and MPI
-# notes).
+# with PATH mpi (GPU-aware MPI) and ipc (faces pulled, ordered by flags).
 # summarize.py: the table.
 run_halo() {
   local rec=$OUT/records r path

@@ -217,16 +217,54 @@ extern "C" int be_memcpy_async(void *dst, const void *src, size_t bytes, be_copy
   return BE_OK;
 }
 
-/* ---- device memory and events shared between processes (backend.h) -------------------- */
+/* ---- device memory shared between processes, and flags (backend.h) -------------------- */
 
 static_assert(sizeof(hipIpcMemHandle_t) == BE_IPC_HANDLE_BYTES, "IPC memory handle size");
-static_assert(sizeof(hipIpcEventHandle_t) == BE_IPC_HANDLE_BYTES, "IPC event handle size");
 
 extern "C" int be_ipc_supported(char *why, size_t why_len)
 {
-  (void)why;
-  (void)why_len;
+  int dev = 0;
+  GPU(hipGetDevice(&dev));
+#if !defined(__CUDACC__) || defined(__HIP__)
+  int yes = 0;
+  GPU(hipDeviceGetAttribute(&yes, hipDeviceAttributeCanUseStreamWaitValue, dev));
+  if (!yes) {
+    snprintf(why, why_len, "device %d cannot wait for values in memory (no stream memory operations)", dev);
+    return 0;
+  }
+#endif
+  /* the attribute does not cover every configuration (CUDA: a driver without the entry
+   * points): set and await a scratch word once */
+  uint32_t *word = NULL;
+  hipStream_t st = NULL;
+  hipError_t e = hipMalloc((void **)&word, sizeof *word);
+  if (e == hipSuccess) e = hipMemsetAsync(word, 0, sizeof *word, 0);
+  if (e == hipSuccess) e = hipStreamCreateWithPriority(&st, hipStreamNonBlocking, 0);
+  if (e == hipSuccess) e = hipStreamWriteValue32(st, word, 1u, 0);
+  if (e == hipSuccess) e = hipStreamWaitValue32(st, word, 1u, hipStreamWaitValueGte, 0xffffffffu);
+  if (e == hipSuccess) e = hipStreamSynchronize(st);
+  (void)hipGetLastError();
+  if (st) (void)hipStreamDestroy(st);
+  if (word) (void)hipFree(word);
+  if (e != hipSuccess) {
+    snprintf(why, why_len, "device %d: stream memory operations failed: %s", dev, hipGetErrorString(e));
+    return 0;
+  }
   return 1;
+}
+
+extern "C" int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value)
+{
+  /* flags 0: after a system-wide memory fence (CUDA's default; HIP performs the write once the
+   * stream's earlier commands have completed) */
+  GPU(hipStreamWriteValue32(gpu_stream(s), flag, value, 0));
+  return BE_OK;
+}
+
+extern "C" int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value)
+{
+  GPU(hipStreamWaitValue32(gpu_stream(s), (void *)flag, value, hipStreamWaitValueGte, 0xffffffffu));
+  return BE_OK;
 }
 
 extern "C" int be_device_can_reach(const char *pci_bus_id, int *yes, char *why, size_t why_len)
@@ -269,44 +307,6 @@ extern "C" int be_ipc_mem_open(const be_ipc_handle *h, void **ptr)
 extern "C" int be_ipc_mem_close(void *ptr)
 {
   if (ptr) GPU(hipIpcCloseMemHandle(ptr));
-  return BE_OK;
-}
-
-extern "C" int be_ipc_event_create(be_event *e)
-{
-  *e = NULL;
-  be_event ev = (be_event)calloc(1, sizeof *ev);
-  if (!ev) return gpu_failf_private(BE_ERROR, "be_ipc_event_create: out of host memory");
-  hipError_t r = hipEventCreateWithFlags(&ev->e, hipEventDisableTiming | hipEventInterprocess);
-  if (r != hipSuccess) {
-    free(ev);
-    return gpu_fail_private(__FILE__, __LINE__, "hipEventCreateWithFlags(interprocess)", r);
-  }
-  *e = ev;
-  return BE_OK;
-}
-
-extern "C" int be_ipc_event_handle(be_event e, be_ipc_handle *h)
-{
-  hipIpcEventHandle_t m;
-  GPU(hipIpcGetEventHandle(&m, e->e));
-  memcpy(h->bytes, &m, sizeof m);
-  return BE_OK;
-}
-
-extern "C" int be_ipc_event_open(const be_ipc_handle *h, be_event *e)
-{
-  *e = NULL;
-  hipIpcEventHandle_t m;
-  memcpy(&m, h->bytes, sizeof m);
-  be_event ev = (be_event)calloc(1, sizeof *ev);
-  if (!ev) return gpu_failf_private(BE_ERROR, "be_ipc_event_open: out of host memory");
-  hipError_t r = hipIpcOpenEventHandle(&ev->e, m);
-  if (r != hipSuccess) {
-    free(ev);
-    return gpu_fail_private(__FILE__, __LINE__, "hipIpcOpenEventHandle", r);
-  }
-  *e = ev;
   return BE_OK;
 }
 

@@ -32,7 +32,9 @@
 
 #if defined(__CUDACC__) && !defined(__HIP__)
 /* ---------------------------------------------------------------- CUDA (nvcc) */
+#include <cuda.h> /* the driver API's types (stream memory operations): no link to libcuda */
 #include <cuda_runtime.h>
+#include <stdint.h>
 #ifdef FDMINI_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
 #endif
@@ -63,6 +65,7 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipMalloc cudaMalloc
 #define hipFree cudaFree
 #define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemsetAsync cudaMemsetAsync
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
@@ -84,7 +87,6 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipDeviceGetByPCIBusId cudaDeviceGetByPCIBusId
 #define hipEventCreateWithFlags cudaEventCreateWithFlags
 #define hipEventDisableTiming cudaEventDisableTiming
-#define hipEventInterprocess cudaEventInterprocess
 #define hipEventQuery cudaEventQuery
 #define hipErrorNotReady cudaErrorNotReady
 /* graphs through stream capture */
@@ -97,15 +99,44 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #define hipGraphLaunch cudaGraphLaunch
 #define hipGraphExecDestroy cudaGraphExecDestroy
 #define hipGraphDestroy cudaGraphDestroy
-/* inter-process memory and events (the node-local halo transport) */
+/* inter-process memory (the node-local halo transport) */
 typedef cudaIpcMemHandle_t hipIpcMemHandle_t;
-typedef cudaIpcEventHandle_t hipIpcEventHandle_t;
 #define hipIpcGetMemHandle cudaIpcGetMemHandle
 #define hipIpcOpenMemHandle cudaIpcOpenMemHandle
 #define hipIpcCloseMemHandle cudaIpcCloseMemHandle
 #define hipIpcMemLazyEnablePeerAccess cudaIpcMemLazyEnablePeerAccess
-#define hipIpcGetEventHandle cudaIpcGetEventHandle
-#define hipIpcOpenEventHandle cudaIpcOpenEventHandle
+/* flags set and awaited by streams (stream memory operations): the CUDA driver API has them,
+ * the runtime none. Found once through cudaGetDriverEntryPointByVersion (a runtime call: no
+ * link to libcuda); CUresult and cudaError_t share the codes these calls return. */
+#define hipStreamWaitValueGte CU_STREAM_WAIT_VALUE_GEQ
+typedef CUresult (*gpu_cu_write32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+typedef CUresult (*gpu_cu_wait32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+static inline cudaError_t gpu_driver_entry(const char *name, void **fn)
+{
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  cudaError_t e = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &found);
+  if (e == cudaSuccess && (found != cudaDriverEntryPointSuccess || !*fn)) e = cudaErrorNotSupported;
+  return e;
+}
+static inline cudaError_t hipStreamWriteValue32(cudaStream_t s, void *p, uint32_t v, unsigned flags)
+{
+  static gpu_cu_write32_fn fn = NULL;
+  if (!fn) {
+    cudaError_t e = gpu_driver_entry("cuStreamWriteValue32", (void **)&fn);
+    if (e != cudaSuccess) return e;
+  }
+  return (cudaError_t)fn((CUstream)s, (CUdeviceptr)(uintptr_t)p, v, flags);
+}
+static inline cudaError_t hipStreamWaitValue32(cudaStream_t s, void *p, uint32_t v, unsigned flags, uint32_t mask)
+{
+  static gpu_cu_wait32_fn fn = NULL;
+  if (mask != 0xffffffffu) return cudaErrorInvalidValue; /* CUDA has no mask */
+  if (!fn) {
+    cudaError_t e = gpu_driver_entry("cuStreamWaitValue32", (void **)&fn);
+    if (e != cudaSuccess) return e;
+  }
+  return (cudaError_t)fn((CUstream)s, (CUdeviceptr)(uintptr_t)p, v, flags);
+}
 
 /* Pinned host memory: hipHostMalloc(p, n, flags) and cudaMallocHost(p, n) differ in arity. */
 #define GPU_SMEM_PER_BLOCK(prop) ((size_t)(prop).sharedMemPerBlockOptin)

@@ -248,22 +248,21 @@ int be_ipc_mem_close(void *ptr)
 {
   return ptr ? ipc_unsupported("be_ipc_mem_close") : BE_OK;
 }
-int be_ipc_event_create(be_event *e)
+/* host streams run every call to completion: a wait for a flag another process sets could
+ * only deadlock */
+int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value)
 {
-  *e = NULL;
-  return ipc_unsupported("be_ipc_event_create");
+  (void)s;
+  (void)flag;
+  (void)value;
+  return ipc_unsupported("be_stream_set_flag");
 }
-int be_ipc_event_handle(be_event e, be_ipc_handle *h)
+int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value)
 {
-  (void)e;
-  (void)h;
-  return ipc_unsupported("be_ipc_event_handle");
-}
-int be_ipc_event_open(const be_ipc_handle *h, be_event *e)
-{
-  (void)h;
-  *e = NULL;
-  return ipc_unsupported("be_ipc_event_open");
+  (void)s;
+  (void)flag;
+  (void)value;
+  return ipc_unsupported("be_stream_wait_flag");
 }
 int be_memcpy_peer_async(void *dst, const void *src, size_t bytes, be_stream s)
 {

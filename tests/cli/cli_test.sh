@@ -208,6 +208,14 @@ if [ "$rc" -eq 2 ] && has "$out" "fdmini: error: --test-inject-fault=exchange ne
 else
   bad "--test-inject-fault=exchange on one rank (rc $rc)"
 fi
+# the order fault leaves out a wait between two device streams: the host backend runs every call
+# in order, so it is refused there (the GPU tests plant it: bench/multigpu/run_node.sh)
+run 2 --op heat --global 16,16,16 --test-inject-fault=order
+if [ "$rc" -eq 2 ] && has "$out" "fdmini: error: --test-inject-fault=order needs a GPU backend"; then
+  ok "--test-inject-fault=order on the host backend: exit 2, nothing to reorder"
+else
+  bad "--test-inject-fault=order on the host backend (rc $rc)"
+fi
 # a heat mode decayed to the rounding of the boundary values: nothing to compare, UNVERIFIED,
 # exit 0, "verified": false in the JSON (written: the run succeeded)
 run 2 --op heat --global 4,2,2 --procs 2,1,1 --iters 100 --json "$work/unverified.json"
