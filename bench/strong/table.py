@@ -100,13 +100,14 @@ def small(recs, earlier=None):
         rows.append({
             "op": op, "ranks": np_, "block": n, "fuse": mode,
             "T": rec["fuse"]["steps"], "graphs": "on" if rec.get("graphs", {}).get("on") else "off",
+            "path": rec.get("halo_path") if rec.get("halo_path") not in (None, "none") else None,
             "step_us": st, "before_us": b_us, "speedup": b_us / st if b_us else None,
             "F_g": fg, "F_ls": fls, "F_c": fc, "L": lat, "X": x, "F1": f1,
             "step_over_F1": st / f1, "X_over_floor": xf, "target_met": target,
         })
     rows.sort(key=lambda r: (r["op"], r["ranks"], r["block"], r["fuse"]))
-    cols = ["op", "ranks", "block", "fuse", "T", "graphs", "before_us", "step_us", "speedup", "F_g",
-            "F_ls", "F_c", "L", "X", "F1", "step_over_F1", "X_over_floor", "target_met"]
+    cols = ["op", "ranks", "block", "fuse", "T", "graphs", "path", "before_us", "step_us", "speedup",
+            "F_g", "F_ls", "F_c", "L", "X", "F1", "step_over_F1", "X_over_floor", "target_met"]
     return rows, cols
 
 
