@@ -366,6 +366,7 @@ assert r["bandwidth_total_GBs"] > 0 and r["points_per_s"] > 0
 assert r["baseline"] is True and 0 < r["efficiency"]["min"] <= r["efficiency"]["max"]
 assert 0 <= r["hidden_share"]["min"] <= r["hidden_share"]["max"] <= 1
 assert r["halo_path"] == "mpi" and r["halo_faces_mpi"] == 2 and r["halo_faces_ipc"] == 0
+assert r["halo_path_trial_us"] is None  # no face can go by IPC on the host backend: no trial
 assert not {"face_copy", "ipc_sync", "ipc_move"} & set(r)  # the removed measurement knobs
 assert r["ipc_copy_ms"]["max"] == 0
 # the floors (host backend: F_g and F_ls n/a, null) and the graphs setting
