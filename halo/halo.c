@@ -511,7 +511,8 @@ int halo_use_ipc(fd_halo *h, int on)
   for (int f = 0; f < FD_REGIONS; f++) h->ipc[f] = on && h->ipc_able[f];
   FD_CALL(count_faces(h));
   plan_staging(h);
-  return FD_OK;
+  /* staged MPI: the packs and unpacks copy the runs of MPI faces, which just changed */
+  return fd_graph_clear(&h->graphs) == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
 }
 
 /* 2. The halo stream packs every active face of u (and u2) into send_d[s] once the fields are

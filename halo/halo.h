@@ -125,7 +125,9 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
 int halo_use_graphs(fd_halo *h, int on);
 /* on = 1: every face that can go by IPC does (ipc_able; halo_create's choice), 0: every face
  * through MPI. Waits for the halo stream and meets every rank of comm first, so that no
- * exchange is in flight when the transports change. Collective over comm; synchronous. */
+ * exchange is in flight when the transports change, and frees the halo's graphs (staged MPI
+ * copies only the MPI faces' runs); a caller's graphs that hold halo_exchange_unpack must be
+ * captured again too. Collective over comm; synchronous. */
 int halo_use_ipc(fd_halo *h, int on);
 /* Frees what halo_create allocated and closes the neighbours' mappings. Collective over comm
  * when any rank uses the IPC path (a neighbour may still read this rank's buffers until all

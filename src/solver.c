@@ -1662,6 +1662,7 @@ static int choose_path(fd_state *s, fd_result *r)
       if (round == 0 || slowest < best[ipc]) best[ipc] = slowest;
     }
   FD_CALL(halo_use_ipc(&s->halo, best[1] <= best[0]));
+  FD_CALL(graphs_clear(&s->graphs)); /* their unpacks' staged copies followed the old faces */
   r->path_trial_us[0] = best[0];
   r->path_trial_us[1] = best[1];
   r->path_trial_rounds = FD_PATH_ROUNDS;
