@@ -340,12 +340,12 @@ static int packs_ahead(const fd_state *s)
  * write disjoint points. The shell also reads the layers next to it, which the previous pass's
  * interior update wrote: the halo stream waits for `ready` before the pack or, where the pack
  * follows the previous shell directly (below), before the shell. The compute stream waits for
- * the shell before the next pass, whose input is this pass's output. For heat and jacobi with every face through MPI the shell's
- * segment also packs the next pass's faces, which are the layers it just wrote
- * (halo_pack_ahead): the next pass's begin only posts the receives, and the pack needs no
- * launch of its own (a timed pass packs again, for its timing events). The one host wait of a
- * pass is the packed faces before MPI_Isend (the IPC path has none: the device orders the
- * copies); a rank without neighbours does no exchange at all, and its pass is the interior
+ * the shell before the next pass, whose input is this pass's output. For heat and jacobi with
+ * every face through MPI the shell's segment also packs the next pass's faces, which are the
+ * layers it just wrote (halo_pack_ahead): the next pass's begin only posts the receives, and
+ * the pack needs no launch of its own (a timed pass packs again, for its timing events). The
+ * one host wait of a pass is the packed faces before MPI_Isend (the IPC path has none: the
+ * device orders the copies); a rank without neighbours does no exchange at all, and its pass is the interior
  * update of the whole block. Faces at the global edge hold fixed Dirichlet ghosts: their
  * layers belong to the interior.
  * --no-overlap runs the interior and the shell on the compute stream after the unpack; the
