@@ -238,8 +238,10 @@ extern "C" int be_ipc_supported(char *why, size_t why_len)
   uint32_t *word = NULL;
   hipStream_t st = NULL;
   hipError_t e = hipMalloc((void **)&word, sizeof *word);
-  if (e == hipSuccess) e = hipMemsetAsync(word, 0, sizeof *word, 0);
   if (e == hipSuccess) e = hipStreamCreateWithPriority(&st, hipStreamNonBlocking, 0);
+  /* the zero on st itself: a non-blocking stream does not follow the legacy default stream,
+   * and a zero landing after the write would leave the wait below waiting for ever */
+  if (e == hipSuccess) e = hipMemsetAsync(word, 0, sizeof *word, st);
   if (e == hipSuccess) e = hipStreamWriteValue32(st, word, 1u, 0);
   if (e == hipSuccess) e = hipStreamWaitValue32(st, word, 1u, hipStreamWaitValueGte, 0xffffffffu);
   if (e == hipSuccess) e = hipStreamSynchronize(st);
