@@ -368,6 +368,12 @@ const char *halo_path_resolved(long long ipc_faces, long long mpi_faces)
   return mpi_faces ? "mpi" : "none";
 }
 
+/* Frees the halo's graphs (they are captured again when next run). */
+static int clear_graphs(fd_halo *h)
+{
+  return fd_graph_clear(&h->graphs) == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
+}
+
 int halo_destroy(fd_halo *h)
 {
   if (h->ipc_able_all > 0) {
@@ -375,7 +381,7 @@ int halo_destroy(fd_halo *h)
     FD_CALL(close_peers(h));
     FD_MPI(MPI_Barrier(h->comm)); /* nor does any neighbour read or wait on this rank */
   }
-  if (fd_graph_clear(&h->graphs) != 0) return fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
+  FD_CALL(clear_graphs(h));
   FD_BE(be_free(h->send_block));
   FD_BE(be_free(h->recv_block));
   FD_BE(be_free(h->poison_d));
@@ -499,7 +505,7 @@ static int run_graph(fd_halo *h, const fd_graph_key *k, fd_graph_work work, void
 int halo_use_graphs(fd_halo *h, int on)
 {
   h->graphs.on = on;
-  return fd_graph_clear(&h->graphs) == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
+  return clear_graphs(h);
 }
 
 int halo_use_ipc(fd_halo *h, int on)
@@ -511,8 +517,7 @@ int halo_use_ipc(fd_halo *h, int on)
   for (int f = 0; f < FD_REGIONS; f++) h->ipc[f] = on && h->ipc_able[f];
   FD_CALL(count_faces(h));
   plan_staging(h);
-  /* staged MPI: the packs and unpacks copy the runs of MPI faces, which just changed */
-  return fd_graph_clear(&h->graphs) == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
+  return clear_graphs(h); /* staged MPI: packs and unpacks copy the MPI faces' runs, just changed */
 }
 
 /* 2. The halo stream packs every active face of u (and u2) into send_d[s] once the fields are
@@ -634,12 +639,12 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event 
   return begin(h, u, u2, field_ready, timed, 0);
 }
 
-/* FD_ERR_USAGE where IPC faces (their packs are ordered by events, not ahead): `fn` is the
- * caller's name. */
+/* FD_ERR_USAGE where IPC faces (each pack waits for the neighbours' flags, in begin: not
+ * ahead): `fn` is the caller's name. */
 static int refuse_ipc(const fd_halo *h, const char *fn)
 {
   if (!h->n_ipc) return FD_OK;
-  return fd_set_error(FD_ERR_USAGE, "%s: IPC faces order their packs by events (no pack ahead)", fn);
+  return fd_set_error(FD_ERR_USAGE, "%s: IPC faces wait for the neighbours' flags before each pack (no pack ahead)", fn);
 }
 
 int halo_pack_ahead(fd_halo *h, const real_t *u, const real_t *u2)

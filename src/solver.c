@@ -1623,14 +1623,20 @@ static int measure_floors(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
-/* X, an exchange alone with the run's settings (graphs, the pack ahead), and
- * X / (F_ls + L + 2 F_g), over the ranks with neighbours into r. Overwrites the fields' ghosts.
+/* *us = X on this rank: 20 exchanges alone with the run's settings (graphs, the pack ahead,
+ * the halo's path). Overwrites the fields' ghosts. Collective. */
+static int time_exchange_alone(fd_state *s, double *us)
+{
+  return halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
+                                packs_ahead(s), us);
+}
+
+/* X (time_exchange_alone) and X / (F_ls + L + 2 F_g), over the ranks with neighbours into r.
  * Collective. */
 static int measure_exchange(fd_state *s, fd_result *r)
 {
   const MPI_Comm comm = s->dec.cart;
-  FD_CALL(halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
-                                 packs_ahead(s), &s->exchange_alone_us));
+  FD_CALL(time_exchange_alone(s, &s->exchange_alone_us));
   int with;
   FD_CALL(reduce_stat_some(comm, s->exchange_alone_us, s->exchanging, &r->exchange_alone_us, &with));
   const double floor = s->floor_launch_sync_us + s->latency_us + 2 * s->floor_graph_us;
@@ -1656,8 +1662,7 @@ static int choose_path(fd_state *s, fd_result *r)
       const int ipc = round % 2 ? q : 1 - q; /* IPC, MPI, then MPI, IPC */
       double us, slowest;
       FD_CALL(halo_use_ipc(&s->halo, ipc));
-      FD_CALL(halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
-                                     packs_ahead(s), &us));
+      FD_CALL(time_exchange_alone(s, &us));
       FD_MPI(MPI_Allreduce(&us, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
       if (round == 0 || slowest < best[ipc]) best[ipc] = slowest;
     }
