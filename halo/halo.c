@@ -114,9 +114,9 @@ static int swap_with_neighbours(fd_halo *h, const void *mine, void *theirs, size
   return FD_OK;
 }
 
-/* Words of h->flags (fd_halo): written only by the neighbour on face f. */
-#define FLAG_PACKED(f) (f)
-#define FLAG_DONE(f) (FD_REGIONS + (f))
+/* Words of h->flags (fd_halo): word FLAG_PACKED(f, s) is written only by the neighbour on face f,
+ * when it has packed an exchange of parity s (its value: flag_value). */
+#define FLAG_PACKED(f, s) ((s) * FD_REGIONS + (f))
 enum { FLAG_WORDS = 2 * FD_REGIONS };
 
 /* This rank's flag words, zeroed ("nothing yet") before any neighbour learns of them (the
@@ -404,34 +404,36 @@ int halo_destroy(fd_halo *h)
  *   the next exchange's faces. MPI faces of exchange k+1 land in the buffer of k-1, whose unpack ran on the halo
  *   stream before the pack of k, which step 5 of k waited for. Each face has its own region of
  *   the buffers, and the staged copies cover runs of MPI faces only (plan_staging).
- * - IPC faces are ordered by flags (FLAG_PACKED, FLAG_DONE), not by messages or host waits.
- *   The k-th exchange with IPC faces (ipc_count; k here) carries the value v = k + 1 (the
- *   zeroed words mean "nothing yet"; halo_use_ipc switches only between exchanges that have
- *   completed everywhere, so exchanges without IPC faces in between change nothing). The
- *   neighbour on face f sees this rank on its face opposite(f) = g, so this rank writes the
- *   neighbour's words PACKED(g) and DONE(g), and reads its own PACKED(f) and DONE(f). Per IPC
- *   face f of exchange k, on the halo stream, in stream order:
- *     step 2: k >= 2: wait until DONE(f) >= v - 2 (the neighbour has copied this rank's face
- *             of k-2 out of send_d[s], which this pack overwrites); pack;
- *     step 3: set the neighbour's PACKED(g) = v;
- *     step 4: wait until PACKED(f) >= v (the neighbour's pack k is complete); copy its face
- *             out of its send_d[s] into recv_d[s]; set the neighbour's DONE(g) = v.
- *   Why that is race-free: a word has one writer, the neighbour on that face, whose stream
- *   writes it once per exchange in exchange order, so its values only grow; a wait for >= v is
- *   met by v or any later value, each written after the work v stands for (stream order of
- *   the writer). A wait compares numbers: it cannot bind to an older or newer exchange. The set
- *   runs after the stream's earlier work has completed, behind a system-wide memory fence
+ * - IPC faces are ordered by flags, not by messages or host waits: word FLAG_PACKED(f, s) of
+ *   this rank says that the neighbour on face f has packed its exchange of parity s. The
+ *   neighbour sees this rank on its face opposite(f) = g, so this rank writes the neighbour's
+ *   word PACKED(g, s) and reads its own PACKED(f, s). The IPC exchanges of parity s are
+ *   counted (uses[s]); the j-th carries the value 1 + j % 2 (flag_value: 1, 2, 1, ...; the
+ *   zeroed word means "nothing yet"). Per IPC face f of exchange k, parity s, on the halo
+ *   stream, in stream order:
+ *     step 2: pack into send_d[s];
+ *     step 3: set the neighbour's PACKED(g, s) to this exchange's value;
+ *     step 4: wait until PACKED(f, s) equals it (the neighbour's pack of k is complete); copy
+ *             its face out of its send_d[s] into recv_d[s].
+ *   Why a wait binds to exchange k: word PACKED(f, s) has one writer, the neighbour's halo
+ *   stream, which writes it once per exchange of parity s. Its write for k + 2 follows, on
+ *   its stream, its wait for this rank's PACKED of k + 1, which this rank's stream sets after
+ *   the wait for k. So when this rank waits for k the word holds the value of k - 2 or of k,
+ *   and the two differ: the wait, for equality, is met by k alone. The set runs after the
+ *   stream's earlier work has completed, behind a system-wide memory fence
  *   (be_stream_set_flag), so the data is visible before the flag is; the reader's copy is
- *   enqueued after its wait. Buffers: the copy of k (out of the neighbour's send_d[s]) follows
- *   PACKED >= k + 1, so the pack of k; the neighbour's pack of k+2 into that buffer follows
- *   DONE >= k + 1, so this copy. The unpack of k reads recv_d[s] after the copy (stream order);
- *   the copy of k+2 into it follows this rank's unpack of k in stream order too.
- *   No deadlock: every wait of exchange k needs the neighbour's work of k (its pack) or of k-2
- *   (its copy), which its stream reaches without waiting for this rank's later work; all ranks
- *   make the same exchanges. A stream wait takes no SM, so ranks sharing one GPU work too.
- *   Wrap-around: values are k + 1 modulo 2^32; CUDA compares cyclically and a word is never
- *   more than 2 exchanges behind a wait, HIP compares unsigned numbers: begin refuses IPC
- *   exchanges beyond 2^31 - 1 (2^31 steps of 10 us are 6 hours) instead of racing.
+ *   enqueued after its wait.
+ *   Why no pack overwrites a face the neighbour still copies: the pack of k + 2 into send_d[s]
+ *   follows, on this rank's stream, its wait for the neighbour's PACKED of k + 1, which the
+ *   neighbour sets after its pack of k + 1, which its stream runs after its copy of k out of
+ *   send_d[s]. The unpack of k reads recv_d[s] after the copy (stream order); the copy of k + 2
+ *   into it follows this rank's unpack of k in stream order too.
+ *   No deadlock: every wait of exchange k needs the neighbour's pack of k, which its stream
+ *   reaches without waiting for this rank's later work; all ranks make the same exchanges. A
+ *   stream wait takes no SM, so ranks sharing one GPU work too.
+ *   The values repeat (no wrap-around, no limit on the exchanges), and the work of an
+ *   exchange depends only on its parity and uses[s] % 2 (halo_graph_phase): a caller's graph
+ *   that holds whole exchanges replays them when the phase is again the same.
  *   halo_destroy synchronises the halo stream (no copy or set of this rank touches a
  *   neighbour any more) and meets every rank in a barrier before any rank frees what others
  *   have mapped.
@@ -497,6 +499,7 @@ static int unpack_pack_work(void *ctx, be_stream st)
 /* fd_graph_run on the halo stream, with the errors as fd errors. */
 static int run_graph(fd_halo *h, const fd_graph_key *k, fd_graph_work work, void *ctx)
 {
+  if (h->direct) return work(ctx, h->stream); /* a caller captures the stream */
   if (fd_graph_run(&h->graphs, k, h->stream, work, ctx) == 0) return FD_OK;
   if (h->graphs.work_rc) return h->graphs.work_rc;
   return fd_set_error(FD_ERR_RUNTIME, "halo graphs: %s", be_error_message());
@@ -520,18 +523,17 @@ int halo_use_ipc(fd_halo *h, int on)
   return clear_graphs(h); /* staged MPI: packs and unpacks copy the MPI faces' runs, just changed */
 }
 
+/* The value of this exchange's flags, parity s (see "the exchange"). */
+static uint32_t flag_value(const fd_halo *h, int s) { return (uint32_t)(1 + h->uses[s] % 2); }
+
 /* 2. The halo stream packs every active face of u (and u2) into send_d[s] once the fields are
- * ready and the IPC neighbours have copied exchange k-2 out of send_d[s]; staged: copies the
- * MPI faces to pinned host memory right behind; records pack_end[s], which the host waits for
- * before it sends (step 5); 3. sets each IPC neighbour's PACKED flag (the host does not wait
- * for the device). */
+ * ready; staged: copies the MPI faces to pinned host memory right behind; records pack_end[s],
+ * which the host waits for before it sends (step 5); 3. sets each IPC neighbour's PACKED flag
+ * (the host does not wait for the device). */
 static int pack(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready, int s)
 {
   const int timed = h->timing[s];
-  const uint32_t v = (uint32_t)(h->ipc_count + 1);
   if (field_ready) FD_BE(be_stream_wait_event(h->stream, field_ready));
-  for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f] && h->ipc_count >= 2) FD_BE(be_stream_wait_flag(h->stream, &h->flags[FLAG_DONE(f)], v - 2));
   if (timed) FD_BE(be_event_record(h->pack_start[s], h->stream));
   pack_ctx c = {h, u, u2, s};
   if (timed) {
@@ -545,27 +547,24 @@ static int pack(fd_halo *h, const real_t *u, const real_t *u2, be_event field_re
    * copies may follow on the halo stream, else for the stream itself (no record needed) */
   if (h->n_mpi && h->n_ipc) FD_BE(be_event_record(h->pack_end[s], h->stream));
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f]) FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_PACKED(fd_region_opposite(f)), v));
+    if (h->ipc[f])
+      FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_PACKED(fd_region_opposite(f), s), flag_value(h, s)));
   return FD_OK;
 }
 
 /* 4. The halo stream waits until each IPC neighbour's PACKED flag says it has packed this
- * exchange, copies each face from the neighbour's send_d[s] into recv_d[s] and sets the
- * neighbour's DONE flag; xfer_start/xfer_end time the copies of a timed exchange. The host
- * does not wait. */
+ * exchange and copies each face from the neighbour's send_d[s] into recv_d[s]; xfer_start and
+ * xfer_end time the copies of a timed exchange. The host does not wait. */
 static int pull_ipc_faces(fd_halo *h, int s)
 {
-  const uint32_t v = (uint32_t)(h->ipc_count + 1);
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f]) FD_BE(be_stream_wait_flag(h->stream, &h->flags[FLAG_PACKED(f)], v));
+    if (h->ipc[f]) FD_BE(be_stream_wait_flag(h->stream, &h->flags[FLAG_PACKED(f, s)], flag_value(h, s)));
   if (h->timing[s]) FD_BE(be_event_record(h->xfer_start[s], h->stream));
   for (int f = 0; f < FD_REGIONS; f++)
     if (h->ipc[f])
       FD_BE(be_memcpy_peer_async(h->recv_d[s] + msg_offset(h, f), h->peer_face[f][s],
                                  msg_count(h, f) * sizeof(real_t), h->stream));
   if (h->timing[s]) FD_BE(be_event_record(h->xfer_end[s], h->stream));
-  for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f]) FD_BE(be_stream_set_flag(h->stream, h->peer_flags[f] + FLAG_DONE(fd_region_opposite(f)), v));
   return FD_OK;
 }
 
@@ -620,11 +619,9 @@ static int begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_r
                  int packed)
 {
   const int s = (int)(h->exchanges % 2);
-  if (h->n_ipc && h->ipc_count >= 0x7fffffffLL)
-    return fd_set_error(FD_ERR_RUNTIME, "halo: 2^31 - 1 exchanges through IPC (the 32-bit flag values would "
-                        "wrap); run shorter segments (--checkpoint-every, --restart) or use --halo-path mpi");
+  if (timed && h->direct) return fd_set_error(FD_ERR_USAGE, "halo_exchange_begin: a timed exchange cannot be captured");
   be_range_push("halo_begin");
-  if (h->timing_pending[s]) FD_CALL(accumulate(h, s)); /* its events are about to be reused */
+  if (timed && h->timing_pending[s]) FD_CALL(accumulate(h, s)); /* its events are about to be reused */
   h->timing[s] = timed;
   h->nreq = 0;
   if (!packed) FD_CALL(pack(h, u, u2, field_ready, s));
@@ -660,6 +657,14 @@ int halo_exchange_begin_packed(fd_halo *h)
   return begin(h, NULL, NULL, NULL, 0, 1);
 }
 
+/* The counters after exchange k of parity s has ended. */
+static void advance(fd_halo *h, int s)
+{
+  h->exchanges++;
+  if (h->n_ipc) h->uses[s]++;
+  h->count++;
+}
+
 int halo_exchange_end(fd_halo *h)
 {
   const int s = (int)(h->exchanges % 2);
@@ -667,10 +672,30 @@ int halo_exchange_end(fd_halo *h)
   if (h->n_ipc) FD_CALL(pull_ipc_faces(h, s));
   if (h->n_mpi) FD_CALL(exchange_mpi_faces(h, s));
   be_range_pop();
-  h->timing_pending[s] = h->timing[s];
-  h->exchanges++;
-  if (h->n_ipc) h->ipc_count++;
-  h->count++;
+  if (h->timing[s]) h->timing_pending[s] = 1;
+  advance(h, s);
+  return FD_OK;
+}
+
+int halo_exchange_replayed(fd_halo *h)
+{
+  if (h->n_mpi)
+    return fd_set_error(FD_ERR_USAGE, "halo_exchange_replayed: an exchange with MPI faces makes host calls, no graph replays it");
+  h->timing[h->exchanges % 2] = 0;
+  advance(h, (int)(h->exchanges % 2));
+  return FD_OK;
+}
+
+int halo_graph_phase(const fd_halo *h)
+{
+  return (int)(h->exchanges % 2) | (int)(h->uses[0] % 2) << 1 | (int)(h->uses[1] % 2) << 2;
+}
+
+int halo_capture(fd_halo *h, int on)
+{
+  if (on && h->n_mpi)
+    return fd_set_error(FD_ERR_USAGE, "halo_capture: an exchange with MPI faces makes host calls, no graph can hold it");
+  h->direct = on;
   return FD_OK;
 }
 
@@ -770,29 +795,81 @@ int halo_latency_us(fd_halo *h, double *us)
   return FD_OK;
 }
 
+/* One exchange of halo_exchange_alone_us's loop: the r-th. */
+static int alone_once(fd_halo *h, real_t *u, real_t *u2, int pack_ahead, int r)
+{
+  /* the field is ready once the previous unpack has run: the halo stream orders it */
+  if (pack_ahead && r > 0) FD_CALL(halo_exchange_begin_packed(h));
+  else FD_CALL(halo_exchange_begin(h, u, u2, NULL, 0));
+  FD_CALL(halo_exchange_end(h));
+  const int s = (int)((h->exchanges + 1) % 2);
+  pack_ctx c = {h, u, u2, s};
+  const fd_graph_key k = {2, {s, pack_ahead, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
+  return run_graph(h, &k, pack_ahead ? unpack_pack_work : unpack_work, &c);
+}
+
+/* `reps` exchanges (IPC faces only) captured into *g from the current phase, *h left as it
+ * was: *g = NULL where the runtime cannot capture them (graph_cache.h's rule: the capture ended
+ * BE_UNSUPPORTED, whether a call failed in it or not). Nothing runs. */
+static int alone_capture(fd_halo *h, real_t *u, real_t *u2, int reps, be_graph *g)
+{
+  *g = NULL;
+  const fd_halo saved = *h;
+  h->direct = 1;
+  FD_BE(be_graph_begin(h->stream));
+  int rc = FD_OK;
+  for (int r = 0; r < reps && rc == FD_OK; r++) rc = alone_once(h, u, u2, 0, r);
+  const int end = be_graph_end(h->stream, g);
+  *h = saved;
+  if (end == BE_UNSUPPORTED) return FD_OK; /* the runtime refused a call (or the graph) */
+  if (rc != FD_OK) {
+    (void)be_graph_destroy(*g);
+    *g = NULL;
+    return rc;
+  }
+  FD_BE(end);
+  return FD_OK;
+}
+
+/* Launches g, captured by alone_capture for `reps` exchanges, and counts them. */
+static int alone_replay(fd_halo *h, be_graph g, int reps)
+{
+  FD_BE(be_graph_launch(g, h->stream));
+  for (int r = 0; r < reps; r++) FD_CALL(halo_exchange_replayed(h));
+  return FD_OK;
+}
+
+/* halo_exchange_alone_us after its two untimed exchanges: g[0] and g[1] are captured (left
+ * NULL where the loop runs exchange by exchange) and launched, the second one timed. */
+static int alone_timed(fd_halo *h, real_t *u, real_t *u2, int reps, int pack_ahead, be_graph g[2],
+                       double *us)
+{
+  /* every face by IPC, graphs on: the exchanges as one graph, as the solver's chains run them
+   * (src/solver.c): a warm-up launch, then the timed one */
+  if (h->graphs.on && !h->graphs.failed && h->n_ipc && !h->n_mpi) {
+    FD_CALL(alone_capture(h, u, u2, reps, &g[0]));
+    if (g[0]) FD_CALL(alone_replay(h, g[0], reps));
+    if (g[0]) FD_CALL(alone_capture(h, u, u2, reps, &g[1]));
+  }
+  FD_BE(be_stream_sync(h->stream));
+  FD_MPI(MPI_Barrier(h->comm));
+  const double t0 = fd_now();
+  if (g[1]) FD_CALL(alone_replay(h, g[1], reps));
+  for (int r = 0; r < reps && !g[1]; r++) FD_CALL(alone_once(h, u, u2, pack_ahead, r + 2));
+  FD_BE(be_stream_sync(h->stream));
+  *us = (fd_now() - t0) * 1e6 / reps;
+  return FD_OK;
+}
+
 int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int pack_ahead,
                            double *us)
 {
   *us = 0.0;
   if (h->n_msgs == 0) return FD_OK;
   if (pack_ahead) FD_CALL(refuse_ipc(h, "halo_exchange_alone_us"));
-  double t0 = 0.0;
-  for (int r = 0; r < reps + 2; r++) {
-    if (r == 2) {
-      FD_BE(be_stream_sync(h->stream));
-      FD_MPI(MPI_Barrier(h->comm));
-      t0 = fd_now();
-    }
-    /* the field is ready once the previous unpack has run: the halo stream orders it */
-    if (pack_ahead && r > 0) FD_CALL(halo_exchange_begin_packed(h));
-    else FD_CALL(halo_exchange_begin(h, u, u2, NULL, 0));
-    FD_CALL(halo_exchange_end(h));
-    const int s = (int)((h->exchanges + 1) % 2);
-    pack_ctx c = {h, u, u2, s};
-    const fd_graph_key k = {2, {s, pack_ahead, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
-    FD_CALL(run_graph(h, &k, pack_ahead ? unpack_pack_work : unpack_work, &c));
-  }
-  FD_BE(be_stream_sync(h->stream));
-  *us = (fd_now() - t0) * 1e6 / reps;
-  return FD_OK;
+  for (int r = 0; r < 2; r++) FD_CALL(alone_once(h, u, u2, pack_ahead, r));
+  be_graph g[2] = {NULL, NULL};
+  const int rc = alone_timed(h, u, u2, reps, pack_ahead, g, us);
+  for (int i = 0; i < 2; i++) (void)be_graph_destroy(g[i]);
+  return rc;
 }

@@ -45,7 +45,9 @@ typedef struct {
   int ipc_able[FD_REGIONS]; /* the faces that can go by IPC (mapped): halo_use_ipc's choice */
   int n_ipc, n_mpi;       /* this rank's active faces by transport */
   long long ipc_faces_all, mpi_faces_all, ipc_able_all; /* the same, summed over the ranks */
-  long long ipc_count;    /* exchanges made with IPC faces: the flags' values (halo.c) */
+  long long uses[2];      /* exchanges made with IPC faces, by parity: the flags' values (halo.c) */
+  int direct;             /* halo_capture: the work goes straight to the stream (no graph of
+                             the halo's own), for a caller that captures it */
   real_t *send_block;     /* device, 2 x faces.total: the send buffers of both parities */
   real_t *send_d[2];      /* device pack buffers, by exchange parity (halves of send_block) */
   real_t *recv_block;     /* device, 2 x faces.total: the receive buffers of both parities */
@@ -63,9 +65,9 @@ typedef struct {
   be_event pack_end[2];
   be_event pack_start[2], pack_stop[2], unpack_start[2], unpack_end[2], xfer_start[2], xfer_end[2];
   /* IPC path (halo.c, "the exchange"): this rank's flag words, 2 x FD_REGIONS of them in
-   * device memory (word f: the neighbour on face f has packed exchange value - 1; word
-   * FD_REGIONS + f: it has copied this rank's face of exchange value - 1), which only that
-   * neighbour writes; and each IPC neighbour's words, mapped here */
+   * device memory (word s * FD_REGIONS + f: the neighbour on face f has packed its exchange of
+   * parity s; which one, the value says), which only that neighbour writes; and each IPC
+   * neighbour's words, mapped here */
   uint32_t *flags;
   uint32_t *peer_flags[FD_REGIONS];
   void *peer_block[FD_REGIONS];     /* neighbour's send_block, mapped here */
@@ -171,11 +173,24 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event 
 int halo_pack_ahead(fd_halo *h, const real_t *u, const real_t *u2);
 int halo_exchange_begin_packed(fd_halo *h);
 /* Blocks the host until the MPI messages have arrived (IPC faces only: never; the device
- * orders the data). FD_ERR_RUNTIME after 2^31 - 1 exchanges with IPC faces (the flags'
- * values would wrap). */
+ * orders the data). */
 int halo_exchange_end(fd_halo *h);
 /* Asynchronous on the halo stream. */
 int halo_exchange_unpack(fd_halo *h, real_t *u, real_t *u2);
+/* Whole exchanges in a caller's graph, where every face goes by IPC (no MPI call, no host
+ * wait: the device orders everything). halo_capture(h, 1) makes begin, end and unpack enqueue
+ * their work straight on the halo stream (no graph of the halo's own), so that a caller's
+ * capture of that stream (joined to its own by events) holds it; 0 undoes it. FD_ERR_USAGE
+ * where this rank has MPI faces, and for a timed exchange while on. The work captured for an
+ * exchange depends on the buffers and on halo_graph_phase(h) at its begin (the parity and the
+ * flags' values), nothing else: a graph of whole exchanges replays them when the phase (and
+ * the buffers) are again those of its capture. The caller saves *h before the capture and puts
+ * it back after (the capture advanced the counters; nothing ran). Each replayed exchange then
+ * takes one halo_exchange_replayed, which advances the counters as begin and end do (no MPI
+ * faces: FD_ERR_USAGE). Not Collective; no device work. */
+int halo_capture(fd_halo *h, int on);
+int halo_graph_phase(const fd_halo *h);
+int halo_exchange_replayed(fd_halo *h);
 
 /* Writes NaN into the receive boxes (the ghosts an exchange fills) of every active region of u,
  * a device field of h's grid: faces, and with width S >= 2 edges, S >= 3 corners; ghosts at a
@@ -208,8 +223,10 @@ int halo_latency_us(fd_halo *h, double *us);
  * between (pack, MPI or IPC, unpack; the host waits only where an exchange in the loop does),
  * wall time per exchange in microseconds, after two untimed ones. With pack_ahead (the caller's
  * loop packs ahead: halo_pack_ahead, MPI faces only) each unpack's graph also packs the next
- * exchange, as that loop does. Overwrites the ghosts of u and u2. Collective over h->comm;
- * synchronous. */
+ * exchange, as that loop does. Where every face goes by IPC and graphs are on, the `reps`
+ * exchanges are one graph (halo_capture), as a caller's chain of passes holds them; a warm-up
+ * launch of it precedes the timed one. Overwrites the ghosts of u and u2. Collective over
+ * h->comm; synchronous. */
 int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int pack_ahead,
                            double *us);
 

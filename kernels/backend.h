@@ -181,9 +181,8 @@ int be_ipc_mem_close(void *ptr);
  * fence: every store of that earlier work is visible to whoever sees the new value.
  * Asynchronous on s. */
 int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value);
-/* Work enqueued on s after this call starts once *flag >= value (CUDA compares cyclically,
- * (int32_t)(*flag - value) >= 0; HIP as unsigned numbers: callers keep values below 2^31).
- * The host does not wait. Asynchronous on s. */
+/* Work enqueued on s after this call starts once *flag == value. The host does not wait; a
+ * graph captured from s holds the wait with its value. Asynchronous on s. */
 int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value);
 /* Device-to-device copy between any two blocks this process can address (its own, or mapped
  * by be_ipc_mem_open, on this device or a peer). Asynchronous on s. */

@@ -28,15 +28,17 @@ int fd_graph_run(fd_graph_cache *c, const fd_graph_key *k, be_stream s, fd_graph
     be_graph g = NULL;
     if (be_graph_begin(s) != BE_OK) return -1;
     const int rc = work(ctx, s);
+    char why[sizeof c->why] = "";
+    if (rc) snprintf(why, sizeof why, "%s", be_error_message()); /* a call the capture refused? */
     const int end = be_graph_end(s, &g);
-    if (rc) {
+    if (rc && end != BE_UNSUPPORTED) { /* the work's own failure */
       (void)be_graph_destroy(g);
       c->work_rc = rc;
       return -1;
     }
     if (end == BE_UNSUPPORTED) {
       c->failed = 1;
-      snprintf(c->why, sizeof c->why, "%s", be_error_message());
+      snprintf(c->why, sizeof c->why, "%s", rc ? why : be_error_message());
       c->work_rc = work(ctx, s);
       return c->work_rc ? -1 : 0;
     }

@@ -22,10 +22,11 @@ typedef struct {
 } fd_graph_key;
 
 #define FD_GRAPH_CACHE_MAX 48
+#define FD_GRAPH_WHY 160 /* bytes of a failure's reason */
 typedef struct {
   int on;            /* 0: every work runs directly (no graph) */
   int failed;        /* a capture failed: directly from then on (why says the runtime's reason) */
-  char why[160];
+  char why[FD_GRAPH_WHY];
   int work_rc;       /* the work function's own non-zero return, when it failed */
   long long captures; /* graphs captured since the cache was zeroed */
   int n;
@@ -40,8 +41,9 @@ typedef int (*fd_graph_work)(void *ctx, be_stream s);
 
 /* Runs work(ctx, s): directly when c is off or failed; else launches the graph of key k,
  * capturing work into it first when the cache has none (the least recently used graph makes
- * room past FD_GRAPH_CACHE_MAX). A capture the runtime refuses (BE_UNSUPPORTED) marks c failed,
- * keeps the reason and runs work directly. Returns 0; or -1 with c->work_rc the work's own
+ * room past FD_GRAPH_CACHE_MAX). A capture the runtime refuses (be_graph_end: BE_UNSUPPORTED,
+ * whether work completed or one of its calls failed in the capture) marks c failed, keeps the
+ * reason and runs work directly (a failure of its own recurs there). Returns 0; or -1 with c->work_rc the work's own
  * code (its message set by it) or c->work_rc = 0 and be_error_message() for a backend
  * failure. Asynchronous on s. Not thread-safe (one cache per thread). */
 int fd_graph_run(fd_graph_cache *c, const fd_graph_key *k, be_stream s, fd_graph_work work, void *ctx);

@@ -96,6 +96,12 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
             o->graphs == FD_GRAPHS_ON ? "--graphs on" : "--graphs auto, faster in the trial",
             r->graph_captures, r->graphs_failed ? "; capture failed, eager on " : "",
             r->graphs_failed ? (r->graphs_failed == 1 ? "1 rank: " : "some ranks: ") : "", r->graphs_failed ? r->graphs_why : "");
+  if (r->graphs_on && r->xchain_passes)
+    fprintf(out, "              %lld of the timed passes ran in chains that hold their exchanges (faces by IPC, ordered by flags)\n",
+            r->xchain_passes);
+  if (r->graphs_on && r->xchains_failed)
+    fprintf(out, "              chains with exchanges (IPC) not captured on %d rank%s, passes replayed one by one: %s\n",
+            r->xchains_failed, r->xchains_failed == 1 ? "" : "s", r->xchains_why);
   else
     fprintf(out, "  graphs      off (%s)\n",
             o->graphs == FD_GRAPHS_OFF ? "--graphs off"
@@ -368,6 +374,10 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_int(&j, "failed_ranks", r->graphs_failed);
   if (r->graphs_failed) json_str(&j, "failure", r->graphs_why);
   else json_null(&j, "failure");
+  json_int(&j, "exchange_chain_passes", r->xchain_passes);
+  json_int(&j, "exchange_chains_failed_ranks", r->xchains_failed);
+  if (r->xchains_failed) json_str(&j, "exchange_chains_failure", r->xchains_why);
+  else json_null(&j, "exchange_chains_failure");
   if (!r->fuse.ran && r->fuse.loop_ms[0][0] > 0) {
     json_num(&j, "trial_ms_per_step_off", r->fuse.loop_ms[0][0]);
     json_num(&j, "trial_ms_per_step_on", r->fuse.loop_ms[0][1]);

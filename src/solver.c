@@ -25,7 +25,7 @@
 #define FD_SAMPLE_EVERY 16
 /* The host runs at most 2 x FD_AHEAD passes ahead of the device. */
 #define FD_AHEAD 16
-/* Passes without exchange replayed as one graph at most (run_chain). */
+/* Passes replayed as one graph at most (run_chain). */
 #define FD_CHAIN_MAX 16
 /* The live state of one run (set up by state_create, freed by state_destroy). */
 typedef struct {
@@ -75,6 +75,8 @@ typedef struct {
   long long windows; /* windows begun since the loop began (every FD_SAMPLE_EVERY-th is sampled) */
   int sampling;      /* the current window is sampled: its passes run eagerly with events */
   fd_graph_cache graphs; /* the passes' device work, captured once, replayed (graph_cache.h) */
+  fd_graph_cache xchains; /* the chains that hold exchanges (run_chain), on with graphs: a
+                             runtime that cannot capture those turns off only them */
   double redundant;  /* points updated beyond 1..n since the timed loop began (every step) */
   double memcpy_gbs; /* device-to-device copy of one field at start-up, GB/s (read + write) */
   fd_halo halo;
@@ -107,6 +109,8 @@ typedef struct {
                         pass's work directly (a graph is being captured), CHAIN_DRY enqueues
                         nothing (the chain's graph does the work); 0 otherwise */
   long long loop_captures; /* graphs captured during the last timed loop */
+  long long xchain_passes, loop_xchain_passes; /* passes run in chains with exchanges: ever, and
+                                                  in the last timed loop */
   int ahead_count;   /* passes since the last run-ahead mark */
   long long ahead_marks; /* marks recorded (their parity picks the event) */
   int node;          /* this rank's node (fd_node.id): ranks sharing a device measure their
@@ -223,9 +227,18 @@ typedef int (*segment_fn)(fd_state *s, const fd_pass *p, be_stream st, real_t *o
 enum { SEG_INTERIOR = 1, SEG_RECEIVE, SEG_SERIAL, SEG_CHAIN };
 
 /* Frees every graph (a new configuration: the captured work would differ). Not Collective. */
-static int graphs_clear(fd_graph_cache *g)
+static int graphs_clear(fd_state *s)
 {
-  return fd_graph_clear(g) == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "graphs: %s", be_error_message());
+  const int a = fd_graph_clear(&s->graphs), b = fd_graph_clear(&s->xchains);
+  return a == 0 && b == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "graphs: %s", be_error_message());
+}
+
+/* Graphs on or off from now on (frees the ones kept). Not Collective. */
+static int graphs_set(fd_state *s, int on)
+{
+  FD_CALL(graphs_clear(s));
+  s->graphs.on = s->xchains.on = on;
+  return FD_OK;
 }
 
 /* A segment of a pass as graph_cache.h work. */
@@ -249,7 +262,7 @@ static int segment_work(void *ctx, be_stream st)
 static int pass_segment(fd_state *s, int seg, segment_fn fn, const fd_pass *p, be_stream st,
                         real_t *out)
 {
-  if (s->sampling) return fn(s, p, st, out);
+  if (s->sampling || s->chain_mode) return fn(s, p, st, out); /* a chain captures it */
   const fd_graph_key k = {seg, {p->len, s->win_pos, p->exchange, seg == SEG_RECEIVE ? (int)((s->halo.exchanges + 1) % 2) : 0,
                                 s->alone, p->pack_next},
                           {s->u, s->um, out, NULL}};
@@ -362,7 +375,9 @@ static int packs_ahead(const fd_state *s)
  *
  * The device work of a pass comes in segments on one stream each (the interior update; the
  * unpack and shell; without overlap both updates), which graphs capture once per buffer
- * assignment and replay (pass_segment). One window in FD_SAMPLE_EVERY runs eagerly with
+ * assignment and replay (pass_segment); runs of passes whose work is all device-ordered (no
+ * exchange, or every face by IPC: the flags order it) are chains, one graph for up to
+ * FD_CHAIN_MAX passes of both streams (run_chain). One window in FD_SAMPLE_EVERY runs eagerly with
  * device timing events around its phases (the report's phase times); no other pass records a
  * timing event, and the host waits for none of them: it runs at most 2 x FD_AHEAD passes ahead.
  *
@@ -407,25 +422,28 @@ static int solver_pass(fd_state *s, int len)
    * pack did not wait for `ready`, the halo stream waits for it before the shell (nothing else
    * orders the two streams that way: with IPC faces the host never waits for the halo stream,
    * which would otherwise run passes ahead of the compute stream). */
+  /* a chain's replay (CHAIN_DRY) enqueues nothing: the graph holds the work, and the pass
+   * only moves the state along */
+  const int enqueue = s->chain_mode != CHAIN_DRY;
   int shell_waits = 0;
-  if (p.exchange) {
+  if (p.exchange && enqueue) {
     FD_BE(be_event_record(s->ready, s->compute));
     shell_waits = ahead || s->pack_ordered;
   }
-  if (p.exchange && ahead)
+  if (p.exchange && !enqueue)
+    FD_CALL(halo_exchange_replayed(&s->halo));
+  else if (p.exchange && ahead)
     FD_CALL(halo_exchange_begin_packed(&s->halo));
   else if (p.exchange)
     FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->pack_ordered ? NULL : s->ready, timed));
-  if (s->chain_mode == CHAIN_CAPTURE) {
-    FD_CALL(pass_interior(s, &p, s->compute, out));
-  } else if (s->chain_mode == 0 && (!p.exchange || p.overlap)) {
+  if (enqueue && (!p.exchange || p.overlap)) {
     be_range_push("interior");
     if (timed) FD_BE(be_event_record(ev[0], s->compute));
     FD_CALL(pass_segment(s, SEG_INTERIOR, pass_interior, &p, s->compute, out));
     if (timed) FD_BE(be_event_record(ev[1], s->compute));
     be_range_pop();
   }
-  if (p.exchange) {
+  if (p.exchange && enqueue) {
     FD_CALL(halo_exchange_end(&s->halo));
     if (p.overlap && shell_waits && s->opt->inject_fault != FD_FAULT_ORDER)
       FD_BE(be_stream_wait_event(s->halo_stream, s->ready));
@@ -455,7 +473,7 @@ static int solver_pass(fd_state *s, int len)
       }
     }
     be_range_pop();
-  } else if (timed && !s->chain_mode) { /* no shell: an empty interval */
+  } else if (timed && !p.exchange) { /* no shell: an empty interval */
     FD_BE(be_event_record(ev[2], s->compute));
     FD_BE(be_event_record(ev[3], s->compute));
   }
@@ -748,7 +766,7 @@ static int state_destroy(fd_state *s)
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
   FD_BE(be_free(s->src_hist));
-  FD_CALL(graphs_clear(&s->graphs));
+  FD_CALL(graphs_clear(s));
   if (s->ready) FD_BE(be_event_destroy(s->ready));
   for (int k = 0; k < 2; k++) {
     FD_BE(be_event_destroy(s->joined[k]));
@@ -776,7 +794,7 @@ static void state_abandon(fd_state *s)
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
   (void)be_free(s->f);
   (void)be_free(s->src_hist);
-  (void)graphs_clear(&s->graphs);
+  (void)graphs_clear(s);
   if (s->ready) (void)be_event_destroy(s->ready);
   for (int k = 0; k < 2; k++) {
     (void)be_event_destroy(s->joined[k]);
@@ -803,13 +821,25 @@ static int checkpoint_pass(fd_state *s, int count, int *stop)
   return checkpoint_after_pass(&s->ckpt, &v, count, stop);
 }
 
-/* A chain: `count` consecutive passes of s->fuse steps that neither exchange nor are sampled,
- * as one graph on the compute stream (a whole window between two exchanges, or on a rank with
- * no neighbour the passes between two sampled ones). The first time, the passes are run with
- * their work enqueued into the graph being captured (CHAIN_CAPTURE) and the state put back;
- * then, captured now or before, the graph is launched and the passes run again with nothing
- * enqueued (CHAIN_DRY) to move the state along: the buffers a chain starts from decide every
- * buffer of its passes, and they are in its key. Not Collective. */
+/* Whether chains may hold exchanging passes: every face of this rank by IPC (no MPI call, no
+ * host wait in an exchange). Pure. */
+static int chains_exchange(const fd_state *s)
+{
+  return s->halo.n_ipc > 0 && s->halo.n_mpi == 0;
+}
+
+/* A chain: `count` consecutive passes of s->fuse steps that are not sampled, as one graph
+ * launched on the compute stream: the passes between two sampled ones where every pass's device
+ * work is device-ordered (no exchange, or every face by IPC: chains_exchange), else a whole
+ * window between two exchanges. The first time, the passes are run with their work enqueued
+ * into the graph being captured (CHAIN_CAPTURE) and the state put back; then, captured now or
+ * before, the graph is launched and the passes run again with nothing enqueued (CHAIN_DRY) to
+ * move the state along: the buffers a chain starts from decide every buffer of its passes, and
+ * the halo's phase (halo_graph_phase) every flag value of its exchanges; both are in its key.
+ * Exchanges in a chain: the halo stream joins the capture at the chain's first pack, which
+ * waits for the compute stream (the launch orders the graph after everything before it there:
+ * each pass's halo work joined the compute stream), and every pass joins it back; after the
+ * chain the next pack waits for the compute stream again (pack_ordered = 0). Not Collective. */
 typedef struct {
   fd_state *s;
   int count;
@@ -822,36 +852,45 @@ static int chain_work(void *ctx, be_stream st)
   fd_state *s = c->s;
   const fd_state saved = *s;
   s->chain_mode = CHAIN_CAPTURE;
+  s->pack_ordered = 0; /* the first pack waits for `ready`: the halo stream joins the capture */
   int rc = FD_OK;
+  if (!s->alone && s->exchanging && chains_exchange(s)) rc = halo_capture(&s->halo, 1);
   for (int i = 0; i < c->count && rc == FD_OK; i++) rc = solver_pass(s, s->fuse);
   *s = saved;
   return rc;
 }
 
-static int run_chain(fd_state *s, int count)
+static int run_chain(fd_state *s, int count, int exchanges)
 {
-  const fd_graph_key k = {SEG_CHAIN, {count, s->win_pos, s->fuse, s->alone, (int)(s->steps % s->fuse), 0},
+  const int phase = exchanges ? halo_graph_phase(&s->halo) : 0;
+  const fd_graph_key k = {SEG_CHAIN, {count, s->win_pos, s->fuse, s->alone, (int)(s->steps % s->fuse), phase},
                           {s->u, s->um, s->v, NULL}};
   chain_ctx c = {s, count};
-  if (fd_graph_run(&s->graphs, &k, s->compute, chain_work, &c) != 0) {
-    if (s->graphs.work_rc) return s->graphs.work_rc;
+  fd_graph_cache *g = exchanges ? &s->xchains : &s->graphs;
+  if (fd_graph_run(g, &k, s->compute, chain_work, &c) != 0) {
+    if (g->work_rc) return g->work_rc;
     return fd_set_error(FD_ERR_RUNTIME, "rank %d: graphs: %s", s->dec.rank, be_error_message());
   }
   s->chain_mode = CHAIN_DRY;
+  if (exchanges) s->xchain_passes += count;
   int rc = FD_OK;
   for (int i = 0; i < count && rc == FD_OK; i++) rc = solver_pass(s, s->fuse);
   s->chain_mode = 0;
+  s->pack_ordered = 0; /* the halo stream is not ordered after the graph's packs and shells */
   FD_CALL(rc);
   return run_ahead(s, count);
 }
 
 /* How many of the next passes (at most `most`, all of s->fuse steps) make a chain: none may
- * exchange or be sampled (the window counter runs as solver_pass runs it), and none may pass a
- * point where the checkpoints act (checkpoint_chain_passes: a checkpoint step, a stop poll).
- * 0 where chains do not apply: graphs off or failed, snapshots (a snapshot may hold a buffer and
- * change the rotation), the wave (its source is added between passes). Pure. */
-static int chain_length(const fd_state *s, int most)
+ * be sampled (the window counter runs as solver_pass runs it) or exchange through MPI (an
+ * exchange by IPC alone may be in a chain where such chains still capture: *exchanges = 1 when
+ * one is), and none may pass a point where the checkpoints act (checkpoint_chain_passes: a
+ * checkpoint step, a stop poll). 0 where chains do not apply: graphs off or failed, snapshots
+ * (a snapshot may hold a buffer and change the rotation), the wave (its source is added between
+ * passes). Pure. */
+static int chain_length(const fd_state *s, int most, int *exchanges)
 {
+  *exchanges = 0;
   const int free = checkpoint_chain_passes(&s->ckpt, s->steps, s->fuse);
   if (free < most) most = free;
   if (!s->graphs.on || s->graphs.failed || s->prob.op == FD_OP_WAVE ||
@@ -863,7 +902,11 @@ static int chain_length(const fd_state *s, int most)
   long long steps = s->steps;
   for (; count < most && count < FD_CHAIN_MAX; count++) {
     if (win_pos == 0) {
-      if (!s->alone && s->exchanging) break; /* it exchanges */
+      if (!s->alone && s->exchanging) { /* it exchanges */
+        /* the order fault plants its race in the two-stream schedule of single passes */
+        if (!chains_exchange(s) || s->xchains.failed || s->opt->inject_fault == FD_FAULT_ORDER) break;
+        *exchanges = 1;
+      }
       sampling = windows++ % FD_SAMPLE_EVERY == 0;
     }
     if (sampling) break;
@@ -887,9 +930,10 @@ static int run_steps(fd_state *s, int n, const char *label)
   for (int done = 0; done < n;) {
     int len = s->fuse - (int)(s->steps % s->fuse);
     if (len > n - done) len = n - done;
-    const int chain = chain_length(s, (n - done) / s->fuse);
+    int exchanges;
+    const int chain = chain_length(s, (n - done) / s->fuse, &exchanges);
     if (chain >= 2) {
-      FD_CALL(run_chain(s, chain));
+      FD_CALL(run_chain(s, chain, exchanges));
       done += chain * s->fuse;
     } else {
       FD_CALL(solver_pass(s, len));
@@ -979,7 +1023,7 @@ static int timed_loop(fd_state *s, double *step_ms, const char *label)
   FD_CALL(snapshot_drain(&s->snap));
   FD_CALL(loop_sync(s));
   loop_reset(s);
-  const long long captures = s->graphs.captures;
+  const long long captures = s->graphs.captures + s->xchains.captures, xpasses = s->xchain_passes;
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
   FD_CALL(run_steps(s, s->iters, label));
@@ -989,7 +1033,8 @@ static int timed_loop(fd_state *s, double *step_ms, const char *label)
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
   FD_CALL(loop_sync(s));
-  s->loop_captures = s->graphs.captures - captures;
+  s->loop_captures = s->graphs.captures + s->xchains.captures - captures;
+  s->loop_xchain_passes = s->xchain_passes - xpasses;
   *step_ms = (t1 - t0) * 1e3 / s->iters;
   return FD_OK;
 }
@@ -1106,6 +1151,21 @@ static int reduce_timings(const fd_state *s, double step_ms, fd_result *r)
   return FD_OK;
 }
 
+/* The ranks whose cache c failed to capture into *ranks, and the lowest one's reason into why
+ * (FD_GRAPH_WHY bytes). Collective. */
+static int reduce_capture_failure(const fd_state *s, const fd_graph_cache *c, int *ranks, char *why)
+{
+  const MPI_Comm comm = s->dec.cart;
+  int failed = c->on && c->failed, lowest = failed ? s->dec.rank : s->dec.size;
+  FD_MPI(MPI_Allreduce(&failed, ranks, 1, MPI_INT, MPI_SUM, comm));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, comm));
+  if (lowest < s->dec.size) {
+    if (s->dec.rank == lowest) snprintf(why, FD_GRAPH_WHY, "%s", c->why);
+    FD_MPI(MPI_Bcast(why, FD_GRAPH_WHY, MPI_CHAR, lowest, comm));
+  }
+  return FD_OK;
+}
+
 /* The graphs as run and the step against its floor F1 = max(F_g, F_c), over the ranks.
  * Collective. */
 static int reduce_graphs_floors(fd_state *s, double step_ms, fd_result *r)
@@ -1114,14 +1174,10 @@ static int reduce_graphs_floors(fd_state *s, double step_ms, fd_result *r)
   const double f1 = s->floor_graph_us > s->floor_copy_us ? s->floor_graph_us : s->floor_copy_us;
   reduce_stat(comm, s->dec.size, f1 > 0 ? step_ms * 1e3 / f1 : 0.0, &r->step_over_f1);
   r->graphs_on = s->graphs.on;
-  int failed = s->graphs.on && s->graphs.failed, lowest = failed ? s->dec.rank : s->dec.size;
-  FD_MPI(MPI_Allreduce(&failed, &r->graphs_failed, 1, MPI_INT, MPI_SUM, comm));
-  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, comm));
-  if (lowest < s->dec.size) {
-    if (s->dec.rank == lowest) snprintf(r->graphs_why, sizeof r->graphs_why, "%s", s->graphs.why);
-    FD_MPI(MPI_Bcast(r->graphs_why, (int)sizeof r->graphs_why, MPI_CHAR, lowest, comm));
-  }
+  FD_CALL(reduce_capture_failure(s, &s->graphs, &r->graphs_failed, r->graphs_why));
+  FD_CALL(reduce_capture_failure(s, &s->xchains, &r->xchains_failed, r->xchains_why));
   FD_MPI(MPI_Allreduce(&s->loop_captures, &r->graph_captures, 1, MPI_LONG_LONG, MPI_MAX, comm));
+  FD_MPI(MPI_Allreduce(&s->loop_xchain_passes, &r->xchain_passes, 1, MPI_LONG_LONG, MPI_MAX, comm));
   return FD_OK;
 }
 
@@ -1334,8 +1390,7 @@ static int trial_time(fd_state *s, int steps, double *s_max)
 static int trial_setup(fd_state *s, int T, const fd_fused *c, int graphs, int *unit)
 {
   FD_CALL(set_fuse(s, T, c));
-  FD_CALL(graphs_clear(&s->graphs));
-  s->graphs.on = graphs;
+  FD_CALL(graphs_set(s, graphs));
   FD_CALL(halo_use_graphs(&s->halo, graphs));
   FD_CALL(state_fill(s));
   s->snap_off = 1;
@@ -1560,8 +1615,7 @@ static int choose_fuse(fd_state *s, fd_result *r)
     ft->config = ft->cand[ft->chosen];
   }
   FD_CALL(set_fuse(s, ft->steps, &ft->config));
-  FD_CALL(graphs_clear(&s->graphs));
-  s->graphs.on = ft->chosen_graphs;
+  FD_CALL(graphs_set(s, ft->chosen_graphs));
   FD_CALL(halo_use_graphs(&s->halo, ft->chosen_graphs));
   return FD_OK;
 }
@@ -1667,7 +1721,7 @@ static int choose_path(fd_state *s, fd_result *r)
       if (round == 0 || slowest < best[ipc]) best[ipc] = slowest;
     }
   FD_CALL(halo_use_ipc(&s->halo, best[1] <= best[0]));
-  FD_CALL(graphs_clear(&s->graphs)); /* their unpacks' staged copies followed the old faces */
+  FD_CALL(graphs_clear(s)); /* their unpacks' staged copies followed the old faces */
   r->path_trial_us[0] = best[0];
   r->path_trial_us[1] = best[1];
   r->path_trial_rounds = FD_PATH_ROUNDS;

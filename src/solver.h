@@ -80,8 +80,13 @@ typedef struct {
   /* graphs (--graphs) */
   int graphs_on;           /* the timed loop replayed captured graphs */
   int graphs_failed;       /* ranks whose capture failed (they ran eagerly) */
-  char graphs_why[160];    /* the lowest such rank's reason */
+  char graphs_why[FD_GRAPH_WHY]; /* the lowest such rank's reason */
+  int xchains_failed;      /* ranks whose chains with exchanges failed to capture (those passes
+                              ran as single passes) */
+  char xchains_why[FD_GRAPH_WHY]; /* the lowest such rank's reason */
   long long graph_captures; /* graphs captured in the timed loop, most on one rank */
+  long long xchain_passes; /* timed passes run in chains that hold exchanges (every face by
+                              IPC), most on one rank */
   fd_verify verify;
   fd_problem prob;         /* the operator as set up (rank 0's view: dt, velocities, source) */
   /* snapshots */

@@ -71,6 +71,9 @@ case_run() {
   if [ "$want" = ipc ] && ! grep -q "IPC faces  *pulled: .*ordered on the device by flags" "$work/last.log"; then rc=99; fi
   if [[ " $* " == *" --halo-width "* || " $* " == *" --fuse "* ]] && ! grep -q "deep halo   width\|fuse        " "$work/last.log"; then rc=98; fi
   if [[ " $* " == *" --graphs on "* ]] && ! grep -q "graphs      on" "$work/last.log"; then rc=97; fi
+  # every face by IPC with graphs on: passes run in chains that hold their exchanges
+  if [ "$mode" = ipc ] && [[ " $* " == *" --graphs on "* ]] &&
+    ! grep -q "^ *[1-9][0-9]* of the timed passes ran in chains that hold their exchanges" "$work/last.log"; then rc=96; fi
   if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "halo        path $want " "$work/last.log" &&
     cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
     ok "$np ranks ($procs) $mode $op${*:+ $*}: PASS, path $want, bitwise equal to 1 GPU$(grep -q 'share devices' "$work/last.log" && echo ', ranks share GPUs (notice printed)')"
@@ -198,7 +201,7 @@ fault_case() {
 # fault_cases: the exchange fault fails every operator at width 1 through GPU-aware MPI, staged
 # MPI and IPC (2 ranks) and on 8 ranks; heat, jacobi and wave with deep halos of width 2 and 3
 # (faces, edges, corners); heat and jacobi with fused passes, overlap on and off; with graphs
-# on (the dropped unpack replayed from a graph): 28 runs
+# on (the dropped unpack replayed from a graph, by IPC in a chain of passes): 30 runs
 fault_cases() {
   local op mode
   for op in laplacian heat jacobi wave; do
@@ -214,6 +217,8 @@ fault_cases() {
     fault_case 8 2,2,2 ipc "$op" --halo-width 3 --fuse 3 --no-overlap
   done
   fault_case 2 1,1,2 aware heat --graphs on
+  fault_case 2 1,1,2 ipc heat --graphs on
+  fault_case 4 2,2,1 ipc jacobi --halo-width 2 --fuse 2 --graphs on
   fault_case 4 1,2,2 staged wave --halo-width 2 --graphs on
 }
 
@@ -378,14 +383,16 @@ run_tests() {
   if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 2 ] && grep -q "graphs      on" "$work/last.log"; then
     ok "compute-sanitizer memcheck, 2 ranks, --halo-width 2 --graphs on: 0 errors"; else bad "compute-sanitizer graphs (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
   # compute-sanitizer memcheck on 4 ranks of one node through the IPC path with deep halos
-  # (faces and edges of width 2, pulled) and fused passes
+  # (faces and edges of width 2, pulled) and fused passes, replayed in chains that hold the
+  # exchanges
   timeout 300 "$AWARE_RUN" -n 4 --bind-to none compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$bin/fdmini-aware" --progress 0 --op heat --global 40,33,21 --procs 2,2,1 --iters 4 --warmup 0 --mpi-gpu staged \
-    --halo-path ipc --halo-width 2 --fuse 2 > "$work/last.log" 2>&1
+    "$bin/fdmini-aware" --progress 0 --op heat --global 40,33,21 --procs 2,2,1 --iters 12 --warmup 1 --mpi-gpu staged \
+    --halo-path ipc --halo-width 2 --fuse 2 --graphs on > "$work/last.log" 2>&1
   rc=$?
   cat "$work/last.log" >> "$OUT/sanitizer-ipc.log"
-  if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 4 ] && grep -q "deep halo   width 2" "$work/last.log"; then
-    ok "compute-sanitizer memcheck, 4 ranks, ipc, --halo-width 2 --fuse 2: 0 errors"; else bad "compute-sanitizer deep halo (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
+  if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 4 ] && grep -q "deep halo   width 2" "$work/last.log" &&
+    grep -q "of the timed passes ran in chains that hold their exchanges" "$work/last.log"; then
+    ok "compute-sanitizer memcheck, 4 ranks, ipc, --halo-width 2 --fuse 2 --graphs on (chains with exchanges): 0 errors"; else bad "compute-sanitizer deep halo (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
   if [ "$ngpu" -ge 2 ]; then
     # the distribution's MPI is not CUDA-aware: aware is refused on every rank, auto stages;
     # the IPC path needs no GPU-aware MPI

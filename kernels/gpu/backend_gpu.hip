@@ -243,7 +243,7 @@ extern "C" int be_ipc_supported(char *why, size_t why_len)
    * and a zero landing after the write would leave the wait below waiting for ever */
   if (e == hipSuccess) e = hipMemsetAsync(word, 0, sizeof *word, st);
   if (e == hipSuccess) e = hipStreamWriteValue32(st, word, 1u, 0);
-  if (e == hipSuccess) e = hipStreamWaitValue32(st, word, 1u, hipStreamWaitValueGte, 0xffffffffu);
+  if (e == hipSuccess) e = hipStreamWaitValue32(st, word, 1u, hipStreamWaitValueEq, 0xffffffffu);
   if (e == hipSuccess) e = hipStreamSynchronize(st);
   (void)hipGetLastError();
   if (st) (void)hipStreamDestroy(st);
@@ -265,7 +265,7 @@ extern "C" int be_stream_set_flag(be_stream s, uint32_t *flag, uint32_t value)
 
 extern "C" int be_stream_wait_flag(be_stream s, const uint32_t *flag, uint32_t value)
 {
-  GPU(hipStreamWaitValue32(gpu_stream(s), (void *)flag, value, hipStreamWaitValueGte, 0xffffffffu));
+  GPU(hipStreamWaitValue32(gpu_stream(s), (void *)flag, value, hipStreamWaitValueEq, 0xffffffffu));
   return BE_OK;
 }
 
@@ -462,7 +462,7 @@ extern "C" int be_graph_end(be_stream s, be_graph *g)
     return gpu_failf_private(BE_UNSUPPORTED, "stream capture failed: %s", hipGetErrorString(e));
   }
   hipGraphExec_t exec = NULL;
-  e = hipGraphInstantiateWithFlags(&exec, graph, 0);
+  e = hipGraphInstantiateWithFlags(&exec, graph, GPU_GRAPH_INSTANTIATE_FLAGS);
   (void)hipGraphDestroy(graph);
   if (e != hipSuccess) {
     (void)hipGetLastError();

@@ -96,6 +96,9 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #define hipStreamEndCapture cudaStreamEndCapture
 #define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
 #define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+/* graphs run their kernels at the priority of the stream each was captured from (the halo
+ * stream's work stays ahead of the interior's inside one graph), not the launch stream's */
+#define GPU_GRAPH_INSTANTIATE_FLAGS cudaGraphInstantiateFlagUseNodePriority
 #define hipGraphLaunch cudaGraphLaunch
 #define hipGraphExecDestroy cudaGraphExecDestroy
 #define hipGraphDestroy cudaGraphDestroy
@@ -108,7 +111,7 @@ typedef cudaIpcMemHandle_t hipIpcMemHandle_t;
 /* flags set and awaited by streams (stream memory operations): the CUDA driver API has them,
  * the runtime none. Found once through cudaGetDriverEntryPointByVersion (a runtime call: no
  * link to libcuda); CUresult and cudaError_t share the codes these calls return. */
-#define hipStreamWaitValueGte CU_STREAM_WAIT_VALUE_GEQ
+#define hipStreamWaitValueEq CU_STREAM_WAIT_VALUE_EQ
 typedef CUresult (*gpu_cu_write32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 typedef CUresult (*gpu_cu_wait32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 static inline cudaError_t gpu_driver_entry(const char *name, void **fn)
@@ -214,6 +217,12 @@ static inline void gpu_range_pop(void) { nvtxRangePop(); }
 #define FDMINI_GPU_PLATFORM "hip"
 
 #define GPU_SMEM_PER_BLOCK(prop) ((size_t)(prop).sharedMemPerBlock)
+/* per-node priorities in graphs (as above) from HIP 6; before, the launch stream's */
+#if HIP_VERSION_MAJOR >= 6
+#define GPU_GRAPH_INSTANTIATE_FLAGS hipGraphInstantiateFlagUseNodePriority
+#else
+#define GPU_GRAPH_INSTANTIATE_FLAGS 0
+#endif
 #define gpuHostAlloc(ptr, bytes) hipHostMalloc((ptr), (bytes), hipHostMallocDefault)
 #define gpuHostFree(ptr) hipHostFree(ptr)
 
