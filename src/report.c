@@ -91,22 +91,23 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
                 i == r->fuse.chosen && g == r->fuse.chosen_graphs ? "  <- chosen" : "");
       }
   }
-  if (r->graphs_on)
+  if (r->graphs_on) {
     fprintf(out, "  graphs      on (%s): each pass's device work replayed from graphs, %lld captured in the timed loop%s%s%s\n",
             o->graphs == FD_GRAPHS_ON ? "--graphs on" : "--graphs auto, faster in the trial",
             r->graph_captures, r->graphs_failed ? "; capture failed, eager on " : "",
             r->graphs_failed ? (r->graphs_failed == 1 ? "1 rank: " : "some ranks: ") : "", r->graphs_failed ? r->graphs_why : "");
-  if (r->graphs_on && r->xchain_passes)
-    fprintf(out, "              %lld of the timed passes ran in chains that hold their exchanges (faces by IPC, ordered by flags)\n",
-            r->xchain_passes);
-  if (r->graphs_on && r->xchains_failed)
-    fprintf(out, "              chains with exchanges (IPC) not captured on %d rank%s, passes replayed one by one: %s\n",
-            r->xchains_failed, r->xchains_failed == 1 ? "" : "s", r->xchains_why);
-  else
+    if (r->xchain_passes)
+      fprintf(out, "              %lld of the timed passes ran in chains that hold their exchanges (faces by IPC, ordered by flags)\n",
+              r->xchain_passes);
+    if (r->xchains_failed)
+      fprintf(out, "              chains with exchanges (IPC) not captured on %d rank%s, passes replayed one by one: %s\n",
+              r->xchains_failed, r->xchains_failed == 1 ? "" : "s", r->xchains_why);
+  } else {
     fprintf(out, "  graphs      off (%s)\n",
             o->graphs == FD_GRAPHS_OFF ? "--graphs off"
                                        : (dev->is_accelerator ? "--graphs auto, eager was faster in the trial"
                                                               : "--graphs auto: the host backend runs calls to completion"));
+  }
   if (!r->fuse.ran && r->fuse.loop_ms[0][0] > 0)
     fprintf(out, "  graph trial %.5f ms per step eager, %.5f with graphs (the run's own loop, slowest rank, best of %d rounds)\n",
             r->fuse.loop_ms[0][0], r->fuse.loop_ms[0][1], r->fuse.rounds);

@@ -71,6 +71,7 @@ case_run() {
   if [ "$want" = ipc ] && ! grep -q "IPC faces  *pulled: .*ordered on the device by flags" "$work/last.log"; then rc=99; fi
   if [[ " $* " == *" --halo-width "* || " $* " == *" --fuse "* ]] && ! grep -q "deep halo   width\|fuse        " "$work/last.log"; then rc=98; fi
   if [[ " $* " == *" --graphs on "* ]] && ! grep -q "graphs      on" "$work/last.log"; then rc=97; fi
+  if [ "$(grep -c "^  graphs  " "$work/last.log")" -ne 1 ]; then rc=95; fi # one graphs line, on or off
   # every face by IPC with graphs on: passes run in chains that hold their exchanges (not the
   # wave's, whose source is added between passes)
   if [ "$mode" = ipc ] && [ "$op" != wave ] && [[ " $* " == *" --graphs on "* ]] &&

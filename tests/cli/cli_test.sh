@@ -146,6 +146,8 @@ expect_run 0 "L [0-9.]+ / [0-9.]+ / [0-9.]+ \(one small message to a neighbour\)
 expect_run 0 "step / F1 +[0-9.]+ / [0-9.]+ / [0-9.]+" --global 33,17,9 --op jacobi
 expect_run 0 "graphs      off \(--graphs auto: the host backend runs calls to completion\)" --global 33,17,9
 expect_run 0 "graphs      on \(--graphs on\): each pass's device work replayed from graphs, [0-9]+ captured" --global 33,17,9 --op heat --graphs on --iters 40
+# ... and no other graphs line (a report that said both on and off once)
+if [ "$(grep -c "^  graphs  " <<<"$out")" -eq 1 ]; then ok "one graphs line with --graphs on"; else bad "graphs lines with --graphs on: $(grep -c "^  graphs  " <<<"$out")"; fi
 run 1 --op heat --global 24,20,16 --fuse auto --graphs on --iters 40 --json "$work/graphs.json"
 if [ "$rc" -eq 0 ] && python3 - "$work/graphs.json" <<'PY'; then ok "JSON of --fuse auto --graphs on: graphs on, the finalists' loop trials"; else bad "JSON of --fuse auto --graphs on (rc $rc)"; fi
 import json, sys
