@@ -424,7 +424,9 @@ int halo_destroy(fd_halo *h)
  *   (be_stream_set_flag), so the data is visible before the flag is; the reader's copy is
  *   enqueued after its wait.
  *   Why no pack overwrites a face the neighbour still copies: the pack of k + 2 into send_d[s]
- *   follows, on this rank's stream, its wait for the neighbour's PACKED of k + 1, which the
+ *   (in begin, or ahead in the fused receive of k + 1, halo_fused_receive, which the stream
+ *   runs after that exchange's wait) follows, on this rank's stream, its wait for the
+ *   neighbour's PACKED of k + 1, which the
  *   neighbour sets after its pack of k + 1, which its stream runs after its copy of k out of
  *   send_d[s]. The unpack of k reads recv_d[s] after the copy (stream order); the copy of k + 2
  *   into it follows this rank's unpack of k in stream order too.
@@ -488,12 +490,18 @@ static int unpack_work(void *ctx, be_stream st)
   return halo_exchange_unpack(c->h, (real_t *)c->u, (real_t *)c->u2);
 }
 
-/* The unpack, then the pack of the next exchange (halo_pack_ahead). */
+/* The fused receive without the stencil (halo_exchange_alone_us with `fused`): the unpack and
+ * the next exchange's pack from u in one launch, as the caller's loop receives. */
 static int unpack_pack_work(void *ctx, be_stream st)
 {
   const pack_ctx *c = ctx;
-  FD_CALL(unpack_work(ctx, st));
-  return halo_pack_ahead(c->h, c->u, c->u2);
+  halo_fused_io io;
+  FD_CALL(halo_fused_receive(c->h, &io));
+  unsigned all = 0;
+  for (int f = 0; f < FD_FACES; f++) all |= (unsigned)c->h->faces.active[f] << f;
+  FD_BE(be_shell_exchange(&c->h->grid, all, NULL, (real_t *)c->u, NULL, NULL, io.faces, io.recv, io.unpack,
+                          io.send, io.pack, st));
+  return halo_fused_packed(c->h);
 }
 
 /* fd_graph_run on the halo stream, with the errors as fd errors. */
@@ -530,19 +538,22 @@ static uint32_t flag_value(const fd_halo *h, int s) { return (uint32_t)(1 + h->u
  * ready; staged: copies the MPI faces to pinned host memory right behind; records pack_end[s],
  * which the host waits for before it sends (step 5); 3. sets each IPC neighbour's PACKED flag
  * (the host does not wait for the device). */
-static int pack(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready, int s)
+static int pack(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready, int s,
+                int packed)
 {
   const int timed = h->timing[s];
   if (field_ready) FD_BE(be_stream_wait_event(h->stream, field_ready));
-  if (timed) FD_BE(be_event_record(h->pack_start[s], h->stream));
-  pack_ctx c = {h, u, u2, s};
-  if (timed) {
-    FD_CALL(pack_work(&c, h->stream));
-  } else {
-    const fd_graph_key k = {1, {s, 0, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
-    FD_CALL(run_graph(h, &k, pack_work, &c));
+  if (!packed) {
+    if (timed) FD_BE(be_event_record(h->pack_start[s], h->stream));
+    pack_ctx c = {h, u, u2, s};
+    if (timed) {
+      FD_CALL(pack_work(&c, h->stream));
+    } else {
+      const fd_graph_key k = {1, {s, 0, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
+      FD_CALL(run_graph(h, &k, pack_work, &c));
+    }
+    if (timed) FD_BE(be_event_record(h->pack_stop[s], h->stream));
   }
-  if (timed) FD_BE(be_event_record(h->pack_stop[s], h->stream));
   /* the host waits for the pack before it sends (step 5): for the event pack_end where IPC
    * copies may follow on the halo stream, else for the stream itself (no record needed) */
   if (h->n_mpi && h->n_ipc) FD_BE(be_event_record(h->pack_end[s], h->stream));
@@ -624,7 +635,7 @@ static int begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_r
   if (timed && h->timing_pending[s]) FD_CALL(accumulate(h, s)); /* its events are about to be reused */
   h->timing[s] = timed;
   h->nreq = 0;
-  if (!packed) FD_CALL(pack(h, u, u2, field_ready, s));
+  FD_CALL(pack(h, u, u2, field_ready, s, packed));
   FD_CALL(post_receives(h, s));
   be_range_pop();
   return FD_OK;
@@ -636,25 +647,34 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event 
   return begin(h, u, u2, field_ready, timed, 0);
 }
 
-/* FD_ERR_USAGE where IPC faces (begin sets the neighbours' "packed" flags right behind its
- * own pack: a pack ahead would set none): `fn` is the caller's name. */
-static int refuse_ipc(const fd_halo *h, const char *fn)
+int halo_fused_receive(fd_halo *h, halo_fused_io *io)
 {
-  if (!h->n_ipc) return FD_OK;
-  return fd_set_error(FD_ERR_USAGE, "%s: IPC faces set the neighbours' flags right behind the pack of begin (no pack ahead)", fn);
+  if (h->fields != 1 || h->faces.width != 1)
+    return fd_set_error(FD_ERR_USAGE, "halo_fused_receive: one field at width 1 only (%d fields, width %d)", h->fields,
+                        h->faces.width);
+  const int s = (int)((h->exchanges + 1) % 2); /* the exchange last ended */
+  if (h->staged) FD_CALL(stage(h, s, 0));
+  io->faces = &h->faces;
+  io->recv = h->recv_d[s];
+  io->send = h->send_d[1 - s]; /* the next exchange's */
+  io->unpack = io->pack = 0;
+  for (int f = 0; f < FD_FACES; f++)
+    if (h->faces.active[f]) {
+      io->pack |= 1u << f;
+      if (f != h->drop_region) io->unpack |= 1u << f;
+    }
+  return FD_OK;
 }
 
-int halo_pack_ahead(fd_halo *h, const real_t *u, const real_t *u2)
+int halo_fused_packed(fd_halo *h)
 {
-  FD_CALL(refuse_ipc(h, "halo_pack_ahead"));
-  pack_ctx c = {h, u, u2, (int)(h->exchanges % 2)};
-  return pack_work(&c, h->stream);
+  if (h->staged) FD_CALL(stage(h, (int)(h->exchanges % 2), 1));
+  return FD_OK;
 }
 
-int halo_exchange_begin_packed(fd_halo *h)
+int halo_exchange_begin_packed(fd_halo *h, be_event field_ready)
 {
-  FD_CALL(refuse_ipc(h, "halo_exchange_begin_packed"));
-  return begin(h, NULL, NULL, NULL, 0, 1);
+  return begin(h, NULL, NULL, field_ready, 0, 1);
 }
 
 /* The counters after exchange k of parity s has ended. */
@@ -796,29 +816,29 @@ int halo_latency_us(fd_halo *h, double *us)
 }
 
 /* One exchange of halo_exchange_alone_us's loop: the r-th. */
-static int alone_once(fd_halo *h, real_t *u, real_t *u2, int pack_ahead, int r)
+static int alone_once(fd_halo *h, real_t *u, real_t *u2, int fused, int r)
 {
   /* the field is ready once the previous unpack has run: the halo stream orders it */
-  if (pack_ahead && r > 0) FD_CALL(halo_exchange_begin_packed(h));
+  if (fused && r > 0) FD_CALL(halo_exchange_begin_packed(h, NULL));
   else FD_CALL(halo_exchange_begin(h, u, u2, NULL, 0));
   FD_CALL(halo_exchange_end(h));
   const int s = (int)((h->exchanges + 1) % 2);
   pack_ctx c = {h, u, u2, s};
-  const fd_graph_key k = {2, {s, pack_ahead, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
-  return run_graph(h, &k, pack_ahead ? unpack_pack_work : unpack_work, &c);
+  const fd_graph_key k = {2, {s, fused, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
+  return run_graph(h, &k, fused ? unpack_pack_work : unpack_work, &c);
 }
 
 /* `reps` exchanges (IPC faces only) captured into *g from the current phase, *h left as it
  * was: *g = NULL where the runtime cannot capture them (graph_cache.h's rule: the capture ended
  * BE_UNSUPPORTED, whether a call failed in it or not). Nothing runs. */
-static int alone_capture(fd_halo *h, real_t *u, real_t *u2, int reps, be_graph *g)
+static int alone_capture(fd_halo *h, real_t *u, real_t *u2, int reps, int fused, be_graph *g)
 {
   *g = NULL;
   const fd_halo saved = *h;
   h->direct = 1;
   FD_BE(be_graph_begin(h->stream));
   int rc = FD_OK;
-  for (int r = 0; r < reps && rc == FD_OK; r++) rc = alone_once(h, u, u2, 0, r);
+  for (int r = 0; r < reps && rc == FD_OK; r++) rc = alone_once(h, u, u2, fused, r);
   const int end = be_graph_end(h->stream, g);
   *h = saved;
   if (end == BE_UNSUPPORTED) return FD_OK; /* the runtime refused a call (or the graph) */
@@ -842,7 +862,7 @@ static int alone_replay(fd_halo *h, be_graph g, int reps)
 /* halo_exchange_alone_us after its two untimed exchanges: g[0] is captured (left NULL where
  * the loop runs exchange by exchange) and launched untimed, then launched again timed, or g[1],
  * captured anew where the warm-up left the flags in another phase. */
-static int alone_timed(fd_halo *h, real_t *u, real_t *u2, int reps, int pack_ahead, be_graph g[2],
+static int alone_timed(fd_halo *h, real_t *u, real_t *u2, int reps, int fused, be_graph g[2],
                        double *us)
 {
   /* every face by IPC, graphs on: the exchanges as one graph, as the solver's chains run them
@@ -850,11 +870,11 @@ static int alone_timed(fd_halo *h, real_t *u, real_t *u2, int reps, int pack_ahe
   be_graph timed = NULL;
   if (h->graphs.on && !h->graphs.failed && h->n_ipc && !h->n_mpi) {
     const int phase = halo_graph_phase(h);
-    FD_CALL(alone_capture(h, u, u2, reps, &g[0]));
+    FD_CALL(alone_capture(h, u, u2, reps, fused, &g[0]));
     if (g[0]) FD_CALL(alone_replay(h, g[0], reps));
     timed = g[0];
     if (g[0] && halo_graph_phase(h) != phase) {
-      FD_CALL(alone_capture(h, u, u2, reps, &g[1]));
+      FD_CALL(alone_capture(h, u, u2, reps, fused, &g[1]));
       timed = g[1];
     }
   }
@@ -862,21 +882,20 @@ static int alone_timed(fd_halo *h, real_t *u, real_t *u2, int reps, int pack_ahe
   FD_MPI(MPI_Barrier(h->comm));
   const double t0 = fd_now();
   if (timed) FD_CALL(alone_replay(h, timed, reps));
-  for (int r = 0; r < reps && !timed; r++) FD_CALL(alone_once(h, u, u2, pack_ahead, r + 2));
+  for (int r = 0; r < reps && !timed; r++) FD_CALL(alone_once(h, u, u2, fused, r + 2));
   FD_BE(be_stream_sync(h->stream));
   *us = (fd_now() - t0) * 1e6 / reps;
   return FD_OK;
 }
 
-int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int pack_ahead,
+int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int fused,
                            double *us)
 {
   *us = 0.0;
   if (h->n_msgs == 0) return FD_OK;
-  if (pack_ahead) FD_CALL(refuse_ipc(h, "halo_exchange_alone_us"));
-  for (int r = 0; r < 2; r++) FD_CALL(alone_once(h, u, u2, pack_ahead, r));
+  for (int r = 0; r < 2; r++) FD_CALL(alone_once(h, u, u2, fused, r));
   be_graph g[2] = {NULL, NULL};
-  const int rc = alone_timed(h, u, u2, reps, pack_ahead, g, us);
+  const int rc = alone_timed(h, u, u2, reps, fused, g, us);
   for (int i = 0; i < 2; i++) (void)be_graph_destroy(g[i]);
   return rc;
 }

@@ -161,17 +161,29 @@ const char *halo_path_resolved(long long ipc_faces, long long mpi_faces);
  * must not change until the pack has run. */
 int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event field_ready,
                         int timed);
-/* The pack ahead, for MPI faces (no IPC face: FD_ERR_USAGE). halo_pack_ahead enqueues on the
- * halo stream the pack of u (and u2) for the next exchange (the one after the last
- * halo_exchange_end), behind whatever the stream holds: a caller whose last writes of those
- * regions are on the halo stream packs right behind them, inside the graph that holds them
- * (changes nothing in *h, so it may be captured). halo_exchange_begin_packed then begins that
- * exchange without packing: it posts the receives, and halo_exchange_end's host wait for the
- * halo stream covers the pack. u and u2 must not change in between; a begin that must be
- * timed, or that follows anything else written into u, calls halo_exchange_begin, which packs
- * again (the same values). Asynchronous; not Collective. */
-int halo_pack_ahead(fd_halo *h, const real_t *u, const real_t *u2);
-int halo_exchange_begin_packed(fd_halo *h);
+/* The fused receive, for one field at width 1: the caller's one launch unpacks the exchange
+ * last ended, updates the shell and packs the next exchange from the layers it just wrote
+ * (be_shell_exchange), on the halo stream. halo_fused_receive enqueues what comes before that
+ * launch (staged: the copies of the received faces to the device) and fills *io with its
+ * arguments; the caller enqueues be_shell_exchange(..., io->faces, io->recv, io->unpack,
+ * io->send, io->pack, h->stream); halo_fused_packed enqueues what follows (staged: the copies of
+ * the packed MPI faces to pinned host memory). Neither changes *h, so a caller's graph may hold
+ * the three. halo_exchange_begin_packed then begins the next exchange without a pack of its own:
+ * once `field_ready` has happened (NULL: the halo stream's order suffices) it sets the IPC
+ * neighbours' flags and posts the receives, and halo_exchange_end's host wait covers the pack.
+ * The field must not change in between; a begin that must be timed, or that follows anything
+ * else written into the field, calls halo_exchange_begin, which packs again (the same values).
+ * FD_ERR_USAGE for two fields or a width above 1. Asynchronous; not Collective. */
+typedef struct {
+  const fd_faces *faces; /* the regions (width 1, one field): h's */
+  const real_t *recv;    /* the received faces of the exchange last ended (device) */
+  unsigned unpack;       /* bit f: face f's ghosts come from recv (a test's dropped face is not) */
+  real_t *send;          /* the next exchange's send buffer (device) */
+  unsigned pack;         /* bit f: face f is packed into send (every active face) */
+} halo_fused_io;
+int halo_fused_receive(fd_halo *h, halo_fused_io *io);
+int halo_fused_packed(fd_halo *h);
+int halo_exchange_begin_packed(fd_halo *h, be_event field_ready);
 /* Blocks the host until the MPI messages have arrived (IPC faces only: never; the device
  * orders the data). */
 int halo_exchange_end(fd_halo *h);
@@ -221,13 +233,13 @@ int halo_latency_us(fd_halo *h, double *us);
 
 /* X, an exchange alone: `reps` exchanges of u (and u2) back to back with nothing computed in
  * between (pack, MPI or IPC, unpack; the host waits only where an exchange in the loop does),
- * wall time per exchange in microseconds, after two untimed ones. With pack_ahead (the caller's
- * loop packs ahead: halo_pack_ahead, MPI faces only) each unpack's graph also packs the next
- * exchange, as that loop does. Where every face goes by IPC and graphs are on, the `reps`
- * exchanges are one graph (halo_capture), as a caller's chain of passes holds them; a warm-up
- * launch of it precedes the timed one. Overwrites the ghosts of u and u2. Collective over
- * h->comm; synchronous. */
-int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int pack_ahead,
+ * wall time per exchange in microseconds, after two untimed ones. With `fused` (the caller's
+ * loop receives fused: halo_fused_receive) each unpack is one launch that also packs the next
+ * exchange (be_shell_exchange without the stencil), as that loop's receive is. Where every face
+ * goes by IPC and graphs are on, the `reps` exchanges are one graph (halo_capture), as a
+ * caller's chain of passes holds them; a warm-up launch of it precedes the timed one.
+ * Overwrites the ghosts of u and u2. Collective over h->comm; synchronous. */
+int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int fused,
                            double *us);
 
 #endif

@@ -445,6 +445,25 @@ int be_pack_faces(const fd_grid *g, const fd_faces *f, const real_t *u, real_t *
  * layers) of u; nothing else of u is written. One launch. Asynchronous on s. */
 int be_unpack_faces(const fd_grid *g, const fd_faces *f, const real_t *buf, real_t *u,
                     be_stream s);
+/* The shell of a pass and its exchange's device work at width 1, in one launch over the shell
+ * of `deferred` (be_stencil's FD_REGION_SHELL, planes 1..n[2]); faces (bit f = face f, 0..5):
+ * - unpack: region f of recv (faces.h; f->field's place) into the ghost layer of u beyond face
+ *   f, as be_unpack_faces; the stencil reads those ghosts from recv;
+ * - the stencil of u (and f) into out at every shell point, as be_stencil; none where out is
+ *   NULL (c may then be NULL too);
+ * - pack: the layer next to face f into region f of send, as be_pack_faces after the stencil
+ *   would: of out, or of u where out is NULL.
+ * f->width must be 1 with g's extents, and every face of unpack | pack active in f and
+ * deferred (so that its layer lies in the shell); else BE_ERROR. A ghost beyond a face not in
+ * unpack is read from u. recv and send must not overlap u or out. The same bits as the three
+ * calls one after the other. Asynchronous on s. */
+int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, real_t *u,
+                      const real_t *f, real_t *out, const fd_faces *faces, const real_t *recv,
+                      unsigned unpack, real_t *send, unsigned pack, be_stream s);
+/* be_shell_exchange's check of its arguments, the same for every backend (common.c): 0, or
+ * -1 with the reason in why[0..len-1]. Pure. */
+int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces *faces,
+                            unsigned unpack, unsigned pack, char *why, size_t len);
 
 /* ---- initialisation and norms -------------------------------------------------------- */
 

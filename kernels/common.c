@@ -143,3 +143,25 @@ void be_set_host_threads(int threads)
   (void)threads;
 #endif
 }
+
+int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces *faces,
+                            unsigned unpack, unsigned pack, char *why, size_t len)
+{
+  if (faces->width != 1 || faces->n[0] != g->n[0] || faces->n[1] != g->n[1] || faces->n[2] != g->n[2]) {
+    snprintf(why, len, "be_shell_exchange: regions of %dx%dx%d width %d, grid %dx%dx%d (width 1 only)",
+             faces->n[0], faces->n[1], faces->n[2], faces->width, g->n[0], g->n[1], g->n[2]);
+    return -1;
+  }
+  const unsigned used = unpack | pack;
+  if (used >> FD_FACES) {
+    snprintf(why, len, "be_shell_exchange: face mask 0x%x names regions beyond the six faces", used);
+    return -1;
+  }
+  for (int f = 0; f < FD_FACES; f++)
+    if ((used >> f & 1u) && (!faces->active[f] || !(deferred >> f & 1u))) {
+      snprintf(why, len, "be_shell_exchange: face %d is %s", f,
+               faces->active[f] ? "not deferred: its layer is not in the shell" : "not active");
+      return -1;
+    }
+  return 0;
+}

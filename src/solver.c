@@ -103,7 +103,7 @@ typedef struct {
                         reads (solver_pass); 0: the pack waits for `ready` */
   const real_t *ahead_u;    /* not NULL: the halo stream holds the pack of ahead_u for the halo's
                                exchange number ahead_exchange, enqueued by the last pass's
-                               receive segment (halo_pack_ahead); NULL: the pass packs */
+                               receive segment (receives_fused); NULL: the pass packs */
   long long ahead_exchange;
   int chain_mode;    /* solver_pass inside a chain (run_chain): CHAIN_CAPTURE enqueues the
                         pass's work directly (a graph is being captured), CHAIN_DRY enqueues
@@ -203,13 +203,20 @@ static int pass_shell(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 }
 
 /* The received regions into the ghosts of u (and um), then, with overlap, the shell: the
- * halo stream's work after the messages are in; with p->pack_next, last, the pack of the next
- * exchange from `out`, the next pass's u (its regions are the layers the shell just wrote). */
+ * halo stream's work after the messages are in; with p->pack_next (receives_fused) in one
+ * launch that also packs the next exchange from `out`, the next pass's u (its regions are the
+ * layers the shell writes). */
 static int pass_receive(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
+  if (p->pack_next) { /* receives_fused: one launch */
+    halo_fused_io io;
+    FD_CALL(halo_fused_receive(&s->halo, &io));
+    FD_BE(be_shell_exchange(&s->grid, s->deferred, &s->prob.coeffs, s->u, second_input(s), out, io.faces,
+                            io.recv, io.unpack, io.send, io.pack, st));
+    return halo_fused_packed(&s->halo);
+  }
   FD_CALL(halo_exchange_unpack(&s->halo, s->u, s->halo.fields > 1 ? s->um : NULL));
   if (p->overlap && p->has_shell) FD_CALL(pass_shell(s, p, st, out));
-  if (p->pack_next) FD_CALL(halo_pack_ahead(&s->halo, out, NULL));
   return FD_OK;
 }
 
@@ -329,14 +336,15 @@ static int run_ahead(fd_state *s, int k)
 
 enum { CHAIN_CAPTURE = 1, CHAIN_DRY = 2 };
 
-/* Whether the run's exchanging passes pack the next exchange ahead, in the graph of the
- * previous pass's unpack and shell (halo_pack_ahead): heat and jacobi (the next pass's u is
- * this pass's output), one ghost layer, one step per pass, with overlap (the shell, on the halo
- * stream, writes every layer a pack reads), every face through MPI. Pure. */
-static int packs_ahead(const fd_state *s)
+/* Whether the run's exchanging passes receive fused (halo_fused_receive): the unpack, the
+ * shell and the next exchange's pack in one launch (be_shell_exchange), on the halo stream:
+ * heat and jacobi (the next pass's u is this pass's output, whose layers next to the faces the
+ * shell writes), one ghost layer (one field), one step per pass, with overlap (the shell on the
+ * halo stream). Pure. */
+static int receives_fused(const fd_state *s)
 {
   return !s->alone && s->width == 1 && s->fuse == 1 && s->opt->overlap && s->prob.swaps &&
-         s->prob.levels == 1 && s->halo.n_ipc == 0 && s->halo.n_mpi > 0;
+         s->prob.levels == 1 && s->halo.fields == 1 && s->halo.n_msgs > 0;
 }
 
 /* One pass of `len` steps (1 <= len <= T): the schedule of fdmini, in one place.
@@ -353,10 +361,11 @@ static int packs_ahead(const fd_state *s)
  * write disjoint points. The shell also reads the layers next to it, which the previous pass's
  * interior update wrote: the halo stream waits for `ready` before the pack or, where the pack
  * follows the previous shell directly (below), before the shell. The compute stream waits for
- * the shell before the next pass, whose input is this pass's output. For heat and jacobi with
- * every face through MPI the shell's segment also packs the next pass's faces, which are the
- * layers it just wrote (halo_pack_ahead): the next pass's begin only posts the receives, and
- * the pack needs no launch of its own (a timed pass packs again, for its timing events). The
+ * the shell before the next pass, whose input is this pass's output. For heat and jacobi the
+ * receive is one launch (receives_fused, be_shell_exchange): the unpack, the shell, which reads
+ * the new ghosts straight from the received faces, and the pack of the next pass's faces, the
+ * layers the shell writes; the next pass's begin then only sets the IPC flags and posts the
+ * receives (a timed pass runs the three apart and packs again, for its timing events). The
  * one host wait of a pass is the packed faces before MPI_Isend (the IPC path has none: the
  * device orders the copies); a rank without neighbours does no exchange at all, and its pass is the interior
  * update of the whole block. Faces at the global edge hold fixed Dirichlet ghosts: their
@@ -405,9 +414,9 @@ static int solver_pass(fd_state *s, int len)
   window_interior(n, s->deferred, len, &p.inner);
   if (!p.exchange) p.inner = p.box;
   p.has_shell = p.regions ? s->deferred != 0 : window_box_points(&p.box) != window_box_points(&p.inner);
-  /* the receive segment packs the next pass's u right behind the shell that wrote its
-   * regions, in the same graph (packs_ahead); a timed pass packs again (its timing events) */
-  p.pack_next = packs_ahead(s) && p.exchange && p.regions && !timed && !s->chain_mode;
+  /* the receive is one launch that also packs the next pass's u, whose regions its shell
+   * writes (receives_fused); a timed pass packs again (its timing events) */
+  p.pack_next = receives_fused(s) && p.exchange && p.regions && !timed;
   const int ahead = s->ahead_u == s->u && s->ahead_exchange == s->halo.exchanges && !timed;
   s->ahead_u = NULL;
   real_t *out = NULL;
@@ -417,9 +426,10 @@ static int solver_pass(fd_state *s, int len)
   be_event *ev = s->t_ev[q];
   /* `ready` follows the previous pass's updates on the compute stream. The pack may read u
    * once it is final: after them, unless all of u it reads came from the halo stream
-   * (pack_ordered) or was packed ahead. The shell reads u next to its layers, which the
+   * (pack_ordered); a begin that was packed ahead waits for them just as well where the halo
+   * stream is not ordered so (after a chain). The shell reads u next to its layers, which the
    * previous pass's interior update wrote, and writes the buffer that update read: where the
-   * pack did not wait for `ready`, the halo stream waits for it before the shell (nothing else
+   * begin did not wait for `ready`, the halo stream waits for it before the shell (nothing else
    * orders the two streams that way: with IPC faces the host never waits for the halo stream,
    * which would otherwise run passes ahead of the compute stream). */
   /* a chain's replay (CHAIN_DRY) enqueues nothing: the graph holds the work, and the pass
@@ -428,12 +438,12 @@ static int solver_pass(fd_state *s, int len)
   int shell_waits = 0;
   if (p.exchange && enqueue) {
     FD_BE(be_event_record(s->ready, s->compute));
-    shell_waits = ahead || s->pack_ordered;
+    shell_waits = s->pack_ordered;
   }
   if (p.exchange && !enqueue)
     FD_CALL(halo_exchange_replayed(&s->halo));
   else if (p.exchange && ahead)
-    FD_CALL(halo_exchange_begin_packed(&s->halo));
+    FD_CALL(halo_exchange_begin_packed(&s->halo, s->pack_ordered ? NULL : s->ready));
   else if (p.exchange)
     FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->pack_ordered ? NULL : s->ready, timed));
   if (enqueue && (!p.exchange || p.overlap)) {
@@ -455,8 +465,6 @@ static int solver_pass(fd_state *s, int len)
       FD_BE(be_event_record(ev[3], s->halo_stream));
     } else {
       FD_CALL(pass_segment(s, SEG_RECEIVE, pass_receive, &p, s->halo_stream, out));
-      s->ahead_u = p.pack_next ? out : NULL;
-      s->ahead_exchange = s->halo.exchanges;
     }
     FD_BE(be_event_record(s->joined[s->passes % 2], s->halo_stream));
     FD_BE(be_stream_wait_event(s->compute, s->joined[s->passes % 2]));
@@ -476,6 +484,10 @@ static int solver_pass(fd_state *s, int len)
   } else if (timed && !p.exchange) { /* no shell: an empty interval */
     FD_BE(be_event_record(ev[2], s->compute));
     FD_BE(be_event_record(ev[3], s->compute));
+  }
+  if (p.pack_next) { /* the receive packed the next exchange (in a chain's graph too) */
+    s->ahead_u = out;
+    s->ahead_exchange = s->halo.exchanges;
   }
   if (timed) {
     s->t_pending[q] = 1;
@@ -862,6 +874,7 @@ static int chain_work(void *ctx, be_stream st)
 
 static int run_chain(fd_state *s, int count, int exchanges)
 {
+  s->ahead_u = NULL; /* the chain's first pass packs: its work is the same whatever came before */
   const int phase = exchanges ? halo_graph_phase(&s->halo) : 0;
   const fd_graph_key k = {SEG_CHAIN, {count, s->win_pos, s->fuse, s->alone, (int)(s->steps % s->fuse), phase},
                           {s->u, s->um, s->v, NULL}};
@@ -1682,7 +1695,7 @@ static int measure_floors(fd_state *s, fd_result *r)
 static int time_exchange_alone(fd_state *s, double *us)
 {
   return halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
-                                packs_ahead(s), us);
+                                receives_fused(s), us);
 }
 
 /* X (time_exchange_alone) and X / (F_ls + L + 2 F_g), over the ranks with neighbours into r.

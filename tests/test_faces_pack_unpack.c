@@ -4,7 +4,10 @@
  * inactive faces, edges and corners are never touched; widths 2..4 with one and two fields,
  * padded and packed row layouts, every region (faces, edges, corners) in a periodic
  * self-exchange lands exactly in its receive box and nothing else is written; and every
- * message an exchange would send fits MPI's count (halo_check_counts). */
+ * message an exchange would send fits MPI's count (halo_check_counts); be_shell_exchange (the
+ * shell with its unpack and the next pack in one launch) writes the same bits as the unpack,
+ * the shell and the pack one after the other, and refuses a face whose layer is not in the
+ * shell. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -316,6 +319,104 @@ static void test_regions_inactive_untouched(void **state)
   }
 }
 
+/* be_shell_exchange on extents n with the faces of `deferred` (bit f: face f), the ghosts of
+ * `unpack` from a buffer, the layers of `pack` packed, jacobi's f or none, the stencil or
+ * (stencil 0) the copy: u (ghosts included), out and the send buffer bitwise equal to
+ * be_unpack_faces, be_stencil(SHELL) and be_pack_faces one after the other. */
+static void check_shell_exchange(const int n[3], unsigned deferred, unsigned unpack, unsigned pack,
+                                 int with_f, int stencil)
+{
+  fd_grid g;
+  assert_int_equal(fd_grid_init(&g, n, 1), 0);
+  fd_faces fu, fp, fx; /* the unpack's, the pack's and the fused call's active faces */
+  fd_faces_init(&fu, n);
+  fd_faces_init(&fp, n);
+  fd_faces_init(&fx, n);
+  for (int f = 0; f < 6; f++) {
+    fu.active[f] = (int)(unpack >> f & 1u);
+    fp.active[f] = (int)(pack >> f & 1u);
+    fx.active[f] = (int)(deferred >> f & 1u);
+  }
+  const size_t pts = g.elems, nb = fx.total;
+  real_t *u[2], *out[2], *send[2], *fr, *recv;
+  for (int q = 0; q < 2; q++) {
+    assert_int_equal(be_malloc((void **)&u[q], pts * sizeof(real_t)), BE_OK);
+    assert_int_equal(be_malloc((void **)&out[q], pts * sizeof(real_t)), BE_OK);
+    assert_int_equal(be_malloc((void **)&send[q], nb * sizeof(real_t)), BE_OK);
+  }
+  assert_int_equal(be_malloc((void **)&fr, pts * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&recv, nb * sizeof(real_t)), BE_OK);
+  fd_field rnd = {.kind = FD_FIELD_RANDOM, .scale = 1.0, .seed = 7}, rf = rnd, poison = {.kind = FD_FIELD_CONST, .scale = -999.0};
+  rf.seed = 8;
+  assert_int_equal(be_fill(&g, &rnd, u[0], s), BE_OK);
+  assert_int_equal(be_fill(&g, &rnd, u[1], s), BE_OK);
+  assert_int_equal(be_fill(&g, &rf, fr, s), BE_OK);
+  for (int q = 0; q < 2; q++) assert_int_equal(be_fill(&g, &poison, out[q], s), BE_OK);
+  for (size_t e = 0; e < nb; e++) {
+    recv[e] = (real_t)(0.001 * (double)((e * 7919) % 1000) - 0.5);
+    send[0][e] = send[1][e] = (real_t)-555.0;
+  }
+  const fd_coeffs c = {.cc = (real_t)-5.5, .cx = (real_t)1.25, .cy = (real_t)0.75, .cz = (real_t)1.5, .cf = (real_t)0.125};
+  const real_t *f = with_f ? fr : NULL;
+  /* the three calls */
+  assert_int_equal(be_unpack_faces(&g, &fu, recv, u[0], s), BE_OK);
+  if (stencil) assert_int_equal(be_stencil(&g, FD_REGION_SHELL, deferred, &c, u[0], f, out[0], (fd_kernel){0}, s), BE_OK);
+  assert_int_equal(be_pack_faces(&g, &fp, stencil ? out[0] : u[0], send[0], s), BE_OK);
+  /* the one */
+  assert_int_equal(be_shell_exchange(&g, deferred, &c, u[1], f, stencil ? out[1] : NULL, &fx, recv, unpack,
+                                     send[1], pack, s),
+                   BE_OK);
+  assert_memory_equal(u[0], u[1], pts * sizeof(real_t));
+  assert_memory_equal(out[0], out[1], pts * sizeof(real_t));
+  assert_memory_equal(send[0], send[1], nb * sizeof(real_t));
+  for (int q = 0; q < 2; q++) {
+    be_free(u[q]);
+    be_free(out[q]);
+    be_free(send[q]);
+  }
+  be_free(fr);
+  be_free(recv);
+}
+
+static void test_shell_exchange_matches_three_calls(void **state)
+{
+  (void)state;
+  const int sizes[][3] = {{5, 4, 3}, {1, 7, 2}, {2, 2, 2}, {9, 1, 6}, {37, 23, 19}, {130, 3, 2}};
+  /* deferred faces, the unpacked and the packed ones among them */
+  const unsigned masks[][3] = {{0x3f, 0x3f, 0x3f}, {0x30, 0x30, 0x30}, {0x2d, 0x0c, 0x21}, {0x3f, 0x1e, 0x3f}, {0x0a, 0, 0x0a}};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+    for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++)
+      for (int v = 0; v < 3; v++) check_shell_exchange(sizes[k], masks[m][0], masks[m][1], masks[m][2], v == 1, v < 2);
+}
+
+/* A face whose layer is not in the shell (not deferred), or that is not active, is refused. */
+static void test_shell_exchange_refuses_faces_outside_the_shell(void **state)
+{
+  (void)state;
+  const int n[3] = {4, 4, 4};
+  fd_grid g;
+  assert_int_equal(fd_grid_init(&g, n, 1), 0);
+  fd_faces fx;
+  fd_faces_init(&fx, n);
+  for (int f = 0; f < 6; f++) fx.active[f] = f != 2;
+  real_t *u, *out, *buf;
+  assert_int_equal(be_malloc((void **)&u, g.elems * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&out, g.elems * sizeof(real_t)), BE_OK);
+  assert_int_equal(be_malloc((void **)&buf, fx.total * sizeof(real_t)), BE_OK);
+  const fd_coeffs c = {.cc = 1};
+  assert_int_equal(be_shell_exchange(&g, 0x30, &c, u, NULL, out, &fx, buf, 0x10, buf, 0x01, s), BE_ERROR);
+  assert_non_null(strstr(be_error_message(), "face 0 is not deferred"));
+  assert_int_equal(be_shell_exchange(&g, 0x3f, &c, u, NULL, out, &fx, buf, 0x04, buf, 0, s), BE_ERROR);
+  assert_non_null(strstr(be_error_message(), "face 2 is not active"));
+  fd_faces deep;
+  fd_faces_init_deep(&deep, n, 2, 1, 0);
+  assert_int_equal(be_shell_exchange(&g, 0x3f, &c, u, NULL, out, &deep, buf, 0, buf, 0, s), BE_ERROR);
+  assert_non_null(strstr(be_error_message(), "width 1 only"));
+  be_free(u);
+  be_free(out);
+  be_free(buf);
+}
+
 /* halo_check_counts: a message of more than INT_MAX elements (MPI's count) is refused, with
  * its region named, before anything is allocated (fd_grid_init is pure); regions without a
  * neighbour do not count; two fields per message count twice. */
@@ -366,6 +467,8 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_regions_round_trip_every_width),
     cmocka_unit_test(test_regions_inactive_untouched),
     cmocka_unit_test(test_message_counts_fit_mpi),
+    cmocka_unit_test(test_shell_exchange_matches_three_calls),
+    cmocka_unit_test(test_shell_exchange_refuses_faces_outside_the_shell),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   be_stream_destroy(s);

@@ -350,6 +350,60 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell(const st_args a, cons
                                gpu_ldg(u + p - a.sxy), gpu_ldg(u + p + a.sxy), f_at<HAS_F>(a, p));
 }
 
+/* ---- the shell with its exchange's device work (be_shell_exchange) ---------------------------
+ * k_shell's launch, and per point: the neighbour across face fc comes from recv where fc is in
+ * unpack and the point lies in fc's layer (which also writes it into u's ghost there: every
+ * ghost of a face is the neighbour of exactly one layer point), and the point's new value (or,
+ * without STENCIL, its value in u) goes to send where fc is in pack. Plain loads of u: the
+ * kernel writes u's ghosts (never one it reads). */
+struct shell_xargs {
+  const real_t *recv;
+  real_t *send;
+  unsigned unpack, pack;
+  int n[3];
+  long long off[FD_FACES];
+};
+
+template <bool HAS_F, bool STENCIL>
+__global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, const shell_slabs sl,
+                                                             const shell_xargs x)
+{
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= sl.start[sl.nb]) return;
+  int b = 0;
+  for (int q = 1; q < sl.nb; q++)
+    if (t >= sl.start[q]) b = q;
+  long long r = t - sl.start[b];
+  const long long ex = sl.hi[b][0] - sl.lo[b][0] + 1, ey = sl.hi[b][1] - sl.lo[b][1] + 1;
+  const int c3[3] = {(int)(sl.lo[b][0] + r % ex), (int)(sl.lo[b][1] + (r / ex) % ey),
+                     (int)(sl.lo[b][2] + r / ex / ey)};
+  const long long p = a.origin + c3[0] + a.sx * c3[1] + a.sxy * c3[2];
+  const long long stride[3] = {1, a.sx, a.sxy};
+  real_t *u = const_cast<real_t *>(a.u);
+  real_t nb[FD_FACES];
+  long long idx[FD_FACES];
+  unsigned on = 0;
+#pragma unroll
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    const int d = fc >> 1, side = fc & 1, ia = d == 0 ? 1 : 0, ib = d == 2 ? 1 : 2;
+    idx[fc] = x.off[fc] + (c3[ia] - 1) + (long long)x.n[ia] * (c3[ib] - 1);
+    const bool layer = c3[d] == (side ? x.n[d] : 1);
+    on |= (unsigned)layer << fc;
+    nb[fc] = layer && (x.unpack >> fc & 1u) ? x.recv[idx[fc]] : u[p + (side ? stride[d] : -stride[d])];
+  }
+  real_t v = u[p];
+  if (STENCIL) {
+    v = stencil_at<HAS_F>(a, v, nb[0], nb[1], nb[2], nb[3], nb[4], nb[5], f_at<HAS_F>(a, p));
+    a.out[p] = v;
+  }
+#pragma unroll
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    if (!(on >> fc & 1u)) continue;
+    if (x.pack >> fc & 1u) x.send[idx[fc]] = v;
+    if (x.unpack >> fc & 1u) u[p + ((fc & 1) ? stride[fc >> 1] : -stride[fc >> 1])] = nb[fc];
+  }
+}
+
 /* ---- several time steps per pass: the fused kernel ---------------------------------------------
  * Temporal blocking by overlapped tiles in x-y and a pipeline along z. A block is one warp
  * (GPU_WARP_SIZE lanes) along x and BY threads along y, each thread owning R consecutive rows:
@@ -848,9 +902,9 @@ int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, f
   return BE_OK;
 }
 
-/* The shell of `deferred` restricted to the planes kz0..kz1 (already clamped to 1..nz). */
-int launch_shell(const fd_grid *g, unsigned deferred, int kz0, int kz1, st_args &a,
-                 hipStream_t st)
+/* The slabs of the shell of `deferred` restricted to the planes kz0..kz1 (already clamped to
+ * 1..nz) into *out. */
+void shell_plan(const fd_grid *g, unsigned deferred, int kz0, int kz1, shell_slabs *out)
 {
   const int nx = g->n[0], ny = g->n[1], nz = g->n[2];
   int lo[3], hi[3];
@@ -877,6 +931,15 @@ int launch_shell(const fd_grid *g, unsigned deferred, int kz0, int kz1, st_args 
   add(1, nx, yh, ny, lo[2], hi[2]);
   add(1, lo[0] - 1, lo[1], hi[1], lo[2], hi[2]);
   add(xh, nx, lo[1], hi[1], lo[2], hi[2]);
+  *out = sl;
+}
+
+/* The shell of `deferred` restricted to the planes kz0..kz1 (already clamped to 1..nz). */
+int launch_shell(const fd_grid *g, unsigned deferred, int kz0, int kz1, st_args &a,
+                 hipStream_t st)
+{
+  shell_slabs sl;
+  shell_plan(g, deferred, kz0, kz1, &sl);
   const long long total = sl.start[sl.nb];
   if (total == 0) return BE_OK;
   const long long blocks = (total + PLANE_MAX_BLOCK - 1) / PLANE_MAX_BLOCK;
@@ -919,6 +982,42 @@ extern "C" int be_stencil_zrange(const fd_grid *g, fd_region region, unsigned de
     return resolve(g, &k, all_lo, all_hi, true);
   }
   return launch_box(g, lo, hi, a, &k, st);
+}
+
+extern "C" int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, real_t *u,
+                                 const real_t *f, real_t *out, const fd_faces *faces,
+                                 const real_t *recv, unsigned unpack, real_t *send, unsigned pack,
+                                 be_stream s)
+{
+  if (!gpu_initialized_private)
+    return gpu_failf_private(BE_ERROR, "be_shell_exchange: be_init was not called");
+  char why[160];
+  if (fd_shell_exchange_check(g, deferred, faces, unpack, pack, why, sizeof why))
+    return gpu_failf_private(BE_ERROR, "%s", why);
+  if (u == out) return gpu_failf_private(BE_ERROR, "be_shell_exchange: u and out must differ");
+  if (out && !c) return gpu_failf_private(BE_ERROR, "be_shell_exchange: the stencil needs its coefficients");
+  if (g->n[0] < 1 || g->n[1] < 1 || g->n[2] < 1) return BE_OK;
+  st_args a;
+  memset(&a, 0, sizeof a);
+  a.u = u, a.f = f, a.out = out;
+  if (c) a.cc = c->cc, a.cx = c->cx, a.cy = c->cy, a.cz = c->cz, a.cf = c->cf;
+  a.sx = g->sx, a.sxy = g->sxy, a.origin = g->origin;
+  shell_xargs x;
+  memset(&x, 0, sizeof x);
+  x.recv = recv, x.send = send, x.unpack = unpack, x.pack = pack;
+  for (int d = 0; d < 3; d++) x.n[d] = g->n[d];
+  for (int fc = 0; fc < FD_FACES; fc++) x.off[fc] = (long long)faces->offset[fc];
+  shell_slabs sl;
+  shell_plan(g, deferred, 1, g->n[2], &sl);
+  const long long total = sl.start[sl.nb];
+  if (total == 0) return BE_OK;
+  const unsigned blocks = (unsigned)((total + PLANE_MAX_BLOCK - 1) / PLANE_MAX_BLOCK);
+  const hipStream_t st = gpu_stream(s);
+  if (!out) k_shell_x<false, false><<<blocks, PLANE_MAX_BLOCK, 0, st>>>(a, sl, x);
+  else if (f) k_shell_x<true, true><<<blocks, PLANE_MAX_BLOCK, 0, st>>>(a, sl, x);
+  else k_shell_x<false, true><<<blocks, PLANE_MAX_BLOCK, 0, st>>>(a, sl, x);
+  GPU_LAUNCHED("k_shell_x");
+  return BE_OK;
 }
 
 extern "C" int be_stencil_box(const fd_grid *g, const int lo[3], const int hi[3],

@@ -58,6 +58,7 @@ typedef enum {
   OP_FUSED,
   OP_PACK,
   OP_UNPACK,
+  OP_SHELL_X,
   OP_MEMCPY,
   OP_ADD_POINT,
   OP_RECORD
@@ -80,6 +81,7 @@ typedef struct {
   size_t bytes;
   real_t value;
   be_event event;
+  unsigned unpack, pack; /* OP_SHELL_X: u is the field (written), src recv, dst send */
 } host_op;
 
 struct be_graph_s {
@@ -376,6 +378,10 @@ int be_graph_launch(be_graph g, be_stream s)
       break;
     case OP_PACK: rc = be_pack_faces(&o->g, &o->faces, o->u, o->out, s); break;
     case OP_UNPACK: rc = be_unpack_faces(&o->g, &o->faces, o->u, o->out, s); break;
+    case OP_SHELL_X:
+      rc = be_shell_exchange(&o->g, o->deferred, &o->c, (real_t *)o->u, o->f, o->out, &o->faces, o->src,
+                             o->unpack, o->dst, o->pack, s);
+      break;
     case OP_MEMCPY: rc = be_memcpy_async(o->dst, o->src, o->bytes, BE_COPY_D2D, s); break;
     case OP_ADD_POINT: rc = be_add_point(&o->g, o->pt[0], o->pt[1], o->pt[2], o->value, o->out, s); break;
     case OP_RECORD: rc = be_event_record(o->event, s); break;
@@ -677,5 +683,66 @@ int be_norms(const fd_grid *g, const real_t *a, const real_t *b, const fd_field 
   out->sum_sq = sum;
   out->max_abs = mx;
   out->count = (long long)g->n[0] * g->n[1] * g->n[2];
+  return BE_OK;
+}
+
+/* One point (i, j, k) of be_shell_exchange: its neighbour across face fc = 2*d + side is
+ * recv's where fc is in unpack and the point lies in fc's layer (at index idx[fc] of the
+ * face's region), else u's. */
+static void shell_exchange_point(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f,
+                                 real_t *out, const fd_faces *faces, const real_t *recv,
+                                 unsigned unpack, real_t *send, unsigned pack, int i, int j, int k)
+{
+  const int x[3] = {i, j, k};
+  const long long stride[3] = {1, g->sx, g->sxy}, p = fd_grid_index(g, i, j, k);
+  real_t nb[6];
+  size_t idx[6];
+  unsigned on = 0; /* faces whose layer holds the point */
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    const int d = fc / 2, side = fc % 2, a = d == 0 ? 1 : 0, b = d == 2 ? 1 : 2;
+    idx[fc] = faces->offset[fc] + (size_t)(x[a] - 1) + (size_t)g->n[a] * (size_t)(x[b] - 1);
+    const long long q = p + (side ? stride[d] : -stride[d]);
+    if (x[d] == (side ? g->n[d] : 1)) on |= 1u << fc;
+    nb[fc] = (unpack & on) >> fc & 1u ? recv[idx[fc]] : u[q];
+  }
+  real_t v = u[p];
+  if (out) {
+    v = fd_stencil_point(c->cc, c->cx, c->cy, c->cz, u[p], nb[0], nb[1], nb[2], nb[3], nb[4], nb[5]);
+    if (f) v += c->cf * f[p];
+    out[p] = v;
+  }
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    if (!(on >> fc & 1u)) continue;
+    const int d = fc / 2, side = fc % 2;
+    if (pack >> fc & 1u) send[idx[fc]] = v;
+    if (unpack >> fc & 1u) u[p + (side ? stride[d] : -stride[d])] = nb[fc];
+  }
+}
+
+int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, real_t *u,
+                      const real_t *f, real_t *out, const fd_faces *faces, const real_t *recv,
+                      unsigned unpack, real_t *send, unsigned pack, be_stream s)
+{
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_SHELL_X, .g = *g, .deferred = deferred, .c = c ? *c : (fd_coeffs){0}, .u = u, .f = f,
+                        .out = out, .faces = *faces, .src = recv, .unpack = unpack, .dst = send,
+                        .pack = pack};
+    return record(s, &op);
+  }
+  char why[160];
+  if (fd_shell_exchange_check(g, deferred, faces, unpack, pack, why, sizeof why)) return fail("%s", why);
+  if (out == u) return fail("be_shell_exchange: u and out must differ");
+  if (out && !c) return fail("be_shell_exchange: the stencil needs its coefficients");
+  int lo[3], hi[3];
+  fd_interior_box(g, deferred, lo, hi);
+  const int nx = g->n[0];
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 1; k <= g->n[2]; k++)
+    for (int j = 1; j <= g->n[1]; j++) {
+      const int whole = k < lo[2] || k > hi[2] || j < lo[1] || j > hi[1] || hi[0] < lo[0];
+      for (int i = 1; i <= nx; i++)
+        if (whole || i < lo[0] || i > hi[0])
+          shell_exchange_point(g, c, u, f, out, faces, recv, unpack, send, pack, i, j, k);
+    }
   return BE_OK;
 }

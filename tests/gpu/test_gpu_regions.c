@@ -6,7 +6,10 @@
  *   - every packed box holds the field's send box point for point, x fastest, at its offset;
  *     buffer elements of inactive regions keep their poison (NaN);
  *   - a periodic self-exchange (region r receives the opposite region's message) unpacked
- *     into a NaN field writes every receive box with the right points and nothing else.
+ *     into a NaN field writes every receive box with the right points and nothing else;
+ *   - be_shell_exchange (the shell with its unpack and the next pack in one launch) writes
+ *     the same bits as be_unpack_faces, be_stencil(SHELL) and be_pack_faces one after the
+ *     other: the field with its ghosts, the output and the send buffer.
  * Ends with "N passed, M failed"; exit status 1 on any failure.
  *
  * Usage: test_gpu_regions [--quick]   (--quick: fewer sizes, for compute-sanitizer)
@@ -133,6 +136,79 @@ static void check_case(const int n[3], int w, int fields, const int active[FD_RE
   REQUIRE(be_free(dbuf2));
 }
 
+/* be_shell_exchange against the three calls (see the top): extents n, faces `deferred`, the
+ * ghosts of `unpack` from a buffer, the layers of `pack`, jacobi's f or none, stencil or copy. */
+static void check_shell_exchange(const int n[3], unsigned deferred, unsigned unpack, unsigned pack,
+                                 int with_f, int stencil)
+{
+  fd_grid g;
+  if (fd_grid_init(&g, n, 1) != 0) exit(1);
+  fd_faces fu, fp, fx;
+  fd_faces_init(&fu, n);
+  fd_faces_init(&fp, n);
+  fd_faces_init(&fx, n);
+  for (int f = 0; f < 6; f++) {
+    fu.active[f] = (int)(unpack >> f & 1u);
+    fp.active[f] = (int)(pack >> f & 1u);
+    fx.active[f] = (int)(deferred >> f & 1u);
+  }
+  const size_t np = g.elems, nb = fx.total;
+  real_t *du[2], *dout[2], *dsend[2], *dfr, *drecv;
+  real_t *h = malloc(2 * (np > nb ? np : nb) * sizeof(real_t));
+  fd_field rnd;
+  memset(&rnd, 0, sizeof rnd);
+  rnd.kind = FD_FIELD_RANDOM, rnd.scale = 1.0, rnd.seed = 31;
+  for (int d = 0; d < 3; d++) rnd.h[d] = rnd.L[d] = 1.0;
+  fd_field rf = rnd, nan_field = rnd;
+  rf.seed = 32;
+  nan_field.kind = FD_FIELD_CONST, nan_field.scale = NAN;
+  for (int q = 0; q < 2; q++) {
+    REQUIRE(be_malloc((void **)&du[q], np * sizeof(real_t)));
+    REQUIRE(be_malloc((void **)&dout[q], np * sizeof(real_t)));
+    REQUIRE(be_malloc((void **)&dsend[q], nb * sizeof(real_t)));
+    REQUIRE(be_fill(&g, &rnd, du[q], S));
+    REQUIRE(be_fill(&g, &nan_field, dout[q], S));
+  }
+  REQUIRE(be_malloc((void **)&dfr, np * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&drecv, nb * sizeof(real_t)));
+  REQUIRE(be_fill(&g, &rf, dfr, S));
+  for (size_t e = 0; e < nb; e++) h[e] = (real_t)(0.001 * (double)((e * 7919) % 1000) - 0.5);
+  copy(drecv, h, nb * sizeof(real_t), BE_COPY_H2D);
+  for (size_t e = 0; e < nb; e++) h[e] = (real_t)-555.0;
+  copy(dsend[0], h, nb * sizeof(real_t), BE_COPY_H2D);
+  copy(dsend[1], h, nb * sizeof(real_t), BE_COPY_H2D);
+  fd_coeffs c;
+  memset(&c, 0, sizeof c);
+  c.cc = (real_t)-5.5, c.cx = (real_t)1.25, c.cy = (real_t)0.75, c.cz = (real_t)1.5, c.cf = (real_t)0.125;
+  fd_kernel k;
+  REQUIRE(be_kernel_default(&g, &k));
+  const real_t *f = with_f ? dfr : NULL;
+  REQUIRE(be_unpack_faces(&g, &fu, drecv, du[0], S));
+  if (stencil) REQUIRE(be_stencil(&g, FD_REGION_SHELL, deferred, &c, du[0], f, dout[0], k, S));
+  REQUIRE(be_pack_faces(&g, &fp, stencil ? dout[0] : du[0], dsend[0], S));
+  REQUIRE(be_shell_exchange(&g, deferred, &c, du[1], f, stencil ? dout[1] : NULL, &fx, drecv, unpack,
+                            dsend[1], pack, S));
+  const char *what[3] = {"u", "out", "send"};
+  real_t *pair[3][2] = {{du[0], du[1]}, {dout[0], dout[1]}, {dsend[0], dsend[1]}};
+  for (int a = 0; a < 3; a++) {
+    const size_t len = a == 2 ? nb : np;
+    copy(h, pair[a][0], len * sizeof(real_t), BE_COPY_D2H);
+    copy(h + len, pair[a][1], len * sizeof(real_t), BE_COPY_D2H);
+    long bad = 0;
+    for (size_t e = 0; e < len; e++) bad += !same_bits(h[e], h[len + e]);
+    check(bad == 0, "be_shell_exchange %dx%dx%d deferred 0x%x unpack 0x%x pack 0x%x f %d stencil %d: %ld elements of %s differ",
+          n[0], n[1], n[2], deferred, unpack, pack, with_f, stencil, bad, what[a]);
+  }
+  for (int q = 0; q < 2; q++) {
+    REQUIRE(be_free(du[q]));
+    REQUIRE(be_free(dout[q]));
+    REQUIRE(be_free(dsend[q]));
+  }
+  REQUIRE(be_free(dfr));
+  REQUIRE(be_free(drecv));
+  free(h);
+}
+
 int main(int argc, char **argv)
 {
   const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -156,6 +232,12 @@ int main(int argc, char **argv)
         check_case(sizes[s], w, fields, some);
       }
     }
+  const int xsizes[][3] = {{5, 4, 3}, {1, 7, 2}, {2, 2, 2}, {37, 23, 19}, {130, 3, 2}, {64, 64, 64}};
+  const unsigned masks[][3] = {{0x3f, 0x3f, 0x3f}, {0x30, 0x30, 0x30}, {0x2d, 0x0c, 0x21}, {0x3f, 0x1e, 0x3f}};
+  const int nx = quick ? 2 : (int)(sizeof xsizes / sizeof xsizes[0]);
+  for (int s = 0; s < nx; s++)
+    for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++)
+      for (int v = 0; v < 3; v++) check_shell_exchange(xsizes[s], masks[m][0], masks[m][1], masks[m][2], v == 1, v < 2);
   REQUIRE(be_stream_destroy(S));
   REQUIRE(be_finalize());
   printf("%d passed, %d failed\n", n_pass, n_fail);
