@@ -117,8 +117,8 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
   if (r->path_trial_us[0] > 0 || r->path_trial_us[1] > 0)
-    fprintf(out, "  path trial  X %.2f us with the faces that can go by IPC, %.2f with every face through MPI (the exchange alone,\n"
-                 "              slowest rank, best of %d rounds): --halo-path auto took %s\n",
+    fprintf(out, "  path trial  step %.2f us with the faces that can go by IPC, %.2f with every face through MPI (the run's\n"
+                 "              loop, slowest rank, best of %d rounds): --halo-path auto took %s\n",
             r->path_trial_us[1], r->path_trial_us[0], r->path_trial_rounds, r->ipc_faces ? "IPC" : "MPI");
   if (r->halo_width > 1)
     fprintf(out, "  deep halo   width %d: one exchange every %d steps of the faces%s with a neighbour%s, %d messages and %zu bytes per exchange (largest rank)\n",

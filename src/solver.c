@@ -1547,6 +1547,15 @@ static int graphs_wanted(const fd_state *s, int *trial)
   return s->dev->is_accelerator;
 }
 
+/* The steps per pass, configuration and graphs setting ft chose, from now on (the graphs
+ * kept so far freed). Not Collective. */
+static int use_choice(fd_state *s, const fd_fuse_tune *ft)
+{
+  FD_CALL(set_fuse(s, ft->steps, &ft->config));
+  FD_CALL(graphs_set(s, ft->chosen_graphs));
+  return halo_use_graphs(&s->halo, ft->chosen_graphs);
+}
+
 /* The steps per pass, the fused configuration and the graphs setting (--fuse, --graphs) into
  * r->fuse, r->graphs_* and s: T = 1; a given T with the backend's rule (--tune off, the host
  * backend); otherwise the fused kernel's configurations are timed alone on the rank's block
@@ -1627,10 +1636,7 @@ static int choose_fuse(fd_state *s, fd_result *r)
     ft->steps = ft->cand[ft->chosen].steps;
     ft->config = ft->cand[ft->chosen];
   }
-  FD_CALL(set_fuse(s, ft->steps, &ft->config));
-  FD_CALL(graphs_set(s, ft->chosen_graphs));
-  FD_CALL(halo_use_graphs(&s->halo, ft->chosen_graphs));
-  return FD_OK;
+  return use_choice(s, ft);
 }
 
 /* min, avg and max of x over the ranks of comm where `has` is 1 (all 0 where none has one);
@@ -1712,31 +1718,32 @@ static int measure_exchange(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
-/* --halo-path auto where some faces can go by IPC (halo_create mapped them): X, the exchange
- * alone, with those faces by IPC and with every face through MPI, in FD_PATH_ROUNDS rounds of
- * alternating order; the path whose slowest rank's best X is lower stays (the same on every
- * rank), its figures in r->path_trial_us. Neither path wins everywhere: ranks sharing one GPU
- * under MPS exchanged faster by IPC in pairs and slower by it eight at a time
- * (bench/results/README.md, "The IPC path at small blocks"). Overwrites the fields' ghosts.
- * Collective. */
+/* --halo-path auto where some faces can go by IPC (halo_create mapped them): the run's own loop
+ * (loop_trial, with the steps per pass, configuration and graphs choose_fuse chose) with those
+ * faces by IPC and with every face through MPI, in FD_PATH_ROUNDS rounds of alternating order;
+ * the path whose slowest rank's best step is lower stays (the same on every rank), its us per
+ * step in r->path_trial_us. Neither path wins everywhere: ranks sharing one GPU under MPS step
+ * faster by IPC in pairs and slower by it eight at a time, where X, the exchange alone, does
+ * not tell the two apart (bench/results/README.md, "The IPC path at small blocks"). The fields
+ * start over. Collective. */
 #define FD_PATH_ROUNDS 2
 static int choose_path(fd_state *s, fd_result *r)
 {
   if (s->opt->halo_path != FD_HALO_PATH_AUTO || s->halo.ipc_able_all == 0) return FD_OK;
+  const fd_fuse_tune *ft = &r->fuse;
   double best[2] = {0.0, 0.0};
   for (int round = 0; round < FD_PATH_ROUNDS; round++)
     for (int q = 0; q < 2; q++) {
       const int ipc = round % 2 ? q : 1 - q; /* IPC, MPI, then MPI, IPC */
-      double us, slowest;
+      double ms;
       FD_CALL(halo_use_ipc(&s->halo, ipc));
-      FD_CALL(time_exchange_alone(s, &us));
-      FD_MPI(MPI_Allreduce(&us, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
-      if (round == 0 || slowest < best[ipc]) best[ipc] = slowest;
+      FD_CALL(loop_trial(s, ft->steps, &ft->config, ft->chosen_graphs, &ms)); /* the slowest rank's */
+      if (round == 0 || ms < best[ipc]) best[ipc] = ms;
     }
   FD_CALL(halo_use_ipc(&s->halo, best[1] <= best[0]));
-  FD_CALL(graphs_clear(s)); /* their unpacks' staged copies followed the old faces */
-  r->path_trial_us[0] = best[0];
-  r->path_trial_us[1] = best[1];
+  FD_CALL(use_choice(s, ft)); /* the graphs' staged copies followed the old faces */
+  r->path_trial_us[0] = best[0] * 1e3;
+  r->path_trial_us[1] = best[1] * 1e3;
   r->path_trial_rounds = FD_PATH_ROUNDS;
   return FD_OK;
 }

@@ -38,9 +38,9 @@ typedef struct {
   fd_stat pct_memcpy;      /* effective bandwidth / memcpy bandwidth of each rank, % */
   int staged, overlap;
   long long ipc_faces, mpi_faces; /* active faces over all ranks by transport (halo.h) */
-  double path_trial_us[2]; /* --halo-path auto with faces that can go by IPC: X through MPI [0]
-                              and with those faces by IPC [1], slowest rank, best of
-                              path_trial_rounds; 0 where no trial ran */
+  double path_trial_us[2]; /* --halo-path auto with faces that can go by IPC: the run's loop,
+                              us per step, through MPI [0] and with those faces by IPC [1],
+                              slowest rank, best of path_trial_rounds; 0 where no trial ran */
   int path_trial_rounds;
   int bytes_per_point;
   double dt;

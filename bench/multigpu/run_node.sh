@@ -117,7 +117,7 @@ order_cases() {
     done
     rm -f "$work/d.raw"
     if fd 2 --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs 1,1,2 --mpi-gpu aware --dump "$work/d.raw" &&
-      grep -q "verification: PASS" "$work/last.log" && grep -q "^  path trial  X " "$work/last.log" &&
+      grep -q "verification: PASS" "$work/last.log" && grep -q "^  path trial  step " "$work/last.log" &&
       grep -q "): --halo-path auto took [IM]P[CI]$" "$work/last.log" &&
       cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
       ok "2 ranks --halo-path auto, aware MPI, $op: $(grep -o 'auto took [A-Z]*' "$work/last.log") after the path trial, bitwise equal to 1 GPU"
