@@ -653,6 +653,8 @@ int halo_fused_receive(fd_halo *h, halo_fused_io *io)
     return fd_set_error(FD_ERR_USAGE, "halo_fused_receive: one field at width 1 only (%d fields, width %d)", h->fields,
                         h->faces.width);
   const int s = (int)((h->exchanges + 1) % 2); /* the exchange last ended */
+  if (h->timing[s])
+    return fd_set_error(FD_ERR_USAGE, "halo_fused_receive: a timed exchange unpacks with halo_exchange_unpack (its timing events)");
   if (h->staged) FD_CALL(stage(h, s, 0));
   io->faces = &h->faces;
   io->recv = h->recv_d[s];

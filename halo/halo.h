@@ -173,7 +173,8 @@ int halo_exchange_begin(fd_halo *h, const real_t *u, const real_t *u2, be_event 
  * neighbours' flags and posts the receives, and halo_exchange_end's host wait covers the pack.
  * The field must not change in between; a begin that must be timed, or that follows anything
  * else written into the field, calls halo_exchange_begin, which packs again (the same values).
- * FD_ERR_USAGE for two fields or a width above 1. Asynchronous; not Collective. */
+ * FD_ERR_USAGE for two fields, a width above 1 or a timed exchange (halo_exchange_unpack
+ * records its timing events). Asynchronous; not Collective. */
 typedef struct {
   const fd_faces *faces; /* the regions (width 1, one field): h's */
   const real_t *recv;    /* the received faces of the exchange last ended (device) */

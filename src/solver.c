@@ -1708,7 +1708,7 @@ static int measure_floors(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
-/* *us = X on this rank: 20 exchanges alone with the run's settings (graphs, the pack ahead,
+/* *us = X on this rank: 20 exchanges alone with the run's settings (graphs, the fused receive,
  * the halo's path). Overwrites the fields' ghosts. Collective. */
 static int time_exchange_alone(fd_state *s, double *us)
 {
