@@ -426,9 +426,8 @@ int halo_destroy(fd_halo *h)
  *   Why no pack overwrites a face the neighbour still copies: the pack of k + 2 into send_d[s]
  *   (in begin, or ahead in the fused receive of k + 1, halo_fused_receive, which the stream
  *   runs after that exchange's wait) follows, on this rank's stream, its wait for the
- *   neighbour's PACKED of k + 1, which the
- *   neighbour sets after its pack of k + 1, which its stream runs after its copy of k out of
- *   send_d[s]. The unpack of k reads recv_d[s] after the copy (stream order); the copy of k + 2
+ *   neighbour's PACKED of k + 1, which the neighbour sets after its pack of k + 1, which its
+ *   stream runs after its copy of k out of send_d[s]. The unpack of k reads recv_d[s] after the copy (stream order); the copy of k + 2
  *   into it follows this rank's unpack of k in stream order too.
  *   No deadlock: every wait of exchange k needs the neighbour's pack of k, which its stream
  *   reaches without waiting for this rank's later work; all ranks make the same exchanges. A
@@ -495,11 +494,10 @@ static int unpack_work(void *ctx, be_stream st)
 static int unpack_pack_work(void *ctx, be_stream st)
 {
   const pack_ctx *c = ctx;
-  halo_fused_io io;
+  halo_fused_io io = {0};
   FD_CALL(halo_fused_receive(c->h, &io));
-  unsigned all = 0;
-  for (int f = 0; f < FD_FACES; f++) all |= (unsigned)c->h->faces.active[f] << f;
-  FD_BE(be_shell_exchange(&c->h->grid, all, NULL, (real_t *)c->u, NULL, NULL, io.faces, io.recv, io.unpack,
+  /* the shell of every active face (io.pack), as the caller's passes defer them */
+  FD_BE(be_shell_exchange(&c->h->grid, io.pack, NULL, (real_t *)c->u, NULL, NULL, io.faces, io.recv, io.unpack,
                           io.send, io.pack, st));
   return halo_fused_packed(c->h);
 }

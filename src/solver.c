@@ -209,7 +209,7 @@ static int pass_shell(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 static int pass_receive(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
   if (p->pack_next) { /* receives_fused: one launch */
-    halo_fused_io io;
+    halo_fused_io io = {0};
     FD_CALL(halo_fused_receive(&s->halo, &io));
     FD_BE(be_shell_exchange(&s->grid, s->deferred, &s->prob.coeffs, s->u, second_input(s), out, io.faces,
                             io.recv, io.unpack, io.send, io.pack, st));
