@@ -736,13 +736,17 @@ int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, r
   int lo[3], hi[3];
   fd_interior_box(g, deferred, lo, hi);
   const int nx = g->n[0];
+  /* the shell as be_stencil's: whole rows outside the box's (j, k) range, else the points left
+   * of lo[0] and right of hi[0] */
 #pragma omp parallel for collapse(2) schedule(static)
   for (int k = 1; k <= g->n[2]; k++)
     for (int j = 1; j <= g->n[1]; j++) {
       const int whole = k < lo[2] || k > hi[2] || j < lo[1] || j > hi[1] || hi[0] < lo[0];
-      for (int i = 1; i <= nx; i++)
-        if (whole || i < lo[0] || i > hi[0])
-          shell_exchange_point(g, c, u, f, out, faces, recv, unpack, send, pack, i, j, k);
+      const int left = whole ? nx : lo[0] - 1, right = whole ? nx + 1 : hi[0] + 1;
+      for (int i = 1; i <= left; i++)
+        shell_exchange_point(g, c, u, f, out, faces, recv, unpack, send, pack, i, j, k);
+      for (int i = right > left ? right : left + 1; i <= nx; i++)
+        shell_exchange_point(g, c, u, f, out, faces, recv, unpack, send, pack, i, j, k);
     }
   return BE_OK;
 }
