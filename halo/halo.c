@@ -91,6 +91,7 @@ typedef struct {
   int can_share;              /* the sender's backend can share device memory */
   char pci[32];               /* the sender's device */
   unsigned long long total;   /* elements of one parity of the sender's send buffer */
+  int slots;                  /* slots of total elements in its send_block */
   unsigned long long offset;  /* element offset of the sender's face towards the receiver */
   unsigned long long count;   /* its elements */
   be_ipc_handle mem, flags;   /* the sender's send_block and flag words */
@@ -117,7 +118,8 @@ static int swap_with_neighbours(fd_halo *h, const void *mine, void *theirs, size
 /* Words of h->flags (fd_halo): word FLAG_PACKED(f, s) is written only by the neighbour on face f,
  * when it has packed an exchange of parity s (its value: flag_value). */
 #define FLAG_PACKED(f, s) ((s) * FD_REGIONS + (f))
-enum { FLAG_WORDS = 2 * FD_REGIONS };
+/* then the signalled exchange's words (backend.h, be_signals) */
+enum { SIG_WORDS_AT = 2 * FD_REGIONS, FLAG_WORDS = SIG_WORDS_AT + BE_SIG_WORDS };
 
 /* This rank's flag words, zeroed ("nothing yet") before any neighbour learns of them (the
  * cards). Synchronous. */
@@ -137,6 +139,7 @@ static int fill_card(const fd_halo *h, int f, int can, const be_info *dev, int n
   c->can_share = can;
   snprintf(c->pci, sizeof c->pci, "%s", dev->pci_bus_id);
   c->total = h->faces.total;
+  c->slots = h->slots;
   c->offset = msg_offset(h, f);
   c->count = msg_count(h, f);
   if (!can) return FD_OK;
@@ -169,6 +172,7 @@ static int close_peers(fd_halo *h)
     h->peer_block[f] = NULL;
     h->peer_flags[f] = NULL;
     h->peer_face[f][0] = h->peer_face[f][1] = NULL;
+    h->peer_sig[f][0] = h->peer_sig[f][1] = NULL;
   }
   return FD_OK;
 }
@@ -186,8 +190,10 @@ static int open_peers(fd_halo *h, const ipc_card card[FD_REGIONS], int rank)
     if (be_ipc_mem_open(&card[f].flags, &flags) != BE_OK)
       return fd_set_error(FD_ERR_RUNTIME, "rank %d cannot map the flags of rank %d: %s", rank, h->nbr[f], be_error_message());
     h->peer_flags[f] = flags;
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) {
       h->peer_face[f][s] = (real_t *)h->peer_block[f] + s * card[f].total + card[f].offset;
+      if (card[f].slots == 4) h->peer_sig[f][s] = (real_t *)h->peer_block[f] + (2 + s) * card[f].total + card[f].offset;
+    }
   }
   return FD_OK;
 }
@@ -222,6 +228,7 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, i
   int err = FD_OK;
   for (int f = 0; f < FD_REGIONS; f++) {
     h->ipc_able[f] = h->ipc[f] = h->faces.active[f] && ok[f] && peer_ok[f];
+    h->same_device[f] = h->ipc[f] && strcmp(theirs[f].pci, dev->pci_bus_id) == 0;
     if (path == FD_HALO_PATH_IPC && h->faces.active[f] && !h->ipc[f] && err == FD_OK)
       err = fd_set_error(FD_ERR_USAGE, "--halo-path ipc: rank %d cannot reach its neighbour rank %d by IPC: %s; use --halo-path auto or mpi",
                          rank, h->nbr[f], reason[f][0] ? reason[f] : "the neighbour cannot reach this rank");
@@ -230,7 +237,7 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, i
   /* map the neighbours; where that fails anywhere, ipc refuses and auto falls back to MPI */
   if (fd_agree(h->comm, open_peers(h, theirs, rank) == FD_OK ? FD_OK : FD_ERR_USAGE) == FD_OK) return FD_OK;
   FD_CALL(close_peers(h));
-  for (int f = 0; f < FD_REGIONS; f++) h->ipc_able[f] = h->ipc[f] = 0;
+  for (int f = 0; f < FD_REGIONS; f++) h->ipc_able[f] = h->ipc[f] = h->same_device[f] = 0;
   if (path == FD_HALO_PATH_IPC)
     return fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", fd_error_message());
   if (rank == 0) printf("fdmini: notice: IPC halo path unavailable (%s); faces go through MPI\n", fd_error_message());
@@ -300,15 +307,17 @@ static int allocate_buffers(fd_halo *h)
   int rank;
   FD_MPI(MPI_Comm_rank(h->comm, &rank));
   const int *n = h->grid.n;
-  size_t bytes = 0, two = 0;
+  size_t bytes = 0, two = 0, slots = 0;
+  h->slots = h->fields == 1 && h->width == 1 ? 4 : 2;
   int err = halo_check_counts(&h->grid, h->fields, h->nbr, rank);
-  if (err == FD_OK && (fd_size_mul(h->faces.total, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, 2, &two) != 0))
+  if (err == FD_OK && (fd_size_mul(h->faces.total, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, 2, &two) != 0 ||
+                       fd_size_mul(bytes, (size_t)h->slots, &slots) != 0))
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the halo buffers of the local block %d x %d x %d do not fit in "
                        "memory: their byte count exceeds what a size_t counts", rank, n[0], n[1], n[2]);
-  if (err == FD_OK && (be_malloc((void **)&h->send_block, two) != BE_OK ||
+  if (err == FD_OK && (be_malloc((void **)&h->send_block, slots) != BE_OK ||
                        be_malloc((void **)&h->recv_block, two) != BE_OK))
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the halo buffers of the local block %d x %d x %d "
-                       "(2 x %zu bytes): %s", rank, n[0], n[1], n[2], two, be_error_message());
+                       "(%zu and %zu bytes): %s", rank, n[0], n[1], n[2], slots, two, be_error_message());
   if (err == FD_OK && h->staged &&
       (be_host_alloc((void **)&h->send_h, bytes) != BE_OK || be_host_alloc((void **)&h->recv_h[0], bytes) != BE_OK ||
        be_host_alloc((void **)&h->recv_h[1], bytes) != BE_OK))
@@ -898,4 +907,85 @@ int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int fuse
   const int rc = alone_timed(h, u, u2, reps, fused, g, us);
   for (int i = 0; i < 2; i++) (void)be_graph_destroy(g[i]);
   return rc;
+}
+
+/* ---- the exchange signalled inside the pass's launch ---- */
+
+int halo_signals_able(const fd_halo *h)
+{
+  if (h->fields != 1 || h->width != 1 || h->slots != 4 || h->n_mpi || !h->n_ipc) return 0;
+  for (int f = 0; f < FD_REGIONS; f++)
+    if (h->faces.active[f] && (f >= FD_FACES || !h->ipc[f] || !h->same_device[f] || !h->peer_sig[f][0] ||
+                               h->faces.count[f] > 0x7fffffffu)) /* be_signals_pass's limit */
+      return 0;
+  return 1;
+}
+
+void halo_signals(const fd_halo *h, be_signals *x)
+{
+  memset(x, 0, sizeof *x);
+  x->faces = &h->faces;
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!h->faces.active[f]) continue;
+    x->exchange |= 1u << f;
+    if (f != h->drop_region) x->unpack |= 1u << f;
+    x->peer[f][0] = h->peer_sig[f][0];
+    x->peer[f][1] = h->peer_sig[f][1];
+    x->peer_in[f] = h->peer_flags[f] + SIG_WORDS_AT + fd_region_opposite(f);
+  }
+  x->send[0] = h->send_block + 2 * h->faces.total;
+  x->send[1] = h->send_block + 3 * h->faces.total;
+  x->words = h->flags + SIG_WORDS_AT;
+}
+
+int halo_signals_reset(fd_halo *h)
+{
+  static const uint32_t zero[BE_SIG_WORDS];
+  FD_BE(be_stream_sync(h->stream));
+  FD_MPI(MPI_Barrier(h->comm)); /* no launch of any rank reads or writes a word now */
+  if (h->flags) {
+    FD_BE(be_memcpy_async(h->flags + SIG_WORDS_AT, zero, sizeof zero, BE_COPY_H2D, h->stream));
+    FD_BE(be_stream_sync(h->stream));
+  }
+  FD_MPI(MPI_Barrier(h->comm)); /* every rank's words are zero before any is set */
+  return FD_OK;
+}
+
+void halo_signalled(fd_halo *h) { h->count++; }
+
+int halo_signals_alone_us(fd_halo *h, const fd_grid *g, real_t *u, int reps, double *us)
+{
+  *us = 0.0;
+  if (!halo_signals_able(h)) return fd_set_error(FD_ERR_USAGE, "halo_signals_alone_us: this rank's exchange cannot be signalled");
+  be_signals x;
+  halo_signals(h, &x);
+  FD_CALL(halo_signals_reset(h));
+  FD_BE(be_signals_prime(g, &x, u, h->stream));
+  for (int r = 0; r < 2; r++) FD_BE(be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream));
+  be_graph graph = NULL;
+  if (h->graphs.on && !h->graphs.failed) { /* as the solver's chains run them: one graph */
+    FD_BE(be_graph_begin(h->stream));
+    int rc = FD_OK;
+    for (int r = 0; r < reps && rc == FD_OK; r++)
+      rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+    const int end = be_graph_end(h->stream, &graph);
+    if (rc != FD_OK || end != BE_OK) {
+      (void)be_graph_destroy(graph);
+      graph = NULL;
+      if (end != BE_UNSUPPORTED && rc == FD_OK) FD_BE(end);
+      if (rc != FD_OK) return fd_set_error(FD_ERR_RUNTIME, "halo_signals_alone_us: %s", be_error_message());
+    }
+    if (graph) FD_BE(be_graph_launch(graph, h->stream)); /* warm-up */
+  }
+  FD_BE(be_stream_sync(h->stream));
+  FD_MPI(MPI_Barrier(h->comm));
+  const double t0 = fd_now();
+  int rc = FD_OK;
+  if (graph) rc = be_graph_launch(graph, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+  for (int r = 0; r < reps && !graph && rc == FD_OK; r++)
+    rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+  if (rc == FD_OK) rc = be_stream_sync(h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+  *us = (fd_now() - t0) * 1e6 / reps;
+  (void)be_graph_destroy(graph);
+  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "halo_signals_alone_us: %s", be_error_message());
 }

@@ -48,7 +48,10 @@ typedef struct {
   long long uses[2];      /* exchanges made with IPC faces, by parity: the flags' values (halo.c) */
   int direct;             /* halo_capture: the work goes straight to the stream (no graph of
                              the halo's own), for a caller that captures it */
-  real_t *send_block;     /* device, 2 x faces.total: the send buffers of both parities */
+  int slots;              /* send_block's slots of faces.total: 2, or 4 where one field at
+                             width 1 may be signalled (slots 2 and 3: halo_signals) */
+  int same_device[FD_REGIONS]; /* IPC faces whose neighbour uses this rank's device */
+  real_t *send_block;     /* device, slots x faces.total: the send buffers of both parities */
   real_t *send_d[2];      /* device pack buffers, by exchange parity (halves of send_block) */
   real_t *recv_block;     /* device, 2 x faces.total: the receive buffers of both parities */
   real_t *recv_d[2];      /* device receive buffers, by exchange parity (halves of recv_block) */
@@ -72,6 +75,7 @@ typedef struct {
   uint32_t *peer_flags[FD_REGIONS];
   void *peer_block[FD_REGIONS];     /* neighbour's send_block, mapped here */
   real_t *peer_face[FD_REGIONS][2]; /* in it, the neighbour's face towards this rank, by parity */
+  real_t *peer_sig[FD_REGIONS][2];  /* ... and in its signalled slots (halo_signals) */
   long long exchanges;    /* completed exchanges (halo_exchange_unpack); parity = exchanges % 2 */
   int timing[2];          /* the exchange of parity s is timed (its events are recorded) */
   int timing_pending[2];  /* ... and its timings are not yet added to the sums */
@@ -242,5 +246,26 @@ int halo_latency_us(fd_halo *h, double *us);
  * Overwrites the ghosts of u and u2. Collective over h->comm; synchronous. */
 int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int fused,
                            double *us);
+
+/* The exchange signalled inside the pass's launch (backend.h, be_signals_pass), for the solver's
+ * passes of one field at width 1 where every face goes by IPC to a neighbour on this rank's own
+ * device (ranks sharing one GPU): no halo stream, no host call per exchange; the slots are the
+ * halo's (send_block's slots 2 and 3, mapped by the neighbours) and so are the words (after the
+ * IPC flags). halo_signals_able says whether this rank could (Pure; the caller agrees over the
+ * ranks, since all must exchange the same way); halo_signals fills *x (the unpack leaves out a
+ * test's dropped region, halo_test_drop_unpack); halo_signals_reset zeroes this rank's words
+ * once no device work of any rank is in flight: it waits for the halo stream (the caller has
+ * waited for its own), meets every rank, zeroes, meets every rank again, so that any rank may
+ * then prime (Collective over comm; synchronous); halo_signalled counts an exchange made that
+ * way (bytes and messages per step). halo_signals_alone_us: X for the signalled path, `reps`
+ * exchanges alone (be_signals_pass without out: unpack and pack) back to back, as one graph
+ * where graphs are on (halo_use_graphs), after a reset, a prime and a warm-up; it overwrites
+ * u's ghosts and leaves the words reset-worthy (the caller resets before its own passes).
+ * Collective over comm. */
+int halo_signals_able(const fd_halo *h);
+void halo_signals(const fd_halo *h, be_signals *x);
+int halo_signals_reset(fd_halo *h);
+void halo_signalled(fd_halo *h);
+int halo_signals_alone_us(fd_halo *h, const fd_grid *g, real_t *u, int reps, double *us);
 
 #endif

@@ -465,6 +465,50 @@ int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, r
 int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces *faces,
                             unsigned unpack, unsigned pack, char *why, size_t len);
 
+/* ---- the exchange signalled inside the pass's launch ------------------------------------
+ * Neighbours on this rank's own device (ranks sharing one GPU; halo/ maps each one's buffers
+ * and words), one field at width 1. Each rank has two send slots
+ * and BE_SIG_WORDS words of device memory:
+ *   in[f]    (word f, 0..5)  written only by the neighbour across face f: the number of
+ *                            exchanges it has packed into its slots for this rank
+ *   seq      (BE_SIG_SEQ)    the exchanges this rank has received (its launches' own count)
+ *   arrivals (BE_SIG_ARRIVALS) a launch's exchange blocks that have finished (0 between launches)
+ * Exchange e (seq = e when its launch starts) reads each neighbour's slot e % 2 once in[f] >= e+1
+ * and packs this rank's layers for exchange e+1 into its own slot (e+1) % 2; its last block then
+ * sets seq = e+1 and each neighbour's in = e+2, behind a device-wide memory fence (the data is
+ * visible on the device before the word is). A slot is written again (exchange e+2) only after in[f] >= e+2
+ * has said that the neighbour's launch of exchange e+1, which read it, is done. The values grow
+ * (comparisons wrap-safe: a run may make 2^31 exchanges between two resets); the launches read
+ * seq on the device, so a graph replays them. All ranks must reset their words (zero, then a
+ * barrier) before any rank primes. */
+enum { BE_SIG_SEQ = FD_FACES, BE_SIG_ARRIVALS, BE_SIG_WORDS };
+typedef struct {
+  const fd_faces *faces;                 /* this rank's layout (width 1, one field) */
+  unsigned exchange;                     /* the faces with a neighbour (the deferred faces) */
+  unsigned unpack;                       /* those whose ghosts come from the neighbour (a test's
+                                            dropped face is not: its ghosts stay as they are) */
+  const real_t *peer[FD_FACES][2];       /* the neighbour across f: its region for this rank in
+                                            its slot s (count faces->count[f] points) */
+  real_t *send[2];                       /* this rank's slots (the faces layout) */
+  uint32_t *words;                       /* this rank's BE_SIG_WORDS words */
+  uint32_t *peer_in[FD_FACES];           /* the neighbour across f: its word in[opposite(f)] */
+} be_signals;
+/* The start of a run of signalled passes (after the reset): packs the layers of u next to the
+ * exchanged faces into slot seq % 2 and sets each neighbour's in = seq + 1. One launch.
+ * Asynchronous on s. */
+int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_stream s);
+/* A pass of one step in one launch (out != NULL): the interior update of u into out, as
+ * be_stencil(FD_REGION_INTERIOR, x->exchange) with configuration k, and exchange seq: wait for
+ * the neighbours' words, then the shell of x->exchange as be_shell_exchange would compute it
+ * (its ghosts read from the neighbours' slots, also written into u's ghosts where unpack has
+ * them) and the pack of its layers for the next exchange; the same bits as those calls. With
+ * out == NULL the exchange alone (X): the unpack and the pack of u's own layers (c, f and k
+ * unused). The kernel waits on the device for words other processes' launches set: those must
+ * be able to run beside it (ranks sharing a device under MPS, or their own devices); the host
+ * backend, which cannot wait, fails (BE_ERROR) where a word is not yet set. Asynchronous on s. */
+int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f, real_t *out,
+                    fd_kernel k, const be_signals *x, be_stream s);
+
 /* ---- initialisation and norms -------------------------------------------------------- */
 
 /* Analytic fields, evaluated at the point's global position so that every decomposition

@@ -116,10 +116,19 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
-  if (r->path_trial_us[0] > 0 || r->path_trial_us[1] > 0)
-    fprintf(out, "  path trial  step %.2f us with the faces that can go by IPC, %.2f with every face through MPI (the run's\n"
-                 "              loop, slowest rank, best of %d rounds): --halo-path auto took %s\n",
-            r->path_trial_us[1], r->path_trial_us[0], r->path_trial_rounds, r->ipc_faces ? "IPC" : "MPI");
+  if (r->sig_passes)
+    fprintf(out, "  signalled   %lld of the timed passes exchanged inside their one launch (every neighbour on the rank's own\n"
+                 "              device: the kernel waits for their words); phases: the launch counts as the interior\n",
+            r->sig_passes);
+  if (r->path_trial_us[0] > 0 || r->path_trial_us[1] > 0) {
+    char sig[96] = "", mpi[64] = "";
+    if (r->path_trial_us[2] > 0) snprintf(sig, sizeof sig, ", %.2f by IPC signalled inside the launch", r->path_trial_us[2]);
+    if (r->path_trial_us[0] > 0) snprintf(mpi, sizeof mpi, ", %.2f with every face through MPI", r->path_trial_us[0]);
+    fprintf(out, "  path trial  step %.2f us with the faces that can go by IPC (flags)%s%s (the run's loop, slowest\n"
+                 "              rank, best of %d rounds): took %s\n",
+            r->path_trial_us[1], sig, mpi, r->path_trial_rounds,
+            !r->ipc_faces ? "MPI" : (r->sig_passes ? "IPC signalled" : "IPC with flags"));
+  }
   if (r->halo_width > 1)
     fprintf(out, "  deep halo   width %d: one exchange every %d steps of the faces%s with a neighbour%s, %d messages and %zu bytes per exchange (largest rank)\n",
             r->halo_width, r->halo_width, r->halo_width >= 3 ? ", edges and corners" : " and edges",
@@ -183,7 +192,10 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   if (r->halo_width > 1)
     fprintf(out, "  redundant points     %.0f / %.0f / %.0f per step per rank (min/avg/max) updated beyond the block: %.2f %% of the grid\n",
             r->redundant.min, r->redundant.avg, r->redundant.max, 100 * r->redundant_share);
-  if (r->ipc_faces)
+  if (r->ipc_faces && r->sig_passes)
+    fprintf(out, "  IPC faces            read inside the pass's launch from the neighbours' slots; ordered on the device by\n"
+                 "                       words the launches set and await\n");
+  else if (r->ipc_faces)
     fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordered on the device by flags\n",
             r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max);
   if (r->snapshot_every) {
@@ -313,7 +325,10 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   if (r->path_trial_us[0] > 0 || r->path_trial_us[1] > 0) {
     json_object(&j, "halo_path_trial_us");
     json_num(&j, "ipc", r->path_trial_us[1]);
-    json_num(&j, "mpi", r->path_trial_us[0]);
+    if (r->path_trial_us[2] > 0) json_num(&j, "ipc_signalled", r->path_trial_us[2]);
+    else json_null(&j, "ipc_signalled");
+    if (r->path_trial_us[0] > 0) json_num(&j, "mpi", r->path_trial_us[0]);
+    else json_null(&j, "mpi");
     json_end(&j);
   } else {
     json_null(&j, "halo_path_trial_us");
@@ -376,6 +391,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   if (r->graphs_failed) json_str(&j, "failure", r->graphs_why);
   else json_null(&j, "failure");
   json_int(&j, "exchange_chain_passes", r->xchain_passes);
+  json_int(&j, "exchange_signalled_passes", r->sig_passes);
   json_int(&j, "exchange_chains_failed_ranks", r->xchains_failed);
   if (r->xchains_failed) json_str(&j, "exchange_chains_failure", r->xchains_why);
   else json_null(&j, "exchange_chains_failure");

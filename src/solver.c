@@ -105,12 +105,20 @@ typedef struct {
                                exchange number ahead_exchange, enqueued by the last pass's
                                receive segment (receives_fused); NULL: the pass packs */
   long long ahead_exchange;
+  int sig_able;      /* every rank exchanges by IPC with neighbours on its own device, one field
+                        at width 1 (halo_signals_able, agreed): the passes that receive fused
+                        signal their exchanges inside one launch instead (signalled) */
+  int sig_primed;    /* the signalled exchange's words and slots hold u's layers (the prime, or
+                        the last signalled pass); 0 once anything else wrote u */
+  be_signals sig;    /* their arguments (halo_signals) */
+  int sig_off;       /* the path trial (choose_path) runs or chose the two-stream schedule */
   int chain_mode;    /* solver_pass inside a chain (run_chain): CHAIN_CAPTURE enqueues the
                         pass's work directly (a graph is being captured), CHAIN_DRY enqueues
                         nothing (the chain's graph does the work); 0 otherwise */
   long long loop_captures; /* graphs captured during the last timed loop */
   long long xchain_passes, loop_xchain_passes; /* passes run in chains with exchanges: ever, and
                                                   in the last timed loop */
+  long long sig_passes, loop_sig_passes; /* signalled passes: ever, and in the last timed loop */
   int ahead_count;   /* passes since the last run-ahead mark */
   long long ahead_marks; /* marks recorded (their parity picks the event) */
   int node;          /* this rank's node (fd_node.id): ranks sharing a device measure their
@@ -220,6 +228,15 @@ static int pass_receive(fd_state *s, const fd_pass *p, be_stream st, real_t *out
   return FD_OK;
 }
 
+/* A signalled pass (signalled): the interior update, the exchange and the shell in one launch on
+ * st (be_signals_pass). */
+static int pass_signal(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
+{
+  (void)p;
+  FD_BE(be_signals_pass(&s->grid, &s->prob.coeffs, s->u, second_input(s), out, s->kernel, &s->sig, st));
+  return FD_OK;
+}
+
 /* Without overlap, the interior and the shell one after the other. */
 static int pass_serial(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
@@ -231,7 +248,7 @@ static int pass_serial(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 /* ---- graphs ---- */
 
 typedef int (*segment_fn)(fd_state *s, const fd_pass *p, be_stream st, real_t *out);
-enum { SEG_INTERIOR = 1, SEG_RECEIVE, SEG_SERIAL, SEG_CHAIN };
+enum { SEG_INTERIOR = 1, SEG_RECEIVE, SEG_SERIAL, SEG_CHAIN, SEG_SIGNAL };
 
 /* Frees every graph (a new configuration: the captured work would differ). Not Collective. */
 static int graphs_clear(fd_state *s)
@@ -347,6 +364,41 @@ static int receives_fused(const fd_state *s)
          s->prob.levels == 1 && s->halo.fields == 1 && s->halo.n_msgs > 0;
 }
 
+/* Whether the exchanging passes are signalled: the pass is one launch on the compute stream
+ * (be_signals_pass: the interior update, the wait for the neighbours' words, the shell with
+ * the unpack and the next pack), where every rank's faces all go to neighbours on its own
+ * device (sig_able) and the pass would receive fused; the order fault plants its race in the
+ * two-stream schedule. The same on every rank. Pure. */
+static int signalled(const fd_state *s)
+{
+  return s->sig_able && !s->sig_off && receives_fused(s) && s->opt->inject_fault != FD_FAULT_ORDER;
+}
+
+/* sig_able and sig for the halo's faces as they are now (after halo_create, halo_use_ipc).
+ * Collective. */
+static int agree_signals(fd_state *s)
+{
+  int able = s->halo.n_msgs > 0 && halo_signals_able(&s->halo);
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &able, 1, MPI_INT, MPI_MIN, s->dec.cart));
+  s->sig_able = able;
+  halo_signals(&s->halo, &s->sig);
+  s->sig_primed = 0;
+  return FD_OK;
+}
+
+/* Before signalled passes: where the words and slots do not hold u's layers, every rank waits
+ * for its device, the words are reset (halo_signals_reset) and each rank primes its slots
+ * with u on the compute stream. Collective (every rank decides alike). */
+static int signals_prime(fd_state *s)
+{
+  if (!signalled(s) || s->sig_primed) return FD_OK;
+  FD_BE(be_stream_sync(s->compute));
+  FD_CALL(halo_signals_reset(&s->halo));
+  FD_BE(be_signals_prime(&s->grid, &s->sig, s->u, s->compute));
+  s->sig_primed = 1;
+  return FD_OK;
+}
+
 /* One pass of `len` steps (1 <= len <= T): the schedule of fdmini, in one place.
  *
  * With one ghost layer and one step per pass (the defaults) every pass exchanges:
@@ -416,7 +468,8 @@ static int solver_pass(fd_state *s, int len)
   p.has_shell = p.regions ? s->deferred != 0 : window_box_points(&p.box) != window_box_points(&p.inner);
   /* the receive is one launch that also packs the next pass's u, whose regions its shell
    * writes (receives_fused); a timed pass packs again (its timing events) */
-  p.pack_next = receives_fused(s) && p.exchange && p.regions && !timed;
+  const int sig = p.exchange && signalled(s);
+  p.pack_next = receives_fused(s) && p.exchange && p.regions && !timed && !sig;
   const int ahead = s->ahead_u == s->u && s->ahead_exchange == s->halo.exchanges && !timed;
   s->ahead_u = NULL;
   real_t *out = NULL;
@@ -435,56 +488,74 @@ static int solver_pass(fd_state *s, int len)
   /* a chain's replay (CHAIN_DRY) enqueues nothing: the graph holds the work, and the pass
    * only moves the state along */
   const int enqueue = s->chain_mode != CHAIN_DRY;
-  int shell_waits = 0;
-  if (p.exchange && enqueue) {
-    FD_BE(be_event_record(s->ready, s->compute));
-    shell_waits = s->pack_ordered;
-  }
-  if (p.exchange && !enqueue)
-    FD_CALL(halo_exchange_replayed(&s->halo));
-  else if (p.exchange && ahead)
-    FD_CALL(halo_exchange_begin_packed(&s->halo, s->pack_ordered ? NULL : s->ready));
-  else if (p.exchange)
-    FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->pack_ordered ? NULL : s->ready, timed));
-  if (enqueue && (!p.exchange || p.overlap)) {
-    be_range_push("interior");
-    if (timed) FD_BE(be_event_record(ev[0], s->compute));
-    FD_CALL(pass_segment(s, SEG_INTERIOR, pass_interior, &p, s->compute, out));
-    if (timed) FD_BE(be_event_record(ev[1], s->compute));
-    be_range_pop();
-  }
-  if (p.exchange && enqueue) {
-    FD_CALL(halo_exchange_end(&s->halo));
-    if (p.overlap && shell_waits && s->opt->inject_fault != FD_FAULT_ORDER)
-      FD_BE(be_stream_wait_event(s->halo_stream, s->ready));
-    be_range_push("boundary");
-    if (p.overlap && timed) { /* eager: the unpack, then the timed shell */
-      FD_CALL(halo_exchange_unpack(&s->halo, s->u, u2));
-      FD_BE(be_event_record(ev[2], s->halo_stream));
-      if (p.has_shell) FD_CALL(pass_shell(s, &p, s->halo_stream, out));
-      FD_BE(be_event_record(ev[3], s->halo_stream));
-    } else {
-      FD_CALL(pass_segment(s, SEG_RECEIVE, pass_receive, &p, s->halo_stream, out));
-    }
-    FD_BE(be_event_record(s->joined[s->passes % 2], s->halo_stream));
-    FD_BE(be_stream_wait_event(s->compute, s->joined[s->passes % 2]));
-    if (!p.overlap) {
+  if (sig) { /* one launch: its sampled pass times it as the interior, the boundary empty */
+    if (!s->sig_primed) return fd_set_error(FD_ERR_RUNTIME, "rank %d: a signalled pass before the prime", s->dec.rank);
+    if (enqueue) {
+      be_range_push("pass");
+      if (timed) FD_BE(be_event_record(ev[0], s->compute));
+      FD_CALL(pass_segment(s, SEG_SIGNAL, pass_signal, &p, s->compute, out));
       if (timed) {
-        FD_BE(be_event_record(ev[0], s->compute));
-        FD_CALL(pass_interior(s, &p, s->compute, out));
         FD_BE(be_event_record(ev[1], s->compute));
         FD_BE(be_event_record(ev[2], s->compute));
-        if (p.has_shell) FD_CALL(pass_shell(s, &p, s->compute, out));
         FD_BE(be_event_record(ev[3], s->compute));
-      } else {
-        FD_CALL(pass_segment(s, SEG_SERIAL, pass_serial, &p, s->compute, out));
       }
+      be_range_pop();
     }
-    be_range_pop();
-  } else if (timed && !p.exchange) { /* no shell: an empty interval */
-    FD_BE(be_event_record(ev[2], s->compute));
-    FD_BE(be_event_record(ev[3], s->compute));
+    halo_signalled(&s->halo);
+    s->sig_passes++;
+  } else {
+    int shell_waits = 0;
+    if (p.exchange && enqueue) {
+      FD_BE(be_event_record(s->ready, s->compute));
+      shell_waits = s->pack_ordered;
+    }
+    if (p.exchange && !enqueue)
+      FD_CALL(halo_exchange_replayed(&s->halo));
+    else if (p.exchange && ahead)
+      FD_CALL(halo_exchange_begin_packed(&s->halo, s->pack_ordered ? NULL : s->ready));
+    else if (p.exchange)
+      FD_CALL(halo_exchange_begin(&s->halo, s->u, u2, s->pack_ordered ? NULL : s->ready, timed));
+    if (enqueue && (!p.exchange || p.overlap)) {
+      be_range_push("interior");
+      if (timed) FD_BE(be_event_record(ev[0], s->compute));
+      FD_CALL(pass_segment(s, SEG_INTERIOR, pass_interior, &p, s->compute, out));
+      if (timed) FD_BE(be_event_record(ev[1], s->compute));
+      be_range_pop();
+    }
+    if (p.exchange && enqueue) {
+      FD_CALL(halo_exchange_end(&s->halo));
+      if (p.overlap && shell_waits && s->opt->inject_fault != FD_FAULT_ORDER)
+        FD_BE(be_stream_wait_event(s->halo_stream, s->ready));
+      be_range_push("boundary");
+      if (p.overlap && timed) { /* eager: the unpack, then the timed shell */
+        FD_CALL(halo_exchange_unpack(&s->halo, s->u, u2));
+        FD_BE(be_event_record(ev[2], s->halo_stream));
+        if (p.has_shell) FD_CALL(pass_shell(s, &p, s->halo_stream, out));
+        FD_BE(be_event_record(ev[3], s->halo_stream));
+      } else {
+        FD_CALL(pass_segment(s, SEG_RECEIVE, pass_receive, &p, s->halo_stream, out));
+      }
+      FD_BE(be_event_record(s->joined[s->passes % 2], s->halo_stream));
+      FD_BE(be_stream_wait_event(s->compute, s->joined[s->passes % 2]));
+      if (!p.overlap) {
+        if (timed) {
+          FD_BE(be_event_record(ev[0], s->compute));
+          FD_CALL(pass_interior(s, &p, s->compute, out));
+          FD_BE(be_event_record(ev[1], s->compute));
+          FD_BE(be_event_record(ev[2], s->compute));
+          if (p.has_shell) FD_CALL(pass_shell(s, &p, s->compute, out));
+          FD_BE(be_event_record(ev[3], s->compute));
+        } else {
+          FD_CALL(pass_segment(s, SEG_SERIAL, pass_serial, &p, s->compute, out));
+        }
+      }
+      be_range_pop();
+    } else if (timed && !p.exchange) { /* no shell: an empty interval */
+      FD_BE(be_event_record(ev[2], s->compute));
+      FD_BE(be_event_record(ev[3], s->compute));
+    }
   }
+  if (s->sig_able && !sig) s->sig_primed = 0; /* u is not what the slots hold */
   if (p.pack_next) { /* the receive packed the next exchange (in a chain's graph too) */
     s->ahead_u = out;
     s->ahead_exchange = s->halo.exchanges;
@@ -756,6 +827,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
         FD_CALL(halo_test_drop_unpack(&s->halo, r));
         break;
       }
+  FD_CALL(agree_signals(s));
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
                                     o->fail_snapshot, s->total, &s->dec,
                                     &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
@@ -938,6 +1010,7 @@ static int chain_length(const fd_state *s, int most, int *exchanges)
 static int run_steps(fd_state *s, int n, const char *label)
 {
   const int progress = s->opt->progress < 0 ? 10 : s->opt->progress;
+  FD_CALL(signals_prime(s));
   double t_start = fd_now(), t_last = t_start;
   s->win_pos = 0;
   for (int done = 0; done < n;) {
@@ -1002,6 +1075,7 @@ static int state_fill(fd_state *s)
   s->passes = 0;
   s->pack_ordered = 0;
   s->ahead_u = NULL;
+  s->sig_primed = 0;
   return FD_OK;
 }
 
@@ -1036,7 +1110,8 @@ static int timed_loop(fd_state *s, double *step_ms, const char *label)
   FD_CALL(snapshot_drain(&s->snap));
   FD_CALL(loop_sync(s));
   loop_reset(s);
-  const long long captures = s->graphs.captures + s->xchains.captures, xpasses = s->xchain_passes;
+  const long long captures = s->graphs.captures + s->xchains.captures, xpasses = s->xchain_passes,
+                  spasses = s->sig_passes;
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
   FD_CALL(run_steps(s, s->iters, label));
@@ -1048,6 +1123,7 @@ static int timed_loop(fd_state *s, double *step_ms, const char *label)
   FD_CALL(loop_sync(s));
   s->loop_captures = s->graphs.captures + s->xchains.captures - captures;
   s->loop_xchain_passes = s->xchain_passes - xpasses;
+  s->loop_sig_passes = s->sig_passes - spasses;
   *step_ms = (t1 - t0) * 1e3 / s->iters;
   return FD_OK;
 }
@@ -1191,6 +1267,7 @@ static int reduce_graphs_floors(fd_state *s, double step_ms, fd_result *r)
   FD_CALL(reduce_capture_failure(s, &s->xchains, &r->xchains_failed, r->xchains_why));
   FD_MPI(MPI_Allreduce(&s->loop_captures, &r->graph_captures, 1, MPI_LONG_LONG, MPI_MAX, comm));
   FD_MPI(MPI_Allreduce(&s->loop_xchain_passes, &r->xchain_passes, 1, MPI_LONG_LONG, MPI_MAX, comm));
+  FD_MPI(MPI_Allreduce(&s->loop_sig_passes, &r->sig_passes, 1, MPI_LONG_LONG, MPI_MAX, comm));
   return FD_OK;
 }
 
@@ -1712,6 +1789,11 @@ static int measure_floors(fd_state *s, fd_result *r)
  * the halo's path). Overwrites the fields' ghosts. Collective. */
 static int time_exchange_alone(fd_state *s, double *us)
 {
+  if (signalled(s)) { /* the run's exchange: one launch of the unpack and the pack */
+    FD_BE(be_stream_sync(s->compute));
+    s->sig_primed = 0; /* the measurement primes and moves the words itself */
+    return halo_signals_alone_us(&s->halo, &s->grid, s->pool[0], 20, us);
+  }
   return halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
                                 receives_fused(s), us);
 }
@@ -1730,32 +1812,58 @@ static int measure_exchange(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
-/* --halo-path auto where some faces can go by IPC (halo_create mapped them): the run's own loop
- * (loop_trial, with the steps per pass, configuration and graphs choose_fuse chose) with those
- * faces by IPC and with every face through MPI, in FD_PATH_ROUNDS rounds of alternating order;
- * the path whose slowest rank's best step is lower stays (the same on every rank), its us per
- * step in r->path_trial_us. Neither path wins everywhere: ranks sharing one GPU under MPS step
- * faster by IPC in pairs and slower by it eight at a time, where X, the exchange alone, does
- * not tell the two apart (bench/results/README.md, "The IPC path at small blocks"). The fields
- * start over. Collective. */
+/* Puts schedule q in place: PATH_MPI every face through MPI, PATH_FLAGS the faces that can by
+ * IPC with the two-stream schedule (flags the streams set and await), PATH_SIGNALLED by IPC
+ * with the exchange signalled inside the pass's launch. Collective. */
+enum { PATH_MPI = 0, PATH_FLAGS, PATH_SIGNALLED, PATH_COUNT };
+static int use_path(fd_state *s, int q)
+{
+  FD_CALL(halo_use_ipc(&s->halo, q != PATH_MPI));
+  FD_CALL(agree_signals(s));
+  s->sig_off = q != PATH_SIGNALLED;
+  return FD_OK;
+}
+
+/* The halo's schedule by a trial, where faces can go by IPC (halo_create mapped them): the run's
+ * own loop (loop_trial, with the steps per pass, configuration and graphs choose_fuse chose)
+ * with each candidate, in FD_PATH_ROUNDS rounds of alternating order; the one whose slowest
+ * rank's best step is lowest stays (the same on every rank), its us per step in
+ * r->path_trial_us. The candidates: with --halo-path auto every face through MPI and those
+ * faces by IPC with flags; with auto or ipc, where every rank's neighbours share its device and
+ * the passes receive fused, by IPC signalled inside the pass's launch too. None wins
+ * everywhere: ranks sharing one GPU under MPS step faster by IPC in pairs and slower by it
+ * eight at a time with flags, where X, the exchange alone, does not tell the two apart; the
+ * signalled launch needs more registers, which large blocks pay (bench/results/README.md, "The
+ * IPC path at small blocks", "The exchange signalled inside the launch"). The fields start
+ * over. Collective. */
 #define FD_PATH_ROUNDS 2
 static int choose_path(fd_state *s, fd_result *r)
 {
-  if (s->opt->halo_path != FD_HALO_PATH_AUTO || s->halo.ipc_able_all == 0) return FD_OK;
+  s->sig_off = 0;
+  const int path = s->opt->halo_path;
+  if (path == FD_HALO_PATH_MPI || s->halo.ipc_able_all == 0) return FD_OK;
   const fd_fuse_tune *ft = &r->fuse;
-  double best[2] = {0.0, 0.0};
+  FD_CALL(use_path(s, PATH_SIGNALLED));
+  int cand[PATH_COUNT], n = 0;
+  if (path == FD_HALO_PATH_AUTO) cand[n++] = PATH_MPI;
+  cand[n++] = PATH_FLAGS;
+  if (signalled(s)) cand[n++] = PATH_SIGNALLED;
+  if (n < 2) return FD_OK;
+  double best[PATH_COUNT] = {0.0, 0.0, 0.0};
   for (int round = 0; round < FD_PATH_ROUNDS; round++)
-    for (int q = 0; q < 2; q++) {
-      const int ipc = round % 2 ? q : 1 - q; /* IPC, MPI, then MPI, IPC */
+    for (int i = 0; i < n; i++) {
+      const int q = cand[round % 2 ? n - 1 - i : i];
       double ms;
-      FD_CALL(halo_use_ipc(&s->halo, ipc));
+      FD_CALL(use_path(s, q));
       FD_CALL(loop_trial(s, ft->steps, &ft->config, ft->chosen_graphs, &ms)); /* the slowest rank's */
-      if (round == 0 || ms < best[ipc]) best[ipc] = ms;
+      if (round == 0 || ms < best[q]) best[q] = ms;
     }
-  FD_CALL(halo_use_ipc(&s->halo, best[1] <= best[0]));
+  int pick = cand[0];
+  for (int i = 1; i < n; i++)
+    if (best[cand[i]] <= best[pick]) pick = cand[i];
+  FD_CALL(use_path(s, pick));
   FD_CALL(use_choice(s, ft)); /* the graphs' staged copies followed the old faces */
-  r->path_trial_us[0] = best[0] * 1e3;
-  r->path_trial_us[1] = best[1] * 1e3;
+  for (int q = 0; q < PATH_COUNT; q++) r->path_trial_us[q] = best[q] * 1e3;
   r->path_trial_rounds = FD_PATH_ROUNDS;
   return FD_OK;
 }
@@ -1859,6 +1967,7 @@ static int state_restore(fd_state *s, fd_result *r)
   if (!s->ckpt.restart) return FD_OK;
   const fd_ckpt_view v = {0, 0, {s->u, s->um}, s->src_owned ? s->src_hist : NULL, 0};
   FD_CALL(checkpoint_load(&s->ckpt, &v, s->compute));
+  s->sig_primed = 0; /* u is the checkpoint's */
   checkpoint_steps(s); /* after a fallback the checkpoint is an older one */
   s->steps = s->first;
   if (s->ckpt.hist_lost) s->src_steps = -1; /* the energy check then does not apply */

@@ -38,9 +38,10 @@ typedef struct {
   fd_stat pct_memcpy;      /* effective bandwidth / memcpy bandwidth of each rank, % */
   int staged, overlap;
   long long ipc_faces, mpi_faces; /* active faces over all ranks by transport (halo.h) */
-  double path_trial_us[2]; /* --halo-path auto with faces that can go by IPC: the run's loop,
-                              us per step, through MPI [0] and with those faces by IPC [1],
-                              slowest rank, best of path_trial_rounds; 0 where no trial ran */
+  double path_trial_us[3]; /* the path trial (faces that can go by IPC): the run's loop, us per
+                              step, through MPI [0] (--halo-path auto), with those faces by IPC
+                              with flags [1] and signalled inside the launch [2], slowest rank,
+                              best of path_trial_rounds; 0 where that one did not run */
   int path_trial_rounds;
   int bytes_per_point;
   double dt;
@@ -87,6 +88,8 @@ typedef struct {
   long long graph_captures; /* graphs captured in the timed loop, most on one rank */
   long long xchain_passes; /* timed passes run in chains that hold exchanges (every face by
                               IPC), most on one rank */
+  long long sig_passes;    /* timed passes whose exchange was signalled inside their one launch
+                              (neighbours on the rank's own device), most on one rank */
   fd_verify verify;
   fd_problem prob;         /* the operator as set up (rank 0's view: dt, velocities, source) */
   /* snapshots */

@@ -7,7 +7,9 @@
  * message an exchange would send fits MPI's count (halo_check_counts); be_shell_exchange (the
  * shell with its unpack and the next pack in one launch) writes the same bits as the unpack,
  * the shell and the pack one after the other, and refuses a face whose layer is not in the
- * shell. */
+ * shell; the exchange signalled inside the pass's launch (be_signals_pass, signals_case.h)
+ * gives two blocks the bits of one grid, FAILs with the unpack dropped, and refuses (the host
+ * cannot wait) a pass whose neighbour has not packed. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@
 #include "backend.h"
 #include "fd_error.h"
 #include "halo.h"
+#include "signals_case.h"
 
 static be_stream s;
 
@@ -453,6 +456,63 @@ static void test_message_counts_fit_mpi(void **state)
   assert_non_null(strstr(fd_error_message(), "or a smaller --halo-width"));
 }
 
+static void test_signalled_passes_match_one_grid(void **state)
+{
+  (void)state;
+  char why[256] = "";
+  const int sizes[][4] = {{5, 4, 3, 4}, {7, 6, 1, 2}, {16, 9, 6, 5}};
+  for (size_t q = 0; q < sizeof sizes / sizeof sizes[0]; q++)
+    for (int with_f = 0; with_f < 2; with_f++) {
+      const int *n = sizes[q];
+      long bad = signals_case(n[0], n[1], n[2], n[3], with_f, FD_KERNEL_REORDERED, 5, 0, 0, s, NULL, why, sizeof why);
+      if (bad != 0) fail_msg("%dx%dx(%d+%d) f %d: %ld points differ %s", n[0], n[1], n[2], n[3], with_f, bad, why);
+      /* the planted fault: A's ghosts never unpacked */
+      bad = signals_case(n[0], n[1], n[2], n[3], with_f, FD_KERNEL_REORDERED, 5, 1, 0, s, NULL, why, sizeof why);
+      if (bad <= 0) fail_msg("%dx%dx(%d+%d) f %d: the dropped unpack went unseen (%ld, %s)", n[0], n[1], n[2], n[3], with_f, bad, why);
+    }
+  assert_int_equal(signals_case(6, 5, 3, 4, 0, FD_KERNEL_REORDERED, 0, 0, 1, s, NULL, why, sizeof why), 0);
+}
+
+static void test_signalled_pass_refuses_an_unpacked_neighbour(void **state)
+{
+  (void)state;
+  const int n[3] = {4, 3, 2};
+  fd_grid g;
+  assert_int_equal(fd_grid_init(&g, n, 1), 0);
+  fd_faces fc;
+  fd_faces_init(&fc, n);
+  fc.active[5] = 1;
+  real_t *u = calloc(g.elems, sizeof(real_t)), *out = calloc(g.elems, sizeof(real_t));
+  real_t *slots = calloc(2 * fc.total, sizeof(real_t)), *peer = calloc(2 * fc.total, sizeof(real_t));
+  uint32_t words[BE_SIG_WORDS] = {0}, peer_words[BE_SIG_WORDS] = {0};
+  be_signals x;
+  memset(&x, 0, sizeof x);
+  x.faces = &fc;
+  x.exchange = x.unpack = 1u << 5;
+  x.send[0] = slots, x.send[1] = slots + fc.total;
+  x.peer[5][0] = peer, x.peer[5][1] = peer + fc.total;
+  x.words = words;
+  x.peer_in[5] = peer_words + 4;
+  fd_coeffs c = {0};
+  fd_kernel k = {0};
+  k.id = FD_KERNEL_REORDERED;
+  assert_int_equal(be_signals_prime(&g, &x, u, s), BE_OK);
+  assert_int_equal(peer_words[4], 1u);
+  assert_int_not_equal(be_signals_pass(&g, &c, u, NULL, out, k, &x, s), BE_OK); /* in[5] = 0 */
+  assert_non_null(strstr(be_error_message(), "has not packed exchange 0"));
+  words[5] = 1; /* the neighbour packed exchange 0 */
+  assert_int_equal(be_signals_pass(&g, &c, u, NULL, out, k, &x, s), BE_OK);
+  assert_int_equal(words[BE_SIG_SEQ], 1u);
+  assert_int_equal(peer_words[4], 2u);
+  assert_int_not_equal(be_signals_pass(&g, &c, out, NULL, u, k, &x, s), BE_OK); /* exchange 1: not yet */
+  x.peer[5][1] = NULL;
+  assert_int_not_equal(be_signals_prime(&g, &x, u, s), BE_OK);
+  free(u);
+  free(out);
+  free(slots);
+  free(peer);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -469,6 +529,8 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_message_counts_fit_mpi),
     cmocka_unit_test(test_shell_exchange_matches_three_calls),
     cmocka_unit_test(test_shell_exchange_refuses_faces_outside_the_shell),
+    cmocka_unit_test(test_signalled_passes_match_one_grid),
+    cmocka_unit_test(test_signalled_pass_refuses_an_unpacked_neighbour),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   be_stream_destroy(s);

@@ -68,7 +68,7 @@ case_run() {
   # shellcheck disable=SC2046
   fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") "$@" --dump "$work/d.raw"
   local rc=$?
-  if [ "$want" = ipc ] && ! grep -q "IPC faces  *pulled: .*ordered on the device by flags" "$work/last.log"; then rc=99; fi
+  if [ "$want" = ipc ] && ! grep -qE "IPC faces  *(pulled: .*ordered on the device by flags|read inside the pass's launch)" "$work/last.log"; then rc=99; fi
   if [[ " $* " == *" --halo-width "* || " $* " == *" --fuse "* ]] && ! grep -q "deep halo   width\|fuse        " "$work/last.log"; then rc=98; fi
   if [[ " $* " == *" --graphs on "* ]] && ! grep -q "graphs      on" "$work/last.log"; then rc=97; fi
   if [ "$(grep -c "^  graphs  " "$work/last.log")" -ne 1 ]; then rc=95; fi # one graphs line, on or off
@@ -118,9 +118,9 @@ order_cases() {
     rm -f "$work/d.raw"
     if fd 2 --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs 1,1,2 --mpi-gpu aware --dump "$work/d.raw" &&
       grep -q "verification: PASS" "$work/last.log" && grep -q "^  path trial  step " "$work/last.log" &&
-      grep -q "): --halo-path auto took [IM]P[CI]$" "$work/last.log" &&
+      grep -qE "rounds\): took (MPI|IPC signalled|IPC with flags)$" "$work/last.log" &&
       cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
-      ok "2 ranks --halo-path auto, aware MPI, $op: $(grep -o 'auto took [A-Z]*' "$work/last.log") after the path trial, bitwise equal to 1 GPU"
+      ok "2 ranks --halo-path auto, aware MPI, $op: $(grep -o 'took [A-Za-z ]*$' "$work/last.log") after the path trial, bitwise equal to 1 GPU"
     else
       bad "2 ranks --halo-path auto, aware MPI, $op"
       tail -20 "$work/last.log" >> "$OUT/tests.log"
@@ -222,6 +222,31 @@ fault_cases() {
   fault_case 2 1,1,2 ipc heat --graphs on
   fault_case 4 2,2,1 ipc jacobi --halo-width 2 --fuse 2 --graphs on
   fault_case 4 1,2,2 staged wave --halo-width 2 --graphs on
+}
+
+# signalled_cases: under MPS, ranks sharing the GPU exchange inside the pass's launch (the
+# path trial takes it over flags at these blocks): heat and jacobi on 2, 4 and 8 ranks, graphs
+# on and off, bitwise equal to 1 GPU, with the report's signalled line; the exchange fault
+# FAILs there too
+signalled_cases() {
+  local op cfg np procs g
+  nvidia-cuda-mps-control -d 2>/dev/null || log "note: MPS did not start"
+  for op in heat jacobi; do
+    for cfg in "2 1,1,2" "4 1,2,2" "8 2,2,2"; do
+      read -r np procs <<< "$cfg"
+      for g in on off; do
+        case_run "$np" "$procs" ipc "$op" --graphs "$g"
+        if grep -q "^  signalled   [1-9][0-9]* of the timed passes exchanged inside their one launch" "$work/last.log"; then
+          ok "$np ranks ($procs) ipc $op --graphs $g: $(grep -o 'took IPC [a-z]*' "$work/last.log") (signalled passes)"
+        else
+          bad "$np ranks ($procs) ipc $op --graphs $g: no signalled passes ($(grep -o 'took [A-Za-z ]*$' "$work/last.log"))"
+        fi
+      done
+    done
+    fault_case 8 2,2,2 ipc "$op" --graphs on
+    grep -q "^  signalled   " "$work/last.log" || bad "exchange fault 8 ranks ipc $op: not signalled"
+  done
+  echo quit | nvidia-cuda-mps-control 2>/dev/null
 }
 
 # graph_cases OP: --graphs on and off (each pass's device work, chains of passes and packs
@@ -370,6 +395,7 @@ run_tests() {
     [ "$op" = laplacian ] || deep_cases "$op"
   done
   order_cases
+  [ "$ngpu" -lt 2 ] && signalled_cases
   # every PASS above ran with the ghosts an exchange fills NaN until it does; with one unpack
   # dropped every operator must FAIL
   fault_cases

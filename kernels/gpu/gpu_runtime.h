@@ -12,6 +12,8 @@
  *                        evict-first in L2), __builtin_nontemporal_store on AMD (slc/nt bits)
  *   gpu_store_nt2(p, x, y) the same for the aligned pair p[0], p[1] in one 16-byte store
  *   gpu_ldg(p)           read-only load: __ldg on NVIDIA (LDG.CONSTANT), a plain load on AMD
+ *   gpu_ld_shared_l2(p)  load of data another process wrote in this launch: __ldcg on NVIDIA
+ *                        (from L2), a plain load on AMD
  *   gpu_store2(p, x, y)  plain 16-byte (8 for float) store of the aligned pair p[0], p[1]
  *   GPU_REGISTER_CAP(n)  a kernel may use up to n registers per thread: __maxnreg__ on NVIDIA
  *                        (ptxas otherwise caps some kernels lower and spills), launch bounds
@@ -157,6 +159,9 @@ __device__ __forceinline__ void gpu_store_nt2(float *p, float x, float y)
   __stcs(reinterpret_cast<float2 *>(p), make_float2(x, y));
 }
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return __ldg(p); }
+/* a load of memory another process's kernel wrote during this launch (the signalled exchange):
+ * from L2, past the SM's own cache */
+template <typename T> __device__ __forceinline__ T gpu_ld_shared_l2(const T *p) { return __ldcg(p); }
 #define GPU_REGISTER_CAP(n) __maxnreg__(n)
 /* plain 16-byte (8 for float) store of the pair x, y at p (aligned to the pair) */
 __device__ __forceinline__ void gpu_store2(double *p, double x, double y)
@@ -231,6 +236,10 @@ template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v)
   __builtin_nontemporal_store(v, p);
 }
 template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return *p; }
+/* a load of memory another process's kernel wrote during this launch (the signalled exchange):
+ * a plain load (no line of it can be in the CU's cache: nothing read it in this launch before
+ * the flag said it was written) */
+template <typename T> __device__ __forceinline__ T gpu_ld_shared_l2(const T *p) { return *p; }
 #define GPU_REGISTER_CAP(n) __launch_bounds__(512)
 #if defined(__AMDGCN_WAVEFRONT_SIZE)
 #define GPU_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE /* 64 on gfx90a, 32 on wave32 targets */

@@ -59,6 +59,8 @@ typedef enum {
   OP_PACK,
   OP_UNPACK,
   OP_SHELL_X,
+  OP_SIG_PRIME,
+  OP_SIG_PASS,
   OP_MEMCPY,
   OP_ADD_POINT,
   OP_RECORD
@@ -82,6 +84,7 @@ typedef struct {
   real_t value;
   be_event event;
   unsigned unpack, pack; /* OP_SHELL_X: u is the field (written), src recv, dst send */
+  be_signals sig;        /* OP_SIG_PRIME, OP_SIG_PASS */
 } host_op;
 
 struct be_graph_s {
@@ -382,6 +385,8 @@ int be_graph_launch(be_graph g, be_stream s)
       rc = be_shell_exchange(&o->g, o->deferred, &o->c, (real_t *)o->u, o->f, o->out, &o->faces, o->src,
                              o->unpack, o->dst, o->pack, s);
       break;
+    case OP_SIG_PRIME: rc = be_signals_prime(&o->g, &o->sig, o->u, s); break;
+    case OP_SIG_PASS: rc = be_signals_pass(&o->g, &o->c, (real_t *)o->u, o->f, o->out, o->kern, &o->sig, s); break;
     case OP_MEMCPY: rc = be_memcpy_async(o->dst, o->src, o->bytes, BE_COPY_D2D, s); break;
     case OP_ADD_POINT: rc = be_add_point(&o->g, o->pt[0], o->pt[1], o->pt[2], o->value, o->out, s); break;
     case OP_RECORD: rc = be_event_record(o->event, s); break;
@@ -686,11 +691,12 @@ int be_norms(const fd_grid *g, const real_t *a, const real_t *b, const fd_field 
   return BE_OK;
 }
 
-/* One point (i, j, k) of be_shell_exchange: its neighbour across face fc = 2*d + side is
- * recv's where fc is in unpack and the point lies in fc's layer (at index idx[fc] of the
- * face's region), else u's. */
+/* One point (i, j, k) of be_shell_exchange and be_signals_pass: its neighbour across face
+ * fc = 2*d + side is recv[fc]'s (the face's region, at its point (p, q) = p + n[a]*q) where fc
+ * is in unpack and the point lies in fc's layer, else u's; its new value (u's without out)
+ * goes to region fc of send (at faces->offset[fc]) where fc is in pack. */
 static void shell_exchange_point(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f,
-                                 real_t *out, const fd_faces *faces, const real_t *recv,
+                                 real_t *out, const fd_faces *faces, const real_t *const recv[FD_FACES],
                                  unsigned unpack, real_t *send, unsigned pack, int i, int j, int k)
 {
   const int x[3] = {i, j, k};
@@ -700,10 +706,10 @@ static void shell_exchange_point(const fd_grid *g, const fd_coeffs *c, real_t *u
   unsigned on = 0; /* faces whose layer holds the point */
   for (int fc = 0; fc < FD_FACES; fc++) {
     const int d = fc / 2, side = fc % 2, a = d == 0 ? 1 : 0, b = d == 2 ? 1 : 2;
-    idx[fc] = faces->offset[fc] + (size_t)(x[a] - 1) + (size_t)g->n[a] * (size_t)(x[b] - 1);
+    idx[fc] = (size_t)(x[a] - 1) + (size_t)g->n[a] * (size_t)(x[b] - 1);
     const long long q = p + (side ? stride[d] : -stride[d]);
     if (x[d] == (side ? g->n[d] : 1)) on |= 1u << fc;
-    nb[fc] = (unpack & on) >> fc & 1u ? recv[idx[fc]] : u[q];
+    nb[fc] = (unpack & on) >> fc & 1u ? recv[fc][idx[fc]] : u[q];
   }
   real_t v = u[p];
   if (out) {
@@ -714,9 +720,31 @@ static void shell_exchange_point(const fd_grid *g, const fd_coeffs *c, real_t *u
   for (int fc = 0; fc < FD_FACES; fc++) {
     if (!(on >> fc & 1u)) continue;
     const int d = fc / 2, side = fc % 2;
-    if (pack >> fc & 1u) send[idx[fc]] = v;
+    if (pack >> fc & 1u) send[faces->offset[fc] + idx[fc]] = v;
     if (unpack >> fc & 1u) u[p + (side ? stride[d] : -stride[d])] = nb[fc];
   }
+}
+
+/* The shell of `deferred` as be_stencil's, point by point (shell_exchange_point): whole rows
+ * outside the interior box's (j, k) range, else the points left of lo[0] and right of hi[0]. */
+static void shell_exchange_loop(const fd_grid *g, unsigned deferred, const fd_coeffs *c, real_t *u,
+                                const real_t *f, real_t *out, const fd_faces *faces,
+                                const real_t *const recv[FD_FACES], unsigned unpack, real_t *send,
+                                unsigned pack)
+{
+  int lo[3], hi[3];
+  fd_interior_box(g, deferred, lo, hi);
+  const int nx = g->n[0];
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 1; k <= g->n[2]; k++)
+    for (int j = 1; j <= g->n[1]; j++) {
+      const int whole = k < lo[2] || k > hi[2] || j < lo[1] || j > hi[1] || hi[0] < lo[0];
+      const int left = whole ? nx : lo[0] - 1, right = whole ? nx + 1 : hi[0] + 1;
+      for (int i = 1; i <= left; i++)
+        shell_exchange_point(g, c, u, f, out, faces, recv, unpack, send, pack, i, j, k);
+      for (int i = right > left ? right : left + 1; i <= nx; i++)
+        shell_exchange_point(g, c, u, f, out, faces, recv, unpack, send, pack, i, j, k);
+    }
 }
 
 int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, real_t *u,
@@ -733,20 +761,67 @@ int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, r
   if (fd_shell_exchange_check(g, deferred, faces, unpack, pack, why, sizeof why)) return fail("%s", why);
   if (out == u) return fail("be_shell_exchange: u and out must differ");
   if (out && !c) return fail("be_shell_exchange: the stencil needs its coefficients");
-  int lo[3], hi[3];
-  fd_interior_box(g, deferred, lo, hi);
-  const int nx = g->n[0];
-  /* the shell as be_stencil's: whole rows outside the box's (j, k) range, else the points left
-   * of lo[0] and right of hi[0] */
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int k = 1; k <= g->n[2]; k++)
-    for (int j = 1; j <= g->n[1]; j++) {
-      const int whole = k < lo[2] || k > hi[2] || j < lo[1] || j > hi[1] || hi[0] < lo[0];
-      const int left = whole ? nx : lo[0] - 1, right = whole ? nx + 1 : hi[0] + 1;
-      for (int i = 1; i <= left; i++)
-        shell_exchange_point(g, c, u, f, out, faces, recv, unpack, send, pack, i, j, k);
-      for (int i = right > left ? right : left + 1; i <= nx; i++)
-        shell_exchange_point(g, c, u, f, out, faces, recv, unpack, send, pack, i, j, k);
-    }
+  const real_t *rf[FD_FACES];
+  for (int fc = 0; fc < FD_FACES; fc++) rf[fc] = recv + faces->offset[fc];
+  shell_exchange_loop(g, deferred, c, u, f, out, faces, rf, unpack, send, pack);
+  return BE_OK;
+}
+
+/* be_signals' checks that the backends share are in be_shell_exchange's; these are the
+ * words' and slots' */
+static int signals_check(const be_signals *x, const char *who)
+{
+  if (!x->faces || !x->words || !x->send[0] || !x->send[1]) return fail("%s: no faces, words or slots", who);
+  for (int fc = 0; fc < FD_FACES; fc++)
+    if (x->exchange >> fc & 1u && (!x->peer[fc][0] || !x->peer[fc][1] || !x->peer_in[fc]))
+      return fail("%s: face %d has no neighbour's slots or word", who, fc);
+  return BE_OK;
+}
+
+int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_stream s)
+{
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_SIG_PRIME, .g = *g, .u = u, .sig = *x};
+    return record(s, &op);
+  }
+  char why[160];
+  if (fd_shell_exchange_check(g, x->exchange, x->faces, x->unpack, x->exchange, why, sizeof why)) return fail("%s", why);
+  if (signals_check(x, "be_signals_prime")) return BE_ERROR;
+  const uint32_t e = x->words[BE_SIG_SEQ];
+  fd_faces fc = *x->faces;
+  for (int r = 0; r < FD_REGIONS; r++) fc.active[r] = r < FD_FACES && (x->exchange >> r & 1u);
+  if (be_pack_faces(g, &fc, u, x->send[e & 1u], s) != BE_OK) return BE_ERROR;
+  for (int r = 0; r < FD_FACES; r++)
+    if (x->exchange >> r & 1u) *x->peer_in[r] = e + 1;
+  return BE_OK;
+}
+
+int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f, real_t *out,
+                    fd_kernel k, const be_signals *x, be_stream s)
+{
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_SIG_PASS, .g = *g, .c = c ? *c : (fd_coeffs){0}, .u = u, .f = f, .out = out,
+                        .kern = k, .sig = *x};
+    return record(s, &op);
+  }
+  char why[160];
+  if (fd_shell_exchange_check(g, x->exchange, x->faces, x->unpack, x->exchange, why, sizeof why)) return fail("%s", why);
+  if (signals_check(x, "be_signals_pass")) return BE_ERROR;
+  if (out == u) return fail("be_signals_pass: u and out must differ");
+  if (out && !c) return fail("be_signals_pass: the stencil needs its coefficients");
+  const uint32_t e = x->words[BE_SIG_SEQ];
+  const real_t *rf[FD_FACES] = {NULL};
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    if (!(x->exchange >> fc & 1u)) continue;
+    if ((int32_t)(x->words[fc] - (e + 1)) < 0)
+      return fail("be_signals_pass: the neighbour across face %d has not packed exchange %u (its word says %u); "
+                  "the host backend cannot wait for it", fc, e, x->words[fc]);
+    rf[fc] = x->peer[fc][e & 1u];
+  }
+  shell_exchange_loop(g, x->exchange, c, u, f, out, x->faces, rf, x->unpack, x->send[(e + 1) & 1u], x->exchange);
+  if (out && be_stencil(g, FD_REGION_INTERIOR, x->exchange, c, u, f, out, k, s) != BE_OK) return BE_ERROR;
+  x->words[BE_SIG_SEQ] = e + 1;
+  for (int fc = 0; fc < FD_FACES; fc++)
+    if (x->exchange >> fc & 1u) *x->peer_in[fc] = e + 2;
   return BE_OK;
 }

@@ -378,7 +378,7 @@ for k in ("copy", "latency", "exchange_alone", "step_over_f1"):
     assert 0 < f[k]["min"] <= f[k]["avg"] <= f[k]["max"], (k, f[k])
 g = r["graphs"]
 assert g["mode"] == "auto" and g["on"] is False and g["failed_ranks"] == 0 and g["failure"] is None, g
-assert g["exchange_chain_passes"] == 0 and g["exchange_chains_failed_ranks"] == 0 and g["exchange_chains_failure"] is None, g
+assert g["exchange_chain_passes"] == 0 and g["exchange_signalled_passes"] == 0 and g["exchange_chains_failed_ranks"] == 0 and g["exchange_chains_failure"] is None, g
 # provenance: what the run ran on
 import os, re
 for k in ("compiler", "build_type", "build_flags", "hwloc", "gtl", "mpi_library", "gpu_runtime", "gpu_driver"):

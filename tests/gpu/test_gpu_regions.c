@@ -9,7 +9,12 @@
  *     into a NaN field writes every receive box with the right points and nothing else;
  *   - be_shell_exchange (the shell with its unpack and the next pack in one launch) writes
  *     the same bits as be_unpack_faces, be_stencil(SHELL) and be_pack_faces one after the
- *     other: the field with its ghosts, the output and the send buffer.
+ *     other: the field with its ghosts, the output and the send buffer;
+ *   - the exchange signalled inside the pass's launch (be_signals_pass, ../signals_case.h):
+ *     two blocks get the bits of one grid, with the one-launch kernel (zmarch) and with two
+ *     launches (reordered), passes alternating on one stream or each block's on its own stream
+ *     (the launches then wait on the device for the other's words); with the unpack dropped
+ *     the comparison FAILs; the exchange alone lands the neighbours' layers.
  * Ends with "N passed, M failed"; exit status 1 on any failure.
  *
  * Usage: test_gpu_regions [--quick]   (--quick: fewer sizes, for compute-sanitizer)
@@ -22,6 +27,7 @@
 
 #include "backend.h"
 #include "gpu_check.h"
+#include "../signals_case.h"
 
 static void copy(void *dst, const void *src, size_t bytes, be_copy_kind kind)
 {
@@ -238,6 +244,27 @@ int main(int argc, char **argv)
   for (int s = 0; s < nx; s++)
     for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++)
       for (int v = 0; v < 3; v++) check_shell_exchange(xsizes[s], masks[m][0], masks[m][1], masks[m][2], v == 1, v < 2);
+  be_stream s2;
+  REQUIRE(be_stream_create(&s2, BE_PRIORITY_NORMAL));
+  const int ssizes[][4] = {{64, 64, 64, 64}, {37, 23, 19, 11}, {5, 4, 3, 4}, {7, 6, 1, 2}, {130, 3, 2, 5}};
+  const fd_kernel_id kids[2] = {FD_KERNEL_ZMARCH, FD_KERNEL_REORDERED};
+  const int nss = quick ? 2 : (int)(sizeof ssizes / sizeof ssizes[0]);
+  char why[256];
+  for (int q = 0; q < nss; q++)
+    for (int kq = 0; kq < 2; kq++)
+      for (int v = 0; v < 4; v++) { /* f off/on, one stream / two */
+        const int *n = ssizes[q], with_f = v & 1;
+        be_stream sb = v & 2 ? s2 : NULL;
+        why[0] = '\0';
+        long bad = signals_case(n[0], n[1], n[2], n[3], with_f, kids[kq], 7, 0, 0, S, sb, why, sizeof why);
+        check(bad == 0, "signalled %dx%dx(%d+%d) %s f %d streams %d: %ld points differ %s", n[0], n[1], n[2], n[3],
+              fd_kernel_name(kids[kq]), with_f, sb ? 2 : 1, bad, why);
+        bad = signals_case(n[0], n[1], n[2], n[3], with_f, kids[kq], 7, 1, 0, S, sb, why, sizeof why);
+        check(bad > 0, "signalled %dx%dx(%d+%d) %s f %d streams %d: the dropped unpack went unseen (%ld %s)", n[0], n[1],
+              n[2], n[3], fd_kernel_name(kids[kq]), with_f, sb ? 2 : 1, bad, why);
+      }
+  check(signals_case(6, 5, 3, 4, 0, FD_KERNEL_ZMARCH, 0, 0, 1, S, NULL, why, sizeof why) == 0, "signalled exchange alone: %s", why);
+  REQUIRE(be_stream_destroy(s2));
   REQUIRE(be_stream_destroy(S));
   REQUIRE(be_finalize());
   printf("%d passed, %d failed\n", n_pass, n_fail);
