@@ -19,9 +19,10 @@
  * a snapshot may hold while it is copied off the device. */
 #define FD_POOL_MAX 4
 
-/* One window in FD_SAMPLE_EVERY runs its passes eagerly with device timing events: the
- * report's phase times are those windows' (README "Reading the report"); the other passes
- * record no timing event and need no host wait. */
+/* One window in FD_SAMPLE_EVERY runs its passes eagerly with device timing events (with
+ * signalled passes the loop's first only: sampled_window): the report's phase times are those
+ * windows' (README "Reading the report"); the other passes record no timing event and need no
+ * host wait. */
 #define FD_SAMPLE_EVERY 16
 /* The host runs at most 2 x FD_AHEAD passes ahead of the device. */
 #define FD_AHEAD 16
@@ -386,6 +387,16 @@ static int agree_signals(fd_state *s)
   return FD_OK;
 }
 
+/* Whether window w of a loop (windows since loop_reset) runs eagerly with timing events: one
+ * in FD_SAMPLE_EVERY; with signalled passes only the loop's first, since a signalled pass's
+ * phases are one launch (the interior's time) and each sampled window, an eager pass between
+ * two chains, cost the 2-rank step at 64^3 about 0.9 us on an H100 (bench/results/README.md,
+ * "The exchange signalled inside the launch"). Pure. */
+static int sampled_window(const fd_state *s, long long w)
+{
+  return signalled(s) ? w == 0 : w % FD_SAMPLE_EVERY == 0;
+}
+
 /* Before signalled passes: where the words and slots do not hold u's layers, every rank waits
  * for its device, the words are reset (halo_signals_reset) and each rank primes its slots
  * with u on the compute stream. Collective (every rank decides alike). */
@@ -453,7 +464,7 @@ static int solver_pass(fd_state *s, int len)
 {
   const int *n = s->grid.n;
   const unsigned sides = s->alone ? 0u : s->sides;
-  if (s->win_pos == 0) s->sampling = s->windows++ % FD_SAMPLE_EVERY == 0;
+  if (s->win_pos == 0) s->sampling = sampled_window(s, s->windows++);
   const int timed = s->sampling, q = (int)(s->samples % 2);
   fd_pass p;
   p.len = len;
@@ -992,7 +1003,7 @@ static int chain_length(const fd_state *s, int most, int *exchanges)
         if (!chains_exchange(s) || s->xchains.failed || s->opt->inject_fault == FD_FAULT_ORDER) break;
         *exchanges = 1;
       }
-      sampling = windows++ % FD_SAMPLE_EVERY == 0;
+      sampling = sampled_window(s, windows++);
     }
     if (sampling) break;
     steps += s->fuse;
