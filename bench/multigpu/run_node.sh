@@ -9,7 +9,8 @@
 # ranks; deep halos --halo-width 2 and 3 with and without --fuse through every path, bitwise
 # equal to 1 GPU; the exchange fault --test-inject-fault=exchange failing every operator;
 # --graphs on and off bitwise equal; the single-step autotune's loop trials of its closest
-# candidates, check_autotune.py), then the scaling benchmarks (bench) and the halo-path
+# candidates, check_autotune.py; under MPS, ranks sharing the GPU exchanging inside the pass's
+# launch, signalled_cases), then the scaling benchmarks (bench) and the halo-path
 # benchmarks (halo). The tests end with checkpoint and restart on the GPU (ckpt_cases). The
 # small-block and deep-halo benchmarks, under MPS: bench/strong/run_node.sh.
 #
