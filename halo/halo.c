@@ -959,7 +959,8 @@ void halo_signalled(fd_halo *h) { h->count++; }
 int halo_signals_alone_us(fd_halo *h, const fd_grid *g, real_t *u, int reps, double *us)
 {
   *us = 0.0;
-  if (!halo_signals_able(h)) return fd_set_error(FD_ERR_USAGE, "halo_signals_alone_us: this rank's exchange cannot be signalled");
+  if (!halo_signals_able(h))
+    return fd_set_error(FD_ERR_USAGE, "halo_signals_alone_us: this rank's exchange cannot be signalled");
   be_signals x;
   halo_signals(h, &x);
   FD_CALL(halo_signals_reset(h));

@@ -431,7 +431,12 @@ static int signals_prime(fd_state *s)
  * receives (a timed pass runs the three apart and packs again, for its timing events). The
  * one host wait of a pass is the packed faces before MPI_Isend (the IPC path has none: the
  * device orders the copies); a rank without neighbours does no exchange at all, and its pass is the interior
- * update of the whole block. Faces at the global edge hold fixed Dirichlet ghosts: their
+ * update of the whole block. Where every rank's neighbours share its device and the path trial
+ * chose it (signalled), a pass that would receive fused is one launch on the compute stream
+ * instead (be_signals_pass: it waits on the device for the neighbours' words, reads their
+ * faces from their slots, updates the interior and the shell, packs the next exchange and sets
+ * their words): no halo stream, no event, no host call; signals_prime resets the words and
+ * packs u before a run of such passes. Faces at the global edge hold fixed Dirichlet ghosts: their
  * layers belong to the interior.
  * --no-overlap runs the interior and the shell on the compute stream after the unpack; the
  * --baseline run ("alone") is the interior update of the whole block, with no exchange.

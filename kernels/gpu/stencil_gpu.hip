@@ -419,11 +419,11 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
  * until every neighbour's word says it has packed this exchange, then the block reads the
  * neighbours' slots; after its writes it counts itself in `arrivals`, and the last block sets
  * seq and the neighbours' words behind a device-wide fence (the neighbours share the device).
- * No arrays per point (six named neighbours): no stack. The one-launch kernel takes more
- * registers than k_zmarch (64 against 32-40 on sm_90), which costs the interior occupancy on
- * large blocks: the path trial (src/solver.c) weighs it against the two-stream schedule. The interior blocks read no ghost
- * of an exchanged face and write none of the shell's points: the two parts of the launch are
- * independent. */
+ * The interior blocks read no ghost of an exchanged face and write none of the shell's
+ * points: the two parts of the launch are independent. No arrays per point (six named
+ * neighbours): no stack. The one-launch kernel takes more registers than k_zmarch (64 against
+ * 32-40 on sm_90), which costs the interior occupancy on large blocks: the path trial
+ * (src/solver.c) weighs it against the two-stream schedule. */
 constexpr unsigned XG_MAX_BLOCKS = 16;
 enum { XG_PRIME = 0, XG_COPY = 1, XG_PASS = 2 };
 
@@ -466,7 +466,8 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
     const unsigned r = (unsigned)(t - sl.start[q]);
     const unsigned ex = (unsigned)(sl.hi[q][0] - sl.lo[q][0] + 1), ey = (unsigned)(sl.hi[q][1] - sl.lo[q][1] + 1);
     const unsigned rx = r / ex;
-    const int c0 = sl.lo[q][0] + (int)(r - rx * ex), c1 = sl.lo[q][1] + (int)(rx % ey), c2 = sl.lo[q][2] + (int)(rx / ey);
+    const int c0 = sl.lo[q][0] + (int)(r - rx * ex), c1 = sl.lo[q][1] + (int)(rx % ey),
+              c2 = sl.lo[q][2] + (int)(rx / ey);
     const long long p = a.origin + c0 + a.sx * c1 + a.sxy * c2;
     /* the faces whose layer holds the point */
     const unsigned on = (unsigned)(c0 == 1) | (unsigned)(c0 == x.n[0]) << 1 | (unsigned)(c1 == 1) << 2 |
@@ -1168,8 +1169,8 @@ static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *
   if (!x->words || !x->send[0] || !x->send[1]) return gpu_failf_private(BE_ERROR, "%s: no words or slots", who);
   for (int fc = 0; fc < FD_FACES; fc++)
     if (x->exchange >> fc & 1u && x->faces->count[fc] > 0x7fffffffu)
-      return gpu_failf_private(BE_ERROR, "%s: face %d has %zu points, more than a signalled exchange takes (2^31 - 1)", who, fc,
-                               x->faces->count[fc]);
+      return gpu_failf_private(BE_ERROR, "%s: face %d has %zu points, more than a signalled exchange takes (2^31 - 1)",
+                               who, fc, x->faces->count[fc]);
   for (int fc = 0; fc < FD_FACES; fc++)
     if (x->exchange >> fc & 1u && (!x->peer[fc][0] || !x->peer[fc][1] || !x->peer_in[fc]))
       return gpu_failf_private(BE_ERROR, "%s: face %d has no neighbour's slots or word", who, fc);
@@ -1240,7 +1241,8 @@ extern "C" int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, 
       m.origin += m.sxy * (lo[2] + hi[2]);
       m.sxy = -m.sxy;
     }
-    zmarch_x_fn(f != NULL, k.tile, k.vec)<<<(unsigned)blocks, dim3((unsigned)k.block[0], (unsigned)k.block[1]), 0, st>>>(m, a);
+    const dim3 block((unsigned)k.block[0], (unsigned)k.block[1]);
+    zmarch_x_fn(f != NULL, k.tile, k.vec)<<<(unsigned)blocks, block, 0, st>>>(m, a);
     GPU_LAUNCHED("k_zmarch_x");
     return BE_OK;
   }
