@@ -508,6 +508,11 @@ int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_
  * backend, which cannot wait, fails (BE_ERROR) where a word is not yet set. Asynchronous on s. */
 int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f, real_t *out,
                     fd_kernel k, const be_signals *x, be_stream s);
+/* be_signals_prime's and be_signals_pass's check of *x against g, the same for every backend
+ * (common.c): be_shell_exchange's (fd_shell_exchange_check), the words, slots and each
+ * exchanged face's neighbour, and faces of fewer than 2^31 points. 0, or -1 with the reason,
+ * naming `who`, in why[0..len-1]. Pure. */
+int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, char *why, size_t len);
 
 /* ---- initialisation and norms -------------------------------------------------------- */
 

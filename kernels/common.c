@@ -165,3 +165,25 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
     }
   return 0;
 }
+
+int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, char *why, size_t len)
+{
+  if (!x->faces || !x->words || !x->send[0] || !x->send[1]) {
+    snprintf(why, len, "%s: no faces, words or slots", who);
+    return -1;
+  }
+  if (fd_shell_exchange_check(g, x->exchange, x->faces, x->unpack, x->exchange, why, len)) return -1;
+  for (int f = 0; f < FD_FACES; f++) {
+    if (!(x->exchange >> f & 1u)) continue;
+    if (!x->peer[f][0] || !x->peer[f][1] || !x->peer_in[f]) {
+      snprintf(why, len, "%s: face %d has no neighbour's slots or word", who, f);
+      return -1;
+    }
+    if (x->faces->count[f] > 0x7fffffffu) {
+      snprintf(why, len, "%s: face %d has %zu points, more than a signalled exchange takes (2^31 - 1)", who, f,
+               x->faces->count[f]);
+      return -1;
+    }
+  }
+  return 0;
+}

@@ -1164,16 +1164,7 @@ static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *
 {
   char why[160];
   if (!gpu_initialized_private) return gpu_failf_private(BE_ERROR, "%s: be_init was not called", who);
-  if (fd_shell_exchange_check(g, x->exchange, x->faces, x->unpack, x->exchange, why, sizeof why))
-    return gpu_failf_private(BE_ERROR, "%s", why);
-  if (!x->words || !x->send[0] || !x->send[1]) return gpu_failf_private(BE_ERROR, "%s: no words or slots", who);
-  for (int fc = 0; fc < FD_FACES; fc++)
-    if (x->exchange >> fc & 1u && x->faces->count[fc] > 0x7fffffffu)
-      return gpu_failf_private(BE_ERROR, "%s: face %d has %zu points, more than a signalled exchange takes (2^31 - 1)",
-                               who, fc, x->faces->count[fc]);
-  for (int fc = 0; fc < FD_FACES; fc++)
-    if (x->exchange >> fc & 1u && (!x->peer[fc][0] || !x->peer[fc][1] || !x->peer_in[fc]))
-      return gpu_failf_private(BE_ERROR, "%s: face %d has no neighbour's slots or word", who, fc);
+  if (fd_signals_check(g, x, who, why, sizeof why)) return gpu_failf_private(BE_ERROR, "%s", why);
   if (u == out) return gpu_failf_private(BE_ERROR, "%s: u and out must differ", who);
   if (out && !c) return gpu_failf_private(BE_ERROR, "%s: the stencil needs its coefficients", who);
   memset(a, 0, sizeof *a);

@@ -767,17 +767,6 @@ int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, r
   return BE_OK;
 }
 
-/* be_signals' checks that the backends share are in be_shell_exchange's; these are the
- * words' and slots' */
-static int signals_check(const be_signals *x, const char *who)
-{
-  if (!x->faces || !x->words || !x->send[0] || !x->send[1]) return fail("%s: no faces, words or slots", who);
-  for (int fc = 0; fc < FD_FACES; fc++)
-    if (x->exchange >> fc & 1u && (!x->peer[fc][0] || !x->peer[fc][1] || !x->peer_in[fc]))
-      return fail("%s: face %d has no neighbour's slots or word", who, fc);
-  return BE_OK;
-}
-
 int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_stream s)
 {
   if (capturing(s)) {
@@ -785,8 +774,7 @@ int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_
     return record(s, &op);
   }
   char why[160];
-  if (fd_shell_exchange_check(g, x->exchange, x->faces, x->unpack, x->exchange, why, sizeof why)) return fail("%s", why);
-  if (signals_check(x, "be_signals_prime")) return BE_ERROR;
+  if (fd_signals_check(g, x, "be_signals_prime", why, sizeof why)) return fail("%s", why);
   const uint32_t e = x->words[BE_SIG_SEQ];
   fd_faces fc = *x->faces;
   for (int r = 0; r < FD_REGIONS; r++) fc.active[r] = r < FD_FACES && (x->exchange >> r & 1u);
@@ -805,8 +793,7 @@ int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_
     return record(s, &op);
   }
   char why[160];
-  if (fd_shell_exchange_check(g, x->exchange, x->faces, x->unpack, x->exchange, why, sizeof why)) return fail("%s", why);
-  if (signals_check(x, "be_signals_pass")) return BE_ERROR;
+  if (fd_signals_check(g, x, "be_signals_pass", why, sizeof why)) return fail("%s", why);
   if (out == u) return fail("be_signals_pass: u and out must differ");
   if (out && !c) return fail("be_signals_pass: the stencil needs its coefficients");
   const uint32_t e = x->words[BE_SIG_SEQ];
