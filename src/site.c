@@ -68,12 +68,20 @@ int site_check_gtl(FILE *err)
   if (!mpi_gpu_cray_enabled(&want, why, sizeof why)) return FD_OK;
   char gtl[256];
   if (site_gtl_loaded(gtl, sizeof gtl)) return FD_OK;
-  if (launcher_rank_zero())
+  if (launcher_rank_zero()) {
     fprintf(err, "fdmini: error: MPICH_GPU_SUPPORT_ENABLED=%s asks Cray MPICH for GPU-aware MPI, "
                  "but this binary has no GPU Transport Layer (no libmpi_gtl_* loaded; GTL %s), so "
                  "MPI_Init would abort every rank; set MPICH_GPU_SUPPORT_ENABLED=0 and run with "
                  "--mpi-gpu staged, or build with the GTL (README: LUMI-G and Frontier)\n",
             want, FDMINI_GTL_STATUS);
+    fflush(err);
+  } else {
+    /* the other ranks leave a moment later: the first exit with status 2 makes a launcher
+     * (mpirun, srun --kill-on-bad-exit) kill the job, which could otherwise take rank 0
+     * down before its line is out */
+    const struct timespec wait = {0, 300000000L};
+    nanosleep(&wait, NULL);
+  }
   return FD_ERR_USAGE;
 }
 

@@ -29,7 +29,9 @@
  * MPI_Init, and the value is 1) and no libmpi_gtl_* library is loaded into this process: prints
  * one error line on `err` from the launcher's rank 0 (the first of OMPI_COMM_WORLD_RANK,
  * PMI_RANK, PMIX_RANK, SLURM_PROCID that is set is 0, or none is set) and returns
- * FD_ERR_USAGE, which every rank returns alike (they see the same environment). FD_OK
+ * FD_ERR_USAGE, which every rank returns alike (they see the same environment; the other ranks
+ * 0.3 s later, so that a launcher that kills the job at the first failed rank lets the line
+ * out). FD_OK
  * otherwise: under any other MPI library the variable means nothing. Not Collective (there is
  * no communicator yet). */
 int site_check_gtl(FILE *err);
