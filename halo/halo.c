@@ -914,16 +914,6 @@ int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int fuse
 
 /* ---- the exchange signalled inside the pass's launch ---- */
 
-int halo_signals_able(const fd_halo *h)
-{
-  if (h->fields != 1 || h->width != 1 || h->slots != 4 || h->n_mpi || !h->n_ipc) return 0;
-  for (int f = 0; f < FD_REGIONS; f++)
-    if (h->faces.active[f] && (f >= FD_FACES || !h->ipc[f] || !h->same_device[f] || !h->peer_sig[f][0] ||
-                               h->faces.count[f] > 0x7fffffffu)) /* be_signals_pass's limit */
-      return 0;
-  return 1;
-}
-
 void halo_signals(const fd_halo *h, be_signals *x)
 {
   memset(x, 0, sizeof *x);
@@ -939,6 +929,18 @@ void halo_signals(const fd_halo *h, be_signals *x)
   x->send[0] = h->send_block + 2 * h->faces.total;
   x->send[1] = h->send_block + 3 * h->faces.total;
   x->words = h->flags + SIG_WORDS_AT;
+}
+
+int halo_signals_able(const fd_halo *h)
+{
+  if (h->fields != 1 || h->width != 1 || h->slots != 4 || h->n_mpi || !h->n_ipc) return 0;
+  for (int f = 0; f < FD_REGIONS; f++)
+    if (h->faces.active[f] && (f >= FD_FACES || !h->ipc[f] || !h->same_device[f])) return 0;
+  /* and what be_signals_pass takes (the neighbours' slots mapped, faces below its limit) */
+  be_signals x;
+  halo_signals(h, &x);
+  char why[160];
+  return fd_signals_check(&h->grid, &x, "halo_signals_able", why, sizeof why) == 0;
 }
 
 int halo_signals_reset(fd_halo *h)
