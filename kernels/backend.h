@@ -54,6 +54,11 @@ int be_init(int index, be_info *info);
 /* Host threads (OpenMP) this process may use, e.g. cores / ranks on the node; ignored where
  * OpenMP is absent. Implemented once for every backend (common.c). */
 void be_set_host_threads(int threads);
+/* How many processes of this job run kernels on this device at once (ranks sharing one GPU
+ * under MPS; 1, the default, where each rank has its own). Kernel rules that size a pass's
+ * working set by the L2 cache count on an equal share of it. Call after be_init, before the
+ * kernels are tuned; the host backend ignores it. Synchronous, not collective. */
+void be_set_device_sharers(int ranks);
 /* Releases what be_init set up (after every block, stream and event is freed). Synchronous. */
 int be_finalize(void);
 /* The GPU runtime and driver this process uses, one short line each, for the record of a run:

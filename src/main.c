@@ -161,9 +161,9 @@ int main(int argc, char **argv)
   int shared = 0;
   rc = bind_node(world, &node);
   if (rc == FD_OK) rc = bind_device(world, &node, &dev, &shared);
-  if (rc == FD_OK && shared && rank == 0)
-    printf("fdmini: notice: more ranks than devices on a node; ranks share devices (%d visible)\n",
-           dev.device_count);
+  if (rc == FD_OK && shared > 1 && rank == 0)
+    printf("fdmini: notice: ranks share devices: up to %d ranks on one device of a node (%d "
+           "visible to each)\n", shared, dev.device_count);
   fd_binding *binding = NULL; /* rank 0: one record per rank */
   int nbinding = 0;
   if (rc == FD_OK) rc = fd_agree(world, prov_collect(&prov));

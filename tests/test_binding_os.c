@@ -206,6 +206,35 @@ static void test_host_backend_has_no_gpu_and_no_warnings(void **state)
   assert_int_equal(analyse(&b, 1, text, sizeof text), 0);
 }
 
+/* Ranks share a device when their bus ids match, whatever its index: under select_gpu.sh every
+ * rank's index is 0 and no two share; under MPS every rank names the one GPU. */
+static void test_ranks_share_a_device_only_by_its_bus_id(void **state)
+{
+  (void)state;
+  char pci[8][BIND_PCI_LEN];
+  for (int i = 0; i < 8; i++) snprintf(pci[i], sizeof pci[i], "0000:%02x:00.0", gcd[i].bus);
+  for (int i = 0; i < 8; i++) assert_int_equal(bind_sharers(pci, 8, i), 1);
+  for (int i = 0; i < 8; i++) snprintf(pci[i], sizeof pci[i], "0000:c1:00.0");
+  for (int i = 0; i < 8; i++) assert_int_equal(bind_sharers(pci, 8, i), 8);
+  /* two GPUs, three ranks on one, two on the other */
+  const char *two[5] = {"0000:c1:00.0", "0000:c6:00.0", "0000:c1:00.0", "0000:c6:00.0", "0000:c1:00.0"};
+  for (int i = 0; i < 5; i++) snprintf(pci[i], sizeof pci[i], "%s", two[i]);
+  assert_int_equal(bind_sharers(pci, 5, 0), 3);
+  assert_int_equal(bind_sharers(pci, 5, 1), 2);
+  assert_int_equal(bind_sharers(pci, 5, 4), 3);
+  /* no GPU (host backend): nobody shares */
+  for (int i = 0; i < 4; i++) pci[i][0] = '\0';
+  assert_int_equal(bind_sharers(pci, 4, 2), 1);
+  /* this backend's binding: the host backend's ranks share nothing */
+  fd_node node;
+  be_info d;
+  int shared = 0;
+  assert_int_equal(bind_node(MPI_COMM_WORLD, &node), FD_OK);
+  assert_int_equal(bind_device(MPI_COMM_WORLD, &node, &d, &shared), FD_OK);
+  if (!d.is_accelerator) assert_int_equal(shared, 1);
+  assert_true(shared >= 1);
+}
+
 /* ---- other machines: fake trees written by the test ---- */
 
 static void put(const char *root, const char *rel, const char *text)
@@ -387,6 +416,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_cuda_style_bus_id_is_normalised_and_found),
     cmocka_unit_test(test_gpu_missing_from_sysfs_is_reported_as_unknown_locality),
     cmocka_unit_test(test_host_backend_has_no_gpu_and_no_warnings),
+    cmocka_unit_test(test_ranks_share_a_device_only_by_its_bus_id),
     cmocka_unit_test(test_gpu_without_firmware_numa_node_takes_the_nodes_of_its_local_cpus),
     cmocka_unit_test(test_no_numa_information_leaves_numa_fields_unknown),
     cmocka_unit_test(test_malformed_sysfs_file_is_an_error_naming_it),

@@ -228,7 +228,8 @@ fault_cases() {
 # signalled_cases: under MPS, ranks sharing the GPU exchange inside the pass's launch (the
 # path trial takes it over flags at these blocks): heat and jacobi on 2, 4 and 8 ranks, graphs
 # on and off, bitwise equal to 1 GPU, with the report's signalled line; the exchange fault
-# FAILs there too
+# FAILs there too; and 2 ranks on 128^3 blocks, whose interior marches down on alternate
+# passes (each rank's share of L2), bitwise equal to 1 GPU
 signalled_cases() {
   local op cfg np procs g
   nvidia-cuda-mps-control -d 2>/dev/null || log "note: MPS did not start"
@@ -246,6 +247,21 @@ signalled_cases() {
     done
     fault_case 8 2,2,2 ipc "$op" --graphs on
     grep -q "^  signalled   " "$work/last.log" || bad "exchange fault 8 ranks ipc $op: not signalled"
+    # 128^3 per rank: the pass's arrays exceed each rank's share of L2 (two ranks on the
+    # GPU), so the interior marches down on alternate passes inside the one launch
+    rm -f "$work/d.raw" "$work/big.raw"
+    if fd 1 --op "$op" --global 128,128,256 --iters 12 --warmup 1 --dump "$work/big.raw" &&
+      fd 2 --op "$op" --global 128,128,256 --iters 12 --warmup 1 --procs 1,1,2 --halo-path ipc --dump "$work/d.raw" &&
+      grep -q "verification: PASS" "$work/last.log" &&
+      grep -q "^  signalled   [1-9][0-9]* of the timed passes exchanged inside their one launch" "$work/last.log" &&
+      grep -q "ranks share devices: up to 2 ranks on one device" "$work/last.log" &&
+      cmp -s "$work/d.raw" "$work/big.raw"; then
+      ok "2 ranks ipc $op 128^3 per rank, signalled (each rank's share of L2: marching down on alternate passes): PASS, bitwise equal to 1 GPU"
+    else
+      bad "2 ranks ipc $op 128^3 per rank, signalled"
+      tail -20 "$work/last.log" >> "$OUT/tests.log"
+    fi
+    rm -f "$work/d.raw" "$work/big.raw"
   done
   echo quit | nvidia-cuda-mps-control 2>/dev/null
 }

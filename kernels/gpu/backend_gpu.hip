@@ -44,6 +44,9 @@ int gpu_failf_private(int code, const char *fmt, ...)
 
 gpu_device_props gpu_props_private;
 int gpu_initialized_private = 0;
+int gpu_sharers_private = 1;
+
+extern "C" void be_set_device_sharers(int ranks) { gpu_sharers_private = ranks > 1 ? ranks : 1; }
 
 /* Scratch of be_norms: per-block partial sums and maxima, and the pinned result. */
 enum { NORM_BLOCKS = 1024, NORM_THREADS = 256 };
@@ -123,6 +126,7 @@ extern "C" int be_finalize(void)
     GPU(hipEventDestroy(sine_done));
   }
   gpu_initialized_private = 0;
+  gpu_sharers_private = 1;
   return BE_OK;
 }
 

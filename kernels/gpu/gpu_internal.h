@@ -48,5 +48,7 @@ int gpu_failf_private(int code, const char *fmt, ...)
 /* Properties of the bound device, read once by be_init. */
 extern gpu_device_props gpu_props_private;
 extern int gpu_initialized_private;
+/* be_set_device_sharers' count (>= 1): the L2 a rank's pass can count on is l2_bytes / it */
+extern int gpu_sharers_private;
 
 #endif

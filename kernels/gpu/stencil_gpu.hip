@@ -968,17 +968,18 @@ int setup_tiles(const fd_grid *g, fd_kernel *k, const int lo[3], const int hi[3]
 }
 
 /* Whether k_zmarch runs mirrored (top chunk first, marching down; see k_zmarch). Where the
- * arrays a pass touches (u, out and f) exceed L2, passes that alternate u and out alternate
- * the direction, so each pass begins on the planes the previous one touched last, which L2
- * still holds (of the first y-strip, where a plane is split into several); where they fit
- * L2, always up (down measured slower there). A ping-pong of two fields thus alternates
+ * arrays a pass touches (u, out and f) exceed this rank's share of L2 (the device's, divided
+ * among the ranks sharing it: be_set_device_sharers), passes that alternate u and out
+ * alternate the direction, so each pass begins on the planes the previous one touched last,
+ * which L2 still holds (of the first y-strip, where a plane is split into several); where they
+ * fit, always up (down measured slower there). A ping-pong of two fields thus alternates
  * without the caller knowing; either direction gives the same bits. Measured in
  * bench/results/README.md ("Experiments"). */
 bool march_down(const fd_grid *g, const st_args &a)
 {
   const double pass = (double)g->elems * sizeof(real_t) * (a.f ? 3 : 2);
-  const size_t l2 = gpu_props_private.l2_bytes;
-  return l2 > 0 && pass > (double)l2 && (uintptr_t)a.out < (uintptr_t)a.u;
+  const double l2 = (double)gpu_props_private.l2_bytes / gpu_sharers_private;
+  return l2 > 0 && pass > l2 && (uintptr_t)a.out < (uintptr_t)a.u;
 }
 
 int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, fd_kernel *k,

@@ -181,6 +181,8 @@ int be_init(int index, be_info *info)
 
 int be_finalize(void) { return BE_OK; }
 
+void be_set_device_sharers(int ranks) { (void)ranks; }
+
 /* ---- memory ---- */
 
 static int host_malloc(void **ptr, size_t bytes, const char *what)
