@@ -1898,7 +1898,8 @@ static int choose_path(fd_state *s, fd_result *r)
 }
 
 /* The single-step autotune's finalists (tune_kernel_finalists: within FD_KERNEL_MARGIN of the
- * fastest alone, at most FD_KERNEL_FINALISTS) */
+ * fastest alone, at most FD_KERNEL_FINALISTS; where the passes are signalled, the fastest
+ * zmarch candidate among them: only zmarch runs in the pass's one launch, be_signals_pass) */
 #define FD_KERNEL_MARGIN 0.25
 #define FD_KERNEL_FINALISTS 4
 
@@ -1913,7 +1914,8 @@ static int choose_path(fd_state *s, fd_result *r)
 static int confirm_kernel(fd_state *s, fd_tune *t)
 {
   int fin[FD_KERNEL_FINALISTS], trial;
-  const int n = tune_kernel_finalists(t, FD_KERNEL_MARGIN, FD_KERNEL_FINALISTS, fin);
+  const int n = tune_kernel_finalists(t, FD_KERNEL_MARGIN, FD_KERNEL_FINALISTS,
+                                      signalled(s) ? (int)FD_KERNEL_ZMARCH : -1, fin);
   if (n < 2 || s->opt->fuse > 1) return FD_OK;
   const int graphs = graphs_wanted(s, &trial);
   const fd_fused single = {.steps = 1};

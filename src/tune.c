@@ -71,7 +71,7 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out)
   return FD_OK;
 }
 
-int tune_kernel_finalists(const fd_tune *t, double margin, int most, int *idx)
+int tune_kernel_finalists(const fd_tune *t, double margin, int most, int family, int *idx)
 {
   if (t->n <= 0 || most <= 0) return 0;
   const double best = t->ms[fd_kernel_fastest(t->ms, t->n)];
@@ -88,6 +88,13 @@ int tune_kernel_finalists(const fd_tune *t, double margin, int most, int *idx)
       if (next < 0) break;
       idx[n++] = next;
     }
+  /* the family's fastest, wherever it stands, if none of it is in */
+  int fam = -1;
+  for (int i = 0; i < t->n; i++)
+    if ((int)t->cand[i].id == family && (fam < 0 || t->ms[i] < t->ms[fam])) fam = i;
+  for (int q = 0; q < n && fam >= 0; q++)
+    if (t->cand[idx[q]].id == t->cand[fam].id) fam = -1;
+  if (fam >= 0) idx[n < most ? n++ : most - 1] = fam;
   return n;
 }
 

@@ -79,8 +79,11 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out);
  * a kernel family): the indices of t's candidates whose t->ms lies within `margin` (a fraction)
  * of the fastest, at most `most`: first the fastest of each kernel family (fd_kernel.id), then
  * the fastest of the others, each part fastest first (the earlier of equals first), into
- * idx[0..most-1]. Returns how many (at least 1 when t->n > 0). Pure. */
-int tune_kernel_finalists(const fd_tune *t, double margin, int most, int *idx);
+ * idx[0..most-1]. Where no candidate of kernel family `family` (an fd_kernel_id, or -1 for
+ * none) is among them, its fastest joins at the end (in the last place when `most` are
+ * taken): a family whose loop runs what timing it alone does not show (zmarch shares a
+ * signalled pass's launch with the exchange). Returns how many (at least 1 when t->n > 0). Pure. */
+int tune_kernel_finalists(const fd_tune *t, double margin, int most, int family, int *idx);
 
 /* The fused trial: for every T of steps[0..nsteps-1], T = 1 times the single-step
  * configuration `single` on trial t1 (the update the run does), T > 1 every configuration of

@@ -68,21 +68,35 @@ static void test_kernel_finalists(void **state)
   for (int i = 0; i < t.n; i++) t.cand[i].id = id[i];
   int idx[FD_TUNE_MAX];
   /* zmarch's fastest (1), reordered's (6), then 3 (1.10 twice: the earlier) */
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, idx), 3);
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, -1, idx), 3);
   assert_int_equal(idx[0], 1);
   assert_int_equal(idx[1], 6);
   assert_int_equal(idx[2], 3);
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 7, idx), 5); /* 1.30 and 2.00 beyond 25 % */
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 7, -1, idx), 5); /* 1.30 and 2.00 beyond 25 % */
   assert_int_equal(idx[3], 4);
   assert_int_equal(idx[4], 2);
-  assert_int_equal(tune_kernel_finalists(&t, 0.35, 7, idx), 6);
+  assert_int_equal(tune_kernel_finalists(&t, 0.35, 7, -1, idx), 6);
   assert_int_equal(idx[5], 0);
-  assert_int_equal(tune_kernel_finalists(&t, 1.5, 7, idx), 7); /* baseline's too, third */
+  assert_int_equal(tune_kernel_finalists(&t, 1.5, 7, -1, idx), 7); /* baseline's too, third */
   assert_int_equal(idx[2], 5);
-  assert_int_equal(tune_kernel_finalists(&t, 0.05, 3, idx), 1);
+  assert_int_equal(tune_kernel_finalists(&t, 0.05, 3, -1, idx), 1);
   assert_int_equal(idx[0], 1);
+  /* a family that must be in: baseline (2.00) joins at the end, or takes the last place */
+  assert_int_equal(tune_kernel_finalists(&t, 0.05, 3, FD_KERNEL_BASELINE, idx), 2);
+  assert_int_equal(idx[0], 1);
+  assert_int_equal(idx[1], 5);
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, FD_KERNEL_BASELINE, idx), 3);
+  assert_int_equal(idx[1], 6);
+  assert_int_equal(idx[2], 5);
+  /* one already in: nothing changes */
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, FD_KERNEL_REORDERED, idx), 3);
+  assert_int_equal(idx[2], 3);
+  /* signalled passes at 32^3 on an H100: reordered faster alone, zmarch's fastest joins */
+  for (int i = 0; i < t.n; i++) t.cand[i].id = i == 5 ? FD_KERNEL_ZMARCH : FD_KERNEL_REORDERED;
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 4, FD_KERNEL_ZMARCH, idx), 4);
+  assert_int_equal(idx[3], 5);
   t.n = 0;
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, idx), 0);
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, FD_KERNEL_ZMARCH, idx), 0);
 }
 
 /* A rank's block for the trials: grid n (one ghost layer), a stream, a random field u (seed)
