@@ -372,16 +372,17 @@ struct shell_xargs {
 
 /* One shell point with its exchange's device work (k_shell_x, xg_block): point (c0, c1, c2)
  * (1-based, of a block of n[0] x n[1] x n[2]), p its index in a's arrays. For each face fc whose
- * layer holds the point: where fc is in `unpack`, the neighbour across fc is from(fc, at), at
- * the point's place in fc's region, and is also written into u's ghost (every ghost of a face
- * is the neighbour of exactly one layer point); elsewhere the neighbours come from u. With
- * STENCIL the point's new value goes to a.out. Its value (new, or u's without STENCIL) goes to
- * to(fc, at, v) for each fc in `pack` whose layer holds it. Plain loads of u (the caller writes
- * u's ghosts, never one it reads). Six named neighbours and fc a constant in every call of from
- * and to: no arrays per point, no stack. */
-template <bool HAS_F, bool STENCIL, class From, class To>
+ * layer holds the point: where fc is in `unpack`, the neighbour across fc is
+ * from[fc][the point's place in fc's region] (LD_L2: written by another process in this launch,
+ * gpu_ld_shared_l2) and is also written into u's ghost (every ghost of a face is the neighbour
+ * of exactly one layer point); elsewhere the neighbours come from u. With STENCIL the point's
+ * new value goes to a.out. Its value (new, or u's without STENCIL) goes to to[fc][place] for
+ * each fc in `pack` whose layer holds it. Plain loads of u (the caller writes u's ghosts, never
+ * one it reads). Six named neighbours, no arrays per point: no stack. */
+template <bool HAS_F, bool STENCIL, bool LD_L2>
 __device__ __forceinline__ void shell_point(const st_args &a, const int n[3], int c0, int c1, int c2, long long p,
-                                            unsigned unpack, unsigned pack, From from, To to)
+                                            unsigned unpack, unsigned pack, const real_t *const from[FD_FACES],
+                                            real_t *const to[FD_FACES])
 {
   real_t *u = const_cast<real_t *>(a.u);
   /* the faces whose layer holds the point */
@@ -391,23 +392,24 @@ __device__ __forceinline__ void shell_point(const st_args &a, const int n[3], in
   /* the point's place in the regions of x, y and z faces */
   const long long at_x = (c1 - 1) + (long long)n[1] * (c2 - 1), at_y = (c0 - 1) + (long long)n[0] * (c2 - 1),
                   at_z = (c0 - 1) + (long long)n[0] * (c1 - 1);
-  const real_t n0 = in & 1u ? from(0, at_x) : u[p - 1];
-  const real_t n1 = in >> 1 & 1u ? from(1, at_x) : u[p + 1];
-  const real_t n2 = in >> 2 & 1u ? from(2, at_y) : u[p - a.sx];
-  const real_t n3 = in >> 3 & 1u ? from(3, at_y) : u[p + a.sx];
-  const real_t n4 = in >> 4 & 1u ? from(4, at_z) : u[p - a.sxy];
-  const real_t n5 = in >> 5 & 1u ? from(5, at_z) : u[p + a.sxy];
+  const auto ld = [](const real_t *q) { return LD_L2 ? gpu_ld_shared_l2(q) : *q; };
+  const real_t n0 = in & 1u ? ld(from[0] + at_x) : u[p - 1];
+  const real_t n1 = in >> 1 & 1u ? ld(from[1] + at_x) : u[p + 1];
+  const real_t n2 = in >> 2 & 1u ? ld(from[2] + at_y) : u[p - a.sx];
+  const real_t n3 = in >> 3 & 1u ? ld(from[3] + at_y) : u[p + a.sx];
+  const real_t n4 = in >> 4 & 1u ? ld(from[4] + at_z) : u[p - a.sxy];
+  const real_t n5 = in >> 5 & 1u ? ld(from[5] + at_z) : u[p + a.sxy];
   real_t v = u[p];
   if (STENCIL) {
     v = stencil_at<HAS_F>(a, v, n0, n1, n2, n3, n4, n5, f_at<HAS_F>(a, p));
     a.out[p] = v;
   }
-  if (out & 1u) to(0, at_x, v);
-  if (out >> 1 & 1u) to(1, at_x, v);
-  if (out >> 2 & 1u) to(2, at_y, v);
-  if (out >> 3 & 1u) to(3, at_y, v);
-  if (out >> 4 & 1u) to(4, at_z, v);
-  if (out >> 5 & 1u) to(5, at_z, v);
+  if (out & 1u) to[0][at_x] = v;
+  if (out >> 1 & 1u) to[1][at_x] = v;
+  if (out >> 2 & 1u) to[2][at_y] = v;
+  if (out >> 3 & 1u) to[3][at_y] = v;
+  if (out >> 4 & 1u) to[4][at_z] = v;
+  if (out >> 5 & 1u) to[5][at_z] = v;
   if (in & 1u) u[p - 1] = n0;
   if (in >> 1 & 1u) u[p + 1] = n1;
   if (in >> 2 & 1u) u[p - a.sx] = n2;
@@ -430,9 +432,11 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
   const int c0 = (int)(sl.lo[b][0] + r % ex), c1 = (int)(sl.lo[b][1] + (r / ex) % ey),
             c2 = (int)(sl.lo[b][2] + r / ex / ey);
   const long long p = a.origin + c0 + a.sx * c1 + a.sxy * c2;
-  shell_point<HAS_F, STENCIL>(
-      a, x.n, c0, c1, c2, p, x.unpack, x.pack, [&](int fc, long long at) { return x.recv[x.off[fc] + at]; },
-      [&](int fc, long long at, real_t v) { x.send[x.off[fc] + at] = v; });
+  const real_t *const from[FD_FACES] = {x.recv + x.off[0], x.recv + x.off[1], x.recv + x.off[2],
+                                        x.recv + x.off[3], x.recv + x.off[4], x.recv + x.off[5]};
+  real_t *const to[FD_FACES] = {x.send + x.off[0], x.send + x.off[1], x.send + x.off[2],
+                                x.send + x.off[3], x.send + x.off[4], x.send + x.off[5]};
+  shell_point<HAS_F, STENCIL, false>(a, x.n, c0, c1, c2, p, x.unpack, x.pack, from, to);
 }
 
 /* ---- the exchange signalled inside the launch (be_signals_pass, be_signals_prime) -----------
@@ -480,7 +484,11 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
   }
   const unsigned rs = e & 1u, ws = MODE == XG_PRIME ? rs : rs ^ 1u;
   const shell_slabs &sl = x.sl;
+  const real_t *const from[FD_FACES] = {x.peer[0][rs], x.peer[1][rs], x.peer[2][rs],
+                                        x.peer[3][rs], x.peer[4][rs], x.peer[5][rs]};
   real_t *const send = x.send[ws];
+  real_t *const to[FD_FACES] = {send + x.off[0], send + x.off[1], send + x.off[2],
+                                send + x.off[3], send + x.off[4], send + x.off[5]};
   /* 32-bit within a slab (signals_args: a slab holds fewer than 2^31 points) */
   for (long long t = (long long)b * nt + tid; t < sl.start[sl.nb]; t += (long long)x.nb * nt) {
     int q = 0;
@@ -492,10 +500,8 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
     const int c0 = sl.lo[q][0] + (int)(r - rx * ex), c1 = sl.lo[q][1] + (int)(rx % ey),
               c2 = sl.lo[q][2] + (int)(rx / ey);
     const long long p = x.s.origin + c0 + x.s.sx * c1 + x.s.sxy * c2;
-    shell_point<HAS_F, MODE == XG_PASS>(
-        x.s, x.n, c0, c1, c2, p, MODE == XG_PRIME ? 0u : x.unpack, x.exchange,
-        [&](int fc, long long at) { return gpu_ld_shared_l2(x.peer[fc][rs] + at); },
-        [&](int fc, long long at, real_t v) { send[x.off[fc] + at] = v; });
+    shell_point<HAS_F, MODE == XG_PASS, true>(x.s, x.n, c0, c1, c2, p, MODE == XG_PRIME ? 0u : x.unpack,
+                                              x.exchange, from, to);
   }
   __threadfence();
   __syncthreads();
