@@ -370,54 +370,6 @@ struct shell_xargs {
   long long off[FD_FACES];
 };
 
-/* One shell point with its exchange's device work (k_shell_x, xg_block): point (c0, c1, c2)
- * (1-based, of a block of n[0] x n[1] x n[2]), p its index in a's arrays. For each face fc whose
- * layer holds the point: where fc is in `unpack`, the neighbour across fc is
- * from[fc][the point's place in fc's region] (LD_L2: written by another process in this launch,
- * gpu_ld_shared_l2) and is also written into u's ghost (every ghost of a face is the neighbour
- * of exactly one layer point); elsewhere the neighbours come from u. With STENCIL the point's
- * new value goes to a.out. Its value (new, or u's without STENCIL) goes to to[fc][place] for
- * each fc in `pack` whose layer holds it. Plain loads of u (the caller writes u's ghosts, never
- * one it reads). Six named neighbours, no arrays per point: no stack. */
-template <bool HAS_F, bool STENCIL, bool LD_L2>
-__device__ __forceinline__ void shell_point(const st_args &a, const int n[3], int c0, int c1, int c2, long long p,
-                                            unsigned unpack, unsigned pack, const real_t *const from[FD_FACES],
-                                            real_t *const to[FD_FACES])
-{
-  real_t *u = const_cast<real_t *>(a.u);
-  /* the faces whose layer holds the point */
-  const unsigned on = (unsigned)(c0 == 1) | (unsigned)(c0 == n[0]) << 1 | (unsigned)(c1 == 1) << 2 |
-                      (unsigned)(c1 == n[1]) << 3 | (unsigned)(c2 == 1) << 4 | (unsigned)(c2 == n[2]) << 5;
-  const unsigned in = on & unpack, out = on & pack;
-  /* the point's place in the regions of x, y and z faces */
-  const long long at_x = (c1 - 1) + (long long)n[1] * (c2 - 1), at_y = (c0 - 1) + (long long)n[0] * (c2 - 1),
-                  at_z = (c0 - 1) + (long long)n[0] * (c1 - 1);
-  const auto ld = [](const real_t *q) { return LD_L2 ? gpu_ld_shared_l2(q) : *q; };
-  const real_t n0 = in & 1u ? ld(from[0] + at_x) : u[p - 1];
-  const real_t n1 = in >> 1 & 1u ? ld(from[1] + at_x) : u[p + 1];
-  const real_t n2 = in >> 2 & 1u ? ld(from[2] + at_y) : u[p - a.sx];
-  const real_t n3 = in >> 3 & 1u ? ld(from[3] + at_y) : u[p + a.sx];
-  const real_t n4 = in >> 4 & 1u ? ld(from[4] + at_z) : u[p - a.sxy];
-  const real_t n5 = in >> 5 & 1u ? ld(from[5] + at_z) : u[p + a.sxy];
-  real_t v = u[p];
-  if (STENCIL) {
-    v = stencil_at<HAS_F>(a, v, n0, n1, n2, n3, n4, n5, f_at<HAS_F>(a, p));
-    a.out[p] = v;
-  }
-  if (out & 1u) to[0][at_x] = v;
-  if (out >> 1 & 1u) to[1][at_x] = v;
-  if (out >> 2 & 1u) to[2][at_y] = v;
-  if (out >> 3 & 1u) to[3][at_y] = v;
-  if (out >> 4 & 1u) to[4][at_z] = v;
-  if (out >> 5 & 1u) to[5][at_z] = v;
-  if (in & 1u) u[p - 1] = n0;
-  if (in >> 1 & 1u) u[p + 1] = n1;
-  if (in >> 2 & 1u) u[p - a.sx] = n2;
-  if (in >> 3 & 1u) u[p + a.sx] = n3;
-  if (in >> 4 & 1u) u[p - a.sxy] = n4;
-  if (in >> 5 & 1u) u[p + a.sxy] = n5;
-}
-
 template <bool HAS_F, bool STENCIL>
 __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, const shell_slabs sl,
                                                              const shell_xargs x)
@@ -429,29 +381,49 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
     if (t >= sl.start[q]) b = q;
   long long r = t - sl.start[b];
   const long long ex = sl.hi[b][0] - sl.lo[b][0] + 1, ey = sl.hi[b][1] - sl.lo[b][1] + 1;
-  const int c0 = (int)(sl.lo[b][0] + r % ex), c1 = (int)(sl.lo[b][1] + (r / ex) % ey),
-            c2 = (int)(sl.lo[b][2] + r / ex / ey);
-  const long long p = a.origin + c0 + a.sx * c1 + a.sxy * c2;
-  const real_t *const from[FD_FACES] = {x.recv + x.off[0], x.recv + x.off[1], x.recv + x.off[2],
-                                        x.recv + x.off[3], x.recv + x.off[4], x.recv + x.off[5]};
-  real_t *const to[FD_FACES] = {x.send + x.off[0], x.send + x.off[1], x.send + x.off[2],
-                                x.send + x.off[3], x.send + x.off[4], x.send + x.off[5]};
-  shell_point<HAS_F, STENCIL, false>(a, x.n, c0, c1, c2, p, x.unpack, x.pack, from, to);
+  const int c3[3] = {(int)(sl.lo[b][0] + r % ex), (int)(sl.lo[b][1] + (r / ex) % ey),
+                     (int)(sl.lo[b][2] + r / ex / ey)};
+  const long long p = a.origin + c3[0] + a.sx * c3[1] + a.sxy * c3[2];
+  const long long stride[3] = {1, a.sx, a.sxy};
+  real_t *u = const_cast<real_t *>(a.u);
+  real_t nb[FD_FACES];
+  long long idx[FD_FACES];
+  unsigned on = 0;
+#pragma unroll
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    const int d = fc >> 1, side = fc & 1, ia = d == 0 ? 1 : 0, ib = d == 2 ? 1 : 2;
+    idx[fc] = x.off[fc] + (c3[ia] - 1) + (long long)x.n[ia] * (c3[ib] - 1);
+    const bool layer = c3[d] == (side ? x.n[d] : 1);
+    on |= (unsigned)layer << fc;
+    nb[fc] = layer && (x.unpack >> fc & 1u) ? x.recv[idx[fc]] : u[p + (side ? stride[d] : -stride[d])];
+  }
+  real_t v = u[p];
+  if (STENCIL) {
+    v = stencil_at<HAS_F>(a, v, nb[0], nb[1], nb[2], nb[3], nb[4], nb[5], f_at<HAS_F>(a, p));
+    a.out[p] = v;
+  }
+#pragma unroll
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    if (!(on >> fc & 1u)) continue;
+    if (x.pack >> fc & 1u) x.send[idx[fc]] = v;
+    if (x.unpack >> fc & 1u) u[p + ((fc & 1) ? stride[fc >> 1] : -stride[fc >> 1])] = nb[fc];
+  }
 }
 
 /* ---- the exchange signalled inside the launch (be_signals_pass, be_signals_prime) -----------
  * backend.h has the protocol. The exchange's work is done by the launch's first nb blocks
  * (exchange blocks, at most XG_MAX_BLOCKS: each of them waits, and the waiting blocks of every
  * rank sharing the device must leave room for the launches they wait for), over the shell of
- * the exchanged faces point by point (shell_point, as k_shell_x), in a grid-stride loop; in a
- * one-launch pass (k_zmarch_x) the other blocks update the interior. An exchange block's first
- * thread waits until every neighbour's word says it has packed this exchange, then the block
- * reads the neighbours' slots; after its writes it counts itself in `arrivals`, and the last
- * block sets seq and the neighbours' words behind a device-wide fence (the neighbours share the
- * device). The interior blocks read no ghost of an exchanged face and write none of the shell's
- * points: the two parts of the launch are independent. The one-launch kernel takes more
- * registers than k_zmarch (64 against 32-40 on sm_90), which costs the interior occupancy on
- * large blocks: the path trial (src/solver.c) weighs it against the two-stream schedule. */
+ * the exchanged faces point by point as k_shell_x, in a grid-stride loop; in a one-launch pass
+ * (k_zmarch_x) the other blocks update the interior. An exchange block's first thread waits
+ * until every neighbour's word says it has packed this exchange, then the block reads the
+ * neighbours' slots; after its writes it counts itself in `arrivals`, and the last block sets
+ * seq and the neighbours' words behind a device-wide fence (the neighbours share the device).
+ * The interior blocks read no ghost of an exchanged face and write none of the shell's
+ * points: the two parts of the launch are independent. No arrays per point (six named
+ * neighbours): no stack. The one-launch kernel takes more registers than k_zmarch (64 against
+ * 32-40 on sm_90), which costs the interior occupancy on large blocks: the path trial
+ * (src/solver.c) weighs it against the two-stream schedule. */
 constexpr unsigned XG_MAX_BLOCKS = 16;
 enum { XG_PRIME = 0, XG_COPY = 1, XG_PASS = 2 };
 
@@ -484,11 +456,8 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
   }
   const unsigned rs = e & 1u, ws = MODE == XG_PRIME ? rs : rs ^ 1u;
   const shell_slabs &sl = x.sl;
-  const real_t *const from[FD_FACES] = {x.peer[0][rs], x.peer[1][rs], x.peer[2][rs],
-                                        x.peer[3][rs], x.peer[4][rs], x.peer[5][rs]};
-  real_t *const send = x.send[ws];
-  real_t *const to[FD_FACES] = {send + x.off[0], send + x.off[1], send + x.off[2],
-                                send + x.off[3], send + x.off[4], send + x.off[5]};
+  const st_args &a = x.s;
+  real_t *u = const_cast<real_t *>(a.u);
   /* 32-bit within a slab (signals_args: a slab holds fewer than 2^31 points) */
   for (long long t = (long long)b * nt + tid; t < sl.start[sl.nb]; t += (long long)x.nb * nt) {
     int q = 0;
@@ -499,9 +468,39 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
     const unsigned rx = r / ex;
     const int c0 = sl.lo[q][0] + (int)(r - rx * ex), c1 = sl.lo[q][1] + (int)(rx % ey),
               c2 = sl.lo[q][2] + (int)(rx / ey);
-    const long long p = x.s.origin + c0 + x.s.sx * c1 + x.s.sxy * c2;
-    shell_point<HAS_F, MODE == XG_PASS, true>(x.s, x.n, c0, c1, c2, p, MODE == XG_PRIME ? 0u : x.unpack,
-                                              x.exchange, from, to);
+    const long long p = a.origin + c0 + a.sx * c1 + a.sxy * c2;
+    /* the faces whose layer holds the point */
+    const unsigned on = (unsigned)(c0 == 1) | (unsigned)(c0 == x.n[0]) << 1 | (unsigned)(c1 == 1) << 2 |
+                        (unsigned)(c1 == x.n[1]) << 3 | (unsigned)(c2 == 1) << 4 | (unsigned)(c2 == x.n[2]) << 5;
+    const unsigned from_peer = MODE == XG_PRIME ? 0u : on & x.unpack;
+    /* the point's place in the regions of x, y and z faces (no arrays: registers) */
+    const long long at_x = (c1 - 1) + (long long)x.n[1] * (c2 - 1), at_y = (c0 - 1) + (long long)x.n[0] * (c2 - 1),
+                    at_z = (c0 - 1) + (long long)x.n[0] * (c1 - 1);
+    const real_t n0 = from_peer & 1u ? gpu_ld_shared_l2(x.peer[0][rs] + at_x) : u[p - 1];
+    const real_t n1 = from_peer >> 1 & 1u ? gpu_ld_shared_l2(x.peer[1][rs] + at_x) : u[p + 1];
+    const real_t n2 = from_peer >> 2 & 1u ? gpu_ld_shared_l2(x.peer[2][rs] + at_y) : u[p - a.sx];
+    const real_t n3 = from_peer >> 3 & 1u ? gpu_ld_shared_l2(x.peer[3][rs] + at_y) : u[p + a.sx];
+    const real_t n4 = from_peer >> 4 & 1u ? gpu_ld_shared_l2(x.peer[4][rs] + at_z) : u[p - a.sxy];
+    const real_t n5 = from_peer >> 5 & 1u ? gpu_ld_shared_l2(x.peer[5][rs] + at_z) : u[p + a.sxy];
+    real_t v = u[p];
+    if (MODE == XG_PASS) {
+      v = stencil_at<HAS_F>(a, v, n0, n1, n2, n3, n4, n5, f_at<HAS_F>(a, p));
+      a.out[p] = v;
+    }
+    const unsigned packs = on & x.exchange;
+    real_t *send = x.send[ws];
+    if (packs & 1u) send[x.off[0] + at_x] = v;
+    if (packs >> 1 & 1u) send[x.off[1] + at_x] = v;
+    if (packs >> 2 & 1u) send[x.off[2] + at_y] = v;
+    if (packs >> 3 & 1u) send[x.off[3] + at_y] = v;
+    if (packs >> 4 & 1u) send[x.off[4] + at_z] = v;
+    if (packs >> 5 & 1u) send[x.off[5] + at_z] = v;
+    if (from_peer & 1u) u[p - 1] = n0;
+    if (from_peer >> 1 & 1u) u[p + 1] = n1;
+    if (from_peer >> 2 & 1u) u[p - a.sx] = n2;
+    if (from_peer >> 3 & 1u) u[p + a.sx] = n3;
+    if (from_peer >> 4 & 1u) u[p - a.sxy] = n4;
+    if (from_peer >> 5 & 1u) u[p + a.sxy] = n5;
   }
   __threadfence();
   __syncthreads();
