@@ -499,9 +499,7 @@ int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared)
   /* without OMP_NUM_THREADS, ranks on a node share its cores instead of each taking all */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (!getenv("OMP_NUM_THREADS")) be_set_host_threads((int)(cores / node->local_size));
-  FD_CALL(fd_agree(comm, be_init(node->local_rank % count, dev) == BE_OK
-                              ? FD_OK
-                              : fd_backend_failed(__FILE__, __LINE__, "be_init(node->local_rank % count, dev)")));
+  FD_BE(be_init(node->local_rank % count, dev));
   /* the node's devices by bus id, not by index: where each rank sees only its own GPU
    * (select_gpu.sh, --gpus-per-task) every index is 0 and no two ranks share one */
   MPI_Comm node_comm;

@@ -62,7 +62,8 @@ int bind_node(MPI_Comm comm, fd_node *node);
  * node->local_size. Counts the ranks of its node bound to its device (by PCI bus id,
  * bind_device_peers) and tells the backend (be_set_device_sharers); *shared = the most ranks on
  * one device anywhere in comm (1: every rank has its own; 1 on the host backend). No visible
- * device and a failed be_init are agreed (FD_ERR_RUNTIME on every rank). Collective over comm. */
+ * device is agreed (FD_ERR_RUNTIME on every rank); a failed be_init is this rank's (the caller
+ * aborts). Collective over comm. */
 int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared);
 
 /* Bytes of one PCI bus id as bind_device_peers gathers them (be_info.pci_bus_id's size). */
