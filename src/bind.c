@@ -460,33 +460,13 @@ int bind_node(MPI_Comm comm, fd_node *node)
   return FD_OK;
 }
 
-int bind_sharers(const char (*pci)[BIND_PCI_LEN], int n, int me, int *first)
+int bind_sharers(const bind_device_key *keys, int n, int me)
 {
+  if (!keys[me].pci[0]) return 1;
   int count = 0;
-  *first = me;
-  for (int i = n - 1; i >= 0; i--)
-    if (strncmp(pci[i], pci[me], BIND_PCI_LEN) == 0) count++, *first = i;
+  for (int i = 0; i < n; i++)
+    if (keys[i].node == keys[me].node && strncmp(keys[i].pci, keys[me].pci, sizeof keys[i].pci) == 0) count++;
   return count;
-}
-
-int bind_device_peers(MPI_Comm node_comm, const be_info *dev, int *first, int *count)
-{
-  int n, me;
-  FD_MPI(MPI_Comm_size(node_comm, &n));
-  FD_MPI(MPI_Comm_rank(node_comm, &me));
-  char(*pci)[BIND_PCI_LEN] = calloc((size_t)n, sizeof *pci);
-  const int err = fd_agree(node_comm, pci ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "bind: no memory for %d bus ids", n));
-  if (err != FD_OK) {
-    free(pci);
-    return err;
-  }
-  char mine[BIND_PCI_LEN] = {0};
-  if (dev->is_accelerator) snprintf(mine, sizeof mine, "%s", dev->pci_bus_id);
-  const int rc = MPI_Allgather(mine, BIND_PCI_LEN, MPI_CHAR, pci, BIND_PCI_LEN, MPI_CHAR, node_comm);
-  if (rc == MPI_SUCCESS) *count = bind_sharers(pci, n, me, first);
-  free(pci);
-  if (rc != MPI_SUCCESS) return fd_mpi_failed(__FILE__, __LINE__, "MPI_Allgather(bus ids)", rc);
-  return FD_OK;
 }
 
 int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared)
@@ -500,15 +480,24 @@ int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared)
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (!getenv("OMP_NUM_THREADS")) be_set_host_threads((int)(cores / node->local_size));
   FD_BE(be_init(node->local_rank % count, dev));
-  /* the node's devices by bus id, not by index: where each rank sees only its own GPU
+  /* the devices by node and bus id, not by index: where each rank sees only its own GPU
    * (select_gpu.sh, --gpus-per-task) every index is 0 and no two ranks share one */
-  MPI_Comm node_comm;
-  FD_MPI(MPI_Comm_split(comm, node->id, node->local_rank, &node_comm));
-  int first, sharers;
-  err = bind_device_peers(node_comm, dev, &first, &sharers);
-  MPI_Comm_free(&node_comm);
-  FD_CALL(fd_agree(comm, err));
-  if (!dev->is_accelerator) sharers = 1; /* the host's ranks share its cores, not a device */
+  int n, me;
+  FD_MPI(MPI_Comm_size(comm, &n));
+  FD_MPI(MPI_Comm_rank(comm, &me));
+  bind_device_key mine, *keys = calloc((size_t)n, sizeof *keys);
+  memset(&mine, 0, sizeof mine);
+  mine.node = node->id;
+  if (dev->is_accelerator) snprintf(mine.pci, sizeof mine.pci, "%s", dev->pci_bus_id);
+  err = fd_agree(comm, keys ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "bind: no memory for %d bus ids", n));
+  if (err != FD_OK) {
+    free(keys);
+    return err;
+  }
+  const int rc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, keys, (int)sizeof mine, MPI_BYTE, comm);
+  const int sharers = rc == MPI_SUCCESS ? bind_sharers(keys, n, me) : 1;
+  free(keys);
+  if (rc != MPI_SUCCESS) return fd_mpi_failed(__FILE__, __LINE__, "MPI_Allgather(bus ids)", rc);
   be_set_device_sharers(sharers);
   FD_MPI(MPI_Allreduce(&sharers, shared, 1, MPI_INT, MPI_MAX, comm));
   return FD_OK;

@@ -60,22 +60,21 @@ int bind_node(MPI_Comm comm, fd_node *node);
 /* Binds this process to device node->local_rank mod (visible devices) with be_init and fills
  * *dev; unless OMP_NUM_THREADS is set, gives the host backend the node's cores divided by
  * node->local_size. Counts the ranks of its node bound to its device (by PCI bus id,
- * bind_device_peers) and tells the backend (be_set_device_sharers); *shared = the most ranks on
+ * bind_sharers) and tells the backend (be_set_device_sharers); *shared = the most ranks on
  * one device anywhere in comm (1: every rank has its own; 1 on the host backend). No visible
  * device is agreed (FD_ERR_RUNTIME on every rank); a failed be_init is this rank's (the caller
  * aborts). Collective over comm. */
 int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared);
 
-/* Bytes of one PCI bus id as bind_device_peers gathers them (be_info.pci_bus_id's size). */
-#define BIND_PCI_LEN 32
-/* The ranks on this rank's device, by bus id: over node_comm (the ranks of one node), *first
- * = the lowest rank of node_comm whose bus id equals this rank's (a key the same on the ranks
- * of one device) and *count = how many they are, this one included. The host backend's ranks
- * have no bus id and count as one device. Collective over node_comm. */
-int bind_device_peers(MPI_Comm node_comm, const be_info *dev, int *first, int *count);
-/* How many of n ranks' bus ids pci[] equal rank me's, itself included, and *first = the lowest
- * of them. Pure. */
-int bind_sharers(const char (*pci)[BIND_PCI_LEN], int n, int me, int *first);
+/* A rank's device as bind_device gathers it: its node (fd_node.id) and PCI bus id ("" without
+ * a GPU). Plain bytes. */
+typedef struct {
+  int node;
+  char pci[32]; /* be_info.pci_bus_id's size */
+} bind_device_key;
+/* How many of the n ranks' keys[] name rank me's device (same node, same bus id), itself
+ * included; 1 where it has no bus id. Pure. */
+int bind_sharers(const bind_device_key *keys, int n, int me);
 
 /* One rank's binding. Plain chars only (gathered as bytes). Lists are hwloc "list" strings of
  * OS indexes, e.g. "0-6,48" ("..." at the end when one did not fit). */

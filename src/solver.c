@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bind.h"
 #include "checkpoint.h"
 #include "dump.h"
 #include "fd_error.h"
@@ -1762,6 +1761,17 @@ static int reduce_stat_some(MPI_Comm comm, double x, int has, fd_stat *st, int *
   return FD_OK;
 }
 
+/* A number for this rank's device, the same on the ranks of a node that share it: its PCI
+ * domain, bus and device (where each rank sees only its own GPU every index is 0), else its
+ * index. */
+static int device_color(const be_info *d)
+{
+  unsigned dom, bus, dv;
+  if (d->is_accelerator && sscanf(d->pci_bus_id, "%x:%x:%x", &dom, &bus, &dv) == 3 && dom < 0x4000u)
+    return (int)(dom << 13 | (bus & 0xffu) << 5 | (dv & 0x1fu));
+  return d->device_index;
+}
+
 /* The floors of a step on this rank (README "Small blocks and strong scaling"): F_g, F_ls
  * (be_floors; 0, n/a, on the host backend) and F_c, the faster of be_floors' graph of one copy
  * and the memcpy reference (tune_memcpy_gbs), and with neighbours L
@@ -1773,11 +1783,8 @@ static int measure_floors(fd_state *s, fd_result *r)
   /* the device's floors, not the contention of ranks sharing it: those measure one at a time */
   MPI_Comm node_comm, dev_comm;
   FD_MPI(MPI_Comm_split(comm, s->node < 0 ? 0 : s->node, s->dec.rank, &node_comm));
-  int first, count;
-  const int peers = bind_device_peers(node_comm, s->dev, &first, &count);
-  if (peers == FD_OK) FD_MPI(MPI_Comm_split(node_comm, first, s->dec.rank, &dev_comm));
+  FD_MPI(MPI_Comm_split(node_comm, device_color(s->dev), s->dec.rank, &dev_comm));
   FD_MPI(MPI_Comm_free(&node_comm));
-  FD_CALL(fd_agree(comm, peers));
   int sharing, me, err = FD_OK;
   FD_MPI(MPI_Comm_size(dev_comm, &sharing));
   FD_MPI(MPI_Comm_rank(dev_comm, &me));

@@ -206,47 +206,38 @@ static void test_host_backend_has_no_gpu_and_no_warnings(void **state)
   assert_int_equal(analyse(&b, 1, text, sizeof text), 0);
 }
 
-/* Ranks share a device when their bus ids match, whatever its index: under select_gpu.sh every
- * rank's index is 0 and no two share; under MPS every rank names the one GPU. */
+/* Ranks share a device when their node and bus id match, whatever its index: under
+ * select_gpu.sh every rank's index is 0 and no two share; under MPS every rank names the one
+ * GPU; the same bus id on two nodes is two devices. */
 static void test_ranks_share_a_device_only_by_its_bus_id(void **state)
 {
   (void)state;
-  char pci[8][BIND_PCI_LEN];
-  int first;
-  for (int i = 0; i < 8; i++) snprintf(pci[i], sizeof pci[i], "0000:%02x:00.0", gcd[i].bus);
-  for (int i = 0; i < 8; i++) {
-    assert_int_equal(bind_sharers(pci, 8, i, &first), 1);
-    assert_int_equal(first, i);
-  }
-  for (int i = 0; i < 8; i++) snprintf(pci[i], sizeof pci[i], "0000:c1:00.0");
-  for (int i = 0; i < 8; i++) {
-    assert_int_equal(bind_sharers(pci, 8, i, &first), 8);
-    assert_int_equal(first, 0);
-  }
-  /* two GPUs, three ranks on one, two on the other */
+  bind_device_key k[8];
+  memset(k, 0, sizeof k);
+  for (int i = 0; i < 8; i++) snprintf(k[i].pci, sizeof k[i].pci, "0000:%02x:00.0", gcd[i].bus);
+  for (int i = 0; i < 8; i++) assert_int_equal(bind_sharers(k, 8, i), 1);
+  for (int i = 0; i < 8; i++) snprintf(k[i].pci, sizeof k[i].pci, "0000:c1:00.0");
+  for (int i = 0; i < 8; i++) assert_int_equal(bind_sharers(k, 8, i), 8);
+  /* two nodes (ranks 0-3 and 4-7), each with one GPU of the same bus id */
+  for (int i = 0; i < 8; i++) k[i].node = i < 4 ? 0 : 4;
+  for (int i = 0; i < 8; i++) assert_int_equal(bind_sharers(k, 8, i), 4);
+  /* one node, two GPUs: three ranks on one, two on the other */
   const char *two[5] = {"0000:c6:00.0", "0000:c1:00.0", "0000:c6:00.0", "0000:c1:00.0", "0000:c6:00.0"};
-  for (int i = 0; i < 5; i++) snprintf(pci[i], sizeof pci[i], "%s", two[i]);
-  assert_int_equal(bind_sharers(pci, 5, 0, &first), 3);
-  assert_int_equal(first, 0);
-  assert_int_equal(bind_sharers(pci, 5, 3, &first), 2);
-  assert_int_equal(first, 1);
-  assert_int_equal(bind_sharers(pci, 5, 4, &first), 3);
-  assert_int_equal(first, 0);
-  /* this backend's binding and its peers on this node: the host backend's ranks are one
-   * group (they share the cores), but they share no device */
+  for (int i = 0; i < 5; i++) snprintf(k[i].pci, sizeof k[i].pci, "%s", two[i]), k[i].node = 0;
+  assert_int_equal(bind_sharers(k, 5, 0), 3);
+  assert_int_equal(bind_sharers(k, 5, 3), 2);
+  assert_int_equal(bind_sharers(k, 5, 4), 3);
+  /* no GPU (host backend): nobody shares */
+  for (int i = 0; i < 4; i++) k[i].pci[0] = '\0';
+  assert_int_equal(bind_sharers(k, 4, 2), 1);
+  /* this backend's binding: the host backend's ranks share no device */
   fd_node node;
   be_info d;
-  int shared = 0, count = 0, ranks = 0;
+  int shared = 0;
   assert_int_equal(bind_node(MPI_COMM_WORLD, &node), FD_OK);
   assert_int_equal(bind_device(MPI_COMM_WORLD, &node, &d, &shared), FD_OK);
   if (!d.is_accelerator) assert_int_equal(shared, 1);
   assert_true(shared >= 1);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  assert_int_equal(bind_device_peers(MPI_COMM_WORLD, &d, &first, &count), FD_OK);
-  if (!d.is_accelerator) {
-    assert_int_equal(first, 0);
-    assert_int_equal(count, ranks);
-  }
 }
 
 /* ---- other machines: fake trees written by the test ---- */
