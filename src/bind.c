@@ -460,13 +460,39 @@ int bind_node(MPI_Comm comm, fd_node *node)
   return FD_OK;
 }
 
-int bind_sharers(const bind_device_key *keys, int n, int me)
+void bind_peers_of(const bind_device_key *keys, int n, int me, bind_peers *p)
 {
-  if (!keys[me].pci[0]) return 1;
-  int count = 0;
+  p->sharers = 1;
+  p->turn = 0;
+  if (!keys[me].pci[0]) return;
+  p->sharers = 0;
   for (int i = 0; i < n; i++)
-    if (keys[i].node == keys[me].node && strncmp(keys[i].pci, keys[me].pci, sizeof keys[i].pci) == 0) count++;
-  return count;
+    if (keys[i].node == keys[me].node && strncmp(keys[i].pci, keys[me].pci, sizeof keys[i].pci) == 0) {
+      if (i < me) p->turn++;
+      p->sharers++;
+    }
+}
+
+int bind_device_peers(MPI_Comm comm, int node, const be_info *dev, bind_peers *p)
+{
+  int n, me;
+  FD_MPI(MPI_Comm_size(comm, &n));
+  FD_MPI(MPI_Comm_rank(comm, &me));
+  bind_device_key mine, *keys = calloc((size_t)n, sizeof *keys);
+  memset(&mine, 0, sizeof mine);
+  mine.node = node;
+  if (dev->is_accelerator) snprintf(mine.pci, sizeof mine.pci, "%s", dev->pci_bus_id);
+  const int err = fd_agree(comm, keys ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "bind: no memory for %d bus ids", n));
+  if (err != FD_OK) {
+    free(keys);
+    return err;
+  }
+  const int rc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, keys, (int)sizeof mine, MPI_BYTE, comm);
+  if (rc == MPI_SUCCESS) bind_peers_of(keys, n, me, p);
+  free(keys);
+  if (rc != MPI_SUCCESS) return fd_mpi_failed(__FILE__, __LINE__, "MPI_Allgather(bus ids)", rc);
+  FD_MPI(MPI_Allreduce(&p->sharers, &p->most, 1, MPI_INT, MPI_MAX, comm));
+  return FD_OK;
 }
 
 int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared)
@@ -480,25 +506,9 @@ int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared)
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (!getenv("OMP_NUM_THREADS")) be_set_host_threads((int)(cores / node->local_size));
   FD_BE(be_init(node->local_rank % count, dev));
-  /* the devices by node and bus id, not by index: where each rank sees only its own GPU
-   * (select_gpu.sh, --gpus-per-task) every index is 0 and no two ranks share one */
-  int n, me;
-  FD_MPI(MPI_Comm_size(comm, &n));
-  FD_MPI(MPI_Comm_rank(comm, &me));
-  bind_device_key mine, *keys = calloc((size_t)n, sizeof *keys);
-  memset(&mine, 0, sizeof mine);
-  mine.node = node->id;
-  if (dev->is_accelerator) snprintf(mine.pci, sizeof mine.pci, "%s", dev->pci_bus_id);
-  err = fd_agree(comm, keys ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "bind: no memory for %d bus ids", n));
-  if (err != FD_OK) {
-    free(keys);
-    return err;
-  }
-  const int rc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, keys, (int)sizeof mine, MPI_BYTE, comm);
-  const int sharers = rc == MPI_SUCCESS ? bind_sharers(keys, n, me) : 1;
-  free(keys);
-  if (rc != MPI_SUCCESS) return fd_mpi_failed(__FILE__, __LINE__, "MPI_Allgather(bus ids)", rc);
-  be_set_device_sharers(sharers);
-  FD_MPI(MPI_Allreduce(&sharers, shared, 1, MPI_INT, MPI_MAX, comm));
+  bind_peers peers;
+  FD_CALL(bind_device_peers(comm, node->id, dev, &peers));
+  be_set_device_sharers(peers.sharers);
+  *shared = peers.most;
   return FD_OK;
 }

@@ -59,22 +59,39 @@ int bind_node(MPI_Comm comm, fd_node *node);
 
 /* Binds this process to device node->local_rank mod (visible devices) with be_init and fills
  * *dev; unless OMP_NUM_THREADS is set, gives the host backend the node's cores divided by
- * node->local_size. Counts the ranks of its node bound to its device (by PCI bus id,
- * bind_sharers) and tells the backend (be_set_device_sharers); *shared = the most ranks on
- * one device anywhere in comm (1: every rank has its own; 1 on the host backend). No visible
- * device is agreed (FD_ERR_RUNTIME on every rank); a failed be_init is this rank's (the caller
- * aborts). Collective over comm. */
+ * node->local_size. Counts the ranks of its node bound to its device (bind_device_peers over
+ * comm) and tells the backend (be_set_device_sharers); *shared = the most ranks on one device
+ * anywhere in comm (1: every rank has its own; 1 on the host backend). No visible device is
+ * agreed (FD_ERR_RUNTIME on every rank); a failed be_init is this rank's (the caller aborts).
+ * Collective over comm. */
 int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared);
 
-/* A rank's device as bind_device gathers it: its node (fd_node.id) and PCI bus id ("" without
- * a GPU). Plain bytes. */
+/* A rank's device as bind_device_peers gathers it: its node (fd_node.id) and PCI bus id (""
+ * without a GPU). Plain bytes. */
 typedef struct {
   int node;
   char pci[32]; /* be_info.pci_bus_id's size */
 } bind_device_key;
-/* How many of the n ranks' keys[] name rank me's device (same node, same bus id), itself
- * included; 1 where it has no bus id. Pure. */
-int bind_sharers(const bind_device_key *keys, int n, int me);
+
+/* The ranks of a communicator on one device, from rank `me`'s view. */
+typedef struct {
+  int sharers; /* ranks on me's device (same node, same bus id), me included; 1 without a bus id */
+  int turn;    /* me's place among them in the communicator's rank order, 0 .. sharers-1 */
+  int most;    /* the largest sharers of any rank (bind_device_peers; bind_peers_of leaves it) */
+} bind_peers;
+
+/* The ranks on one device by node and bus id, not by index: where each rank sees only its own
+ * GPU (select_gpu.sh, --gpus-per-task) every index is 0 and no two ranks share one; the same
+ * bus id on two nodes is two devices. Fills p->sharers and p->turn from the n ranks' keys[].
+ * Pure. */
+void bind_peers_of(const bind_device_key *keys, int n, int me, bind_peers *p);
+
+/* bind_peers_of over comm, and p->most: one MPI_Allgather of each rank's key (node: an id the
+ * same on the ranks of one node, as fd_node.id; dev: the device be_init bound) and one
+ * MPI_Allreduce, no communicator created. The one way fdmini finds ranks sharing a device: for
+ * bind_device, and for the solver's floors, which those ranks measure in turn. Collective over
+ * comm; a failure to allocate is agreed. */
+int bind_device_peers(MPI_Comm comm, int node, const be_info *dev, bind_peers *p);
 
 /* One rank's binding. Plain chars only (gathered as bytes). Lists are hwloc "list" strings of
  * OS indexes, e.g. "0-6,48" ("..." at the end when one did not fit). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bind.h"
 #include "checkpoint.h"
 #include "dump.h"
 #include "fd_error.h"
@@ -1761,17 +1762,6 @@ static int reduce_stat_some(MPI_Comm comm, double x, int has, fd_stat *st, int *
   return FD_OK;
 }
 
-/* A number for this rank's device, the same on the ranks of a node that share it: its PCI
- * domain, bus and device (where each rank sees only its own GPU every index is 0), else its
- * index. */
-static int device_color(const be_info *d)
-{
-  unsigned dom, bus, dv;
-  if (d->is_accelerator && sscanf(d->pci_bus_id, "%x:%x:%x", &dom, &bus, &dv) == 3 && dom < 0x4000u)
-    return (int)(dom << 13 | (bus & 0xffu) << 5 | (dv & 0x1fu));
-  return d->device_index;
-}
-
 /* The floors of a step on this rank (README "Small blocks and strong scaling"): F_g, F_ls
  * (be_floors; 0, n/a, on the host backend) and F_c, the faster of be_floors' graph of one copy
  * and the memcpy reference (tune_memcpy_gbs), and with neighbours L
@@ -1781,20 +1771,15 @@ static int measure_floors(fd_state *s, fd_result *r)
   const MPI_Comm comm = s->dec.cart;
   const int ranks = s->dec.size;
   /* the device's floors, not the contention of ranks sharing it: those measure one at a time */
-  MPI_Comm node_comm, dev_comm;
-  FD_MPI(MPI_Comm_split(comm, s->node < 0 ? 0 : s->node, s->dec.rank, &node_comm));
-  FD_MPI(MPI_Comm_split(node_comm, device_color(s->dev), s->dec.rank, &dev_comm));
-  FD_MPI(MPI_Comm_free(&node_comm));
-  int sharing, me, err = FD_OK;
-  FD_MPI(MPI_Comm_size(dev_comm, &sharing));
-  FD_MPI(MPI_Comm_rank(dev_comm, &me));
+  bind_peers peers;
+  FD_CALL(bind_device_peers(comm, s->node, s->dev, &peers));
+  int err = FD_OK;
   be_floor_times ft = {0, 0, 0};
-  for (int turn = 0; turn < sharing; turn++) {
-    if (turn == me && be_floors(s->compute, s->pool[1], s->pool[0], s->grid.elems * sizeof(real_t), &ft) != BE_OK)
+  for (int turn = 0; turn < peers.most; turn++) {
+    if (turn == peers.turn && be_floors(s->compute, s->pool[1], s->pool[0], s->grid.elems * sizeof(real_t), &ft) != BE_OK)
       err = fd_set_error(FD_ERR_RUNTIME, "rank %d: floors: %s", s->dec.rank, be_error_message());
-    FD_MPI(MPI_Barrier(dev_comm));
+    FD_MPI(MPI_Barrier(comm));
   }
-  FD_MPI(MPI_Comm_free(&dev_comm));
   FD_CALL(err);
   s->floor_graph_us = ft.graph_us;
   s->floor_launch_sync_us = ft.launch_sync_us;

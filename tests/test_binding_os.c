@@ -208,28 +208,39 @@ static void test_host_backend_has_no_gpu_and_no_warnings(void **state)
 
 /* Ranks share a device when their node and bus id match, whatever its index: under
  * select_gpu.sh every rank's index is 0 and no two share; under MPS every rank names the one
- * GPU; the same bus id on two nodes is two devices. */
+ * GPU; the same bus id on two nodes is two devices. The ranks on one device take turns in
+ * rank order. */
+static void expect_peers(const bind_device_key *k, int n, int me, int sharers, int turn)
+{
+  bind_peers p = {0, -1, 0};
+  bind_peers_of(k, n, me, &p);
+  assert_int_equal(p.sharers, sharers);
+  assert_int_equal(p.turn, turn);
+}
+
 static void test_ranks_share_a_device_only_by_its_bus_id(void **state)
 {
   (void)state;
   bind_device_key k[8];
   memset(k, 0, sizeof k);
   for (int i = 0; i < 8; i++) snprintf(k[i].pci, sizeof k[i].pci, "0000:%02x:00.0", gcd[i].bus);
-  for (int i = 0; i < 8; i++) assert_int_equal(bind_sharers(k, 8, i), 1);
+  for (int i = 0; i < 8; i++) expect_peers(k, 8, i, 1, 0);
   for (int i = 0; i < 8; i++) snprintf(k[i].pci, sizeof k[i].pci, "0000:c1:00.0");
-  for (int i = 0; i < 8; i++) assert_int_equal(bind_sharers(k, 8, i), 8);
+  for (int i = 0; i < 8; i++) expect_peers(k, 8, i, 8, i);
   /* two nodes (ranks 0-3 and 4-7), each with one GPU of the same bus id */
   for (int i = 0; i < 8; i++) k[i].node = i < 4 ? 0 : 4;
-  for (int i = 0; i < 8; i++) assert_int_equal(bind_sharers(k, 8, i), 4);
+  for (int i = 0; i < 8; i++) expect_peers(k, 8, i, 4, i % 4);
   /* one node, two GPUs: three ranks on one, two on the other */
   const char *two[5] = {"0000:c6:00.0", "0000:c1:00.0", "0000:c6:00.0", "0000:c1:00.0", "0000:c6:00.0"};
   for (int i = 0; i < 5; i++) snprintf(k[i].pci, sizeof k[i].pci, "%s", two[i]), k[i].node = 0;
-  assert_int_equal(bind_sharers(k, 5, 0), 3);
-  assert_int_equal(bind_sharers(k, 5, 3), 2);
-  assert_int_equal(bind_sharers(k, 5, 4), 3);
+  expect_peers(k, 5, 0, 3, 0);
+  expect_peers(k, 5, 1, 2, 0);
+  expect_peers(k, 5, 2, 3, 1);
+  expect_peers(k, 5, 3, 2, 1);
+  expect_peers(k, 5, 4, 3, 2);
   /* no GPU (host backend): nobody shares */
   for (int i = 0; i < 4; i++) k[i].pci[0] = '\0';
-  assert_int_equal(bind_sharers(k, 4, 2), 1);
+  for (int i = 0; i < 4; i++) expect_peers(k, 4, i, 1, 0);
   /* this backend's binding: the host backend's ranks share no device */
   fd_node node;
   be_info d;

@@ -2,9 +2,10 @@
  * same global problem on all P ranks, for several process grids and odd sizes, gives a final
  * field bitwise identical to rank 0 running it alone, for every operator (the wave in a
  * uniform and a two-layer medium). Also checks that the neighbours of the Cartesian
- * decomposition agree with each other, and that snapshots (--snapshot-every) read back equal
- * the field bitwise: the last one byte for byte the --dump of the same step, every one byte
- * for byte the single-rank run's, with snapshots.xmf listing each.
+ * decomposition agree with each other, that ranks naming one device take turns
+ * (bind_device_peers), and that snapshots (--snapshot-every) read back equal the field
+ * bitwise: the last one byte for byte the --dump of the same step, every one byte for byte the
+ * single-rank run's, with snapshots.xmf listing each.
  * Deep halos (--halo-width S = 1..4: faces, edges, corners exchanged once every S steps) and
  * fused passes (--fuse T, T dividing S; any T on one rank) give the same bytes as one rank's
  * step-by-step run, for every time-stepping operator, overlap on and off (and, built for a
@@ -467,6 +468,28 @@ static void test_neighbours_are_mutual(void **state)
   }
 }
 
+/* bind_device_peers over the job: ranks naming one bus id on one node share a device and take
+ * turns in rank order (even ranks on one GPU, odd ranks on another); on nodes of their own, or
+ * without a bus id, nobody shares. */
+static void test_ranks_naming_one_device_take_turns(void **state)
+{
+  (void)state;
+  be_info d;
+  memset(&d, 0, sizeof d);
+  d.is_accelerator = 1;
+  snprintf(d.pci_bus_id, sizeof d.pci_bus_id, "0000:%s:00.0", rank % 2 ? "c6" : "c1");
+  bind_peers p;
+  assert_int_equal(bind_device_peers(MPI_COMM_WORLD, 7, &d, &p), FD_OK);
+  assert_int_equal(p.sharers, rank % 2 ? size / 2 : (size + 1) / 2);
+  assert_int_equal(p.turn, rank / 2);
+  assert_int_equal(p.most, (size + 1) / 2);
+  assert_int_equal(bind_device_peers(MPI_COMM_WORLD, rank, &d, &p), FD_OK);
+  assert_true(p.sharers == 1 && p.turn == 0 && p.most == 1);
+  d.is_accelerator = 0;
+  assert_int_equal(bind_device_peers(MPI_COMM_WORLD, 7, &d, &p), FD_OK);
+  assert_true(p.sharers == 1 && p.turn == 0 && p.most == 1);
+}
+
 /* --graphs on: each pass's device work captured once per buffer assignment and replayed (on
  * the host backend, recorded calls) gives the same bytes as the eager run of the same job,
  * for every operator, --halo-width 1..3 with and without --fuse, overlap on and off; long
@@ -557,6 +580,7 @@ int main(int argc, char **argv)
   MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_neighbours_are_mutual),
+    cmocka_unit_test(test_ranks_naming_one_device_take_turns),
     cmocka_unit_test(test_multirank_matches_single_rank),
     cmocka_unit_test(test_deep_halos_and_fused_passes_match_single_rank),
     cmocka_unit_test(test_exchange_fault_fails_every_operator),
