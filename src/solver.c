@@ -1883,8 +1883,9 @@ static int choose_path(fd_state *s, fd_result *r)
 }
 
 /* The single-step autotune's finalists (tune_kernel_finalists: within FD_KERNEL_MARGIN of the
- * fastest alone, at most FD_KERNEL_FINALISTS; where the passes are signalled, the fastest
- * zmarch candidate among them: only zmarch runs in the pass's one launch, be_signals_pass) */
+ * fastest alone, at most FD_KERNEL_FINALISTS; where the passes are signalled, zmarch's
+ * candidates after the fastest of each family: only zmarch runs in the pass's one launch,
+ * be_signals_pass) */
 #define FD_KERNEL_MARGIN 0.25
 #define FD_KERNEL_FINALISTS 4
 

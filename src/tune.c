@@ -71,30 +71,36 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out)
   return FD_OK;
 }
 
+/* The fastest candidate of t not in idx[0..n-1], or -1: of kernel family `family` whatever its
+ * time where family >= 0, else one within `limit` ms; with one_per_family, of a family none of
+ * idx[] is of. */
+static int next_finalist(const fd_tune *t, const int *idx, int n, double limit, int family, int one_per_family)
+{
+  int next = -1;
+  for (int i = 0; i < t->n; i++) {
+    int taken = 0;
+    for (int q = 0; q < n; q++) taken |= idx[q] == i || (one_per_family && t->cand[idx[q]].id == t->cand[i].id);
+    const int fits = family >= 0 ? (int)t->cand[i].id == family : t->ms[i] <= limit;
+    if (!taken && fits && (next < 0 || t->ms[i] < t->ms[next])) next = i;
+  }
+  return next;
+}
+
 int tune_kernel_finalists(const fd_tune *t, double margin, int most, int family, int *idx)
 {
   if (t->n <= 0 || most <= 0) return 0;
-  const double best = t->ms[fd_kernel_fastest(t->ms, t->n)];
-  int n = 0;
-  /* the fastest of each kernel family within the margin first, then the next fastest */
-  for (int pass = 0; pass < 2; pass++)
-    while (n < most) {
-      int next = -1;
-      for (int i = 0; i < t->n; i++) {
-        int taken = 0;
-        for (int q = 0; q < n; q++) taken |= idx[q] == i || (pass == 0 && t->cand[idx[q]].id == t->cand[i].id);
-        if (!taken && t->ms[i] <= best * (1.0 + margin) && (next < 0 || t->ms[i] < t->ms[next])) next = i;
-      }
-      if (next < 0) break;
-      idx[n++] = next;
-    }
-  /* the family's fastest, wherever it stands, if none of it is in */
-  int fam = -1;
-  for (int i = 0; i < t->n; i++)
-    if ((int)t->cand[i].id == family && (fam < 0 || t->ms[i] < t->ms[fam])) fam = i;
-  for (int q = 0; q < n && fam >= 0; q++)
-    if (t->cand[idx[q]].id == t->cand[fam].id) fam = -1;
-  if (fam >= 0) idx[n < most ? n++ : most - 1] = fam;
+  const double limit = t->ms[fd_kernel_fastest(t->ms, t->n)] * (1.0 + margin);
+  int n = 0, next;
+  /* the fastest of each kernel family within the margin, then the family's own, then the rest
+   * within the margin */
+  while (n < most && (next = next_finalist(t, idx, n, limit, -1, 1)) >= 0) idx[n++] = next;
+  if (family >= 0 && (next = next_finalist(t, idx, n, limit, family, 0)) >= 0) {
+    int in = 0;
+    for (int q = 0; q < n; q++) in |= (int)t->cand[idx[q]].id == family;
+    if (!in && n == most) idx[most - 1] = next; /* its fastest takes the last place */
+    while (n < most && (next = next_finalist(t, idx, n, limit, family, 0)) >= 0) idx[n++] = next;
+  }
+  while (n < most && (next = next_finalist(t, idx, n, limit, -1, 0)) >= 0) idx[n++] = next;
   return n;
 }
 

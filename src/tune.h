@@ -76,13 +76,15 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out);
 /* The autotune's finalists, which the run's own loop then times (a kernel timed alone ranks
  * candidates within a few percent of each other in whatever order the device's state of the
  * moment gives, and with ranks sharing a device the alone ranking can differ from the loop's by
- * a kernel family): the indices of t's candidates whose t->ms lies within `margin` (a fraction)
- * of the fastest, at most `most`: first the fastest of each kernel family (fd_kernel.id), then
- * the fastest of the others, each part fastest first (the earlier of equals first), into
- * idx[0..most-1]. Where no candidate of kernel family `family` (an fd_kernel_id, or -1 for
- * none) is among them, its fastest joins at the end (in the last place when `most` are
- * taken): a family whose loop runs what timing it alone does not show (zmarch shares a
- * signalled pass's launch with the exchange). Returns how many (at least 1 when t->n > 0). Pure. */
+ * a kernel family): indices of t's candidates into idx[0..most-1], at most `most`. First the
+ * fastest of each kernel family (fd_kernel.id) whose t->ms lies within `margin` (a fraction) of
+ * the fastest; then, where `family` is a kernel family (an fd_kernel_id; -1 for none), that
+ * family's candidates whatever their time (its fastest in the last place where the first part
+ * took all `most` places and none of it); then the others within the margin. Each part
+ * fastest first (the earlier of equals first). `family` is one whose loop runs what timing it
+ * alone does not show: zmarch shares a signalled pass's launch with the exchange, and which of
+ * its shapes is fastest there the kernel alone does not tell. Returns how many (at least 1 when
+ * t->n > 0). Pure. */
 int tune_kernel_finalists(const fd_tune *t, double margin, int most, int family, int *idx);
 
 /* The fused trial: for every T of steps[0..nsteps-1], T = 1 times the single-step
