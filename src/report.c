@@ -46,7 +46,10 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
             r->tune.n, r->tune.seconds);
     if (r->tune.rounds)
       fprintf(out, "              the kernel alone; the finalists' loop trials (the run's own loop, one step per pass, "
-                   "graphs %s, best of %d rounds)\n", r->tune.loop_graphs ? "on" : "off", r->tune.rounds);
+                   "graphs %s, best of %d rounds%s%s%s)\n", r->tune.loop_graphs ? "on" : "off", r->tune.rounds,
+              r->tune.loop_family >= 0 ? "; passes signalled: every " : "",
+              r->tune.loop_family >= 0 ? fd_kernel_name((fd_kernel_id)r->tune.loop_family) : "",
+              r->tune.loop_family >= 0 ? " shape" : "");
     for (int i = 0; i < r->tune.n; i++) {
       fd_kernel_format(&r->tune.cand[i], spec, sizeof spec);
       char loop[16] = "";
@@ -301,6 +304,9 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
     json_int(&j, "trial_rounds", r->tune.rounds);
     if (r->tune.rounds) json_bool(&j, "trial_graphs", r->tune.loop_graphs);
     else json_null(&j, "trial_graphs");
+    if (r->tune.rounds && r->tune.loop_family >= 0)
+      json_str(&j, "trial_family", fd_kernel_name((fd_kernel_id)r->tune.loop_family));
+    else json_null(&j, "trial_family");
     json_array(&j, "candidates");
     for (int i = 0; i < r->tune.n; i++) {
       json_object(&j, NULL);

@@ -1882,10 +1882,10 @@ static int choose_path(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
-/* The single-step autotune's finalists (tune_kernel_finalists: within FD_KERNEL_MARGIN of the
- * fastest alone, at most FD_KERNEL_FINALISTS; where the passes are signalled, zmarch's
- * candidates after the fastest of each family: only zmarch runs in the pass's one launch,
- * be_signals_pass) */
+/* The single-step autotune's finalists (tune_kernel_finalists): within FD_KERNEL_MARGIN of the
+ * fastest alone, at most FD_KERNEL_FINALISTS; where the passes are signalled, every zmarch
+ * candidate beside the fastest of each family (only zmarch runs in the pass's one launch,
+ * be_signals_pass, and its shapes alone do not rank as in that launch) */
 #define FD_KERNEL_MARGIN 0.25
 #define FD_KERNEL_FINALISTS 4
 
@@ -1899,9 +1899,10 @@ static int choose_path(fd_state *s, fd_result *r)
  * to be filled again. Collective. */
 static int confirm_kernel(fd_state *s, fd_tune *t)
 {
-  int fin[FD_KERNEL_FINALISTS], trial;
-  const int n = tune_kernel_finalists(t, FD_KERNEL_MARGIN, FD_KERNEL_FINALISTS,
-                                      signalled(s) ? (int)FD_KERNEL_ZMARCH : -1, fin);
+  int fin[FD_TUNE_MAX], trial;
+  const int sig = signalled(s);
+  const int n = tune_kernel_finalists(t, FD_KERNEL_MARGIN, sig ? FD_TUNE_MAX : FD_KERNEL_FINALISTS,
+                                      sig ? (int)FD_KERNEL_ZMARCH : -1, fin);
   if (n < 2 || s->opt->fuse > 1) return FD_OK;
   const int graphs = graphs_wanted(s, &trial);
   const fd_fused single = {.steps = 1};
@@ -1921,6 +1922,7 @@ static int confirm_kernel(fd_state *s, fd_tune *t)
   t->chosen = best;
   t->rounds = FD_TRIAL_ROUNDS;
   t->loop_graphs = graphs;
+  t->loop_family = sig ? (int)FD_KERNEL_ZMARCH : -1;
   s->kernel = t->cand[t->chosen];
   FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
   double dt = fd_now() - t0, slowest;

@@ -91,16 +91,17 @@ int tune_kernel_finalists(const fd_tune *t, double margin, int most, int family,
   if (t->n <= 0 || most <= 0) return 0;
   const double limit = t->ms[fd_kernel_fastest(t->ms, t->n)] * (1.0 + margin);
   int n = 0, next;
-  /* the fastest of each kernel family within the margin, then the family's own, then the rest
-   * within the margin */
+  /* the fastest of each kernel family within the margin */
   while (n < most && (next = next_finalist(t, idx, n, limit, -1, 1)) >= 0) idx[n++] = next;
-  if (family >= 0 && (next = next_finalist(t, idx, n, limit, family, 0)) >= 0) {
-    int in = 0;
-    for (int q = 0; q < n; q++) in |= (int)t->cand[idx[q]].id == family;
-    if (!in && n == most) idx[most - 1] = next; /* its fastest takes the last place */
-    while (n < most && (next = next_finalist(t, idx, n, limit, family, 0)) >= 0) idx[n++] = next;
+  if (family < 0) { /* then the others within the margin */
+    while (n < most && (next = next_finalist(t, idx, n, limit, -1, 0)) >= 0) idx[n++] = next;
+    return n;
   }
-  while (n < most && (next = next_finalist(t, idx, n, limit, -1, 0)) >= 0) idx[n++] = next;
+  /* then the family's, whatever their time: its fastest in the last place if none is in */
+  int in = 0;
+  for (int q = 0; q < n; q++) in |= (int)t->cand[idx[q]].id == family;
+  if (!in && n == most && (next = next_finalist(t, idx, n, limit, family, 0)) >= 0) idx[most - 1] = next;
+  while (n < most && (next = next_finalist(t, idx, n, limit, family, 0)) >= 0) idx[n++] = next;
   return n;
 }
 

@@ -23,6 +23,8 @@ typedef struct {
   double loop_ms[FD_TUNE_MAX];
   int rounds;               /* loop trials of each finalist (0: none ran) */
   int loop_graphs;          /* the graphs setting of the loop trials */
+  int loop_family;          /* the kernel family every candidate of which ran loop trials
+                               (tune_kernel_finalists' `family`; passes signalled), -1 none */
   int chosen;               /* index of the one every rank uses */
   double seconds;           /* wall time of the trial and the loop trials, slowest rank */
 } fd_tune;
@@ -78,13 +80,13 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out);
  * moment gives, and with ranks sharing a device the alone ranking can differ from the loop's by
  * a kernel family): indices of t's candidates into idx[0..most-1], at most `most`. First the
  * fastest of each kernel family (fd_kernel.id) whose t->ms lies within `margin` (a fraction) of
- * the fastest; then, where `family` is a kernel family (an fd_kernel_id; -1 for none), that
- * family's candidates whatever their time (its fastest in the last place where the first part
- * took all `most` places and none of it); then the others within the margin. Each part
- * fastest first (the earlier of equals first). `family` is one whose loop runs what timing it
- * alone does not show: zmarch shares a signalled pass's launch with the exchange, and which of
- * its shapes is fastest there the kernel alone does not tell. Returns how many (at least 1 when
- * t->n > 0). Pure. */
+ * the fastest; then, with `family` -1, the others within the margin; with `family` a kernel
+ * family (an fd_kernel_id), every candidate of that family instead, whatever its time (its
+ * fastest in the last place where the first part took all `most` places and none of it). Each
+ * part fastest first (the earlier of equals first). `family` is one whose loop runs what timing
+ * it alone does not show: zmarch shares a signalled pass's launch with the exchange, and which
+ * of its shapes is fastest there the kernel alone does not tell. Returns how many (at least 1
+ * when t->n > 0). Pure. */
 int tune_kernel_finalists(const fd_tune *t, double margin, int most, int family, int *idx);
 
 /* The fused trial: for every T of steps[0..nsteps-1], T = 1 times the single-step
