@@ -1838,6 +1838,15 @@ static int use_path(fd_state *s, int q)
   return FD_OK;
 }
 
+/* t->cand[i] becomes the run's single-step kernel (s->kernel, t->chosen). */
+static int use_kernel(fd_state *s, fd_tune *t, int i)
+{
+  t->chosen = i;
+  s->kernel = t->cand[i];
+  FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
+  return FD_OK;
+}
+
 /* The halo's schedule by a trial, where faces can go by IPC (halo_create mapped them): the run's
  * own loop (loop_trial, with the steps per pass, configuration and graphs choose_fuse chose)
  * with each candidate, in FD_PATH_ROUNDS rounds of alternating order; the one whose slowest
@@ -1853,6 +1862,11 @@ static int use_path(fd_state *s, int q)
 #define FD_PATH_ROUNDS 2
 static int choose_path(fd_state *s, fd_result *r)
 {
+  fd_tune *t = &r->tune;
+  /* the kernel of path q: where zmarch's other shapes ran loop trials (passes signalled), the
+   * fastest of them on the signalled path and the fastest of the closest on the others */
+  const int by_path = t->rounds && t->loop_family >= 0;
+  const int plain = by_path ? t->chosen_plain : t->chosen, sig_kernel = t->chosen;
   s->sig_off = 0;
   const int path = s->opt->halo_path;
   if (path == FD_HALO_PATH_MPI || s->halo.ipc_able_all == 0) return FD_OK;
@@ -1869,6 +1883,7 @@ static int choose_path(fd_state *s, fd_result *r)
       const int q = cand[round % 2 ? n - 1 - i : i];
       double ms;
       FD_CALL(use_path(s, q));
+      if (by_path) FD_CALL(use_kernel(s, t, q == PATH_SIGNALLED ? sig_kernel : plain));
       FD_CALL(loop_trial(s, ft->steps, &ft->config, ft->chosen_graphs, &ms)); /* the slowest rank's */
       if (round == 0 || ms < best[q]) best[q] = ms;
     }
@@ -1876,6 +1891,7 @@ static int choose_path(fd_state *s, fd_result *r)
   for (int i = 1; i < n; i++)
     if (best[cand[i]] <= best[pick]) pick = cand[i];
   FD_CALL(use_path(s, pick));
+  if (by_path) FD_CALL(use_kernel(s, t, pick == PATH_SIGNALLED ? sig_kernel : plain));
   FD_CALL(use_choice(s, ft)); /* the graphs' staged copies followed the old faces */
   for (int q = 0; q < PATH_COUNT; q++) r->path_trial_us[q] = best[q] * 1e3;
   r->path_trial_rounds = FD_PATH_ROUNDS;
@@ -1884,7 +1900,7 @@ static int choose_path(fd_state *s, fd_result *r)
 
 /* The single-step autotune's finalists (tune_kernel_finalists): within FD_KERNEL_MARGIN of the
  * fastest alone, at most FD_KERNEL_FINALISTS; where the passes are signalled, every zmarch
- * candidate beside the fastest of each family (only zmarch runs in the pass's one launch,
+ * candidate too (tune_family_finalists: only zmarch runs in the pass's one launch,
  * be_signals_pass, and its shapes alone do not rank as in that launch) */
 #define FD_KERNEL_MARGIN 0.25
 #define FD_KERNEL_FINALISTS 4
@@ -1892,7 +1908,9 @@ static int choose_path(fd_state *s, fd_result *r)
 /* The single-step autotune's finalists in the run's own loop: each finalist of t runs loop
  * trials (loop_trial, one step per pass, graphs as the run takes them) in FD_TRIAL_ROUNDS
  * rounds, the order reversed every other round, and keeps its fastest; the fastest of those
- * becomes t->chosen and s->kernel. A kernel timed alone ranks candidates within a few percent
+ * becomes t->chosen and s->kernel, and where zmarch's other shapes joined (passes signalled),
+ * the fastest of the closest finalists t->chosen_plain, the kernel choose_path tries on the
+ * paths that are not signalled. A kernel timed alone ranks candidates within a few percent
  * in whatever order the device's state of the moment gives (with ranks sharing it, a pick that
  * varied by process: bench/results/README.md, "Deep halos with edges and corners"). Nothing
  * where one finalist is left, or where every pass is fused (--fuse T > 1). Leaves the fields
@@ -1901,8 +1919,8 @@ static int confirm_kernel(fd_state *s, fd_tune *t)
 {
   int fin[FD_TUNE_MAX], trial;
   const int sig = signalled(s);
-  const int n = tune_kernel_finalists(t, FD_KERNEL_MARGIN, sig ? FD_TUNE_MAX : FD_KERNEL_FINALISTS,
-                                      sig ? (int)FD_KERNEL_ZMARCH : -1, fin);
+  const int close = tune_kernel_finalists(t, FD_KERNEL_MARGIN, FD_KERNEL_FINALISTS, fin);
+  const int n = sig ? tune_family_finalists(t, FD_KERNEL_ZMARCH, fin, close) : close;
   if (n < 2 || s->opt->fuse > 1) return FD_OK;
   const int graphs = graphs_wanted(s, &trial);
   const fd_fused single = {.steps = 1};
@@ -1916,13 +1934,16 @@ static int confirm_kernel(fd_state *s, fd_tune *t)
       FD_CALL(loop_trial(s, 1, &single, graphs, &ms));
       if (round == 0 || ms < t->loop_ms[i]) t->loop_ms[i] = ms;
     }
-  int best = fin[0];
-  for (int q = 1; q < n; q++)
+  int best = fin[0], plain = fin[0];
+  for (int q = 1; q < n; q++) {
     if (t->loop_ms[fin[q]] < t->loop_ms[best]) best = fin[q];
+    if (q < close && t->loop_ms[fin[q]] < t->loop_ms[plain]) plain = fin[q];
+  }
   t->chosen = best;
+  t->chosen_plain = plain;
   t->rounds = FD_TRIAL_ROUNDS;
   t->loop_graphs = graphs;
-  t->loop_family = sig ? (int)FD_KERNEL_ZMARCH : -1;
+  t->loop_family = n > close ? (int)FD_KERNEL_ZMARCH : -1;
   s->kernel = t->cand[t->chosen];
   FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
   double dt = fd_now() - t0, slowest;

@@ -86,22 +86,21 @@ static int next_finalist(const fd_tune *t, const int *idx, int n, double limit, 
   return next;
 }
 
-int tune_kernel_finalists(const fd_tune *t, double margin, int most, int family, int *idx)
+int tune_kernel_finalists(const fd_tune *t, double margin, int most, int *idx)
 {
   if (t->n <= 0 || most <= 0) return 0;
   const double limit = t->ms[fd_kernel_fastest(t->ms, t->n)] * (1.0 + margin);
   int n = 0, next;
-  /* the fastest of each kernel family within the margin */
+  /* the fastest of each kernel family within the margin, then the others within it */
   while (n < most && (next = next_finalist(t, idx, n, limit, -1, 1)) >= 0) idx[n++] = next;
-  if (family < 0) { /* then the others within the margin */
-    while (n < most && (next = next_finalist(t, idx, n, limit, -1, 0)) >= 0) idx[n++] = next;
-    return n;
-  }
-  /* then the family's, whatever their time: its fastest in the last place if none is in */
-  int in = 0;
-  for (int q = 0; q < n; q++) in |= (int)t->cand[idx[q]].id == family;
-  if (!in && n == most && (next = next_finalist(t, idx, n, limit, family, 0)) >= 0) idx[most - 1] = next;
-  while (n < most && (next = next_finalist(t, idx, n, limit, family, 0)) >= 0) idx[n++] = next;
+  while (n < most && (next = next_finalist(t, idx, n, limit, -1, 0)) >= 0) idx[n++] = next;
+  return n;
+}
+
+int tune_family_finalists(const fd_tune *t, int family, int *idx, int n)
+{
+  int next;
+  while (n < FD_TUNE_MAX && (next = next_finalist(t, idx, n, 0.0, family, 0)) >= 0) idx[n++] = next;
   return n;
 }
 

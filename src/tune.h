@@ -23,9 +23,11 @@ typedef struct {
   double loop_ms[FD_TUNE_MAX];
   int rounds;               /* loop trials of each finalist (0: none ran) */
   int loop_graphs;          /* the graphs setting of the loop trials */
-  int loop_family;          /* the kernel family every candidate of which ran loop trials
-                               (tune_kernel_finalists' `family`; passes signalled), -1 none */
+  int loop_family;          /* the kernel family every candidate of which also ran loop trials
+                               (tune_family_finalists; passes signalled), -1 none */
   int chosen;               /* index of the one every rank uses */
+  int chosen_plain;         /* with loop_family: the fastest loop trial of the closest
+                               (tune_kernel_finalists), the kernel of passes not signalled */
   double seconds;           /* wall time of the trial and the loop trials, slowest rank */
 } fd_tune;
 
@@ -78,16 +80,18 @@ int tune_kernel(MPI_Comm comm, const fd_kernel_trial *t, fd_tune *out);
 /* The autotune's finalists, which the run's own loop then times (a kernel timed alone ranks
  * candidates within a few percent of each other in whatever order the device's state of the
  * moment gives, and with ranks sharing a device the alone ranking can differ from the loop's by
- * a kernel family): indices of t's candidates into idx[0..most-1], at most `most`. First the
- * fastest of each kernel family (fd_kernel.id) whose t->ms lies within `margin` (a fraction) of
- * the fastest; then, with `family` -1, the others within the margin; with `family` a kernel
- * family (an fd_kernel_id), every candidate of that family instead, whatever its time (its
- * fastest in the last place where the first part took all `most` places and none of it). Each
- * part fastest first (the earlier of equals first). `family` is one whose loop runs what timing
- * it alone does not show: zmarch shares a signalled pass's launch with the exchange, and which
- * of its shapes is fastest there the kernel alone does not tell. Returns how many (at least 1
- * when t->n > 0). Pure. */
-int tune_kernel_finalists(const fd_tune *t, double margin, int most, int family, int *idx);
+ * a kernel family): the indices of t's candidates whose t->ms lies within `margin` (a fraction)
+ * of the fastest, at most `most`: first the fastest of each kernel family (fd_kernel.id), then
+ * the fastest of the others, each part fastest first (the earlier of equals first), into
+ * idx[0..most-1]. Returns how many (at least 1 when t->n > 0). Pure. */
+int tune_kernel_finalists(const fd_tune *t, double margin, int most, int *idx);
+
+/* Appends to idx[0..n-1] every candidate of t of kernel family `family` (an fd_kernel_id) not
+ * yet in it, fastest alone first, whatever its time; returns the new count (at most
+ * FD_TUNE_MAX; idx holds that many). For a family whose loop runs what timing it alone does not
+ * show: zmarch shares a signalled pass's launch with the exchange, and which of its shapes is
+ * fastest there the kernel alone does not tell. Pure. */
+int tune_family_finalists(const fd_tune *t, int family, int *idx, int n);
 
 /* The fused trial: for every T of steps[0..nsteps-1], T = 1 times the single-step
  * configuration `single` on trial t1 (the update the run does), T > 1 every configuration of

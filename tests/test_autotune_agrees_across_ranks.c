@@ -54,7 +54,7 @@ static void test_ties_go_to_the_first(void **state)
 
 /* The finalists that the loop trials confirm: within the margin of the fastest, the fastest of
  * each family first, then the fastest others, the earlier of equals first, at most `most`;
- * one when nothing is close. */
+ * one when nothing is close. Where passes are signalled every zmarch shape joins them. */
 static void test_kernel_finalists(void **state)
 {
   (void)state;
@@ -68,51 +68,46 @@ static void test_kernel_finalists(void **state)
   for (int i = 0; i < t.n; i++) t.cand[i].id = id[i];
   int idx[FD_TUNE_MAX];
   /* zmarch's fastest (1), reordered's (6), then 3 (1.10 twice: the earlier) */
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, -1, idx), 3);
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, idx), 3);
   assert_int_equal(idx[0], 1);
   assert_int_equal(idx[1], 6);
   assert_int_equal(idx[2], 3);
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 7, -1, idx), 5); /* 1.30 and 2.00 beyond 25 % */
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 7, idx), 5); /* 1.30 and 2.00 beyond 25 % */
   assert_int_equal(idx[3], 4);
   assert_int_equal(idx[4], 2);
-  assert_int_equal(tune_kernel_finalists(&t, 0.35, 7, -1, idx), 6);
+  assert_int_equal(tune_kernel_finalists(&t, 0.35, 7, idx), 6);
   assert_int_equal(idx[5], 0);
-  assert_int_equal(tune_kernel_finalists(&t, 1.5, 7, -1, idx), 7); /* baseline's too, third */
+  assert_int_equal(tune_kernel_finalists(&t, 1.5, 7, idx), 7); /* baseline's too, third */
   assert_int_equal(idx[2], 5);
-  assert_int_equal(tune_kernel_finalists(&t, 0.05, 3, -1, idx), 1);
+  assert_int_equal(tune_kernel_finalists(&t, 0.05, 3, idx), 1);
   assert_int_equal(idx[0], 1);
-  /* a family that must be in: baseline (2.00) joins at the end, or takes the last place */
-  assert_int_equal(tune_kernel_finalists(&t, 0.05, 3, FD_KERNEL_BASELINE, idx), 2);
-  assert_int_equal(idx[0], 1);
-  assert_int_equal(idx[1], 5);
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, FD_KERNEL_BASELINE, idx), 3);
-  assert_int_equal(idx[1], 6);
-  assert_int_equal(idx[2], 5);
-  /* with a family: all of it (reordered's 1.20 too), none of the others beyond their fastest */
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 5, FD_KERNEL_REORDERED, idx), 3);
-  assert_int_equal(idx[2], 2);
-  /* signalled passes at 32^3 on an H100: reordered faster alone, zmarch's fastest joins */
-  for (int i = 0; i < t.n; i++) t.cand[i].id = i == 5 ? FD_KERNEL_ZMARCH : FD_KERNEL_REORDERED;
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 4, FD_KERNEL_ZMARCH, idx), 2);
-  assert_int_equal(idx[0], 1);
-  assert_int_equal(idx[1], 5);
-  /* 8 ranks at 32^3 on an H100: the zmarch shape fastest alone (32x4) stepped in 9.3 us in the
-   * loop, the next (32x8) in 7.1: every zmarch shape after reordered's fastest */
+  /* a family's others join after them, fastest alone first, whatever their time */
+  assert_int_equal(tune_family_finalists(&t, FD_KERNEL_ZMARCH, idx, 1), 4);
+  assert_int_equal(idx[1], 3);
+  assert_int_equal(idx[2], 4);
+  assert_int_equal(idx[3], 0);
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, idx), 3);
+  assert_int_equal(tune_family_finalists(&t, FD_KERNEL_BASELINE, idx, 3), 4);
+  assert_int_equal(idx[3], 5);
+  assert_int_equal(tune_family_finalists(&t, FD_KERNEL_REORDERED, idx, 3), 4);
+  assert_int_equal(idx[3], 2);
+  /* 8 ranks at 32^3 on an H100, passes signalled: the zmarch shape fastest alone (32x4) stepped
+   * in 9.3 us in the loop, 32x8 in 7.1, and only the first was among the closest */
   const double ms8[6] = {0.0041, 0.0043, 0.0043, 0.0034, 0.0035, 0.0037};
   t.n = 6;
   memcpy(t.ms, ms8, sizeof ms8);
   for (int i = 0; i < t.n; i++) t.cand[i].id = i < 3 ? FD_KERNEL_ZMARCH : FD_KERNEL_REORDERED;
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, FD_TUNE_MAX, FD_KERNEL_ZMARCH, idx), 4);
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 4, idx), 4);
   assert_int_equal(idx[0], 3);
   assert_int_equal(idx[1], 0);
-  assert_int_equal(idx[2], 1);
-  assert_int_equal(idx[3], 2);
-  /* without the family: reordered's others within the margin instead */
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 4, -1, idx), 4);
   assert_int_equal(idx[2], 4);
   assert_int_equal(idx[3], 5);
+  assert_int_equal(tune_family_finalists(&t, FD_KERNEL_ZMARCH, idx, 4), 6);
+  assert_int_equal(idx[4], 1);
+  assert_int_equal(idx[5], 2);
   t.n = 0;
-  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, FD_KERNEL_ZMARCH, idx), 0);
+  assert_int_equal(tune_kernel_finalists(&t, 0.25, 3, idx), 0);
+  assert_int_equal(tune_family_finalists(&t, FD_KERNEL_ZMARCH, idx, 0), 0);
 }
 
 /* A rank's block for the trials: grid n (one ghost layer), a stream, a random field u (seed)
