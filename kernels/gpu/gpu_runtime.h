@@ -15,6 +15,9 @@
  *   gpu_ld_shared_l2(p)  load of data another process wrote in this launch: __ldcg on NVIDIA
  *                        (from L2), a plain load on AMD
  *   gpu_store2(p, x, y)  plain 16-byte (8 for float) store of the aligned pair p[0], p[1]
+ *   gpu_store_keep(p, v), gpu_store_keep2(p, x, y)  the same stores asking L2 to keep the
+ *                        line for the next pass: an evict-last cache hint on NVIDIA
+ *                        (st.global.L2::cache_hint, sm_80 on), plain stores on AMD
  *   GPU_REGISTER_CAP(n)  a kernel may use up to n registers per thread: __maxnreg__ on NVIDIA
  *                        (ptxas otherwise caps some kernels lower and spills), launch bounds
  *                        of 512 threads on AMD
@@ -172,6 +175,36 @@ __device__ __forceinline__ void gpu_store2(float *p, float x, float y)
 {
   *reinterpret_cast<float2 *>(p) = make_float2(x, y);
 }
+/* Stores whose lines L2 evicts after lines of normal priority (createpolicy evict_last: needs
+ * no set-aside of persisting lines, which a process under MPS may not make). */
+__device__ __forceinline__ unsigned long long gpu_l2_keep_policy()
+{
+  unsigned long long q;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(q));
+  return q;
+}
+__device__ __forceinline__ void gpu_store_keep(double *p, double v)
+{
+  asm volatile("st.global.L2::cache_hint.f64 [%0], %1, %2;" ::"l"(p), "d"(v), "l"(gpu_l2_keep_policy())
+               : "memory");
+}
+__device__ __forceinline__ void gpu_store_keep(float *p, float v)
+{
+  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(gpu_l2_keep_policy())
+               : "memory");
+}
+__device__ __forceinline__ void gpu_store_keep2(double *p, double x, double y)
+{
+  asm volatile("st.global.L2::cache_hint.v2.f64 [%0], {%1, %2}, %3;" ::"l"(p), "d"(x), "d"(y),
+               "l"(gpu_l2_keep_policy())
+               : "memory");
+}
+__device__ __forceinline__ void gpu_store_keep2(float *p, float x, float y)
+{
+  asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" ::"l"(p), "f"(x), "f"(y),
+               "l"(gpu_l2_keep_policy())
+               : "memory");
+}
 #ifndef FDMINI_EMULATE_WAVE64
 #define GPU_WARP_SIZE 32 /* threads per warp, a compile-time constant for lane arithmetic */
 #define GPU_STATIC_SMEM 0
@@ -258,6 +291,8 @@ template <typename T> __device__ __forceinline__ void gpu_store2(T *p, T x, T y)
   typedef T pair __attribute__((ext_vector_type(2)));
   *reinterpret_cast<pair *>(p) = pair{x, y};
 }
+template <typename T> __device__ __forceinline__ void gpu_store_keep(T *p, T v) { *p = v; }
+template <typename T> __device__ __forceinline__ void gpu_store_keep2(T *p, T x, T y) { gpu_store2(p, x, y); }
 template <typename T> __device__ __forceinline__ T gpu_shfl_up1(T v) { return __shfl_up(v, 1); }
 template <typename T> __device__ __forceinline__ T gpu_shfl_down1(T v) { return __shfl_down(v, 1); }
 
