@@ -242,9 +242,9 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(co
  * on an even element); a pair point outside the box is neither computed nor stored. Plain
  * stores, or stores kept in L2 (below). The launch may mirror z (sxy < 0, origin at the box's top plane: march_down): the
  * same code then starts on the top chunk and marches down; "z-1" and "z+1" swap, and the
- * stencil's sum zm + zp gives the same bits in either order. Where the pass's arrays are
- * within a few times the rank's share of L2 (a.keep, l2_keep), the stores ask L2 to keep their
- * lines, so that more of this pass's output is still there when the next pass reads it. */
+ * stencil's sum zm + zp gives the same bits in either order. Where the field fits in the
+ * rank's share of L2 (a.keep, l2_keep), the stores ask L2 to keep their lines, so that more of
+ * this pass's output is still there when the next pass reads it. */
 template <int R, int V, bool HAS_F>
 __device__ __forceinline__ void zmarch_body(const st_args &a, unsigned bx, unsigned by, unsigned bz)
 {
@@ -990,20 +990,20 @@ bool march_down(const fd_grid *g, const st_args &a)
   return l2 > 0 && pass > l2 && (uintptr_t)a.out < (uintptr_t)a.u;
 }
 
-/* Passes of up to FD_L2_KEEP_SHARES times the rank's share of L2 (l2_keep) */
-#define FD_L2_KEEP_SHARES 2.0
-
-/* Whether k_zmarch's stores ask L2 to keep their lines (gpu_store_keep): where the arrays a
- * pass touches (u, out and f) are at most FD_L2_KEEP_SHARES times this rank's share of L2 (as
- * march_down counts it), the output's lines then outlast the input's, so that the next pass,
- * which reads that output, finds more of it in L2; on larger passes the kept lines crowd out
- * the input rows that neighbouring blocks read again (measured in bench/results/README.md,
- * "Output kept in L2"). NVIDIA only: on AMD the stores are plain either way. */
-bool l2_keep(const fd_grid *g, const st_args &a)
+/* Whether k_zmarch's stores ask L2 to keep their lines (gpu_store_keep): where one field (the
+ * grid's allocation) fits in this rank's share of L2 (as march_down counts it), the output's
+ * lines then outlast the input's, so that the next pass, which reads that output, finds more of
+ * it in L2; on larger fields the kept lines crowd out the input rows that neighbouring blocks
+ * read again. The field decides, not the arrays of the pass (f too): every z-marching launch of
+ * a run on one grid then keeps or not alike, so that no launch outside the loop (jacobi's
+ * residual, with no f) leaves lines at the kept priority for the loop to find. Measured in
+ * bench/results/README.md, "Output kept in L2". NVIDIA only: on AMD the stores are plain
+ * either way. */
+bool l2_keep(const fd_grid *g)
 {
-  const double pass = (double)g->elems * sizeof(real_t) * (a.f ? 3 : 2);
+  const double field = (double)g->elems * sizeof(real_t);
   const double l2 = (double)gpu_props_private.l2_bytes / gpu_sharers_private;
-  return l2 > 0 && pass <= FD_L2_KEEP_SHARES * l2;
+  return l2 > 0 && field <= l2;
 }
 
 int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, fd_kernel *k,
@@ -1049,7 +1049,7 @@ int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, f
                                (long long)k->strips * a.nchunks);
     const dim3 grid((unsigned)a.ntx, (unsigned)a.tps, (unsigned)(k->strips * a.nchunks));
     st_args m = a; /* a copy: the caller's a stays as it built it */
-    m.keep = l2_keep(g, a);
+    m.keep = l2_keep(g);
     if (march_down(g, a)) { /* z' = lo + hi - z: the box maps onto itself */
       m.origin += a.sxy * (lo[2] + hi[2]);
       m.sxy = -a.sxy;
@@ -1254,7 +1254,7 @@ extern "C" int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, 
     if (gz > 65535 || m.tps > 65535 || blocks > 0x7fffffffLL)
       return gpu_failf_private(BE_ERROR, "k_zmarch_x: grid %d x %d x %lld too large", m.ntx, m.tps, gz);
     a.gx = (unsigned)m.ntx, a.gy = (unsigned)m.tps;
-    m.keep = l2_keep(g, m);
+    m.keep = l2_keep(g);
     if (march_down(g, m)) {
       m.origin += m.sxy * (lo[2] + hi[2]);
       m.sxy = -m.sxy;
