@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(co
  * on an even element); a pair point outside the box is neither computed nor stored. Plain
  * stores, or stores kept in L2 (below). The launch may mirror z (sxy < 0, origin at the box's top plane: march_down): the
  * same code then starts on the top chunk and marches down; "z-1" and "z+1" swap, and the
- * stencil's sum zm + zp gives the same bits in either order. Where the field fits in the
+ * stencil's sum zm + zp gives the same bits in either order. Where the field nearly fills the
  * rank's share of L2 (a.keep, l2_keep), the stores ask L2 to keep their lines, so that more of
  * this pass's output is still there when the next pass reads it. */
 template <int R, int V, bool HAS_F>
@@ -991,19 +991,20 @@ bool march_down(const fd_grid *g, const st_args &a)
 }
 
 /* Whether k_zmarch's stores ask L2 to keep their lines (gpu_store_keep): where one field (the
- * grid's allocation) fits in this rank's share of L2 (as march_down counts it), the output's
- * lines then outlast the input's, so that the next pass, which reads that output, finds more of
- * it in L2; on larger fields the kept lines crowd out the input rows that neighbouring blocks
- * read again. The field decides, not the arrays of the pass (f too): every z-marching launch of
- * a run on one grid then keeps or not alike, so that no launch outside the loop (jacobi's
- * residual, with no f) leaves lines at the kept priority for the loop to find. Measured in
- * bench/results/README.md, "Output kept in L2". NVIDIA only: on AMD the stores are plain
- * either way. */
+ * grid's allocation) fits in this rank's share of L2 (as march_down counts it) but is more than
+ * a quarter of it. There the output's lines then outlast the input's, so that the next pass,
+ * which reads that output, finds more of it in L2. On larger fields the kept lines crowd out the
+ * input rows that neighbouring blocks read again; on smaller ones u, out and f fit in L2
+ * together and stay there without the hint. The field decides, not the arrays of the pass (f
+ * too): every z-marching launch of a run on one grid then keeps or not alike, so that no launch
+ * outside the loop (jacobi's residual, with no f) leaves lines at the kept priority for the
+ * loop to find. Measured in bench/results/README.md, "Output kept in L2". NVIDIA only: on AMD
+ * the stores are plain either way. */
 bool l2_keep(const fd_grid *g)
 {
   const double field = (double)g->elems * sizeof(real_t);
   const double l2 = (double)gpu_props_private.l2_bytes / gpu_sharers_private;
-  return l2 > 0 && field <= l2;
+  return l2 > 0 && field <= l2 && 4 * field > l2;
 }
 
 int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, fd_kernel *k,
