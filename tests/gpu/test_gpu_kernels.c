@@ -805,20 +805,30 @@ static void test_zrange_point(const fd_grid *g)
 
 /* z-marching on arrays larger than L2 runs mirrored (top chunk first, marching down) when out
  * lies below u in memory (stencil_gpu.hip, march_down): with the input in the lower buffer and
- * then in the upper one, both directions run. Each must give the baseline kernel's field bit
- * for bit (the baseline never mirrors), for ALL, for the interior of deferred faces (a box
- * whose mirror axis is off the grid's centre) and for a z-range; an output box mapped onto
- * the wrong planes, or planes taken in the wrong order, fails it. */
-static void test_march_directions(void)
+ * then in the upper one, both directions run. On a field of between a quarter of L2 and L2 it
+ * marches up and its stores ask L2 to keep their lines (l2_keep, gpu_store_keep: other store
+ * instructions, the pair's and the single point's at a box's x edges). Each must give the
+ * baseline kernel's field bit for bit (the baseline never mirrors nor keeps), for ALL, for the
+ * interior of deferred faces (a box whose mirror axis is off the grid's centre and whose x
+ * edges cut pairs) and for a z-range; an output box mapped onto the wrong planes, planes taken
+ * in the wrong order, or a kept store of the wrong value or place, fails it. kept = 0: arrays
+ * beyond L2; 1: a field of about half of L2 (this process shares the device with no rank). */
+static void test_march_directions(int kept)
 {
   gpu_device_props props;
   REQUIRE(gpu_get_device_props(&props));
   fd_grid g0 = grid3(200, 150, 8);
-  const int nz = (int)(props.l2_bytes / ((size_t)g0.sxy * sizeof(real_t))) + 9;
+  const size_t planes = props.l2_bytes / ((size_t)g0.sxy * sizeof(real_t));
+  const int nz = kept ? (int)(planes / 2) : (int)planes + 9;
   fd_grid g = grid3(200, 150, nz);
   const size_t all = g.elems, bytes = all * sizeof(real_t);
-  check(2 * bytes > props.l2_bytes, "march directions: %zu-byte arrays do not exceed L2 (%zu bytes)",
-        bytes, props.l2_bytes);
+  if (kept)
+    check(bytes <= props.l2_bytes && 4 * bytes > props.l2_bytes,
+          "march directions: a %zu-byte field is not between a quarter of L2 and L2 (%zu bytes)",
+          bytes, props.l2_bytes);
+  else
+    check(2 * bytes > props.l2_bytes, "march directions: %zu-byte arrays do not exceed L2 (%zu bytes)",
+          bytes, props.l2_bytes);
   real_t *dbuf[2], *df, *dref, *href = malloc(bytes), *hout = malloc(bytes);
   REQUIRE(be_malloc((void **)&dbuf[0], bytes));
   REQUIRE(be_malloc((void **)&dbuf[1], bytes));
@@ -861,8 +871,8 @@ static void test_march_directions(void)
           runs++;
         }
     }
-  check(bad == 0, "march directions %dx%dx%d: %ld of %ld runs differ from the baseline", g.n[0],
-        g.n[1], g.n[2], bad, runs);
+  check(bad == 0, "march directions%s %dx%dx%d: %ld of %ld runs differ from the baseline",
+        kept ? " (stores kept in L2)" : "", g.n[0], g.n[1], g.n[2], bad, runs);
   free(href);
   free(hout);
   REQUIRE(be_free(dbuf[0]));
@@ -945,8 +955,11 @@ int main(int argc, char **argv)
   }
   if (!quick) {
     int before = n_fail;
-    test_march_directions();
+    test_march_directions(0);
     printf("march directions: %s\n", n_fail == before ? "ok" : "FAILED");
+    before = n_fail;
+    test_march_directions(1);
+    printf("stores kept in L2: %s\n", n_fail == before ? "ok" : "FAILED");
   }
   {
     /* g5: wide and tall enough that blocks of every shape and T (64-lane footprints included)
