@@ -185,24 +185,24 @@ __device__ __forceinline__ unsigned long long gpu_l2_keep_policy()
 }
 __device__ __forceinline__ void gpu_store_keep(double *p, double v)
 {
-  asm volatile("st.global.L2::cache_hint.f64 [%0], %1, %2;" ::"l"(p), "d"(v), "l"(gpu_l2_keep_policy())
-               : "memory");
+  const unsigned long long q = gpu_l2_keep_policy();
+  asm volatile("st.global.L2::cache_hint.f64 [%0], %1, %2;" ::"l"(p), "d"(v), "l"(q) : "memory");
 }
 __device__ __forceinline__ void gpu_store_keep(float *p, float v)
 {
-  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(gpu_l2_keep_policy())
-               : "memory");
+  const unsigned long long q = gpu_l2_keep_policy();
+  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(q) : "memory");
 }
 __device__ __forceinline__ void gpu_store_keep2(double *p, double x, double y)
 {
-  asm volatile("st.global.L2::cache_hint.v2.f64 [%0], {%1, %2}, %3;" ::"l"(p), "d"(x), "d"(y),
-               "l"(gpu_l2_keep_policy())
+  const unsigned long long q = gpu_l2_keep_policy();
+  asm volatile("st.global.L2::cache_hint.v2.f64 [%0], {%1, %2}, %3;" ::"l"(p), "d"(x), "d"(y), "l"(q)
                : "memory");
 }
 __device__ __forceinline__ void gpu_store_keep2(float *p, float x, float y)
 {
-  asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" ::"l"(p), "f"(x), "f"(y),
-               "l"(gpu_l2_keep_policy())
+  const unsigned long long q = gpu_l2_keep_policy();
+  asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" ::"l"(p), "f"(x), "f"(y), "l"(q)
                : "memory");
 }
 #ifndef FDMINI_EMULATE_WAVE64
@@ -292,7 +292,10 @@ template <typename T> __device__ __forceinline__ void gpu_store2(T *p, T x, T y)
   *reinterpret_cast<pair *>(p) = pair{x, y};
 }
 template <typename T> __device__ __forceinline__ void gpu_store_keep(T *p, T v) { *p = v; }
-template <typename T> __device__ __forceinline__ void gpu_store_keep2(T *p, T x, T y) { gpu_store2(p, x, y); }
+template <typename T> __device__ __forceinline__ void gpu_store_keep2(T *p, T x, T y)
+{
+  gpu_store2(p, x, y);
+}
 template <typename T> __device__ __forceinline__ T gpu_shfl_up1(T v) { return __shfl_up(v, 1); }
 template <typename T> __device__ __forceinline__ T gpu_shfl_down1(T v) { return __shfl_down(v, 1); }
 

@@ -240,11 +240,11 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(co
  * with the next in L2 when a plane is large); a short chunk keeps every block short-lived.
  * V = 2: 16-byte loads and stores of the pairs (even row pitch, 16-byte aligned arrays, xbase
  * on an even element); a pair point outside the box is neither computed nor stored. Plain
- * stores, or stores kept in L2 (below). The launch may mirror z (sxy < 0, origin at the box's top plane: march_down): the
- * same code then starts on the top chunk and marches down; "z-1" and "z+1" swap, and the
- * stencil's sum zm + zp gives the same bits in either order. Where the field nearly fills the
- * rank's share of L2 (a.keep, l2_keep), the stores ask L2 to keep their lines, so that more of
- * this pass's output is still there when the next pass reads it. */
+ * stores, except where the field nearly fills the rank's share of L2 (a.keep, l2_keep): there
+ * the stores ask L2 to keep their lines, so that more of this pass's output is still there when
+ * the next pass reads it. The launch may mirror z (sxy < 0, origin at the box's top plane:
+ * march_down): the same code then starts on the top chunk and marches down; "z-1" and "z+1"
+ * swap, and the stencil's sum zm + zp gives the same bits in either order. */
 template <int R, int V, bool HAS_F>
 __device__ __forceinline__ void zmarch_body(const st_args &a, unsigned bx, unsigned by, unsigned bz)
 {
