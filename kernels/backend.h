@@ -238,6 +238,22 @@ static inline int fd_grid_init(fd_grid *g, const int n[3], int ghost)
   return 0;
 }
 
+/* The L2 rules of the GPU z-marching kernel (stencil_gpu.hip: march_down, l2_keep; why and
+ * measured there), pure so that host tests check them. share: the device's L2 over the ranks
+ * bound to it (be_set_device_sharers), 0 when unknown (then neither applies).
+ * fd_l2_alternates: a pass whose arrays (pass_bytes: u, out and f) exceed the share alternates
+ *   its marching direction between the passes that swap input and output.
+ * fd_l2_keeps: on a field (field_bytes: one grid's allocation) of more than a quarter of the
+ *   share and at most the share, the kernel's stores ask L2 to keep their lines. */
+static inline int fd_l2_alternates(double pass_bytes, double share)
+{
+  return share > 0 && pass_bytes > share;
+}
+static inline int fd_l2_keeps(double field_bytes, double share)
+{
+  return share > 0 && field_bytes <= share && 4 * field_bytes > share;
+}
+
 /* *out = a * b: 0, or -1 when the product does not fit in size_t (*out unchanged). Every byte
  * count of an allocation goes through it. Pure. */
 static inline int fd_size_mul(size_t a, size_t b, size_t *out)

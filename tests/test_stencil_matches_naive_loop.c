@@ -4,7 +4,8 @@
  * outputs poisoned first, so every point of the region is written and no other point is.
  * Also field initialisation and norms against direct evaluation, the z-range restriction
  * (be_stencil_zrange: per-range coefficients compose to the same bits, nothing outside the
- * planes is written) and the point source (be_add_point). */
+ * planes is written), the point source (be_add_point) and the L2 rules of the GPU z-marching
+ * kernel (fd_l2_alternates, fd_l2_keeps). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -252,6 +253,47 @@ static void test_fill_and_norms_match_direct_evaluation(void **state)
   be_free(b);
 }
 
+/* The L2 rules of the GPU z-marching kernel (backend.h: fd_l2_alternates, fd_l2_keeps) on the
+ * grids of the small-block study in double, with an H100's L2 (50 MiB) shared by 1, 2 and 8
+ * ranks, and at the band's edges: a rule moved by a factor or an edge taken the other way
+ * fails it. */
+static double field_bytes(int n)
+{
+  fd_grid g = {.ghost = 0};
+  const int e[3] = {n, n, n};
+  assert_int_equal(fd_grid_init(&g, e, 1), 0);
+  return (double)g.elems * sizeof(real_t);
+}
+
+static void test_l2_rules_of_the_gpu_kernel(void **state)
+{
+  (void)state;
+  const double l2 = 52428800.0;
+  const struct {
+    int n, sharers, keeps, alternates_heat, alternates_jacobi;
+  } cell[] = {
+    {64, 1, 0, 0, 0},  {96, 1, 0, 0, 0},  {128, 1, 1, 0, 1}, {160, 1, 1, 1, 1}, {192, 1, 0, 1, 1},
+    {256, 1, 0, 1, 1}, {64, 2, 0, 0, 0},  {96, 2, 1, 0, 0},  {128, 2, 1, 1, 1}, {48, 8, 0, 0, 0},
+    {64, 8, 1, 0, 1},  {96, 8, 0, 1, 1},
+  };
+  const size_t ncell = sizeof(real_t) == sizeof(double) ? sizeof cell / sizeof cell[0] : 0;
+  for (size_t q = 0; q < ncell; q++) {
+    const double f = field_bytes(cell[q].n), share = l2 / cell[q].sharers;
+    if (fd_l2_keeps(f, share) != cell[q].keeps || fd_l2_alternates(2 * f, share) != cell[q].alternates_heat ||
+        fd_l2_alternates(3 * f, share) != cell[q].alternates_jacobi)
+      fail_msg("%d^3 on %d ranks (field %.1f MB, share %.1f MB): keeps %d, alternates %d / %d",
+               cell[q].n, cell[q].sharers, f / 1e6, share / 1e6, fd_l2_keeps(f, share),
+               fd_l2_alternates(2 * f, share), fd_l2_alternates(3 * f, share));
+  }
+  assert_true(fd_l2_keeps(l2, l2));
+  assert_false(fd_l2_keeps(l2 + 1, l2));
+  assert_false(fd_l2_keeps(l2 / 4, l2));
+  assert_true(fd_l2_keeps(l2 / 4 + 1, l2));
+  assert_false(fd_l2_alternates(l2, l2));
+  assert_true(fd_l2_alternates(l2 + 1, l2));
+  assert_false(fd_l2_keeps(1e6, 0) || fd_l2_alternates(1e12, 0)); /* L2 unknown */
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -261,6 +303,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_every_variant_tile_region_and_operator),
     cmocka_unit_test(test_fill_and_norms_match_direct_evaluation),
     cmocka_unit_test(test_zrange_and_point_source),
+    cmocka_unit_test(test_l2_rules_of_the_gpu_kernel),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   be_stream_destroy(s);

@@ -987,7 +987,7 @@ bool march_down(const fd_grid *g, const st_args &a)
 {
   const double pass = (double)g->elems * sizeof(real_t) * (a.f ? 3 : 2);
   const double l2 = (double)gpu_props_private.l2_bytes / gpu_sharers_private;
-  return l2 > 0 && pass > l2 && (uintptr_t)a.out < (uintptr_t)a.u;
+  return fd_l2_alternates(pass, l2) && (uintptr_t)a.out < (uintptr_t)a.u;
 }
 
 /* Whether k_zmarch's stores ask L2 to keep their lines (gpu_store_keep): where one field (the
@@ -1002,9 +1002,8 @@ bool march_down(const fd_grid *g, const st_args &a)
  * the stores are plain either way. */
 bool l2_keep(const fd_grid *g)
 {
-  const double field = (double)g->elems * sizeof(real_t);
   const double l2 = (double)gpu_props_private.l2_bytes / gpu_sharers_private;
-  return l2 > 0 && field <= l2 && 4 * field > l2;
+  return fd_l2_keeps((double)g->elems * sizeof(real_t), l2);
 }
 
 int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, fd_kernel *k,
