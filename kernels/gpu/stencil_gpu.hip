@@ -1006,6 +1006,18 @@ bool l2_keep(const fd_grid *g)
   return fd_l2_keeps((double)g->elems * sizeof(real_t), l2);
 }
 
+/* A z-marching launch's use of L2, set in its arguments m (built for the box lo..hi): stores
+ * kept (l2_keep) and the direction mirrored (march_down: z' = lo + hi - z, the box maps onto
+ * itself). k_zmarch and k_zmarch_x alike. */
+void zmarch_l2(const fd_grid *g, const int lo[3], const int hi[3], st_args &m)
+{
+  m.keep = l2_keep(g);
+  if (march_down(g, m)) {
+    m.origin += m.sxy * (lo[2] + hi[2]);
+    m.sxy = -m.sxy;
+  }
+}
+
 int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, fd_kernel *k,
                hipStream_t st)
 {
@@ -1049,11 +1061,7 @@ int launch_box(const fd_grid *g, const int lo[3], const int hi[3], st_args &a, f
                                (long long)k->strips * a.nchunks);
     const dim3 grid((unsigned)a.ntx, (unsigned)a.tps, (unsigned)(k->strips * a.nchunks));
     st_args m = a; /* a copy: the caller's a stays as it built it */
-    m.keep = l2_keep(g);
-    if (march_down(g, a)) { /* z' = lo + hi - z: the box maps onto itself */
-      m.origin += a.sxy * (lo[2] + hi[2]);
-      m.sxy = -a.sxy;
-    }
+    zmarch_l2(g, lo, hi, m);
     zmarch_fn(has_f, k->tile, k->vec)<<<grid, block, 0, st>>>(m);
     snprintf(name, sizeof name, "k_zmarch<rows=%d,vec=%d,f=%d>", k->tile, k->vec, (int)has_f);
     break;
@@ -1254,11 +1262,7 @@ extern "C" int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, 
     if (gz > 65535 || m.tps > 65535 || blocks > 0x7fffffffLL)
       return gpu_failf_private(BE_ERROR, "k_zmarch_x: grid %d x %d x %lld too large", m.ntx, m.tps, gz);
     a.gx = (unsigned)m.ntx, a.gy = (unsigned)m.tps;
-    m.keep = l2_keep(g);
-    if (march_down(g, m)) {
-      m.origin += m.sxy * (lo[2] + hi[2]);
-      m.sxy = -m.sxy;
-    }
+    zmarch_l2(g, lo, hi, m);
     const dim3 block((unsigned)k.block[0], (unsigned)k.block[1]);
     zmarch_x_fn(f != NULL, k.tile, k.vec)<<<(unsigned)blocks, block, 0, st>>>(m, a);
     GPU_LAUNCHED("k_zmarch_x");
