@@ -1939,13 +1939,11 @@ static int confirm_kernel(fd_state *s, fd_tune *t)
     if (t->loop_ms[fin[q]] < t->loop_ms[best]) best = fin[q];
     if (q < close && t->loop_ms[fin[q]] < t->loop_ms[plain]) plain = fin[q];
   }
-  t->chosen = best;
+  FD_CALL(use_kernel(s, t, best));
   t->chosen_plain = plain;
   t->rounds = FD_TRIAL_ROUNDS;
   t->loop_graphs = graphs;
   t->loop_family = n > close ? (int)FD_KERNEL_ZMARCH : -1;
-  s->kernel = t->cand[t->chosen];
-  FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
   double dt = fd_now() - t0, slowest;
   FD_MPI(MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
   t->seconds += slowest;
@@ -1970,8 +1968,7 @@ static int startup_measure(fd_state *s, fd_result *r)
     const fd_kernel_trial t = {s->grid, FD_REGION_INTERIOR, s->sides, s->prob.coeffs, s->u,
                                s->prob.levels == 2 ? s->um : s->f, s->v, s->compute};
     FD_CALL(tune_kernel(s->dec.cart, &t, &r->tune));
-    s->kernel = r->tune.cand[r->tune.chosen];
-    FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
+    FD_CALL(use_kernel(s, &r->tune, r->tune.chosen));
     FD_CALL(confirm_kernel(s, &r->tune));
   }
   FD_CALL(choose_fuse(s, r));
