@@ -37,7 +37,7 @@ struct st_args {
   int tps, nzb;      /* y-tiles per strip; planes in the box */
   int chunk, nchunks; /* ZMARCH: planes per block, chunks per strip */
   int xbase;         /* x index of a tile's first point (even when vec = 2) */
-  int keep;          /* ZMARCH: stores ask L2 to keep their lines (l2_keep) */
+  int keep;          /* ZMARCH: stores ask L2 to keep their lines (l2_keep, store_out) */
 };
 
 /* The ONE expression (pointwise.h); fc is f at the point (ignored without f). */
@@ -245,6 +245,18 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(co
  * the next pass reads it. The launch may mirror z (sxy < 0, origin at the box's top plane:
  * march_down): the same code then starts on the top chunk and marches down; "z-1" and "z+1"
  * swap, and the stencil's sum zm + zp gives the same bits in either order. */
+/* *p = v (p[0], p[1] = x, y: the aligned pair), plain or, with keep, asking L2 to keep the line */
+__device__ __forceinline__ void store_out(real_t *p, real_t v, bool keep)
+{
+  if (keep) gpu_store_keep(p, v);
+  else *p = v;
+}
+__device__ __forceinline__ void store_out2(real_t *p, real_t x, real_t y, bool keep)
+{
+  if (keep) gpu_store_keep2(p, x, y);
+  else gpu_store2(p, x, y);
+}
+
 template <int R, int V, bool HAS_F>
 __device__ __forceinline__ void zmarch_body(const st_args &a, unsigned bx, unsigned by, unsigned bz)
 {
@@ -306,15 +318,10 @@ __device__ __forceinline__ void zmarch_body(const st_args &a, unsigned bx, unsig
           const real_t yh = n + 1 < nrows ? c[n + 1 < R ? n + 1 : R - 1][v] : yp[v];
           o[v] = stencil_at<HAS_F>(a, c[n][v], xl, xh, yl, yh, zm[n][v], zp[n][v], fv[v]);
         }
-        if (a.keep) {
-          if (V == 1) gpu_store_keep(a.out + q, o[0]);
-          else if (ok0 && ok1) gpu_store_keep2(a.out + q, o[0], o[V - 1]);
-          else if (ok0) gpu_store_keep(a.out + q, o[0]);
-          else gpu_store_keep(a.out + q + V - 1, o[V - 1]);
-        } else if (V == 1) a.out[q] = o[0];
-        else if (ok0 && ok1) gpu_store2(a.out + q, o[0], o[V - 1]);
-        else if (ok0) a.out[q] = o[0];
-        else a.out[q + V - 1] = o[V - 1];
+        if (V == 1) store_out(a.out + q, o[0], a.keep);
+        else if (ok0 && ok1) store_out2(a.out + q, o[0], o[V - 1], a.keep);
+        else if (ok0) store_out(a.out + q, o[0], a.keep);
+        else store_out(a.out + q + V - 1, o[V - 1], a.keep);
       }
     }
 #pragma unroll
