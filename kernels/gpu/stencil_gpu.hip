@@ -604,17 +604,29 @@ template <int V> __device__ __forceinline__ void smem_put(real_t *p, const real_
     p[0] = r[0];
 }
 
+/* How k_fused reads f, the operator's source term (jacobi), at its T levels: 0, at every level
+ * from memory (L1 and L2 hits after the first level's load); 1, through a queue of T planes in
+ * registers, each plane loaded once at the iteration whose level 1 first needs it; 2, the same
+ * queue loaded a plane ahead (latency hidden like u's). A queue where T >= 2 and its registers
+ * fit under the kernel's cap (128) without spilling on sm_90: 2 where (T + 1) R V <= 12, else
+ * 1 where T R V <= 12. Measured in bench/results/README.md ("f through a queue"). */
+__host__ __device__ constexpr int fz_f_queue(int T, int R, int V, bool has_f)
+{
+  return !has_f || T < 2 ? 0 : (T + 1) * R * V <= 12 ? 2 : T * R * V <= 12 ? 1 : 0;
+}
+
 /* Levels 1..T of one plane iteration of k_fused (input plane kin, level t computing plane
  * kin - t) on the thread's windows L, level 0 already shifted in. lo / hi: the slots of the
  * threads below and above in the previous iteration's parity, at this lane's columns (the
  * thread's own slot for the first / last warp). KFIX: some level's plane lies outside the fix
  * box along z, so the per-point test is needed; without it most iterations are free of it. */
-template <int T, int R, int V, bool HAS_F, bool INNER, bool KFIX>
+template <int T, int R, int V, bool HAS_F, bool INNER, bool KFIX, int FQ>
 __device__ __forceinline__ void fused_levels(const fz_args &a, real_t (&L)[T][R][V][3],
                                              const real_t *lo, const real_t *hi, int kin,
                                              const bool (&xfix)[V], const bool (&yfix)[R],
                                              const bool (&xout)[V], const bool (&yout)[R],
-                                             const real_t *fcol, real_t *ocol, int kc0, int kc1)
+                                             const real_t *fcol, const real_t (&fq)[FQ ? T : 1][R][V],
+                                             real_t *ocol, int kc0, int kc1)
 {
   constexpr int WV = GPU_WARP_SIZE * V;
   const long long sx = a.sx, sxy = a.sxy;
@@ -638,8 +650,9 @@ __device__ __forceinline__ void fused_levels(const fz_args &a, real_t (&L)[T][R]
         const real_t ym = r > 0 ? L[t - 1][r > 0 ? r - 1 : 0][v][1] : below[v];
         const real_t yp = r + 1 < R ? L[t - 1][r + 1 < R ? r + 1 : R - 1][v][1] : above[v];
         const bool fixed = (!INNER && (xfix[v] || yfix[r])) || kfix;
-        if (HAS_F) { /* f of plane kc: read once per level (L1 and L2 hits after the first) */
-          const real_t fv = fixed ? (real_t)0 : gpu_ldg(fcol + v + sx * r + sxy * kc);
+        if (HAS_F) { /* f of plane kc: from the queue (fz_f_queue), or read at this level */
+          const real_t fv = FQ ? fq[FQ ? t - 1 : 0][r][v]
+                               : (fixed ? (real_t)0 : gpu_ldg(fcol + v + sx * r + sxy * kc));
           const real_t st = fd_stencil_point_f(a.cc, a.cx, a.cy, a.cz, a.cf, c, xm, xp, ym, yp,
                                                L[t - 1][r][v][0], L[t - 1][r][v][2], fv);
           res[r][v] = fixed ? c : st;
@@ -670,7 +683,7 @@ __device__ __forceinline__ void fused_levels(const fz_args &a, real_t (&L)[T][R]
 }
 
 /* The body of k_fused; INNER: the footprint lies inside the fix box (hence inside the array). */
-template <int T, int R, int V, bool HAS_F, bool INNER, bool SPLIT>
+template <int T, int R, int V, bool HAS_F, bool INNER, bool SPLIT, int FQ>
 __device__ __forceinline__ void fused_body(const fz_args &a)
 {
   extern __shared__ unsigned char fz_smem_raw[];
@@ -727,9 +740,40 @@ __device__ __forceinline__ void fused_body(const fz_args &a)
 #pragma unroll
     for (int v = 0; v < V; v++)
       ahead[r][v] = kstart <= a.ahi[2] && xin[v] && yin[r] ? gpu_ldg(ucol + v + sx * r + sxy * kstart) : (real_t)0;
+  /* f (FQ > 0): fq[t-1] holds f of plane kin - t, the plane level t computes at iteration kin,
+   * so that each plane of f is loaded once per point rather than once per level; 0 where the
+   * point is not updated (outside the fix box), and planes below kstart feed no output. FQ = 2:
+   * loaded a plane ahead into fnext, like u. */
+  real_t fq[FQ ? T : 1][R][V], fnext[R][V];
+#pragma unroll
+  for (int r = 0; r < R; r++)
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+      fnext[r][v] = (real_t)0;
+#pragma unroll
+      for (int t = 0; t < (FQ ? T : 1); t++) fq[t][r][v] = (real_t)0;
+    }
   int par = 0;
 #pragma unroll 1
   for (int kin = kstart; kin <= kc1 + T; kin++) {
+    if (FQ) { /* the queue moves up a plane and takes f of plane kf at its bottom */
+      const int kf = FQ == 2 ? kin : kin - 1;
+      const bool zin = kf >= a.flo[2] && kf <= a.fhi[2];
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+#pragma unroll
+          for (int t = (FQ ? T : 1) - 1; t > 0; t--) fq[t][r][v] = fq[t - 1][r][v];
+          const real_t x = zin && (INNER || (!xfix[v] && !yfix[r])) ? gpu_ldg(fcol + v + sx * r + sxy * kf)
+                                                                    : (real_t)0;
+          if (FQ == 2) {
+            fq[0][r][v] = fnext[r][v];
+            fnext[r][v] = x;
+          } else
+            fq[0][r][v] = x;
+        }
+    }
     /* level 0: plane kin (0 beyond the array), and the load of plane kin+1 */
     const bool knext = kin + 1 <= a.ahi[2];
 #pragma unroll
@@ -745,11 +789,11 @@ __device__ __forceinline__ void fused_body(const fz_args &a)
      * iteration; the test against the fix box along z only where one of the planes is outside */
     const real_t *rd = own + par * half;
     if (!SPLIT || kin - T < a.flo[2] || kin - 1 > a.fhi[2])
-      fused_levels<T, R, V, HAS_F, INNER, true>(a, L, rd + dlo, rd + dhi, kin, xfix, yfix, xout,
-                                                yout, fcol, ocol, kc0, kc1);
+      fused_levels<T, R, V, HAS_F, INNER, true, FQ>(a, L, rd + dlo, rd + dhi, kin, xfix, yfix,
+                                                    xout, yout, fcol, fq, ocol, kc0, kc1);
     else
-      fused_levels<T, R, V, HAS_F, INNER, false>(a, L, rd + dlo, rd + dhi, kin, xfix, yfix, xout,
-                                                 yout, fcol, ocol, kc0, kc1);
+      fused_levels<T, R, V, HAS_F, INNER, false, FQ>(a, L, rd + dlo, rd + dhi, kin, xfix, yfix,
+                                                     xout, yout, fcol, fq, ocol, kc0, kc1);
     /* this iteration's newest planes of levels 0..T-1, first and last row, for the threads
      * above and below */
     real_t *wr = own + (par ^ 1) * half;
@@ -774,14 +818,15 @@ __global__ void GPU_REGISTER_CAP(128) k_fused(const fz_args a) /* blocks <= FD_K
    * fix test along z (most planes) without it: fewer instructions. The largest instances with
    * f keep one body and one path (a second one spills there). */
   constexpr bool SPLIT = !(HAS_F && T * R * V >= 16);
+  constexpr int FQ = fz_f_queue(T, R, V, HAS_F);
   const int BY = (int)blockDim.y;
   const int fx0 = a.lo[0] + (int)blockIdx.x * a.tw - T, fy0 = a.lo[1] + (int)blockIdx.y * a.th - T;
   const bool inner = fx0 >= a.flo[0] && fx0 + GPU_WARP_SIZE * V - 1 <= a.fhi[0] &&
                      fy0 >= a.flo[1] && fy0 + BY * R - 1 <= a.fhi[1];
   if (SPLIT && inner)
-    fused_body<T, R, V, HAS_F, true, SPLIT>(a);
+    fused_body<T, R, V, HAS_F, true, SPLIT, FQ>(a);
   else
-    fused_body<T, R, V, HAS_F, false, SPLIT>(a);
+    fused_body<T, R, V, HAS_F, false, SPLIT, FQ>(a);
 }
 
 /* ---- the kernel instances -------------------------------------------------------------------- */
