@@ -1396,7 +1396,10 @@ extern "C" int be_kernel_default(const fd_grid *g, fd_kernel *k)
  * the H200 (x pairs; blocks 32x4, 32x8, 64x4; chunks of 4, 6 and 8 planes; two rows per
  * thread; single points), and the per-plane kernels of the lab notes (pairs with m = 2,
  * m = 4 and m = 8, the seeds' best on MI250X), so that a device whose balance differs finds
- * its own. */
+ * its own. For blocks of 32^3-64^3, where a step is bound by the latency of a thread's few
+ * planes rather than by memory, single points in chunks of 1, 2 and 4 planes and the per-plane
+ * kernel with one row of pairs: the most threads, the shortest chains (bench/results/README.md,
+ * "Small blocks"). */
 extern "C" int be_kernel_candidates(fd_kernel *list, int max)
 {
   int n = 0;
@@ -1414,6 +1417,12 @@ extern "C" int be_kernel_candidates(fd_kernel *list, int max)
   add(FD_KERNEL_ZMARCH, 2, 2, 32, 4, 4);
   add(FD_KERNEL_ZMARCH, 2, 2, 64, 4, 8);
   add(FD_KERNEL_ZMARCH, 1, 1, 64, 4, 8);
+  add(FD_KERNEL_ZMARCH, 1, 1, 32, 4, 1); /* small blocks */
+  add(FD_KERNEL_ZMARCH, 1, 1, 32, 4, 2);
+  add(FD_KERNEL_ZMARCH, 1, 1, 64, 2, 2);
+  add(FD_KERNEL_ZMARCH, 1, 1, 32, 4, 4);
+  add(FD_KERNEL_ZMARCH, 1, 1, 64, 4, 4);
+  add(FD_KERNEL_REORDERED, 1, 2, 256, 1, 0);
   add(FD_KERNEL_REORDERED, 2, 2, 256, 1, 0); /* pairs */
   add(FD_KERNEL_REORDERED, 4, 1, 256, 1, 0); /* the lab notes' kernel 4 */
   add(FD_KERNEL_REORDERED, 8, 1, 256, 1, 0); /* the lab notes' best on MI250X */
