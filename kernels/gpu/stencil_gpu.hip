@@ -245,12 +245,14 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK, M <= 2 ? 4 : 1) k_plane_v2(co
  * the next pass reads it. The launch may mirror z (sxy < 0, origin at the box's top plane:
  * march_down): the same code then starts on the top chunk and marches down; "z-1" and "z+1"
  * swap, and the stencil's sum zm + zp gives the same bits in either order. */
-/* *p = v (p[0], p[1] = x, y: the aligned pair), plain or, with keep, asking L2 to keep the line */
+
+/* z-marching's stores: *p = v, plain or, with keep, asking L2 to keep the line (l2_keep) */
 __device__ __forceinline__ void store_out(real_t *p, real_t v, bool keep)
 {
   if (keep) gpu_store_keep(p, v);
   else *p = v;
 }
+/* the same for an aligned pair: p[0] = x, p[1] = y, one 16-byte store */
 __device__ __forceinline__ void store_out2(real_t *p, real_t x, real_t y, bool keep)
 {
   if (keep) gpu_store_keep2(p, x, y);
