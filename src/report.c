@@ -49,12 +49,14 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
                    "graphs %s, best of %d rounds%s%s%s)\n", r->tune.loop_graphs ? "on" : "off", r->tune.rounds,
               r->tune.loop_family >= 0 ? "; passes signalled: every " : "",
               r->tune.loop_family >= 0 ? fd_kernel_name((fd_kernel_id)r->tune.loop_family) : "",
-              r->tune.loop_family >= 0 ? " shape" : "");
+              r->tune.loop_family >= 0 ? " shape, \"1 round\": left behind after the first" : "");
     for (int i = 0; i < r->tune.n; i++) {
       fd_kernel_format(&r->tune.cand[i], spec, sizeof spec);
-      char loop[16] = "";
+      char loop[32] = "";
       if (r->tune.rounds) {
-        if (r->tune.loop_ms[i] > 0) snprintf(loop, sizeof loop, " %9.5f", r->tune.loop_ms[i]);
+        if (r->tune.loop_ms[i] > 0)
+          snprintf(loop, sizeof loop, " %9.5f%s", r->tune.loop_ms[i],
+                   r->tune.loop_rounds[i] < r->tune.rounds ? " 1 round" : "");
         else snprintf(loop, sizeof loop, " %9s", "-");
       }
       fprintf(out, "              %-48s %9.4f%s%s\n", spec, r->tune.ms[i], loop, i == r->tune.chosen ? "  <- chosen" : "");
@@ -315,6 +317,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
       json_num(&j, "ms", r->tune.ms[i]);
       if (r->tune.loop_ms[i] > 0) json_num(&j, "loop_ms_per_step", r->tune.loop_ms[i]);
       else json_null(&j, "loop_ms_per_step");
+      json_int(&j, "loop_rounds", r->tune.loop_rounds[i]);
       json_bool(&j, "chosen", i == r->tune.chosen);
       json_end(&j);
     }

@@ -1901,16 +1901,21 @@ static int choose_path(fd_state *s, fd_result *r)
 /* The single-step autotune's finalists (tune_kernel_finalists): within FD_KERNEL_MARGIN of the
  * fastest alone, at most FD_KERNEL_FINALISTS; where the passes are signalled, every zmarch
  * candidate too (tune_family_finalists: only zmarch runs in the pass's one launch,
- * be_signals_pass, and its shapes alone do not rank as in that launch) */
+ * be_signals_pass, and its shapes alone do not rank as in that launch). Those of the family
+ * that are not among the closest run one round of loop trials only where it leaves them more
+ * than FD_FAMILY_KEEP behind the round's fastest (a fraction). */
 #define FD_KERNEL_MARGIN 0.25
 #define FD_KERNEL_FINALISTS 4
+#define FD_FAMILY_KEEP 0.10
 
 /* The single-step autotune's finalists in the run's own loop: each finalist of t runs loop
  * trials (loop_trial, one step per pass, graphs as the run takes them) in FD_TRIAL_ROUNDS
  * rounds, the order reversed every other round, and keeps its fastest; the fastest of those
  * becomes t->chosen and s->kernel, and where zmarch's other shapes joined (passes signalled),
  * the fastest of the closest finalists t->chosen_plain, the kernel choose_path tries on the
- * paths that are not signalled. A kernel timed alone ranks candidates within a few percent
+ * paths that are not signalled; those shapes leave after the first round where it left them
+ * more than FD_FAMILY_KEEP behind its fastest (every rank sees the slowest rank's times, so
+ * the same ones leave everywhere). A kernel timed alone ranks candidates within a few percent
  * in whatever order the device's state of the moment gives (with ranks sharing it, a pick that
  * varied by process: bench/results/README.md, "Deep halos with edges and corners"). Nothing
  * where one finalist is left, or where every pass is fused (--fuse T > 1). Leaves the fields
@@ -1925,15 +1930,25 @@ static int confirm_kernel(fd_state *s, fd_tune *t)
   const int graphs = graphs_wanted(s, &trial);
   const fd_fused single = {.steps = 1};
   const double t0 = fd_now();
-  for (int round = 0; round < FD_TRIAL_ROUNDS; round++)
+  int gone[FD_TUNE_MAX] = {0}; /* by candidate: left after the first round */
+  for (int round = 0; round < FD_TRIAL_ROUNDS; round++) {
     for (int q = 0; q < n; q++) {
       const int i = fin[round % 2 ? n - 1 - q : q];
+      if (gone[i]) continue;
       s->kernel = t->cand[i];
       FD_BE(be_kernel_resolve(&s->grid, &s->kernel));
       double ms;
       FD_CALL(loop_trial(s, 1, &single, graphs, &ms));
       if (round == 0 || ms < t->loop_ms[i]) t->loop_ms[i] = ms;
+      t->loop_rounds[i] = round + 1;
     }
+    if (round == 0) {
+      double fastest = t->loop_ms[fin[0]];
+      for (int q = 1; q < n; q++) fastest = fmin(fastest, t->loop_ms[fin[q]]);
+      for (int q = close; q < n; q++)
+        gone[fin[q]] = t->loop_ms[fin[q]] > fastest * (1.0 + FD_FAMILY_KEEP);
+    }
+  }
   int best = fin[0], plain = fin[0];
   for (int q = 1; q < n; q++) {
     if (t->loop_ms[fin[q]] < t->loop_ms[best]) best = fin[q];

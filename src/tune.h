@@ -21,7 +21,9 @@ typedef struct {
    * run would take them (loop_graphs), on the slowest rank, the fastest of `rounds` trials; 0
    * where not run. The choice is the fastest of these. */
   double loop_ms[FD_TUNE_MAX];
-  int rounds;               /* loop trials of each finalist (0: none ran) */
+  int loop_rounds[FD_TUNE_MAX]; /* rounds each ran: `rounds`, 1 for a family shape that left
+                                   after the first, 0 for no loop trial */
+  int rounds;               /* rounds of loop trials (0: none ran) */
   int loop_graphs;          /* the graphs setting of the loop trials */
   int loop_family;          /* the kernel family every candidate of which also ran loop trials
                                (tune_family_finalists; passes signalled), -1 none */

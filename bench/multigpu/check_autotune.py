@@ -3,8 +3,9 @@
 bench/multigpu/run_node.sh: in a run's JSON record, the candidates within 25 % of the fastest
 alone (at most four: the fastest of each kernel family first) ran loop trials of the run's own
 loop (three rounds, graphs on: --graphs auto on a GPU), and where the record names a
-trial_family (passes signalled) so did every candidate of that family; no other candidate did.
-The one chosen is the fastest of those trials, or, with a trial_family where the timed passes
+trial_family (passes signalled) so did every candidate of that family, those not among the
+closest for one round only where they were more than 10 % behind its fastest; no other
+candidate did. The one chosen is the fastest of those trials, or, with a trial_family where the timed passes
 were not signalled, the fastest of the closest. With one finalist none ran. Exits 1 with the
 reason when the record says otherwise.
 
@@ -13,7 +14,7 @@ Usage: check_autotune.py RECORD.json
 import json
 import sys
 
-MARGIN, MOST, ROUNDS = 0.25, 4, 3
+MARGIN, MOST, ROUNDS, KEEP = 0.25, 4, 3, 0.10
 
 
 def family(c):
@@ -53,6 +54,18 @@ def check(rec):
         return "trial_rounds %s, trial_graphs %s" % (t["trial_rounds"], t["trial_graphs"])
     if sorted(x["kernel"] for x in fin) != sorted(x["kernel"] for x in want):
         return "finalists %s, expected %s" % ([x["kernel"] for x in fin], [x["kernel"] for x in want])
+    # rounds (records before loop_rounds: every finalist ran them all); one round only for a
+    # family shape beyond the closest, left behind: its one time beyond KEEP of the fastest
+    # (whose best of three is at most its first)
+    fastest = min(x["loop_ms_per_step"] for x in fin)
+    for x in c:
+        n = x.get("loop_rounds", ROUNDS if x in fin else 0)
+        if x not in fin and n != 0:
+            return "%s ran %s rounds without a loop time" % (x["kernel"], n)
+        if x in fin and n != ROUNDS and not (
+                n == 1 and x not in near and x["loop_ms_per_step"] > fastest * (1 + KEEP)):
+            return "%s ran %s of %d rounds at %.5f ms (fastest %.5f)" % (
+                x["kernel"], n, ROUNDS, x["loop_ms_per_step"], fastest)
     # with a family, passes that were not signalled run the fastest of the closest
     among = near if fam is not None and not rec["graphs"]["exchange_signalled_passes"] else fin
     if chosen[0] not in among or chosen[0]["loop_ms_per_step"] != min(x["loop_ms_per_step"] for x in among):
