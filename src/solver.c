@@ -82,8 +82,12 @@ typedef struct {
   double redundant;  /* points updated beyond 1..n since the timed loop began (every step) */
   double memcpy_gbs; /* device-to-device copy of one field at start-up, GB/s (read + write) */
   fd_halo halo;
-  fd_snapshots snap;
-  fd_checkpoints ckpt; /* checkpoints, stop signals and the restart (checkpoint.h) */
+  /* Each has a writer thread that works on it while the solver steps on, so each lives in an
+   * allocation of its own (state_create): chain_work copies the state and puts it back, which
+   * would otherwise copy a lock, a condition and counters in use and undo the writer's
+   * changes (a lost wakeup: the solver then waits for a write forever). */
+  fd_snapshots *snap;
+  fd_checkpoints *ckpt; /* checkpoints, stop signals and the restart (checkpoint.h) */
   long long total;   /* steps of the whole run: warm-up + timed (a restart ends there too) */
   long long first;   /* the step the run starts from: 0, or its checkpoint's */
   long long steps;   /* steps done (warm-up included) */
@@ -324,13 +328,13 @@ static int pick_output(fd_state *s, real_t **out)
     for (int b = 0; b < s->npool; b++) {
       real_t *c = s->pool[b];
       if (c == s->u || c == s->um) continue;
-      if (!snapshot_holds(&s->snap, c)) {
+      if (!snapshot_holds(s->snap, c)) {
         *out = c;
         return FD_OK;
       }
       if (pass == 1) {
-        FD_CALL(snapshot_release(&s->snap, c));
-        if (!snapshot_holds(&s->snap, c)) {
+        FD_CALL(snapshot_release(s->snap, c));
+        if (!snapshot_holds(s->snap, c)) {
           *out = c;
           return FD_OK;
         }
@@ -623,7 +627,7 @@ static int solver_pass(fd_state *s, int len)
   s->win_pos += len;
   if (s->dec.size == 1 || s->steps % s->width == 0) s->win_pos = 0;
   if (!s->chain_mode) FD_CALL(run_ahead(s, 1));
-  if (!s->alone && !s->snap_off) FD_CALL(snapshot_after_step(&s->snap, s->steps, out));
+  if (!s->alone && !s->snap_off) FD_CALL(snapshot_after_step(s->snap, s->steps, out));
   return FD_OK;
 }
 
@@ -692,7 +696,7 @@ static void checkpoint_steps(fd_state *s)
 {
   int iters, warmup;
   resolve_steps(s->opt, s->dev, &iters, &warmup);
-  s->first = s->ckpt.restart ? s->ckpt.h.step : 0;
+  s->first = s->ckpt->restart ? s->ckpt->h.step : 0;
   s->warmup = s->first < warmup ? (int)(warmup - s->first) : 0;
   s->iters = (int)(s->total - (s->first > warmup ? s->first : warmup));
 }
@@ -729,8 +733,11 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
                         int node, const long long N[3], const int P[3])
 {
   memset(s, 0, sizeof *s);
-  s->ckpt.comm = s->ckpt.cart = MPI_COMM_NULL;
-  s->ckpt.poll = MPI_REQUEST_NULL;
+  s->snap = calloc(1, sizeof *s->snap);
+  s->ckpt = calloc(1, sizeof *s->ckpt);
+  FD_CALL(fd_agree(comm, s->snap && s->ckpt ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "out of memory for the run's state")));
+  s->ckpt->comm = s->ckpt->cart = MPI_COMM_NULL;
+  s->ckpt->poll = MPI_REQUEST_NULL;
   s->opt = o;
   s->dev = dev;
   s->node = node;
@@ -778,7 +785,7 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
     run.iface = 0;
     run.ricker_hz = 0;
   }
-  FD_CALL(checkpoint_prepare(&s->ckpt, o, s->dec.cart, &run));
+  FD_CALL(checkpoint_prepare(s->ckpt, o, s->dec.cart, &run));
   checkpoint_steps(s);
 
   /* the forced configuration, or the rule's; the autotune may replace it (run_on_state) */
@@ -849,20 +856,25 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
                                     o->fail_snapshot, s->total, &s->dec,
                                     &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
                                     s->prob.dt > 0 ? s->prob.dt : 1.0, s->compute};
-  FD_CALL(snapshot_create(&s->snap, &snap));
+  FD_CALL(snapshot_create(s->snap, &snap));
   const fd_ckpt_config ck = {o, s->dec.cart, s->dec.rank, s->dec.size, {s->dec.P[0], s->dec.P[1], s->dec.P[2]},
                              {s->dec.n[0], s->dec.n[1], s->dec.n[2]},
                              {s->dec.start[0], s->dec.start[1], s->dec.start[2]}, &s->grid, dev->is_accelerator,
                              dev->backend, s->src_owned && s->src_hist, s->compute};
-  FD_CALL(checkpoint_create(&s->ckpt, &ck));
+  FD_CALL(checkpoint_create(s->ckpt, &ck));
   return FD_OK;
 }
 
 /* Frees everything state_create made. Collective (halo_destroy). */
 static int state_destroy(fd_state *s)
 {
-  FD_CALL(checkpoint_destroy(&s->ckpt));
-  FD_CALL(snapshot_destroy(&s->snap));
+  int rc = checkpoint_destroy(s->ckpt);
+  if (rc == FD_OK) rc = snapshot_destroy(s->snap);
+  free(s->ckpt);
+  free(s->snap);
+  s->ckpt = NULL;
+  s->snap = NULL;
+  FD_CALL(rc);
   FD_CALL(halo_destroy(&s->halo));
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
@@ -889,8 +901,12 @@ static void state_abandon(fd_state *s)
 {
   fd_error_saved first;
   fd_error_save(&first);
-  (void)checkpoint_destroy(&s->ckpt);
-  (void)snapshot_destroy(&s->snap);
+  if (s->ckpt) (void)checkpoint_destroy(s->ckpt);
+  if (s->snap) (void)snapshot_destroy(s->snap);
+  free(s->ckpt);
+  free(s->snap);
+  s->ckpt = NULL;
+  s->snap = NULL;
   (void)halo_destroy(&s->halo);
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
   (void)be_free(s->f);
@@ -919,7 +935,7 @@ static int checkpoint_pass(fd_state *s, int count, int *stop)
   const long long m = s->steps < s->src_steps ? s->steps : s->src_steps;
   const fd_ckpt_view v = {s->steps, s->alone || s->snap_off, {s->u, s->um}, s->src_owned ? s->src_hist : NULL,
                           s->src_steps < 0 ? 0 : m + 1};
-  return checkpoint_after_pass(&s->ckpt, &v, count, stop);
+  return checkpoint_after_pass(s->ckpt, &v, count, stop);
 }
 
 /* Whether chains may hold exchanging passes: every face of this rank by IPC (no MPI call, no
@@ -951,7 +967,7 @@ static int chain_work(void *ctx, be_stream st)
   (void)st; /* the compute stream */
   const chain_ctx *c = ctx;
   fd_state *s = c->s;
-  const fd_state saved = *s;
+  const fd_state saved = *s; /* the solver thread's own: the writers' state is behind pointers */
   s->chain_mode = CHAIN_CAPTURE;
   s->pack_ordered = 0; /* the first pack waits for `ready`: the halo stream joins the capture */
   int rc = FD_OK;
@@ -993,7 +1009,7 @@ static int run_chain(fd_state *s, int count, int exchanges)
 static int chain_length(const fd_state *s, int most, int *exchanges)
 {
   *exchanges = 0;
-  const int free = checkpoint_chain_passes(&s->ckpt, s->steps, s->fuse);
+  const int free = checkpoint_chain_passes(s->ckpt, s->steps, s->fuse);
   if (free < most) most = free;
   if (!s->graphs.on || s->graphs.failed || s->prob.op == FD_OP_WAVE ||
       (s->opt->snapshot_every && !s->snap_off && !s->alone))
@@ -1042,11 +1058,11 @@ static int run_steps(fd_state *s, int n, const char *label)
       FD_CALL(solver_pass(s, len));
       done += len;
     }
-    if (s->ckpt.on) {
+    if (s->ckpt->on) {
       int stop = 0;
       FD_CALL(checkpoint_pass(s, chain >= 2 ? chain : 1, &stop));
       if (stop) {
-        if (!s->alone && !s->snap_off) FD_CALL(snapshot_drain(&s->snap));
+        if (!s->alone && !s->snap_off) FD_CALL(snapshot_drain(s->snap));
         FD_BE(be_stream_sync(s->compute)); /* nothing of the run left in flight */
         FD_BE(be_stream_sync(s->halo_stream));
         return FD_STOPPED;
@@ -1114,8 +1130,8 @@ static void loop_reset(fd_state *s)
   s->sampled_steps = 0;
   s->windows = 0;
   s->ahead_u = NULL; /* a pack ahead of a loop that ended is not the next loop's */
-  snapshot_reset_timers(&s->snap);
-  checkpoint_reset_timers(&s->ckpt);
+  snapshot_reset_timers(s->snap);
+  checkpoint_reset_timers(s->ckpt);
   halo_reset_timers(&s->halo);
 }
 
@@ -1124,7 +1140,7 @@ static void loop_reset(fd_state *s)
 static int timed_loop(fd_state *s, double *step_ms, const char *label)
 {
   FD_CALL(run_steps(s, s->warmup, "warm-up"));
-  FD_CALL(snapshot_drain(&s->snap));
+  FD_CALL(snapshot_drain(s->snap));
   FD_CALL(loop_sync(s));
   loop_reset(s);
   const long long captures = s->graphs.captures + s->xchains.captures, xpasses = s->xchain_passes,
@@ -1132,9 +1148,9 @@ static int timed_loop(fd_state *s, double *step_ms, const char *label)
   FD_MPI(MPI_Barrier(s->dec.cart));
   double t0 = fd_now();
   FD_CALL(run_steps(s, s->iters, label));
-  FD_CALL(snapshot_drain(&s->snap)); /* the snapshots' cost is the run's: timed until on disk */
+  FD_CALL(snapshot_drain(s->snap)); /* the snapshots' cost is the run's: timed until on disk */
   /* and the checkpoints': until the last is committed */
-  if (!s->alone && !s->snap_off) FD_CALL(checkpoint_finish(&s->ckpt));
+  if (!s->alone && !s->snap_off) FD_CALL(checkpoint_finish(s->ckpt));
   FD_BE(be_stream_sync(s->compute));
   double t1 = fd_now();
   FD_CALL(loop_sync(s));
@@ -1176,20 +1192,20 @@ static void describe_run(const fd_state *s, fd_result *r)
   r->prob = s->prob;
   r->snapshot_every = o->snapshot_every;
   r->total_steps = s->total;
-  r->checkpoints_on = s->ckpt.on;
+  r->checkpoints_on = s->ckpt->on;
   r->checkpoint_every = o->checkpoint_every;
-  fd_copy_str(r->checkpoint_dir, sizeof r->checkpoint_dir, s->ckpt.dir);
-  r->restarted = s->ckpt.restart;
-  if (s->ckpt.restart) {
-    fd_copy_str(r->restart_from, sizeof r->restart_from, s->ckpt.from);
-    r->restart_step = s->ckpt.h.step;
-    r->restart_skipped = s->ckpt.skipped;
-    r->restart_read_s = s->ckpt.read_s;
-    r->restart_bytes = s->ckpt.read_bytes;
-    r->restart_writers = (long long)s->ckpt.h.writers;
-    r->restart_hist_lost = s->ckpt.hist_lost;
-    fd_copy_str(r->restart_commit, sizeof r->restart_commit, s->ckpt.h.commit);
-    fd_copy_str(r->restart_created, sizeof r->restart_created, s->ckpt.h.created);
+  fd_copy_str(r->checkpoint_dir, sizeof r->checkpoint_dir, s->ckpt->dir);
+  r->restarted = s->ckpt->restart;
+  if (s->ckpt->restart) {
+    fd_copy_str(r->restart_from, sizeof r->restart_from, s->ckpt->from);
+    r->restart_step = s->ckpt->h.step;
+    r->restart_skipped = s->ckpt->skipped;
+    r->restart_read_s = s->ckpt->read_s;
+    r->restart_bytes = s->ckpt->read_bytes;
+    r->restart_writers = (long long)s->ckpt->h.writers;
+    r->restart_hist_lost = s->ckpt->hist_lost;
+    fd_copy_str(r->restart_commit, sizeof r->restart_commit, s->ckpt->h.commit);
+    fd_copy_str(r->restart_created, sizeof r->restart_created, s->ckpt->h.created);
   }
   r->snapshot_bytes = (double)s->dec.N[0] * s->dec.N[1] * s->dec.N[2] * sizeof(real_t);
   for (int d = 0; d < 3; d++) {
@@ -1299,10 +1315,10 @@ static int reduce_snapshots(fd_state *s, double step_ms, double ref_ms, fd_resul
   const MPI_Comm comm = s->dec.cart;
   const int ranks = s->dec.size;
   const double it = s->iters;
-  r->snapshots = s->snap.written - s->snap.adopted; /* rank 0 counts them (this run's) */
+  r->snapshots = s->snap->written - s->snap->adopted; /* rank 0 counts them (this run's) */
   FD_MPI(MPI_Bcast(&r->snapshots, 1, MPI_LONG_LONG, 0, comm));
   fd_snap_times t;
-  snapshot_timers(&s->snap, &t);
+  snapshot_timers(s->snap, &t);
   reduce_stat(comm, ranks, t.host / it, &r->snapshot_host_ms);
   reduce_stat(comm, ranks, t.stall / it, &r->snapshot_stall_ms);
   reduce_stat(comm, ranks, t.copy / it, &r->snapshot_copy_ms);
@@ -1329,7 +1345,7 @@ static int reduce_checkpoints(fd_state *s, double step_ms, double ref_ms, fd_res
   const int ranks = s->dec.size;
   const double it = s->iters;
   fd_ckpt_times t;
-  checkpoint_timers(&s->ckpt, &t);
+  checkpoint_timers(s->ckpt, &t);
   reduce_stat(comm, ranks, t.host / it, &r->ckpt_host_ms);
   reduce_stat(comm, ranks, t.stall / it, &r->ckpt_stall_ms);
   reduce_stat(comm, ranks, t.copy / it, &r->ckpt_copy_ms);
@@ -1352,11 +1368,11 @@ static int reduce_checkpoints(fd_state *s, double step_ms, double ref_ms, fd_res
     r->ckpt_keep_up_every = steps < 1e15 ? ((long long)steps + T - 1) / T * T : 0;
   }
   r->ckpt_polls = t.polls;
-  r->checkpoints = s->ckpt.written;
-  r->checkpoint_first = s->ckpt.first_step;
-  r->checkpoint_last = s->ckpt.last_step;
-  r->checkpoint_bytes = s->ckpt.bytes;
-  fd_copy_str(r->checkpoint_last_path, sizeof r->checkpoint_last_path, s->ckpt.last_path);
+  r->checkpoints = s->ckpt->written;
+  r->checkpoint_first = s->ckpt->first_step;
+  r->checkpoint_last = s->ckpt->last_step;
+  r->checkpoint_bytes = s->ckpt->bytes;
+  fd_copy_str(r->checkpoint_last_path, sizeof r->checkpoint_last_path, s->ckpt->last_path);
   return FD_OK;
 }
 
@@ -2016,14 +2032,14 @@ static int snapshot_reference(fd_state *s, double *ref_ms, int *nsteps)
  * first pass's exchange), the step count from it; the loops from there. Collective. */
 static int state_restore(fd_state *s, fd_result *r)
 {
-  if (!s->ckpt.restart) return FD_OK;
+  if (!s->ckpt->restart) return FD_OK;
   const fd_ckpt_view v = {0, 0, {s->u, s->um}, s->src_owned ? s->src_hist : NULL, 0};
-  FD_CALL(checkpoint_load(&s->ckpt, &v, s->compute));
+  FD_CALL(checkpoint_load(s->ckpt, &v, s->compute));
   s->sig_primed = 0; /* u is the checkpoint's */
   checkpoint_steps(s); /* after a fallback the checkpoint is an older one */
   s->steps = s->first;
-  if (s->ckpt.hist_lost) s->src_steps = -1; /* the energy check then does not apply */
-  snapshot_adopt(&s->snap, s->first);       /* the XDMF lists the earlier snapshots too */
+  if (s->ckpt->hist_lost) s->src_steps = -1; /* the energy check then does not apply */
+  snapshot_adopt(s->snap, s->first);       /* the XDMF lists the earlier snapshots too */
   describe_run(s, r);
   return FD_OK;
 }
@@ -2117,13 +2133,13 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
   int rc = state_create(s, o, comm, dev, node, N, P);
   if (rc == FD_OK) rc = run_on_state(s, r);
   if (rc == FD_STOPPED) { /* a stop signal: every rank stopped at the same pass, checkpointed */
-    r->stop_signal = s->ckpt.stop_signal;
-    r->stop_step = s->ckpt.stop_step;
-    r->stop_measuring = s->ckpt.stop_measuring;
+    r->stop_signal = s->ckpt->stop_signal;
+    r->stop_step = s->ckpt->stop_step;
+    r->stop_measuring = s->ckpt->stop_measuring;
     r->total_steps = s->total;
-    fd_copy_str(r->checkpoint_last_path, sizeof r->checkpoint_last_path, s->ckpt.last_path);
-    fd_copy_str(r->restart_from, sizeof r->restart_from, s->ckpt.restart ? s->ckpt.from : "");
-    r->checkpoints = s->ckpt.written;
+    fd_copy_str(r->checkpoint_last_path, sizeof r->checkpoint_last_path, s->ckpt->last_path);
+    fd_copy_str(r->restart_from, sizeof r->restart_from, s->ckpt->restart ? s->ckpt->from : "");
+    r->checkpoints = s->ckpt->written;
     FD_CALL(state_destroy(s));
     return FD_STOPPED;
   }
