@@ -735,9 +735,11 @@ static int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const b
   memset(s, 0, sizeof *s);
   s->snap = calloc(1, sizeof *s->snap);
   s->ckpt = calloc(1, sizeof *s->ckpt);
+  if (s->ckpt) { /* no communicator or request yet */
+    s->ckpt->comm = s->ckpt->cart = MPI_COMM_NULL;
+    s->ckpt->poll = MPI_REQUEST_NULL;
+  }
   FD_CALL(fd_agree(comm, s->snap && s->ckpt ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "out of memory for the run's state")));
-  s->ckpt->comm = s->ckpt->cart = MPI_COMM_NULL;
-  s->ckpt->poll = MPI_REQUEST_NULL;
   s->opt = o;
   s->dev = dev;
   s->node = node;
