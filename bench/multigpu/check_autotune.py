@@ -5,9 +5,9 @@ alone (at most four: the fastest of each kernel family first) ran loop trials of
 loop (three rounds, graphs on: --graphs auto on a GPU), and where the record names a
 trial_family (passes signalled) so did every candidate of that family, those not among the
 closest for one round only where they were more than 10 % behind its fastest; no other
-candidate did. The one chosen is the fastest of those trials, or, with a trial_family where the timed passes
-were not signalled, the fastest of the closest. With one finalist none ran. Exits 1 with the
-reason when the record says otherwise.
+candidate did. The one chosen is the fastest of those trials, or, with a trial_family where
+the timed passes were not signalled, the fastest of the closest. With one finalist none ran.
+Exits 1 with the reason when the record says otherwise.
 
 Usage: check_autotune.py RECORD.json
 """
