@@ -230,12 +230,15 @@ static int fuse_study(const fd_grid *g, const be_info *info, const char *date, d
         a = b;
         b = x;
       }
-      fd_fused fc[16];
-      int nf = be_fused_candidates(T, fc, 16);
+      fd_fused fc[32];
+      const fd_fused_trial ft = {.grid = *g, .lo = {lo[0], lo[1], lo[2]}, .hi = {hi[0], hi[1], hi[2]},
+                                 .fix_lo = {lo[0], lo[1], lo[2]}, .fix_hi = {hi[0], hi[1], hi[2]},
+                                 .coeffs = c, .u = u, .f = fp, .out = out, .stream = s};
+      int nf = be_fused_candidates(T, &ft, fc, 32);
       if (!quick) {
         static const int more[][4] = {{2, 1, 8, 64}, {2, 2, 4, 64}, {4, 2, 8, 64}, {4, 2, 8, 256},
                                       {4, 2, 16, 128}, {4, 2, 4, 256}, {1, 2, 16, 64}};
-        for (int m = 0; m < 7 && nf < 16; m++) {
+        for (int m = 0; m < 7 && nf < 32; m++) {
           fd_fused x = {T, more[m][0], more[m][1], more[m][2], more[m][3]};
           if (be_fused_resolve(&x) == BE_OK) fc[nf++] = x;
         }

@@ -417,10 +417,6 @@ void fd_fused_format(const fd_fused *c, char *buf, size_t len);
 /* Fills the zero fields of *c with the backend's rule. BE_ERROR for an invalid one.
  * Synchronous. */
 int be_fused_resolve(fd_fused *c);
-/* The configurations the start-up autotune times for T steps per pass (the same on every
- * process of a backend), at most max; returns how many. Not Collective. */
-int be_fused_candidates(int steps, fd_fused *list, int max);
-
 /* out = T = c->steps applications of the stencil (coefficients cf, f as be_stencil) to u, on
  * the box lo..hi (inclusive, local indices): the same bits as T calls of be_stencil_box, each
  * writing a field that is then the next one's input. The points of the box fix_lo..fix_hi
@@ -444,6 +440,13 @@ typedef struct {
   real_t *out;
   be_stream stream;
 } fd_fused_trial;
+
+/* The configurations the start-up autotune times for T steps per pass on trial t's pass, at
+ * most max; returns how many. A fixed list of shapes (the same on every process of a backend),
+ * and with t (may be NULL) shapes whose chunk is the shortest that keeps t's pass within one
+ * wave of the device's resident blocks (a small block's pass is bound by the planes its blocks
+ * march through, not by memory). Synchronous; not Collective. */
+int be_fused_candidates(int steps, const fd_fused_trial *t, fd_fused *list, int max);
 
 /* Times the n fused configurations list[0..n-1] on trial t as fd_kernel_time does: one
  * untimed pass of each, then `rounds` rounds of one timed pass each; ms[i] = the median

@@ -176,7 +176,7 @@ int tune_fused(MPI_Comm comm, const fd_kernel_trial *t1, fd_kernel single,
       cand[n++].steps = 1;
       continue;
     }
-    n += be_fused_candidates(steps[i], cand + n, FD_FUSE_TUNE_MAX - n);
+    n += be_fused_candidates(steps[i], tf, cand + n, FD_FUSE_TUNE_MAX - n);
   }
   return tune_fused_list(comm, t1, single, tf, cand, n, steps[0], out);
 }

@@ -97,7 +97,7 @@ int tune_family_finalists(const fd_tune *t, int family, int *idx, int n);
 
 /* The fused trial: for every T of steps[0..nsteps-1], T = 1 times the single-step
  * configuration `single` on trial t1 (the update the run does), T > 1 every configuration of
- * be_fused_candidates(T) on trial tf (a pass over the block; tf->out is overwritten), on every
+ * be_fused_candidates(T, tf) on trial tf (a pass over the block; tf->out is overwritten), on every
  * rank of comm at once; all ranks take the fastest per step on the slowest rank (tune_agree).
  * Fills *out (steps, config, candidates). Collective over comm: every rank gets the same *out,
  * whatever candidates each rank's device allows (tune_fused_list). */

@@ -28,6 +28,11 @@ int gpu_get_device_props(gpu_device_props *p);
 int gpu_fused_resolve_within(fd_fused *c, size_t smem_bytes);
 /* The shared memory one block of a resolved fused configuration takes. */
 size_t gpu_fused_smem_bytes(const fd_fused *c);
+/* *per_sm = how many blocks of resolved configuration c (with f, the operator's source term,
+ * where has_f) one multiprocessor holds at once, by the runtime's occupancy calculator; with
+ * the device's multiprocessors, the wave of be_fused_candidates' one-wave chunks.
+ * Synchronous. */
+int gpu_fused_blocks_per_sm(const fd_fused *c, int has_f, int *per_sm);
 
 #ifdef __cplusplus
 }

@@ -1487,25 +1487,90 @@ extern "C" int be_fused_resolve(fd_fused *c)
                                      : dev > GPU_STATIC_SMEM ? dev - GPU_STATIC_SMEM : 0);
 }
 
+/* Dynamic shared memory beyond the default share needs the kernel's consent: raised once per
+ * kernel instance to the largest size asked for (the 64-lane test build adds static shared
+ * memory). Synchronous. */
+static int fz_allow_smem(fzfn k, size_t smem)
+{
+  static struct {
+    const void *k;
+    size_t smem;
+  } raised[64];
+  static int nraised = 0;
+  int i = 0;
+  while (i < nraised && raised[i].k != (const void *)k) i++;
+  if (smem > 16 * 1024 && (i == nraised || raised[i].smem < smem)) {
+    GPU(hipFuncSetAttribute((const void *)k, hipFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    if (i == nraised && nraised < 64) raised[nraised++].k = (const void *)k;
+    if (i < 64) raised[i].smem = smem;
+  }
+  return BE_OK;
+}
+
+/* The output tiles of one plane of a pass of resolved configuration c over extent[0..1]
+ * points along x and y: the blocks of each chunk. */
+static long long fz_tiles(const fd_fused *c, const int extent[3])
+{
+  const int tw = GPU_WARP_SIZE * c->vec - 2 * c->steps, th = c->block_y * c->tile - 2 * c->steps;
+  return ceil_div(extent[0], tw) * ceil_div(extent[1], th);
+}
+
+extern "C" int gpu_fused_blocks_per_sm(const fd_fused *c, int has_f, int *per_sm)
+{
+  *per_sm = 0;
+  const fzfn k = fused_fn(has_f != 0, c->steps, c->tile, c->vec);
+  const size_t smem = fz_smem_bytes(c->steps, c->vec, c->block_y);
+  const int rc = fz_allow_smem(k, smem);
+  if (rc) return rc;
+  GPU(hipOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, (const void *)k, GPU_WARP_SIZE * c->block_y, smem));
+  return BE_OK;
+}
+
+/* The chunk that keeps a pass of c (resolved; its chunk ignored) over extent within one wave:
+ * the fewest planes per block such that every block is resident at once (the device's
+ * multiprocessors times the blocks of c's kernel instance each holds). 0 where the output
+ * tiles of one plane alone exceed a wave, or the instance cannot be resident. Synchronous. */
+static int fz_wave_chunk(const fd_fused *c, const int extent[3], int has_f)
+{
+  int per_sm = 0;
+  if (gpu_fused_blocks_per_sm(c, has_f, &per_sm) != BE_OK || per_sm < 1) return 0;
+  const long long per_column = (long long)per_sm * gpu_props_private.sm_count / fz_tiles(c, extent);
+  return per_column < 1 ? 0 : (int)ceil_div(extent[2], per_column);
+}
+
 /* {tile, vec, block_y, chunk} around the H200's fastest at 512^3, shorter chunks that keep
  * the GPU busy on smaller blocks (256^3 and below), and chunks of 4 to 16 planes for blocks of
  * 32^3 to 128^3, where a pass is bound by the latency of marching through its planes, not by
  * memory; four rows only resolve up to 2 steps. The last three take one column per thread: a
  * footprint one warp wide (32 columns with 32-lane warps) wastes fewer columns of a small
  * block than one of two warps' width (at T = 3 a 128-column row takes 5 footprints of 26
- * outputs, 160 columns, against 3 of 58, 192 columns) and gives more blocks. Where none fits
+ * outputs, 160 columns, against 3 of 58, 192 columns) and gives more blocks. Then, with a
+ * trial, {tile, vec, block_y} whose chunk is the wave's (fz_wave_chunk): where one wave holds
+ * the pass, its time is that of one block marching through chunk + 2T planes, so the shortest
+ * chunk that still fits is the fastest (bench/results/README.md, "One wave"). Where none fits
  * the device (64-lane wavefronts from 3 steps), the rule's shape. */
-extern "C" int be_fused_candidates(int steps, fd_fused *list, int max)
+extern "C" int be_fused_candidates(int steps, const fd_fused_trial *t, fd_fused *list, int max)
 {
   static const int shapes[][4] = {{4, 2, 4, 128}, {4, 2, 4, 32}, {4, 2, 4, 16}, {4, 2, 4, 8},
                                   {4, 2, 4, 4},   {4, 2, 8, 128}, {2, 2, 8, 128}, {2, 2, 8, 64},
                                   {2, 2, 8, 16},  {2, 2, 8, 8},   {2, 2, 8, 4},   {2, 2, 16, 128},
                                   {2, 2, 16, 64}, {2, 2, 16, 32}, {2, 2, 16, 16}, {2, 2, 16, 8},
                                   {2, 1, 8, 32},  {2, 1, 8, 16},  {2, 1, 8, 6}};
+  static const int wave_shapes[][3] = {{2, 1, 16}, {2, 1, 8}, {2, 2, 16}, {2, 2, 8}};
   int n = 0;
   for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]) && n < max; i++) {
     fd_fused c = {steps, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]};
     if (be_fused_resolve(&c) == BE_OK) list[n++] = c;
+  }
+  int extent[3];
+  for (int d = 0; t && d < 3; d++) extent[d] = t->hi[d] - t->lo[d] + 1;
+  for (int i = 0; t && i < (int)(sizeof wave_shapes / sizeof wave_shapes[0]) && n < max; i++) {
+    fd_fused c = {steps, wave_shapes[i][0], wave_shapes[i][1], wave_shapes[i][2], 1};
+    if (extent[0] < 1 || extent[1] < 1 || extent[2] < 1 || be_fused_resolve(&c) != BE_OK) continue;
+    c.chunk = fz_wave_chunk(&c, extent, t->f != NULL);
+    int seen = c.chunk < 1;
+    for (int j = 0; j < n && !seen; j++) seen = memcmp(&list[j], &c, sizeof c) == 0;
+    if (!seen) list[n++] = c;
   }
   if (n == 0 && max > 0) {
     fd_fused c = {steps, 0, 0, 0, 0};
@@ -1553,20 +1618,8 @@ extern "C" int be_stencil_fused(const fd_grid *g, const fd_fused *cin, const int
     return gpu_failf_private(BE_ERROR, "k_fused: grid %lld x %lld x %lld too large", gx, gy, gz);
   const size_t smem = fz_smem_bytes(T, c.vec, c.block_y);
   const fzfn k = fused_fn(f != NULL, T, c.tile, c.vec);
-  /* dynamic shared memory beyond the default share needs the kernel's consent: raised once per
-   * kernel to the largest size asked for (the 64-lane test build adds static shared memory) */
-  static struct {
-    const void *k;
-    size_t smem;
-  } raised[64];
-  static int nraised = 0;
-  int i = 0;
-  while (i < nraised && raised[i].k != (const void *)k) i++;
-  if (smem > 16 * 1024 && (i == nraised || raised[i].smem < smem)) {
-    GPU(hipFuncSetAttribute((const void *)k, hipFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    if (i == nraised && nraised < 64) raised[nraised++].k = (const void *)k;
-    if (i < 64) raised[i].smem = smem;
-  }
+  rc = fz_allow_smem(k, smem);
+  if (rc) return rc;
   const dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)gz), block((unsigned)W, (unsigned)c.block_y);
   k<<<grid, block, smem, gpu_stream(s)>>>(a);
   char name[64];

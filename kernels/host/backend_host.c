@@ -504,8 +504,9 @@ int be_fused_resolve(fd_fused *c)
   return BE_OK;
 }
 
-int be_fused_candidates(int steps, fd_fused *list, int max)
+int be_fused_candidates(int steps, const fd_fused_trial *t, fd_fused *list, int max)
 {
+  (void)t;
   if (max < 1) return 0;
   memset(&list[0], 0, sizeof list[0]);
   list[0].steps = steps;

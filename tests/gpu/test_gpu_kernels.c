@@ -720,7 +720,7 @@ static void test_fused_smem(void)
   for (int T = 1; T <= FD_FUSE_MAX; T++) {
     fd_fused rule = {T, 0, 0, 0, 0}, list[32];
     fits &= be_fused_resolve(&rule) == BE_OK && gpu_fused_smem_bytes(&rule) <= props.smem_per_block;
-    const int n = be_fused_candidates(T, list, 32);
+    const int n = be_fused_candidates(T, NULL, list, 32);
     ncand += n;
     for (int i = 0; i < n; i++) fits &= gpu_fused_smem_bytes(&list[i]) <= props.smem_per_block;
     fd_fused big = {T, 0, 0, 0, 0};
@@ -749,6 +749,59 @@ static void test_fused_smem(void)
         rc == BE_ERROR ? be_error_message() : "(accepted)");
   check(gpu_fused_resolve_within(&b, need) == BE_OK && memcmp(&b, &full, sizeof b) == 0,
         "fused: and resolves unchanged within %zu bytes", need);
+}
+
+/* The autotune's one-wave candidates (be_fused_candidates with a trial): for blocks of 32^3 to
+ * 256^3 and every T, each has the fewest planes per block that keep every block of the pass
+ * resident at once (one plane fewer would not), the fixed shapes come first and unchanged, no
+ * configuration twice, and a pass whose tiles of one plane exceed a wave gets none. */
+static void test_fused_wave(void)
+{
+  gpu_device_props props;
+  REQUIRE(gpu_get_device_props(&props));
+  static const int sides[] = {32, 96, 128, 256};
+  long checked = 0;
+  int bad = 0;
+  char what[160] = "";
+  for (int si = 0; si < 4; si++)
+    for (int T = 1; T <= FD_FUSE_MAX; T++)
+      for (int withf = 0; withf <= 1; withf++) {
+        fd_fused_trial t;
+        memset(&t, 0, sizeof t);
+        for (int d = 0; d < 3; d++) t.lo[d] = t.fix_lo[d] = 1, t.hi[d] = t.fix_hi[d] = sides[si];
+        t.f = withf ? (const real_t *)&props : NULL; /* only tested for NULL */
+        fd_fused fixed[64], list[64];
+        const int nf = be_fused_candidates(T, NULL, fixed, 64), n = be_fused_candidates(T, &t, list, 64);
+        int b = n < nf || memcmp(fixed, list, sizeof *list * (size_t)nf) != 0;
+        for (int i = 0; i < n; i++)
+          for (int j = 0; j < i; j++) b |= memcmp(&list[i], &list[j], sizeof *list) == 0;
+        for (int i = nf; i < n; i++) {
+          int per_sm = 0;
+          REQUIRE(gpu_fused_blocks_per_sm(&list[i], withf, &per_sm));
+          const long long wave = (long long)per_sm * props.sm_count;
+          /* the lanes of a warp from the block's shared rows (2 x 2T rows of the warp's columns per
+           * thread, gpu_fused_smem_bytes): 64 in the build that emulates AMD's wavefronts */
+          const int lanes = (int)(gpu_fused_smem_bytes(&list[i]) / (4 * sizeof(real_t) * (size_t)(list[i].block_y * T * list[i].vec)));
+          const int tw = lanes * list[i].vec - 2 * T, th = list[i].block_y * list[i].tile - 2 * T;
+          const long long tiles = (long long)((sides[si] + tw - 1) / tw) * ((sides[si] + th - 1) / th);
+          const int c = list[i].chunk;
+          const long long blocks = tiles * ((sides[si] + c - 1) / c), fewer = c > 1 ? tiles * ((sides[si] + c - 2) / (c - 1)) : wave + 1;
+          b |= per_sm < 1 || blocks > wave || fewer <= wave || gpu_fused_smem_bytes(&list[i]) > props.smem_per_block;
+          checked++;
+        }
+        if (b && !bad)
+          snprintf(what, sizeof what, "%d^3, T = %d, f %d: %d candidates, %d fixed", sides[si], T, withf, n, nf);
+        bad |= b;
+      }
+  /* a plane of 4096 x 4096 points: more tiles than any wave */
+  fd_fused_trial wide;
+  memset(&wide, 0, sizeof wide);
+  for (int d = 0; d < 3; d++) wide.lo[d] = wide.fix_lo[d] = 1, wide.hi[d] = wide.fix_hi[d] = d < 2 ? 4096 : 8;
+  fd_fused fixed[64], list[64];
+  const int wave_big = be_fused_candidates(3, &wide, list, 64) != be_fused_candidates(3, NULL, fixed, 64);
+  check(!bad && checked > 0 && !wave_big,
+        "fused: %ld one-wave candidates of 32^3-256^3, each the shortest chunk whose blocks are resident at once on %d multiprocessors; none for a 4096 x 4096 plane (first bad: %s)",
+        checked, props.sm_count, what);
 }
 
 static void test_zrange_point(const fd_grid *g)
@@ -980,6 +1033,7 @@ int main(int argc, char **argv)
       test_fused(&g5, 35, quick);
     }
     test_fused_smem();
+    test_fused_wave();
     printf("fused: %s\n", n_fail ? "see above" : "ok");
   }
   test_streams_events_errors(quick);
