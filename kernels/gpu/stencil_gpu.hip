@@ -1547,8 +1547,8 @@ static int fz_wave_chunk(const fd_fused *c, const int extent[3], int has_f)
  * outputs, 160 columns, against 3 of 58, 192 columns) and gives more blocks. Then, with a
  * trial, {tile, vec, block_y} whose chunk is the wave's (fz_wave_chunk): where one wave holds
  * the pass, its time is that of one block marching through chunk + 2T planes, so the shortest
- * chunk that still fits is the fastest (bench/results/README.md, "One wave"). Where none fits
- * the device (64-lane wavefronts from 3 steps), the rule's shape. */
+ * chunk that still fits is the fastest (bench/results/README.md, "One wave per pass"). Where
+ * none fits the device (64-lane wavefronts from 3 steps), the rule's shape. */
 extern "C" int be_fused_candidates(int steps, const fd_fused_trial *t, fd_fused *list, int max)
 {
   static const int shapes[][4] = {{4, 2, 4, 128}, {4, 2, 4, 32}, {4, 2, 4, 16}, {4, 2, 4, 8},

@@ -705,9 +705,6 @@ static int rnd(int lo, int hi) /* uniform in lo..hi */
   return lo + (int)(rng_state % (uint64_t)(hi - lo + 1));
 }
 
-/* be_stencil_zrange: two z-ranges (split at every plane) compose to be_stencil's field bit for
- * bit for every region and both kernels (and write nothing else: the outputs are poisoned
- * alike); be_add_point adds at exactly one point. */
 /* The fused configurations and the shared memory per block: the rule and the autotune's
  * candidates fit the device; within a smaller share (an MI250X's 64 KiB, and less) the rule
  * takes one column per thread, then fewer threads along y, for every T; a configuration set
@@ -804,6 +801,9 @@ static void test_fused_wave(void)
         checked, props.sm_count, what);
 }
 
+/* be_stencil_zrange: two z-ranges (split at every plane) compose to be_stencil's field bit for
+ * bit for every region and both kernels (and write nothing else: the outputs are poisoned
+ * alike); be_add_point adds at exactly one point. */
 static void test_zrange_point(const fd_grid *g)
 {
   const size_t all = g->elems;
