@@ -90,7 +90,7 @@ int halo_choose_mode(MPI_Comm comm, fd_mpi_gpu requested, const be_info *dev, in
 
 /* What a rank tells the neighbour on face f about itself and its face towards it. */
 typedef struct {
-  int node;                   /* the sender's node id (fd_node.id, src/bind.h) */
+  int node;                   /* the sender's node id (fd_node.id, src/run/bind.h) */
   int can_share;              /* the sender's backend can share device memory */
   char pci[32];               /* the sender's device */
   unsigned long long total;   /* elements of one parity of the sender's send buffer */
@@ -878,7 +878,7 @@ static int alone_timed(fd_halo *h, real_t *u, real_t *u2, int reps, int fused, b
                        double *us)
 {
   /* every face by IPC, graphs on: the exchanges as one graph, as the solver's chains run them
-   * (src/solver.c): a warm-up launch, then the timed one */
+   * (src/solver/solver.c): a warm-up launch, then the timed one */
   be_graph timed = NULL;
   if (h->graphs.on && !h->graphs.failed && h->n_ipc && !h->n_mpi) {
     const int phase = halo_graph_phase(h);

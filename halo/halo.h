@@ -20,9 +20,9 @@
 #include "graph_cache.h"
 
 /* --mpi-gpu: device buffers to MPI (aware), through pinned host memory (staged), or whichever
- * this MPI supports (auto). Names in src/options.c. */
+ * this MPI supports (auto). Names in src/run/options.c. */
 typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
-/* --halo-path: how faces reach a neighbour (see halo_create). Names in src/options.c. */
+/* --halo-path: how faces reach a neighbour (see halo_create). Names in src/run/options.c. */
 typedef enum { FD_HALO_PATH_AUTO = 0, FD_HALO_PATH_MPI, FD_HALO_PATH_IPC } fd_halo_path;
 
 /* One exchange of a field's ghosts (or of two fields' together: the wave's two time levels),
@@ -94,7 +94,7 @@ typedef struct {
   size_t stage_lo[FD_REGIONS], stage_n[FD_REGIONS]; /* first element and length of each */
 } fd_halo;
 
-/* Resolves --mpi-gpu against the MPI in use (mpi_gpu_aware, halo/mpi_gpu.h) into *staged (the same on every rank): auto picks
+/* Resolves --mpi-gpu against the MPI in use (mpi_gpu_aware, base/mpi_gpu.h) into *staged (the same on every rank): auto picks
  * aware where every rank's MPI supports it, else staged; aware where MPI is not GPU-aware is a
  * usage error agreed by all ranks, before any device pointer reaches MPI. Collective over
  * comm. */
@@ -118,7 +118,7 @@ int halo_check_counts(const fd_grid *g, int fields, const int nbr[FD_REGIONS], i
  * (agreed) where a neighbour is on another node or its device is out of reach; AUTO: IPC where
  * possible, MPI elsewhere (halo_use_ipc then switches every face to MPI, where a caller's trial
  * found that faster). dev is this rank's device; node identifies its node (equal on the ranks of one
- * node, different between nodes: fd_node.id of src/bind.h). halo_stream (high priority) stays
+ * node, different between nodes: fd_node.id of src/run/bind.h). halo_stream (high priority) stays
  * the caller's. Collective over comm; synchronous. Buffers that do not fit (a byte count that
  * overflows, a message of more than INT_MAX elements, an allocation that fails on any rank)
  * are an agreed FD_ERR_RUNTIME. halo_destroy frees *h, after a failure too. */

@@ -348,7 +348,7 @@ int be_kernel_default(const fd_grid *g, fd_kernel *k);
  * region ALL). BE_ERROR for an invalid configuration (unknown id, tile, vec, block, chunk).
  * Synchronous; needs be_init. */
 int be_kernel_resolve(const fd_grid *g, fd_kernel *k);
-/* The configurations the start-up autotune times on this backend (src/tune.c), at most max,
+/* The configurations the start-up autotune times on this backend (src/solver/tune.c), at most max,
  * written to list; returns how many. The same list on every process of a backend and
  * precision, whatever its grid, so that ranks can agree on one entry. Not Collective. */
 int be_kernel_candidates(fd_kernel *list, int max);
@@ -370,7 +370,7 @@ typedef struct {
  * launch on large blocks, up to 64 where a launch takes microseconds), replayed from a graph
  * captured once as the run's chains replay passes (eager where the backend cannot capture);
  * ms[i] = the median over the rounds of its time per launch, milliseconds. Overwrites t->out.
- * Synchronous. Not Collective (src/tune.c agrees across ranks). Implemented once for every
+ * Synchronous. Not Collective (src/solver/tune.c agrees across ranks). Implemented once for every
  * backend (kernel_time.c). */
 int fd_kernel_time(const fd_kernel_trial *t, const fd_kernel *list, int n, int rounds,
                    double *ms);

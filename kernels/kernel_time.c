@@ -1,5 +1,5 @@
 /* kernel_time.c - times stencil configurations, single steps and fused passes, on the caller's
- * own grid and buffers: the measuring half of the start-up autotune (src/tune.c agrees on the
+ * own grid and buffers: the measuring half of the start-up autotune (src/solver/tune.c agrees on the
  * choice across ranks) and of the kernel sweep's "autotune" column (bench/kernel_sweep.c).
  * Backend-independent: it calls only backend.h. No MPI. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test_autotune_agrees_across_ranks.c - the autotune's agreement (src/tune.c): whatever each
+/* test_autotune_agrees_across_ranks.c - the autotune's agreement (src/solver/tune.c): whatever each
  * rank measured, every rank takes the same candidate, the one whose slowest rank is fastest,
  * and sees the slowest rank's times; and the whole autotune on this backend's candidates
  * (tune_kernel, and tune_fused for --fuse auto: T = 1..4) returns the same choice on every

@@ -1,4 +1,4 @@
-/* test_binding.c - the binding report (src/bind.c) on a LUMI-G node described in hwloc XML
+/* test_binding.c - the binding report (src/run/bind.c) on a LUMI-G node described in hwloc XML
  * (tests/topologies/lumi-g.xml, written by gen_lumi_g.py): GCD <-> NUMA pairing, the documented
  * CPU maps give no warning, wrong maps / shared GCDs / idle GCDs are flagged; plus the real
  * machine's binding, the gather, the table and the JSON.

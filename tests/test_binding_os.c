@@ -1,4 +1,4 @@
-/* test_binding_os.c - the binding report without hwloc (src/bind_os.c): a LUMI-G node as the
+/* test_binding_os.c - the binding report without hwloc (src/run/bind_os.c): a LUMI-G node as the
  * Linux files it reads (tests/topologies/sysfs-lumi-g/, written by gen_lumi_g.py from the same
  * facts as lumi-g.xml) gives the same records and warnings as hwloc does in test_binding.c: the
  * GCD/NUMA pairing, no warning for the documented CPU maps, far CPUs, unbound ranks, unknown

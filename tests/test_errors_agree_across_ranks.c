@@ -1,4 +1,4 @@
-/* test_errors_agree_across_ranks.c - fd_agree (halo/fd_error.h) under mpiexec -n P (P = 1, 3):
+/* test_errors_agree_across_ranks.c - fd_agree (base/fd_error.h) under mpiexec -n P (P = 1, 3):
  * every rank returns the highest code any rank passed, with the message of the lowest rank
  * that passed that code (never a message of a lower code: issue 25, item 11), marked agreed;
  * and FD_OK when no rank failed, the local message untouched. */

@@ -1,5 +1,5 @@
 /* test_mpi_gpu.c - what fdmini believes the MPI library can do with device memory
- * (halo/mpi_gpu.c, compiled into this test with its MPI_Get_library_version replaced by one the
+ * (base/mpi_gpu.c, compiled into this test with its MPI_Get_library_version replaced by one the
  * test sets, so that Cray MPICH can be played on any machine):
  *   - MPICH_GPU_SUPPORT_ENABLED counts only under Cray MPICH and only as "1": with the variable
  *     exported under this (not GPU-aware) Open MPI or MPICH, --mpi-gpu auto stays staged and
@@ -35,7 +35,7 @@ static int test_library_version(char *version, int *len)
   return MPI_SUCCESS;
 }
 #define MPI_Get_library_version test_library_version
-#include "../halo/mpi_gpu.c"
+#include "../base/mpi_gpu.c"
 #undef MPI_Get_library_version
 
 #include "fd_error.h"

@@ -1,4 +1,4 @@
-/* test_provenance.c - what a run records about its software stack (src/provenance.c): which
+/* test_provenance.c - what a run records about its software stack (src/run/provenance.c): which
  * environment variables count as MPI settings (and which launcher bookkeeping does not), that
  * they are recorded sorted with their values, cut values marked, odd names skipped; the Slurm
  * job where set and null where not; the MPI library's first line; the report lines and the

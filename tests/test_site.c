@@ -1,4 +1,4 @@
-/* test_site.c - the checks a supercomputer's job setup calls for (src/site.c): --halo-path ipc is
+/* test_site.c - the checks a supercomputer's job setup calls for (src/run/site.c): --halo-path ipc is
  * refused where every rank of a host sees one GPU and the ranks drive different GPUs (LUMI-G's
  * select_gpu.sh, Frontier's --gpus-per-task=1), and only there; no GTL is loaded into this test
  * (so the GTL check has nothing to find) and MPICH_GPU_SUPPORT_ENABLED means nothing outside

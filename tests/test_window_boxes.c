@@ -1,4 +1,4 @@
-/* test_window_boxes.c - the geometry of the steps between deep-halo exchanges (src/window.h):
+/* test_window_boxes.c - the geometry of the steps between deep-halo exchanges (src/model/window.h):
  * the box of each step shrinks by one point per step on the sides with a neighbour only, from
  * S-1 into the ghosts down to 1..n, each step reading nothing outside the previous step's box
  * (or the received ghosts, or a Dirichlet layer); the fix box; the interior of a first pass;

@@ -1,21 +1,22 @@
 #!/usr/bin/env python3
 """check-layers.py - fails when the code breaks fdmini's layer stack (CONTRIBUTING.md, "Layers"):
 
-    kernels/ (no MPI)  <-  halo/ (MPI, no driver logic)  <-  src/ (the driver)
+    kernels/ (no MPI)  <-  base/ (errors, MPI and device memory)  <-  halo/ (the exchange)  <-  src/ (the driver)
 
 It checks, and prints one line per violation:
-  1. includes: a halo/ or kernels/ file includes a src/ header; a kernels/ file includes mpi.h,
-     mpi-ext.h or a halo/ header (by name or by path);
+  1. includes: a file includes the header of a layer above its own (by name or by path: a
+     base/ file a halo/ or src/ header, say), and a kernels/ file includes mpi.h, mpi-ext.h or
+     mpio.h;
   2. include circles: two or more files whose .c files include each other's headers (a file
-     and its header count as one: src/output.c with src/output.h), directly or round a longer
+     and its header count as one: src/io/output.c with src/io/output.h), directly or round a longer
      circle, and headers that include each other: "no two files call each other" holds for
      includes too, even where an inline function leaves no symbol for part 4 to see (a header
      that includes another only for a type does not make its file a caller);
-  3. getenv: halo/ or kernels/ reads an environment variable that the list in CONTRIBUTING.md
+  3. getenv: base/, halo/ or kernels/ reads an environment variable that the list in CONTRIBUTING.md
      ("Environment variables") does not name for that file, reads one by a non-literal name, or
      the list names one that the file no longer reads;
   4. symbols (needs a build): from `nm` of the product's object files (the fdmini_kernels,
-     fdmini_halo, fdmini_driver and fdmini targets of BUILD_DIR), two or more translation units
+     fdmini_base, fdmini_halo, fdmini_driver and fdmini targets of BUILD_DIR), two or more translation units
      that reference each other's symbols (a cycle: "no two files call each other"), and an
      object of a lower layer that references a symbol defined in a higher one.
 The build already refuses most upward includes (each layer's library sees only its own folder
@@ -31,8 +32,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAYERS = ["kernels", "halo", "src"]  # bottom to top
-TARGET_LAYER = {"fdmini_kernels": 0, "fdmini_halo": 1, "fdmini_driver": 2, "fdmini": 2}
+LAYERS = ["kernels", "base", "halo", "src"]  # bottom to top
+TARGET_LAYER = {"fdmini_kernels": 0, "fdmini_base": 1, "fdmini_halo": 2, "fdmini_driver": 3, "fdmini": 3}
 SOURCE_EXT = (".c", ".h", ".hip", ".cuh", ".in", ".cu", ".cpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 GETENV = re.compile(r"\b(?:secure_)?getenv\s*\(\s*([^)]*)\)")
@@ -63,9 +64,10 @@ def read(path):
 
 
 def check_includes():
-    forbidden = {"halo": {"src": headers_of("src")},
-                 "kernels": {"src": headers_of("src"), "halo": headers_of("halo"),
-                             "MPI": {"mpi.h", "mpi-ext.h", "mpio.h"}}}
+    forbidden = {}
+    for i, layer in enumerate(LAYERS[:-1]):
+        forbidden[layer] = {above: headers_of(above) for above in LAYERS[i + 1:]}
+    forbidden["kernels"]["MPI"] = {"mpi.h", "mpi-ext.h", "mpio.h"}
     for layer, rules in forbidden.items():
         for path in files_of(layer):
             text = read(path)
@@ -83,12 +85,12 @@ def check_includes():
 
 
 def module_of(path):
-    """src/output.c and src/output.h -> src/output: a file and its header are one unit."""
+    """src/io/output.c and src/io/output.h -> src/output: a file and its header are one unit."""
     return os.path.splitext(path)[0]
 
 
 def check_include_circles():
-    """Include circles in kernels/, halo/ and src/: between units (a .c file that includes
+    """Include circles in kernels/, base/, halo/ and src/: between units (a .c file that includes
     another unit's header uses it; a header that includes another for a type does not make its
     unit a user) and between headers themselves."""
     files = [f for layer in LAYERS for f in files_of(layer)]
@@ -123,7 +125,7 @@ def check_include_circles():
 def documented_getenv():
     path = "CONTRIBUTING.md"
     if not os.path.exists(os.path.join(ROOT, path)):
-        fail("CONTRIBUTING.md is missing: it holds the list of environment variables halo/ and kernels/ may read")
+        fail("CONTRIBUTING.md is missing: it holds the list of environment variables base/, halo/ and kernels/ may read")
         return set()
     text = read(path)
     begin, end = text.find("<!-- getenv-list -->"), text.find("<!-- /getenv-list -->")
@@ -141,7 +143,7 @@ def documented_getenv():
 def check_getenv():
     allowed = documented_getenv()
     found = set()
-    for layer in ("halo", "kernels"):
+    for layer in ("base", "halo", "kernels"):
         for path in files_of(layer):
             text = read(path)
             for m in GETENV.finditer(text):
@@ -154,9 +156,9 @@ def check_getenv():
                 found.add((lit.group(1), path))
                 if (lit.group(1), path) not in allowed:
                     fail("%s:%d reads %s, which CONTRIBUTING.md's getenv list does not document for this file "
-                         "(a setting a user needs is an option in src/options.c)" % (path, line, lit.group(1)))
+                         "(a setting a user needs is an option in src/run/options.c)" % (path, line, lit.group(1)))
     for name, path in sorted(allowed - found):
-        if path.split("/")[0] in ("halo", "kernels"):
+        if path.split("/")[0] in ("base", "halo", "kernels"):
             fail("CONTRIBUTING.md lists %s in %s, which no longer reads it: drop the row" % (name, path))
 
 

@@ -448,7 +448,7 @@ run_tests() {
     if grep -q "staged through pinned host memory" "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-heat.raw"; then
       ok "--mpi-gpu auto on a non-CUDA-aware MPI: staged, PASS, bitwise equal"; else bad "auto on non-aware MPI"; cat "$work/last.log" >> "$OUT/tests.log"; fi
     # Cray MPICH's variable exported under this (not Cray, not CUDA-aware) Open MPI changes
-    # nothing: auto stays staged, aware is still refused (halo/mpi_gpu.c)
+    # nothing: auto stays staged, aware is still refused (base/mpi_gpu.c)
     MPICH_GPU_SUPPORT_ENABLED=1 timeout 120 "$SYS_RUN" -n 2 --bind-to none -x MPICH_GPU_SUPPORT_ENABLED "$bin/fdmini-sys" --op heat --global 130,97,65 --iters 12 --warmup 1 --halo-path mpi --dump "$work/d.raw" > "$work/last.log" 2>&1
     if grep -q "staged through pinned host memory" "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-heat.raw"; then
       ok "MPICH_GPU_SUPPORT_ENABLED=1 on a non-CUDA-aware Open MPI: --mpi-gpu auto stays staged, PASS, bitwise equal"; else bad "auto with MPICH_GPU_SUPPORT_ENABLED=1 on non-aware MPI"; cat "$work/last.log" >> "$OUT/tests.log"; fi

@@ -440,7 +440,7 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
  * points: the two parts of the launch are independent. No arrays per point (six named
  * neighbours): no stack. The one-launch kernel takes more registers than k_zmarch (64 against
  * 32-40 on sm_90), which costs the interior occupancy on large blocks: the path trial
- * (src/solver.c) weighs it against the two-stream schedule. */
+ * (src/solver/solver.c) weighs it against the two-stream schedule. */
 constexpr unsigned XG_MAX_BLOCKS = 16;
 enum { XG_PRIME = 0, XG_COPY = 1, XG_PASS = 2 };
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # launcher_mismatch_test.sh - a launcher that started N processes while MPI sees another world
 # (fdmini built with one MPI library and started by another's launcher, every process a
-# singleton) ends every process with one line and exit 2 (src/site.c); the launchers' own
+# singleton) ends every process with one line and exit 2 (src/run/site.c); the launchers' own
 # variables are read, never an allocation's:
 #   - the other MPI library's launcher, where this machine has both (Open MPI's mpirun for an
 #     MPICH build, MPICH's mpiexec.mpich for an Open MPI build): exit 2, one error line naming

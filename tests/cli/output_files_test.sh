@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# output_files_test.sh - fdmini's output files are complete or absent (src/output.h), as a user
+# output_files_test.sh - fdmini's output files are complete or absent (src/io/output.h), as a user
 # meets them: every case below asserts the exit status on every rank, exactly one
 # "fdmini: error:" line, that the files which existed before the run are byte-identical after
 # it, and that nothing else is left in their directory (no file under a final name, no

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_cray_pe_mock.sh - the Cray PE logic of the build (tools/cmake/FdminiCrayPE.cmake) and the
-# start-up refusal of src/site.c, on a machine without a Cray PE: a mock PE stands in for it.
+# start-up refusal of src/run/site.c, on a machine without a Cray PE: a mock PE stands in for it.
 #   - a fake `cc` that handles MPI itself (it runs mpicc), as Cray's wrapper does, so that
 #     FindMPI names no MPI library;
 #   - a fake GTL, libmpi_gtl_hsa.so.0, built here (one empty function);
@@ -112,7 +112,7 @@ has_runpath() {
 }
 
 # A preloaded MPI_Get_library_version that answers as Cray MPICH does: the one thing fdmini reads
-# to know the library is Cray MPICH (halo/mpi_gpu.h), over the Open MPI that plays its libmpi.
+# to know the library is Cray MPICH (base/mpi_gpu.h), over the Open MPI that plays its libmpi.
 cat >"$pe/cray_version.c" <<'SHIM'
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gen_lumi_g.py - writes lumi-g.xml, an hwloc 2 XML topology of one LUMI-G node, for the unit
-tests of src/bind.c (hwloc synthetic descriptions cannot hold PCI devices, so XML it is), and
-sysfs-lumi-g/, the same node as the Linux files src/bind_os.c reads in builds without hwloc
+tests of src/run/bind.c (hwloc synthetic descriptions cannot hold PCI devices, so XML it is), and
+sysfs-lumi-g/, the same node as the Linux files src/run/bind_os.c reads in builds without hwloc
 (sys/devices/system/node/node<N>/cpulist, sys/bus/pci/devices/<bus id>/numa_node and
 local_cpulist).
 

@@ -1,5 +1,5 @@
 # FdminiBuildInfo.cmake - what the build was made with, for the report header and the JSON
-# record (src/provenance.c): compiler ids and versions, build type, the flags project code is
+# record (src/run/provenance.c): compiler ids and versions, build type, the flags project code is
 # compiled with. Included by the top-level CMakeLists.txt once the backend's language is enabled
 # (kernels/gpu/gpu_backend.cmake). Sets, escaped for a C string literal:
 #   FDMINI_COMPILER_TEXT     "GNU 12.2.0" (C), plus "; HIP: Clang 15.0.6" or "; CUDA: NVIDIA 13.0.48"

@@ -19,7 +19,7 @@
 #                          elsewhere nothing
 #   FDMINI_GTL=ON          link the GTL whatever the backend; fail when it cannot be found
 #   FDMINI_GTL=OFF         never link it: under Cray MPICH the binary then refuses
-#                          MPICH_GPU_SUPPORT_ENABLED=1 at start (src/site.c), one line instead of
+#                          MPICH_GPU_SUPPORT_ENABLED=1 at start (src/run/site.c), one line instead of
 #                          Cray MPICH's abort
 #   FDMINI_GTL_LIB=PATH    the GTL library to link instead of the PE_MPICH_GTL_* variables
 # <accel> is amd_<first CMAKE_HIP_ARCHITECTURES entry> (amd_gfx90a) for hip, nvidia<arch>
@@ -30,7 +30,7 @@
 # Sets FDMINI_GTL_STATUS for the config header ("linked: libmpi_gtl_hsa", "not linked
 # (FDMINI_GTL=OFF)", "not linked (Cray PE, FDMINI_BACKEND=host)", "n/a (not a Cray PE)"). Whatever
 # it says, the binary refuses MPICH_GPU_SUPPORT_ENABLED=1 under Cray MPICH when no GTL is loaded
-# into the process (src/site.c).
+# into the process (src/run/site.c).
 set(FDMINI_GTL "AUTO" CACHE STRING "GTL of Cray MPICH: AUTO (Cray PE + hip), ON or OFF")
 set_property(CACHE FDMINI_GTL PROPERTY STRINGS AUTO ON OFF)
 set(FDMINI_GTL_LIB "" CACHE FILEPATH "GTL library to link (default: PE_MPICH_GTL_* variables)")

@@ -1,11 +1,11 @@
-# FdminiHwloc.cmake - hwloc for the binding report (src/bind.c), optional.
+# FdminiHwloc.cmake - hwloc for the binding report (src/run/bind.c), optional.
 #
 #   FDMINI_HWLOC=AUTO (default)  use hwloc when found (pkg-config's hwloc.pc, else hwloc.h and
 #                                libhwloc where CMake looks: CMAKE_PREFIX_PATH, HWLOC_ROOT),
 #                                else build without it
 #   FDMINI_HWLOC=ON              hwloc is required: configure fails when it is not found
 #   FDMINI_HWLOC=OFF             never use it
-# Without hwloc the binding report reads the same facts from Linux (src/bind_os.c): the CPU
+# Without hwloc the binding report reads the same facts from Linux (src/run/bind_os.c): the CPU
 # mask (sched_getaffinity), each NUMA node's CPUs and the GPU's PCI locality (sysfs). LUMI's
 # compute image has libhwloc.so but no headers and no hwloc.pc, so AUTO builds without it there.
 #

@@ -10,9 +10,9 @@
 #include "halo.h"    /* fd_mpi_gpu, fd_halo_path */
 
 typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
-/* --tune: the start-up autotune of the stencil configuration (src/tune.h) */
+/* --tune: the start-up autotune of the stencil configuration (src/solver/tune.h) */
 typedef enum { FD_TUNE_DEFAULT = 0, FD_TUNE_AUTO, FD_TUNE_OFF } fd_tune_mode;
-/* --graphs: replay each pass's device work from captured graphs (src/solver.c) */
+/* --graphs: replay each pass's device work from captured graphs (src/solver/solver.c) */
 typedef enum { FD_GRAPHS_AUTO = 0, FD_GRAPHS_ON, FD_GRAPHS_OFF } fd_graphs_mode;
 /* --test-inject-fault[=KIND] (test only): a planted fault that verification must report.
  * FIELD: the last rank's centre point becomes 1.01 x + 0.5 before verification; TINY: it becomes
@@ -92,7 +92,7 @@ typedef struct {
   int snapshot_every;   /* --snapshot-every N: the field after every N-th step, 0 = off */
   char snapshot_dir[FD_PATH_MAX]; /* --snapshot-dir DIR */
   int fail_snapshot;    /* --test-fail-snapshot-write K: the K-th snapshot's write fails (1-based) */
-  /* checkpoints and restart (src/checkpoint.h) */
+  /* checkpoints and restart (src/io/checkpoint.h) */
   int checkpoint_every; /* --checkpoint-every N: a checkpoint after every N-th step, 0 = none (with
                            --checkpoint-dir alone: only when a stop signal arrives) */
   char checkpoint_dir[FD_PATH_MAX]; /* --checkpoint-dir DIR, "" = no checkpoints, no stop signals */

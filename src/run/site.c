@@ -64,7 +64,7 @@ int site_check_gtl(FILE *err)
 {
   const char *want = NULL;
   char why[256];
-  /* the one rule (halo/mpi_gpu.h): only Cray MPICH reads the variable, and only 1 enables */
+  /* the one rule (base/mpi_gpu.h): only Cray MPICH reads the variable, and only 1 enables */
   if (!mpi_gpu_cray_enabled(&want, why, sizeof why)) return FD_OK;
   char gtl[256];
   if (site_gtl_loaded(gtl, sizeof gtl)) return FD_OK;

@@ -25,7 +25,7 @@
 #include "options.h"
 
 /* Before MPI_Init. When MPICH_GPU_SUPPORT_ENABLED enables GPU support by the one rule of
- * halo/mpi_gpu.h (the MPI library is Cray MPICH, per MPI_Get_library_version, callable before
+ * base/mpi_gpu.h (the MPI library is Cray MPICH, per MPI_Get_library_version, callable before
  * MPI_Init, and the value is 1) and no libmpi_gtl_* library is loaded into this process: prints
  * one error line on `err` from the launcher's rank 0 (the first of OMPI_COMM_WORLD_RANK,
  * PMI_RANK, PMIX_RANK, SLURM_PROCID that is set is 0, or none is set) and returns

@@ -24,10 +24,10 @@ enum {
   FD_ERR_RUNTIME = 3, /* a backend or MPI call failed */
   FD_ERR_IO = 4,      /* an output file (JSON, dump, snapshot, XDMF, checkpoint) could not be
                          written (agreed on every rank; nothing incomplete is left under a
-                         final name: src/output.h) */
+                         final name: src/io/output.h) */
   FD_STOPPED = 5,     /* not an error: a stop signal (SIGTERM, SIGUSR1) ended the run early,
                          at the same pass on every rank, after its checkpoint was written
-                         (src/checkpoint.h); never passed to fd_agree */
+                         (src/io/checkpoint.h); never passed to fd_agree */
 };
 
 /* MPI datatype of real_t. */
