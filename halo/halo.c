@@ -878,7 +878,7 @@ static int alone_timed(fd_halo *h, real_t *u, real_t *u2, int reps, int fused, b
                        double *us)
 {
   /* every face by IPC, graphs on: the exchanges as one graph, as the solver's chains run them
-   * (src/solver/solver.c): a warm-up launch, then the timed one */
+   * (src/solver/loop.c): a warm-up launch, then the timed one */
   be_graph timed = NULL;
   if (h->graphs.on && !h->graphs.failed && h->n_ipc && !h->n_mpi) {
     const int phase = halo_graph_phase(h);

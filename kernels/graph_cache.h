@@ -1,6 +1,6 @@
 /* graph_cache.h - work replayed from graphs (backend.h), by key: the first time a piece of work
  * runs with a key it is captured and replayed; later times it is replayed. Used for the device
- * work of a pass (src/solver/solver.c) and the pack and unpack of an exchange (halo/halo.c).
+ * work of a pass (src/solver/step.c) and the pack and unpack of an exchange (halo/halo.c).
  * Backend-independent: it calls only backend.h. No MPI. */
 #ifndef FDMINI_GRAPH_CACHE_H
 #define FDMINI_GRAPH_CACHE_H

@@ -156,7 +156,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   }
   fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks)\n", "phase", "min", "avg", "max");
   for (int k = 0; k < PH_COUNT; k++)
-    fprintf(out, "  %-10s %12.4f %12.4f %12.4f\n", fd_phase_names[k], r->phase[k].min,
+    fprintf(out, "  %-10s %12.4f %12.4f %12.4f\n", fd_phase_name(k), r->phase[k].min,
             r->phase[k].avg, r->phase[k].max);
   if (r->sig_passes)
     fprintf(out, "  (signalled passes: one launch holds the exchange, the interior and the shell; its time is the\n"
@@ -350,7 +350,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_bool(&j, "overlap", r->overlap);
   json_num(&j, "total_s", r->total_s);
   json_object(&j, "phases_ms");
-  for (int k = 0; k < PH_COUNT; k++) stat(&j, fd_phase_names[k], &r->phase[k]);
+  for (int k = 0; k < PH_COUNT; k++) stat(&j, fd_phase_name(k), &r->phase[k]);
   json_end(&j);
   json_int(&j, "bytes_per_point", r->bytes_per_point);
   stat(&j, "bandwidth_per_rank_GBs", &r->bw_rank);

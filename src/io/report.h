@@ -8,7 +8,7 @@
 #include "bind.h"
 #include "options.h"
 #include "provenance.h"
-#include "solver.h"
+#include "result.h"
 
 /* The report of run r on out (README "Reading the report"); its header carries the provenance
  * (build, MPI, GPU, job, MPI environment). Rank 0 calls it; Not Collective. */

@@ -11,7 +11,7 @@
  * A snapshot passes through these stages. FD_SNAP_SLOTS slots rotate; each owns a pinned
  * host buffer, so at most that many snapshots are in flight (bounded: when the writer falls
  * behind, taking a new snapshot waits for the oldest, and that wait is the reported stall).
- *   HELD     the step's output buffer is reserved: the solver's buffer pool (solver.c) gives
+ *   HELD     the step's output buffer is reserved: the solver's buffer pool (src/solver/step.c) gives
  *            it to no kernel as an output. Its ghosts are still exchanged once (it is the next
  *            step's input), so the copy waits for the end of that step. The file
  *            DIR/snap_STEP.raw.tmp is open on every rank (rank 0 created or truncated it before

@@ -12,7 +12,7 @@
 typedef enum { FD_OP_LAPLACIAN = 0, FD_OP_HEAT, FD_OP_JACOBI, FD_OP_WAVE, FD_OP_COUNT } fd_op;
 /* --tune: the start-up autotune of the stencil configuration (src/solver/tune.h) */
 typedef enum { FD_TUNE_DEFAULT = 0, FD_TUNE_AUTO, FD_TUNE_OFF } fd_tune_mode;
-/* --graphs: replay each pass's device work from captured graphs (src/solver/solver.c) */
+/* --graphs: replay each pass's device work from captured graphs (src/solver/step.c, loop.c) */
 typedef enum { FD_GRAPHS_AUTO = 0, FD_GRAPHS_ON, FD_GRAPHS_OFF } fd_graphs_mode;
 /* --test-inject-fault[=KIND] (test only): a planted fault that verification must report.
  * FIELD: the last rank's centre point becomes 1.01 x + 0.5 before verification; TINY: it becomes

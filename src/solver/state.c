@@ -1,0 +1,334 @@
+/* state.c - the life of one run's state (fd_state, state.h): set-up (decomposition, problem,
+ * kernel, field pool, streams, events, halo, snapshots, checkpoints), the fields' fill, the
+ * graphs kept, and the tear-down, orderly or after an agreed error. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "fd_error.h"
+#include "state.h"
+
+/* Frees every graph (a new configuration: the captured work would differ). Not Collective. */
+int state_graphs_clear(fd_state *s)
+{
+  const int a = fd_graph_clear(&s->graphs), b = fd_graph_clear(&s->xchains);
+  return a == 0 && b == 0 ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "graphs: %s", be_error_message());
+}
+
+/* Graphs on or off from now on (frees the ones kept). Not Collective. */
+int state_graphs_set(fd_state *s, int on)
+{
+  FD_CALL(state_graphs_clear(s));
+  s->graphs.on = s->xchains.on = on;
+  return FD_OK;
+}
+
+/* sig_able and sig for the halo's faces as they are now (after halo_create, halo_use_ipc).
+ * Collective. */
+int state_agree_signals(fd_state *s)
+{
+  int able = s->halo.n_msgs > 0 && halo_signals_able(&s->halo);
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &able, 1, MPI_INT, MPI_MIN, s->dec.cart));
+  s->sig_able = able;
+  halo_signals(&s->halo, &s->sig);
+  s->sig_primed = 0;
+  return FD_OK;
+}
+
+/* Test only (--test-inject-fault=velocity|source): the run's stencil takes 1% more velocity
+ * (r = (V dt / h)^2 grows by 1.01^2) or its source is 1% stronger than the problem states; the
+ * checks read the stated parameters, never these, so they must fail. */
+static void plant_physics_fault(fd_fault fault, fd_problem *p)
+{
+  if (fault == FD_FAULT_SOURCE) p->src_scale *= 1.01;
+  if (fault != FD_FAULT_VELOCITY) return;
+  fd_coeffs *cs[2] = {&p->coeffs, &p->coeffs2};
+  for (int q = 0; q < 2; q++) {
+    fd_coeffs *c = cs[q];
+    c->cx *= (real_t)1.0201;
+    c->cy *= (real_t)1.0201;
+    c->cz *= (real_t)1.0201;
+    c->cc = (real_t)2.0 - (real_t)2.0 * (c->cx + c->cy + c->cz);
+  }
+}
+
+
+/* The timed and untimed steps of each run: the options', or the defaults: 100 timed; 10
+ * warm-up steps on GPUs, 2 on host, rounded up to where a window and a pass end (a multiple
+ * of S and of T, of all of 1..4 for --fuse auto), so the timed loop starts with whole
+ * windows. */
+void state_resolve_steps(const fd_options *o, const be_info *dev, int *iters, int *warmup)
+{
+  *iters = o->iters > 0 ? o->iters : 100;
+  const int dflt = dev->is_accelerator ? 10 : 2, t = o->fuse > 0 ? o->fuse : 12;
+  const int unit = o->halo_width / state_gcd(o->halo_width, t) * t;
+  *warmup = o->warmup >= 0 ? o->warmup : (dflt + unit - 1) / unit * unit;
+}
+
+/* The loops of the run from the step it starts at (s->first: 0, or its checkpoint's): what is
+ * left of the warm-up, untimed, then the rest of the run, timed. --warmup and --iters are the
+ * whole run's, so a restarted run ends at the same step as an uninterrupted one (README
+ * "Checkpoint and restart"). checkpoint_prepare made sure that a step is left. */
+void state_checkpoint_steps(fd_state *s)
+{
+  int iters, warmup;
+  state_resolve_steps(s->opt, s->dev, &iters, &warmup);
+  s->first = s->ckpt->restart ? s->ckpt->h.step : 0;
+  s->warmup = s->first < warmup ? (int)(warmup - s->first) : 0;
+  s->iters = (int)(s->total - (s->first > warmup ? s->first : warmup));
+}
+
+/* wave: the steps of the whole run whose source value is recorded (the wavelet is on), up to
+ * 2^24 of them; -1: not recorded (too many, or not a wave). Pure. */
+static long long source_steps(const fd_state *s)
+{
+  if (s->prob.op != FD_OP_WAVE) return -1;
+  const long long on = problem_source_steps(&s->prob);
+  const long long n = on < 0 ? -1 : (on < s->total ? on : s->total);
+  return n < 0 || n > (1LL << 24) ? -1 : n;
+}
+
+/* wave: the device array of the source point's values (src_hist) on the source's owner, for
+ * the s->src_steps steps the wavelet is on. Agreed. Collective. */
+static int alloc_source_history(fd_state *s)
+{
+  if (s->src_steps < 0) return FD_OK;
+  const long long n = s->src_steps;
+  int err = FD_OK;
+  if (s->src_owned && be_malloc((void **)&s->src_hist, (size_t)(n + 1) * sizeof(real_t)) != BE_OK)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the source record (%lld values): %s", s->dec.rank,
+                       n + 1, be_error_message());
+  return fd_agree(s->dec.cart, err);
+}
+
+/* Sets *s up for the job o on the global grid N over the process grid P: decomposition (a
+ * Cartesian communicator over comm), problem, kernel, the field pool (device memory; a
+ * failure to allocate is agreed), streams, events, the halo exchange and the snapshots.
+ * Collective over comm. On error *s holds what was made: state_abandon (agreed errors) frees
+ * it. */
+int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info *dev,
+                        int node, const long long N[3], const int P[3])
+{
+  memset(s, 0, sizeof *s);
+  s->snap = calloc(1, sizeof *s->snap);
+  s->ckpt = calloc(1, sizeof *s->ckpt);
+  if (s->ckpt) { /* no communicator or request yet */
+    s->ckpt->comm = s->ckpt->cart = MPI_COMM_NULL;
+    s->ckpt->poll = MPI_REQUEST_NULL;
+  }
+  FD_CALL(fd_agree(comm, s->snap && s->ckpt ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "out of memory for the run's state")));
+  s->opt = o;
+  s->dev = dev;
+  s->node = node;
+  s->width = o->halo_width;
+  s->fuse = o->fuse > 0 ? o->fuse : 1; /* auto: chosen by startup_measure */
+  state_resolve_steps(o, dev, &s->iters, &s->warmup);
+  s->dec.cart = MPI_COMM_NULL;
+  FD_CALL(decomp_create(comm, N, P, &s->dec));
+  /* sizes first, checked for overflow before anything is allocated: a block can be too large
+   * on some ranks only (uneven splits), so the verdict is agreed */
+  const int *n = s->dec.n;
+  FD_CALL(fd_agree(s->dec.cart, fd_grid_init(&s->grid, n, s->width) == 0
+                                    ? FD_OK
+                                    : fd_set_error(FD_ERR_RUNTIME, "rank %d: the local block %d x %d x %d does not fit in memory: "
+                                                   "its element count exceeds 2^63", s->dec.rank, n[0], n[1], n[2])));
+  problem_setup(o, N, s->dec.start, &s->prob);
+  plant_physics_fault(o->inject_fault, &s->prob);
+  if (o->op == FD_OP_WAVE) {
+    /* the source's local index: the ranks whose boxes hold it add it (solver_pass); its
+     * owner (1..n holds it) records it */
+    s->src_owned = 1;
+    for (int d = 0; d < 3; d++) {
+      long long l = s->prob.src[d] - s->dec.start[d], far = s->grid.n[d] + s->width + 1;
+      s->src_local[d] = (int)(l < -s->width - 1 ? -s->width - 1 : (l > far ? far : l));
+      if (l < 1 || l > s->grid.n[d]) s->src_owned = 0;
+    }
+  }
+  /* layer 1 = global planes <= iface */
+  long long k1 = s->prob.iface - s->dec.start[2];
+  s->layer_k1 = (int)(k1 < 0 ? 0 : (k1 > s->grid.n[2] ? s->grid.n[2] : k1));
+  s->two_layers = s->prob.iface < N[2];
+  s->iface_local = (int)(k1 < -s->width ? -s->width : (k1 > s->grid.n[2] + s->width ? s->grid.n[2] + s->width : k1));
+
+  /* the checkpoint to continue (--restart), checked against this run, and the loops from it */
+  s->total = (long long)s->warmup + s->iters;
+  s->src_steps = source_steps(s);
+  fd_ckpt_run run = {o->op, {N[0], N[1], N[2]}, {s->prob.vel[0], s->prob.vel[1]}, s->prob.iface, s->prob.ricker_hz,
+                     {s->prob.src[0], s->prob.src[1], s->prob.src[2]},
+                     o->inject_fault == FD_FAULT_VELOCITY || o->inject_fault == FD_FAULT_SOURCE ? (int)o->inject_fault : 0,
+                     s->total, s->prob.swaps ? s->prob.levels : 0, s->src_steps < 0 ? -1 : s->src_steps + 1,
+                     s->width, o->fuse};
+  if (o->op != FD_OP_WAVE) { /* the wave's parameters do not apply */
+    memset(run.vel, 0, sizeof run.vel);
+    memset(run.src, 0, sizeof run.src);
+    run.iface = 0;
+    run.ricker_hz = 0;
+  }
+  FD_CALL(checkpoint_prepare(s->ckpt, o, s->dec.cart, &run));
+  state_checkpoint_steps(s);
+
+  /* the forced configuration, or the rule's; the autotune may replace it (run_on_state) */
+  if (o->have_kernel) {
+    s->kernel = o->kernel;
+    int err = be_kernel_resolve(&s->grid, &s->kernel) == BE_OK
+                  ? FD_OK
+                  : fd_set_error(FD_ERR_USAGE, "--kernel: %s", be_error_message());
+    FD_CALL(fd_agree(comm, err));
+  } else {
+    FD_BE(be_kernel_default(&s->grid, &s->kernel));
+  }
+
+  int staged;
+  FD_CALL(halo_choose_mode(s->dec.cart, o->mpi_gpu, dev, &staged));
+  /* the wave's previous level is read S-1 deep into the ghosts too: exchanged with u, in the
+   * same messages */
+  const int fields = s->prob.levels == 2 && s->width > 1 ? 2 : 1;
+
+  /* allocation can fail on some ranks only (uneven splits, memory): agree before going on.
+   * The pool: the time levels the stencil reads, one output, one spare a snapshot may hold */
+  s->npool = s->prob.levels + 1 + (o->snapshot_every > 0);
+  const int nfields = s->npool + s->prob.has_rhs;
+  size_t bytes = 0, total = 0;
+  int err = FD_OK;
+  if (fd_size_mul(s->grid.elems, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, (size_t)nfields, &total) != 0)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the fields of the local block %d x %d x %d do not fit in memory: "
+                       "%d x %.4g bytes exceed what a size_t counts", s->dec.rank, n[0], n[1], n[2], nfields,
+                       (double)s->grid.elems * sizeof(real_t));
+  else if (dev->memory_bytes > 0 && total > dev->memory_bytes)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the fields of the local block %d x %d x %d do not fit in memory: "
+                       "%d x %zu bytes, the device has %zu", s->dec.rank, n[0], n[1], n[2], nfields, bytes,
+                       dev->memory_bytes);
+  FD_CALL(fd_agree(s->dec.cart, err));
+  /* every halo message must fit an MPI count: checked before anything is allocated */
+  FD_CALL(fd_agree(s->dec.cart, halo_check_counts(&s->grid, fields, s->dec.nbr, s->dec.rank)));
+  for (int b = 0; b < s->npool && err == FD_OK; b++)
+    if (be_malloc((void **)&s->pool[b], bytes) != BE_OK) err = BE_ERROR;
+  if (err == FD_OK && s->prob.has_rhs && be_malloc((void **)&s->f, bytes) != BE_OK) err = BE_ERROR;
+  if (err != FD_OK)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the fields (%d x %zu bytes): %s",
+                       s->dec.rank, nfields, bytes, be_error_message());
+  FD_CALL(fd_agree(s->dec.cart, err));
+  FD_CALL(alloc_source_history(s));
+
+  FD_BE(be_stream_create(&s->compute, BE_PRIORITY_NORMAL));
+  FD_BE(be_stream_create(&s->halo_stream, BE_PRIORITY_HIGH));
+  FD_BE(be_event_create_sync(&s->ready));
+  for (int k = 0; k < 2; k++) {
+    FD_BE(be_event_create_sync(&s->joined[k]));
+    FD_BE(be_event_create_sync(&s->ahead[k]));
+    for (int e = 0; e < 4; e++) FD_BE(be_event_create(&s->t_ev[k][e]));
+  }
+  /* with two fields a snapshot's copy off the device may overlap an unpack into the ghosts of
+   * the buffer it copies, two steps later; the snapshot writes only the interior */
+  FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, fields, staged, o->halo_path,
+                      dev, node, s->halo_stream));
+  for (int f = 0; f < FD_FACES; f++) s->sides |= (unsigned)s->halo.faces.active[f] << f;
+  s->exchanging = s->halo.n_msgs > 0;
+  if (o->inject_fault == FD_FAULT_EXCHANGE && s->dec.rank == s->dec.size - 1) /* test only */
+    for (int r = 0; r < FD_REGIONS; r++)
+      if (s->halo.faces.active[r]) {
+        FD_CALL(halo_test_drop_unpack(&s->halo, r));
+        break;
+      }
+  FD_CALL(state_agree_signals(s));
+  const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
+                                    o->fail_snapshot, s->total, &s->dec,
+                                    &s->grid, {s->prob.h[0], s->prob.h[1], s->prob.h[2]},
+                                    s->prob.dt > 0 ? s->prob.dt : 1.0, s->compute};
+  FD_CALL(snapshot_create(s->snap, &snap));
+  const fd_ckpt_config ck = {o, s->dec.cart, s->dec.rank, s->dec.size, {s->dec.P[0], s->dec.P[1], s->dec.P[2]},
+                             {s->dec.n[0], s->dec.n[1], s->dec.n[2]},
+                             {s->dec.start[0], s->dec.start[1], s->dec.start[2]}, &s->grid, dev->is_accelerator,
+                             dev->backend, s->src_owned && s->src_hist, s->compute};
+  FD_CALL(checkpoint_create(s->ckpt, &ck));
+  return FD_OK;
+}
+
+/* Frees everything state_create made. Collective (halo_destroy). */
+int state_destroy(fd_state *s)
+{
+  int rc = checkpoint_destroy(s->ckpt);
+  if (rc == FD_OK) rc = snapshot_destroy(s->snap);
+  free(s->ckpt);
+  free(s->snap);
+  s->ckpt = NULL;
+  s->snap = NULL;
+  FD_CALL(rc);
+  FD_CALL(halo_destroy(&s->halo));
+  for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
+  FD_BE(be_free(s->f));
+  FD_BE(be_free(s->src_hist));
+  FD_CALL(state_graphs_clear(s));
+  if (s->ready) FD_BE(be_event_destroy(s->ready));
+  for (int k = 0; k < 2; k++) {
+    FD_BE(be_event_destroy(s->joined[k]));
+    FD_BE(be_event_destroy(s->ahead[k]));
+    for (int e = 0; e < 4; e++)
+      if (s->t_ev[k][e]) FD_BE(be_event_destroy(s->t_ev[k][e]));
+  }
+  if (s->compute) FD_BE(be_stream_destroy(s->compute));
+  if (s->halo_stream) FD_BE(be_stream_destroy(s->halo_stream));
+  FD_CALL(decomp_destroy(&s->dec));
+  return FD_OK;
+}
+
+/* After an error agreed by all ranks (usage, I/O, a runtime failure checked with fd_agree):
+ * frees what this rank allocated, whatever state_create reached, ignoring further errors: the
+ * first one, the one reported, is kept. Collective (halo_destroy's barrier): not for a runtime
+ * failure of one rank, where the others would wait in it. */
+void state_abandon(fd_state *s)
+{
+  fd_error_saved first;
+  fd_error_save(&first);
+  if (s->ckpt) (void)checkpoint_destroy(s->ckpt);
+  if (s->snap) (void)snapshot_destroy(s->snap);
+  free(s->ckpt);
+  free(s->snap);
+  s->ckpt = NULL;
+  s->snap = NULL;
+  (void)halo_destroy(&s->halo);
+  for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
+  (void)be_free(s->f);
+  (void)be_free(s->src_hist);
+  (void)state_graphs_clear(s);
+  if (s->ready) (void)be_event_destroy(s->ready);
+  for (int k = 0; k < 2; k++) {
+    (void)be_event_destroy(s->joined[k]);
+    (void)be_event_destroy(s->ahead[k]);
+    for (int e = 0; e < 4; e++)
+      if (s->t_ev[k][e]) (void)be_event_destroy(s->t_ev[k][e]);
+  }
+  if (s->compute) (void)be_stream_destroy(s->compute);
+  if (s->halo_stream) (void)be_stream_destroy(s->halo_stream);
+  (void)decomp_destroy(&s->dec);
+  fd_error_restore(&first);
+}
+
+/* (Re)initialises the fields: every pool buffer carries the boundary values in its ghosts;
+ * the wave starts at rest (U0 = U1 = 0). For the runs that exchange (not s->alone) the ghosts
+ * an exchange fills are NaN until one does (halo_poison_ghosts: faces, edges, corners of
+ * every pool buffer, the wave's second level included), so that a read of a ghost no exchange
+ * wrote poisons the answer and its check fails; Dirichlet ghosts at the global edges keep
+ * their values. */
+int state_fill(fd_state *s)
+{
+  for (int b = 0; b < s->npool; b++) {
+    FD_BE(be_fill(&s->grid, &s->prob.u0, s->pool[b], s->compute));
+    if (!s->alone) FD_CALL(halo_poison_ghosts(&s->halo, s->pool[b], s->compute));
+  }
+  s->u = s->pool[0];
+  s->v = s->pool[1];
+  s->um = s->prob.levels == 2 ? s->pool[2] : NULL;
+  if (s->f) FD_BE(be_fill(&s->grid, &s->prob.f, s->f, s->compute));
+  if (s->src_hist) {
+    static const real_t zero = 0; /* U^0 at the source; the steps write the rest */
+    FD_BE(be_memcpy_async(s->src_hist, &zero, sizeof zero, BE_COPY_H2D, s->compute));
+  }
+  FD_BE(be_stream_sync(s->compute));
+  s->steps = 0;
+  s->passes = 0;
+  s->pack_ordered = 0;
+  s->ahead_u = NULL;
+  s->sig_primed = 0;
+  return FD_OK;
+}
