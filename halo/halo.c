@@ -33,7 +33,9 @@
 #include "halo.h"
 #include "mpi_gpu.h"
 
-enum { TAG_CARD = 64, TAG_DECIDE = 96, TAG_PING = 128 };
+/* Tags of the set-up swaps (plus the region); the exchange's messages use 0..FD_REGIONS-1, and 128
+ * is src/solver/floors.c's ping-pong. */
+enum { TAG_CARD = 64, TAG_DECIDE = 96 };
 
 /* Region f's message: its place in the buffers and its elements (every field). */
 static size_t msg_offset(const fd_halo *h, int f) { return h->faces.offset[f]; }
@@ -778,54 +780,6 @@ void halo_reset_timers(fd_halo *h)
 }
 
 /* ---- start-up measurements ---- */
-
-int halo_latency_us(fd_halo *h, double *us)
-{
-  enum { WARM = 3, REPS = 21 };
-  *us = 0.0;
-  int ndims = 0, rank;
-  FD_MPI(MPI_Cartdim_get(h->comm, &ndims));
-  FD_MPI(MPI_Comm_rank(h->comm, &rank));
-  int dims[3] = {1, 1, 1}, periods[3], coords[3] = {0, 0, 0};
-  FD_MPI(MPI_Cart_get(h->comm, ndims, dims, periods, coords));
-  int d = 0;
-  while (d < ndims && dims[d] == 1) d++;
-  if (d == ndims) return FD_OK; /* one rank: no neighbour */
-  /* phase 0 pairs coordinates (0,1), (2,3), ...; phase 1 (1,2), (3,4), ...: the even one of
-   * each pair pings, the odd one pongs */
-  real_t *buf = h->staged ? h->send_h : h->send_d[0];
-  double best = 0.0;
-  for (int phase = 0; phase < 2; phase++) {
-    const int first = (coords[d] - phase) % 2 == 0; /* the lower of a pair */
-    const int f = first ? 2 * d + 1 : 2 * d;
-    const int partner = coords[d] - phase < 0 ? MPI_PROC_NULL : h->nbr[f];
-    if (partner == MPI_PROC_NULL) continue;
-    double t[REPS];
-    for (int r = 0; r < WARM + REPS; r++) {
-      const double t0 = fd_now();
-      if (first) {
-        FD_MPI(MPI_Send(buf, 1, FD_MPI_REAL, partner, TAG_PING, h->comm));
-        FD_MPI(MPI_Recv(buf, 1, FD_MPI_REAL, partner, TAG_PING, h->comm, MPI_STATUS_IGNORE));
-      } else {
-        FD_MPI(MPI_Recv(buf, 1, FD_MPI_REAL, partner, TAG_PING, h->comm, MPI_STATUS_IGNORE));
-        FD_MPI(MPI_Send(buf, 1, FD_MPI_REAL, partner, TAG_PING, h->comm));
-      }
-      if (r >= WARM) t[r - WARM] = (fd_now() - t0) * 1e6 / 2;
-    }
-    /* median of the round trips (a ponging rank's includes the ping's wait: take the pinger's
-     * view where it has one, else its own) */
-    for (int i = 1; i < REPS; i++)
-      for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-        const double x = t[j];
-        t[j] = t[j - 1];
-        t[j - 1] = x;
-      }
-    const double med = t[REPS / 2];
-    if (best == 0.0 || med < best) best = med;
-  }
-  *us = best;
-  return FD_OK;
-}
 
 /* One exchange of halo_exchange_alone_us's loop: the r-th. */
 static int alone_once(fd_halo *h, real_t *u, real_t *u2, int fused, int r)

@@ -229,12 +229,8 @@ int halo_flush_timers(fd_halo *h);
 /* Zeroes the sums. Not Collective. */
 void halo_reset_timers(fd_halo *h);
 
-/* L, the latency of one small message to a neighbour through the MPI the exchange uses
- * (device buffers with GPU-aware MPI, pinned host buffers when staged): half the median round
- * trip of a one-element ping-pong, over the pairs of neighbours along the first dimension that
- * has some, in microseconds. *us = 0 on a rank with no neighbour. Collective over h->comm;
- * synchronous. */
-int halo_latency_us(fd_halo *h, double *us);
+/* ---- the exchange timed alone, for the start-up choices (src/solver/floors.c) ----
+ * These replay the exchange's own graphs and slots, so they live beside it. */
 
 /* X, an exchange alone: `reps` exchanges of u (and u2) back to back with nothing computed in
  * between (pack, MPI or IPC, unpack; the host waits only where an exchange in the loop does),

@@ -5,10 +5,66 @@
 #include "fd_error.h"
 #include "state.h"
 
+enum { FD_TAG_PING = 128 };
+
+/* L, the latency of one small message to a neighbour through the MPI the exchange uses
+ * (device buffers with GPU-aware MPI, pinned host buffers when staged): half the median round
+ * trip of a one-element ping-pong, over the pairs of neighbours along the first dimension that
+ * has some, in microseconds. *us = 0 on a rank with no neighbour. Collective over h->comm;
+ * synchronous. The tag is one the exchange never uses (halo.c). */
+static int latency_us(const fd_halo *h, double *us)
+{
+  enum { WARM = 3, REPS = 21 };
+  *us = 0.0;
+  int ndims = 0, rank;
+  FD_MPI(MPI_Cartdim_get(h->comm, &ndims));
+  FD_MPI(MPI_Comm_rank(h->comm, &rank));
+  int dims[3] = {1, 1, 1}, periods[3], coords[3] = {0, 0, 0};
+  FD_MPI(MPI_Cart_get(h->comm, ndims, dims, periods, coords));
+  int d = 0;
+  while (d < ndims && dims[d] == 1) d++;
+  if (d == ndims) return FD_OK; /* one rank: no neighbour */
+  /* phase 0 pairs coordinates (0,1), (2,3), ...; phase 1 (1,2), (3,4), ...: the even one of
+   * each pair pings, the odd one pongs */
+  real_t *buf = h->staged ? h->send_h : h->send_d[0];
+  double best = 0.0;
+  for (int phase = 0; phase < 2; phase++) {
+    const int first = (coords[d] - phase) % 2 == 0; /* the lower of a pair */
+    const int f = first ? 2 * d + 1 : 2 * d;
+    const int partner = coords[d] - phase < 0 ? MPI_PROC_NULL : h->nbr[f];
+    if (partner == MPI_PROC_NULL) continue;
+    double t[REPS];
+    for (int r = 0; r < WARM + REPS; r++) {
+      const double t0 = fd_now();
+      if (first) {
+        FD_MPI(MPI_Send(buf, 1, FD_MPI_REAL, partner, FD_TAG_PING, h->comm));
+        FD_MPI(MPI_Recv(buf, 1, FD_MPI_REAL, partner, FD_TAG_PING, h->comm, MPI_STATUS_IGNORE));
+      } else {
+        FD_MPI(MPI_Recv(buf, 1, FD_MPI_REAL, partner, FD_TAG_PING, h->comm, MPI_STATUS_IGNORE));
+        FD_MPI(MPI_Send(buf, 1, FD_MPI_REAL, partner, FD_TAG_PING, h->comm));
+      }
+      if (r >= WARM) t[r - WARM] = (fd_now() - t0) * 1e6 / 2;
+    }
+    /* median of the round trips (a ponging rank's includes the ping's wait: take the pinger's
+     * view where it has one, else its own) */
+    for (int i = 1; i < REPS; i++)
+      for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+        const double x = t[j];
+        t[j] = t[j - 1];
+        t[j - 1] = x;
+      }
+    const double med = t[REPS / 2];
+    if (best == 0.0 || med < best) best = med;
+  }
+  *us = best;
+  return FD_OK;
+}
+
+
 /* The floors of a step on this rank (README "Small blocks and strong scaling"): F_g, F_ls
  * (be_floors; 0, n/a, on the host backend) and F_c, the faster of be_floors' graph of one copy
  * and the memcpy reference (tune_memcpy_gbs), and with neighbours L
- * (halo_latency_us), over the ranks into r. Overwrites the fields. Collective. */
+ * (latency_us), over the ranks into r. Overwrites the fields. Collective. */
 int floors_measure(fd_state *s, fd_result *r)
 {
   const MPI_Comm comm = s->dec.cart;
@@ -35,7 +91,7 @@ int floors_measure(fd_state *s, fd_result *r)
   results_stat(comm, ranks, s->floor_graph_us, &r->floor_graph_us);
   results_stat(comm, ranks, s->floor_launch_sync_us, &r->floor_launch_sync_us);
   results_stat(comm, ranks, s->floor_copy_us, &r->floor_copy_us);
-  FD_CALL(halo_latency_us(&s->halo, &s->latency_us));
+  FD_CALL(latency_us(&s->halo, &s->latency_us));
   int with;
   FD_CALL(results_stat_some(comm, s->latency_us, s->exchanging, &r->latency_us, &with));
   r->floors_neighbours = with;
