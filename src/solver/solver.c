@@ -22,7 +22,7 @@
 
 /* One window in FD_SAMPLE_EVERY runs its passes eagerly with device timing events (with
  * signalled passes the loop's first only: sampled_window): the report's phase times are those
- * windows' (README "Reading the report"); the other passes record no timing event and need no
+ * windows' (docs/report.md); the other passes record no timing event and need no
  * host wait. */
 #define FD_SAMPLE_EVERY 16
 /* The host runs at most 2 x FD_AHEAD passes ahead of the device. */
@@ -690,7 +690,7 @@ static void resolve_steps(const fd_options *o, const be_info *dev, int *iters, i
 
 /* The loops of the run from the step it starts at (s->first: 0, or its checkpoint's): what is
  * left of the warm-up, untimed, then the rest of the run, timed. --warmup and --iters are the
- * whole run's, so a restarted run ends at the same step as an uninterrupted one (README
+ * whole run's, so a restarted run ends at the same step as an uninterrupted one (docs/running.md,
  * "Checkpoint and restart"). checkpoint_prepare made sure that a step is left. */
 static void checkpoint_steps(fd_state *s)
 {
@@ -1780,7 +1780,7 @@ static int reduce_stat_some(MPI_Comm comm, double x, int has, fd_stat *st, int *
   return FD_OK;
 }
 
-/* The floors of a step on this rank (README "Small blocks and strong scaling"): F_g, F_ls
+/* The floors of a step on this rank (docs/small-blocks.md, "The floors"): F_g, F_ls
  * (be_floors; 0, n/a, on the host backend) and F_c, the faster of be_floors' graph of one copy
  * and the memcpy reference (tune_memcpy_gbs), and with neighbours L
  * (halo_latency_us), over the ranks into r. Overwrites the fields. Collective. */
