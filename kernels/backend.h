@@ -268,7 +268,7 @@ static inline long long fd_grid_index(const fd_grid *g, long long i, long long j
   return g->origin + i + g->sx * j + g->sxy * k;
 }
 
-/* One stencil, three operators through their coefficient sets:
+/* One stencil, four operators (laplacian, heat, jacobi, wave) through their coefficient sets:
  *   out[c] = cc*u[c] + cx*(u[x-1] + u[x+1]) + cy*(u[y-1] + u[y+1]) + cz*(u[z-1] + u[z+1])
  *            + cf*f[c]                       (the f term only when f != NULL)
  * Every backend and every variant evaluates exactly this expression in this order, so a
