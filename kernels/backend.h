@@ -268,7 +268,7 @@ static inline long long fd_grid_index(const fd_grid *g, long long i, long long j
   return g->origin + i + g->sx * j + g->sxy * k;
 }
 
-/* One stencil, three operators through their coefficient sets:
+/* One stencil, four operators (laplacian, heat, jacobi, wave) through their coefficient sets:
  *   out[c] = cc*u[c] + cx*(u[x-1] + u[x+1]) + cy*(u[y-1] + u[y+1]) + cz*(u[z-1] + u[z+1])
  *            + cf*f[c]                       (the f term only when f != NULL)
  * Every backend and every variant evaluates exactly this expression in this order, so a
@@ -296,7 +296,7 @@ static inline void fd_interior_box(const fd_grid *g, unsigned deferred, int lo[3
   }
 }
 
-/* Stencil variants (README "GPU kernels"; kernels/gpu/stencil_gpu.hip has the index maths):
+/* Stencil variants (docs/kernels.md; kernels/gpu/stencil_gpu.hip has the index maths):
  *   BASELINE   one point per thread (the lab notes' kernel 1)
  *   REORDERED  per plane: each thread updates `tile` points along y of one plane, loads in
  *              ascending address order (the lab notes' kernels 3-5 and 7)
@@ -341,7 +341,7 @@ int fd_kernel_parse(const char *spec, fd_kernel *k, char *err, size_t err_len);
 void fd_kernel_format(const fd_kernel *k, char *buf, size_t len);
 
 /* The configuration this backend uses for grid g when nothing is tuned or forced (the rule
- * table of README "GPU kernels"), fully resolved. Synchronous; needs be_init. */
+ * table of docs/kernels.md), fully resolved. Synchronous; needs be_init. */
 int be_kernel_default(const fd_grid *g, fd_kernel *k);
 /* Fills the zero fields of *k with the rule's values for grid g and replaces a value that
  * cannot run on g by the one the launch falls back to: *k becomes what be_stencil runs (for

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-tests.sh - the README's "run all tests" command, and what CI runs (.ci/run calls it).
+# run-tests.sh - the README's "run all tests" command (Quick start), and what CI runs (.ci/run calls it).
 # On a fresh Debian 12 machine (as root, or with sudo) it:
 #   1. installs every package needed, the HIP cross-compiler included (tools/install-deps.sh)
 #   2. configures and builds build/ (host backend, Release, -DFDMINI_WERROR=ON)

@@ -3,7 +3,7 @@
 interval the step rate with checkpoints against the rate without (the runs without, before and
 after, same job), the file-system bandwidth the interval needs against the write + fsync
 bandwidth measured in the same job (fs_bandwidth.py), and where the checkpoint time went
-(fdmini's own figures, README "Reading the report"); then each restart's read time against the
+(fdmini's own figures, docs/report.md); then each restart's read time against the
 file system's read bandwidth for a file of that size in the same cache state.
 
 Usage: table.py JSON_DIR FS_FILE      (JSON_DIR: nN-OP-none-a.json, nN-OP-none-b.json,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_autotune.py - the single-step autotune's record (README "GPU kernels"), a GPU test of
+"""check_autotune.py - the single-step autotune's record (docs/kernels.md, "The autotune"), a GPU test of
 bench/multigpu/run_node.sh: in a run's JSON record, the candidates within 25 % of the fastest
 alone (at most four: the fastest of each kernel family first) ran loop trials of the run's own
 loop (three rounds, graphs on: --graphs auto on a GPU), and where the record names a

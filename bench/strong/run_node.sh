@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run_node.sh - the strong-scaling benchmarks of small blocks and deep halos on an NVIDIA GPU
-# node, in one call (README "Small blocks and strong scaling"). Ranks that share one GPU run
+# node, in one call (docs/small-blocks.md). Ranks that share one GPU run
 # under MPS, which this script starts (nvidia-cuda-mps-control -d) and stops, and says so: without
 # it ranks time-slice the GPU and the exchange measures nothing.
 #

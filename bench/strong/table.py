@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""table.py - the tables of bench/strong/run_node.sh (README "Small blocks and strong scaling").
+"""table.py - the tables of bench/strong/run_node.sh (docs/small-blocks.md).
 
   table.py small RECORDS_DIR [--device NAME] [-o PREFIX]
       One row per operator, ranks, block and mode (T = 1 or --fuse auto): the step in

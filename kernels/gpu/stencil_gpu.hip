@@ -1379,7 +1379,7 @@ extern "C" int be_kernel_resolve(const fd_grid *g, fd_kernel *k)
   return setup_tiles(g, k, lo, hi, &a);
 }
 
-/* The rule for --tune off (README "GPU kernels"): short-chunk z-marching, one row and an x
+/* The rule for --tune off (docs/kernels.md): short-chunk z-marching, one row and an x
  * pair per thread, 32x8 blocks, chunks of 6 planes, the strips rule: within a point or two of
  * the best measured configuration on the H100 and the H200 at 512^3 and 1024x1024x512
  * (bench/results/README.md). */

@@ -6,7 +6,7 @@
  * header the parameters that change the answer (operator, global grid, precision, the wave's
  * velocities, interface, source and Ricker peak), the commit and a checksum per block. The
  * answer does not depend on the decomposition, --halo-width, --fuse, the kernel or the backend
- * (every point is computed by the same expression in the same order: README "Operators"), so a
+ * (every point is computed by the same expression in the same order: docs/verification.md), so a
  * checkpoint continues on any rank count, process grid, S, T and backend.
  *
  * File DIR/ckpt_STEP.fdmini (STEP zero-padded to 10 digits), native byte order:

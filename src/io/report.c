@@ -1,4 +1,4 @@
-/* report.c - the report and the JSON record (schema in README.md, "JSON record"). */
+/* report.c - the report and the JSON record (schema in docs/report.md, "JSON record"). */
 #include <stdio.h>
 #include <time.h>
 
@@ -414,7 +414,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
     json_int(&j, "trial_rounds", r->fuse.rounds);
   }
   json_end(&j);
-  /* the floors (README "Small blocks and strong scaling"), microseconds; null where n/a */
+  /* the floors (docs/small-blocks.md, "The floors"), microseconds; null where n/a */
   json_object(&j, "floors_us");
   if (r->floors_device) {
     stat(&j, "graph", &r->floor_graph_us);

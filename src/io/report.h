@@ -10,11 +10,11 @@
 #include "provenance.h"
 #include "result.h"
 
-/* The report of run r on out (README "Reading the report"); its header carries the provenance
+/* The report of run r on out (docs/report.md); its header carries the provenance
  * (build, MPI, GPU, job, MPI environment). Rank 0 calls it; Not Collective. */
 void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
                   const fd_provenance *prov);
-/* The JSON record (schema fdmini-run/1, README "JSON record") on out; binding (rank 0's
+/* The JSON record (schema fdmini-run/1, docs/report.md, "JSON record") on out; binding (rank 0's
  * gathered records, may be NULL) goes in "binding", the provenance in its own keys
  * (provenance.h). Rank 0 calls it; Not Collective. */
 void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,

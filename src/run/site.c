@@ -72,7 +72,7 @@ int site_check_gtl(FILE *err)
     fprintf(err, "fdmini: error: MPICH_GPU_SUPPORT_ENABLED=%s asks Cray MPICH for GPU-aware MPI, "
                  "but this binary has no GPU Transport Layer (no libmpi_gtl_* loaded; GTL %s), so "
                  "MPI_Init would abort every rank; set MPICH_GPU_SUPPORT_ENABLED=0 and run with "
-                 "--mpi-gpu staged, or build with the GTL (README: LUMI-G and Frontier)\n",
+                 "--mpi-gpu staged, or build with the GTL (docs/building.md: LUMI-G and Frontier)\n",
             want, FDMINI_GTL_STATUS);
     fflush(err);
   } else {

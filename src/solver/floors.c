@@ -61,7 +61,7 @@ static int latency_us(const fd_halo *h, double *us)
 }
 
 
-/* The floors of a step on this rank (README "Small blocks and strong scaling"): F_g, F_ls
+/* The floors of a step on this rank (docs/small-blocks.md, "The floors"): F_g, F_ls
  * (be_floors; 0, n/a, on the host backend) and F_c, the faster of be_floors' graph of one copy
  * and the memcpy reference (tune_memcpy_gbs), and with neighbours L
  * (latency_us), over the ranks into r. Overwrites the fields. Collective. */

@@ -73,7 +73,7 @@ typedef struct {
   fd_stat efficiency;      /* T_alone / T_step per rank */
   fd_stat hidden;          /* share of the exchange hidden: 1 - (T_step - T_alone) / T_comm,
                               T_comm = pack + exchange + unpack; clamped to [0, 1] */
-  /* the floors of a step (README "Small blocks and strong scaling"), microseconds */
+  /* the floors of a step (docs/small-blocks.md, "The floors"), microseconds */
   int floors_device;       /* F_g and F_ls were measured (0: the host backend, where they are n/a) */
   fd_stat floor_graph_us;  /* F_g: a graph of one empty kernel launched back to back, per launch */
   fd_stat floor_launch_sync_us; /* F_ls: one launch of an empty kernel and a host wait */
@@ -112,7 +112,7 @@ typedef struct {
   fd_stat snapshot_work_ms; /* the snapshot work per step: solver-thread time other than waits,
                                plus the copies that ran beside it, plus the writer thread, ms */
   fd_stat snapshot_hidden;  /* 1 - lost / work, clamped to [0, 1]: the share of the snapshot
-                               work the step did not pay for (README "Reading the report") */
+                               work the step did not pay for (docs/report.md) */
   /* checkpoints and restart (checkpoint.h) */
   long long total_steps;    /* warm-up + timed steps of the whole run (a restart ends there) */
   int checkpoints_on;       /* --checkpoint-dir given */

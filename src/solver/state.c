@@ -67,7 +67,7 @@ void state_resolve_steps(const fd_options *o, const be_info *dev, int *iters, in
 
 /* The loops of the run from the step it starts at (s->first: 0, or its checkpoint's): what is
  * left of the warm-up, untimed, then the rest of the run, timed. --warmup and --iters are the
- * whole run's, so a restarted run ends at the same step as an uninterrupted one (README
+ * whole run's, so a restarted run ends at the same step as an uninterrupted one (docs/running.md,
  * "Checkpoint and restart"). checkpoint_prepare made sure that a step is left. */
 void state_checkpoint_steps(fd_state *s)
 {

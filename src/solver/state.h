@@ -30,7 +30,7 @@
 
 /* One window in FD_SAMPLE_EVERY runs its passes eagerly with device timing events (with
  * signalled passes the loop's first only: sampled_window): the report's phase times are those
- * windows' (README "Reading the report"); the other passes record no timing event and need no
+ * windows' (docs/report.md); the other passes record no timing event and need no
  * host wait. */
 #define FD_SAMPLE_EVERY 16
 /* The host runs at most 2 x FD_AHEAD passes ahead of the device. */

@@ -240,7 +240,7 @@ int step_signalled(const fd_state *s)
 /* Whether window w of a loop (windows since loop_reset) runs eagerly with timing events: one
  * in FD_SAMPLE_EVERY; with signalled passes only the loop's first, since a signalled pass's
  * phases are one launch (the interior's time) and each sampled window, an eager pass between
- * two chains, cost the 2-rank step at 64^3 about 0.9 us on an H100 (bench/results/README.md,
+ * two chains, costs small blocks a measurable share of their step (bench/results/README.md,
  * "The exchange signalled inside the launch"). Pure. */
 int step_sampled_window(const fd_state *s, long long w)
 {

@@ -139,7 +139,7 @@ expect_run 0 "verification: PASS" --mpi-gpu auto --tune off --global 33,17,9 --o
 expect_run 0 "halo        path mpi \(0 faces by device copy between ranks, 2 through MPI" --halo-path auto --global 33,17,9 --procs 2,1,1
 expect_run 0 "verification: PASS" --halo-path mpi --global 33,17,9 --op heat
 NP=1 expect_run 0 "halo        path none \(0 faces" --global 16,16,16
-# the floors and graphs lines (README "Small blocks and strong scaling"): F_g and F_ls are n/a on
+# the floors and graphs lines (docs/small-blocks.md, "The floors"): F_g and F_ls are n/a on
 # the host backend, F_c, L and X are measured; --graphs on replays recorded calls there
 expect_run 0 "floors +us, min / avg / max over ranks: F_g n/a" --global 33,17,9 --op heat
 expect_run 0 "L [0-9.]+ / [0-9.]+ / [0-9.]+ \(one small message to a neighbour\); X [0-9.]+" --global 33,17,9 --op heat --procs 2,1,1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_install.sh - `cmake --install BUILD --prefix P` as a user runs it: the prefix holds
-# P/bin/fdmini, the launch scripts, the study tools and the profiler recipes (README,
+# P/bin/fdmini, the launch scripts, the study tools and the profiler recipes (docs/building.md,
 # "Installing"), and they work from there, away from the checkout: the installed binary runs on
 # 2 ranks, local.sh and study.py find P/bin/fdmini by themselves, collect.py reads its record,
 # the batch scripts refuse to submit without an account, and the binary's RUNPATH does not point
@@ -36,11 +36,12 @@ for f in bin/fdmini share/fdmini/launch/lumi-g.sbatch share/fdmini/launch/fronti
   [[ -x $P/$f ]] || missing+=("$f")
 done
 for f in share/fdmini/launch/README.md share/fdmini/bench/scaling/README.md \
-  share/fdmini/bench/profile/README.md share/doc/fdmini/README.md; do
+  share/fdmini/bench/profile/README.md share/doc/fdmini/README.md \
+  share/doc/fdmini/options.md share/doc/fdmini/report.md share/doc/fdmini/building.md; do
   [[ -f $P/$f ]] || missing+=("$f")
 done
 if ((${#missing[@]} == 0)); then
-  pass "the prefix holds bin/fdmini, the launch scripts, the study tools, the recipes, the README"
+  pass "the prefix holds bin/fdmini, the launch scripts, the study tools, the recipes, the README and docs"
 else
   fail "files missing or not executable under the prefix: ${missing[*]}"
 fi

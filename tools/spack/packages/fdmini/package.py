@@ -1,5 +1,5 @@
 # package.py - Spack recipe for fdmini, kept with the source (tools/spack); Spack 0.22.2 or newer
-# (depends_on("c"), the compiler as a dependency). Use it from a checkout (README, "Spack"):
+# (depends_on("c"), the compiler as a dependency). Use it from a checkout (docs/building.md, "Spack"):
 #   spack repo add tools/spack
 #   spack env create -d fdmini-env && spack -e fdmini-env add fdmini@=main backend=hip amdgpu_target=gfx90a
 #   spack -e fdmini-env develop --path "$PWD" --no-clone fdmini@=main && spack -e fdmini-env install
@@ -63,7 +63,7 @@ class Fdmini(CMakePackage, CudaPackage, ROCmPackage):
 
     # GPU-aware Cray MPICH: its GTL for the GPU targets of this build comes from Spack's own
     # cray-mpich package (+rocm with the same amdgpu_target: its gtl_lib), not from the shell's
-    # PE_MPICH_GTL_* variables (cray-mpich is an external: packages.yaml, README "Spack")
+    # PE_MPICH_GTL_* variables (cray-mpich is an external: packages.yaml, docs/building.md "Spack")
     for _target in ROCmPackage.amdgpu_targets:
         depends_on(f"cray-mpich+rocm amdgpu_target={_target}",
                    when=f"backend=hip amdgpu_target={_target} ^[virtuals=mpi] cray-mpich")
