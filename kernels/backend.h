@@ -238,7 +238,7 @@ static inline int fd_grid_init(fd_grid *g, const int n[3], int ghost)
   return 0;
 }
 
-/* The L2 rules of the GPU z-marching kernel (stencil_gpu.hip: march_down, l2_keep; why and
+/* The L2 rules of the GPU z-marching kernel (stencil_config.hip: march_down, l2_keep; why and
  * measured there), pure so that host tests check them. share: the device's L2 over the ranks
  * bound to it (be_set_device_sharers), 0 when unknown (then neither applies).
  * fd_l2_alternates: a pass whose arrays (pass_bytes: u, out and f) exceed the share alternates
@@ -296,7 +296,7 @@ static inline void fd_interior_box(const fd_grid *g, unsigned deferred, int lo[3
   }
 }
 
-/* Stencil variants (docs/kernels.md; kernels/gpu/stencil_gpu.hip has the index maths):
+/* Stencil variants (docs/kernels.md; kernels/gpu/stencil_step.hip has the index maths):
  *   BASELINE   one point per thread (the lab notes' kernel 1)
  *   REORDERED  per plane: each thread updates `tile` points along y of one plane, loads in
  *              ascending address order (the lab notes' kernels 3-5 and 7)

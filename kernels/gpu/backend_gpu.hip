@@ -1,7 +1,8 @@
 /* backend_gpu.hip - the HIP backend of backend.h (also compiled as CUDA through gpu_runtime.h):
  * device binding, memory, streams, events, profiler ranges, errors, the halo face pack/unpack
  * kernels, field initialisation and the norms reduction. The stencil family lives in
- * stencil_gpu.hip. Fields stay device resident; nothing here copies a field to the host.
+ * stencil_step.hip, stencil_exchange.hip and stencil_fused.hip, its rules in
+ * stencil_config.hip. Fields stay device resident; nothing here copies a field to the host.
  */
 #include <math.h>
 #include <stdarg.h>

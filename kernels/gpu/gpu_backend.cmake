@@ -10,7 +10,10 @@
 
 set(FDMINI_GPU_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/backend_gpu.hip
-  ${CMAKE_CURRENT_LIST_DIR}/stencil_gpu.hip)
+  ${CMAKE_CURRENT_LIST_DIR}/stencil_config.hip
+  ${CMAKE_CURRENT_LIST_DIR}/stencil_step.hip
+  ${CMAKE_CURRENT_LIST_DIR}/stencil_exchange.hip
+  ${CMAKE_CURRENT_LIST_DIR}/stencil_fused.hip)
 
 if(FDMINI_BACKEND STREQUAL "hip")
   if(NOT DEFINED CMAKE_HIP_ARCHITECTURES AND NOT DEFINED ENV{HIPARCHS})
@@ -117,7 +120,9 @@ elseif(FDMINI_BACKEND STREQUAL "cuda")
   # registers that only its correctness, not its speed, depends on
   if(NOT FDMINI_EMULATE_WAVE64)
     list(APPEND FDMINI_GPU_WARN -Xptxas=-warn-spills)
-    set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/stencil_gpu.hip PROPERTIES
+    set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/stencil_step.hip
+                                ${CMAKE_CURRENT_LIST_DIR}/stencil_exchange.hip
+                                ${CMAKE_CURRENT_LIST_DIR}/stencil_fused.hip PROPERTIES
                                 COMPILE_OPTIONS "-Xptxas=-warn-lmem-usage")
   endif()
   target_compile_options(fdmini_kernels PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${FDMINI_GPU_WARN}>")

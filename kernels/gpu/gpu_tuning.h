@@ -1,5 +1,5 @@
 /* gpu_tuning.h - GPU-backend-only extension of backend.h: the properties of the bound device
- * that the kernel rules use (kernels/gpu/stencil_gpu.hip) and the kernel sweep prints
+ * that the kernel rules use (kernels/gpu/stencil_config.hip) and the kernel sweep prints
  * (bench/kernel_sweep.c). src/ and halo/ never include it. */
 #ifndef FDMINI_GPU_TUNING_H
 #define FDMINI_GPU_TUNING_H

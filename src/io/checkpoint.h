@@ -1,4 +1,5 @@
-/* checkpoint.h - checkpoints of a run and its restart (checkpoint.c). Internal to src/.
+/* checkpoint.h - checkpoints of a run and its restart (checkpoint_writer.c, checkpoint_restart.c;
+ * the file format: checkpoint_format.c). Internal to src/.
  *
  * A checkpoint holds everything a run needs to continue and to verify at the end: the time
  * levels of the scheme (heat and jacobi: u; the wave: U1 and U0; laplacian: none, its input is

@@ -72,7 +72,7 @@ int output_snapshot_name(const char *dir, long long step, char *out, size_t len)
  * snapshots.xmf, or a temporary name of either (NAME.DIGITS.tmp). Pure. */
 int output_is_snapshot_name(const char *base);
 
-/* The checkpoints' file names (checkpoint.c writes them, output_check_run checks them): the
+/* The checkpoints' file names (checkpoint_writer.c writes them, output_check_run checks them): the
  * checkpoint of `step` is ckpt_STEP.fdmini in dir (STEP: ten digits or more), into out (len
  * bytes, cut short where it does not fit). 1 from output_is_checkpoint_name when `base` is
  * such a name or one of its temporary names ckpt_STEP.fdmini.PID.tmp (STEP, PID: digits);

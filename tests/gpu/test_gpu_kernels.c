@@ -857,7 +857,7 @@ static void test_zrange_point(const fd_grid *g)
 }
 
 /* z-marching on arrays larger than L2 runs mirrored (top chunk first, marching down) when out
- * lies below u in memory (stencil_gpu.hip, march_down): with the input in the lower buffer and
+ * lies below u in memory (stencil_config.hip, march_down): with the input in the lower buffer and
  * then in the upper one, both directions run. On a field of between a quarter of L2 and L2 it
  * marches up and its stores ask L2 to keep their lines (l2_keep, gpu_store_keep: other store
  * instructions, the pair's and the single point's at a box's x edges). Each must give the

@@ -1,0 +1,342 @@
+/* stencil_exchange.hip - the stencil with the halo exchange's device work in its launch:
+ * be_shell_exchange (the shell, unpacking the received faces and packing the ones to send,
+ * k_shell_x) and the exchange signalled inside the launch (be_signals_prime and
+ * be_signals_pass: k_sig, and k_zmarch_x, z-marching over the interior in the same launch).
+ * Every point is evaluated by fd_stencil_point[_f] as in stencil_step.hip, whose launch_box
+ * runs the interior where it has a launch of its own; the rules: stencil_config.hip.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_internal.h"
+#include "pointwise.h"
+#include "stencil_common.h"
+#include "stencil_device.h"
+
+namespace stencil {
+namespace {
+
+/* ---- the shell with its exchange's device work (be_shell_exchange) ---------------------------
+ * k_shell's launch, and per point: the neighbour across face fc comes from recv where fc is in
+ * unpack and the point lies in fc's layer (which also writes it into u's ghost there: every
+ * ghost of a face is the neighbour of exactly one layer point), and the point's new value (or,
+ * without STENCIL, its value in u) goes to send where fc is in pack. Plain loads of u: the
+ * kernel writes u's ghosts (never one it reads). */
+struct shell_xargs {
+  const real_t *recv;
+  real_t *send;
+  unsigned unpack, pack;
+  int n[3];
+  long long off[FD_FACES];
+};
+
+template <bool HAS_F, bool STENCIL>
+__global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, const shell_slabs sl,
+                                                             const shell_xargs x)
+{
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= sl.start[sl.nb]) return;
+  int b = 0;
+  for (int q = 1; q < sl.nb; q++)
+    if (t >= sl.start[q]) b = q;
+  long long r = t - sl.start[b];
+  const long long ex = sl.hi[b][0] - sl.lo[b][0] + 1, ey = sl.hi[b][1] - sl.lo[b][1] + 1;
+  const int c3[3] = {(int)(sl.lo[b][0] + r % ex), (int)(sl.lo[b][1] + (r / ex) % ey),
+                     (int)(sl.lo[b][2] + r / ex / ey)};
+  const long long p = a.origin + c3[0] + a.sx * c3[1] + a.sxy * c3[2];
+  const long long stride[3] = {1, a.sx, a.sxy};
+  real_t *u = const_cast<real_t *>(a.u);
+  real_t nb[FD_FACES];
+  long long idx[FD_FACES];
+  unsigned on = 0;
+#pragma unroll
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    const int d = fc >> 1, side = fc & 1, ia = d == 0 ? 1 : 0, ib = d == 2 ? 1 : 2;
+    idx[fc] = x.off[fc] + (c3[ia] - 1) + (long long)x.n[ia] * (c3[ib] - 1);
+    const bool layer = c3[d] == (side ? x.n[d] : 1);
+    on |= (unsigned)layer << fc;
+    nb[fc] = layer && (x.unpack >> fc & 1u) ? x.recv[idx[fc]] : u[p + (side ? stride[d] : -stride[d])];
+  }
+  real_t v = u[p];
+  if (STENCIL) {
+    v = stencil_at<HAS_F>(a, v, nb[0], nb[1], nb[2], nb[3], nb[4], nb[5], f_at<HAS_F>(a, p));
+    a.out[p] = v;
+  }
+#pragma unroll
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    if (!(on >> fc & 1u)) continue;
+    if (x.pack >> fc & 1u) x.send[idx[fc]] = v;
+    if (x.unpack >> fc & 1u) u[p + ((fc & 1) ? stride[fc >> 1] : -stride[fc >> 1])] = nb[fc];
+  }
+}
+
+/* ---- the exchange signalled inside the launch (be_signals_pass, be_signals_prime) -----------
+ * backend.h has the protocol. The exchange's work is done by the launch's first nb blocks
+ * (exchange blocks, at most XG_MAX_BLOCKS: each of them waits, and the waiting blocks of every
+ * rank sharing the device must leave room for the launches they wait for), over the shell of
+ * the exchanged faces point by point as k_shell_x, in a grid-stride loop; in a one-launch pass
+ * (k_zmarch_x) the other blocks update the interior. An exchange block's first thread waits
+ * until every neighbour's word says it has packed this exchange, then the block reads the
+ * neighbours' slots; after its writes it counts itself in `arrivals`, and the last block sets
+ * seq and the neighbours' words behind a device-wide fence (the neighbours share the device).
+ * The interior blocks read no ghost of an exchanged face and write none of the shell's
+ * points: the two parts of the launch are independent. No arrays per point (six named
+ * neighbours): no stack. The one-launch kernel takes more registers than k_zmarch (64 against
+ * 32-40 on sm_90), which costs the interior occupancy on large blocks: the path trial
+ * (src/solver/startup.c) weighs it against the two-stream schedule. */
+constexpr unsigned XG_MAX_BLOCKS = 16;
+enum { XG_PRIME = 0, XG_COPY = 1, XG_PASS = 2 };
+
+struct xg_args {
+  st_args s;                       /* the shell's stencil: u (written: its ghosts), f, out */
+  shell_slabs sl;                  /* the shell of the exchanged faces */
+  int n[3];
+  long long off[FD_FACES];         /* this rank's regions in a slot */
+  const real_t *peer[FD_FACES][2]; /* the neighbours' regions for this rank, by slot */
+  real_t *send[2];
+  uint32_t *words, *peer_in[FD_FACES];
+  unsigned exchange, unpack;
+  unsigned nb;                     /* exchange blocks */
+  unsigned gx, gy;                 /* k_zmarch_x: the interior grid's x and y extents */
+};
+
+template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const xg_args &x, unsigned b)
+{
+  const uint32_t e = *(volatile const uint32_t *)(x.words + BE_SIG_SEQ);
+  const unsigned tid = threadIdx.x + blockDim.x * threadIdx.y, nt = blockDim.x * blockDim.y;
+  if (MODE != XG_PRIME) {
+    if (tid == 0) {
+      for (int fc = 0; fc < FD_FACES; fc++)
+        if (x.exchange >> fc & 1u)
+          while ((int32_t)(*(volatile const uint32_t *)(x.words + fc) - (e + 1u)) < 0) {
+          }
+      __threadfence();
+    }
+    __syncthreads();
+  }
+  const unsigned rs = e & 1u, ws = MODE == XG_PRIME ? rs : rs ^ 1u;
+  const shell_slabs &sl = x.sl;
+  const st_args &a = x.s;
+  real_t *u = const_cast<real_t *>(a.u);
+  /* 32-bit within a slab (signals_args: a slab holds fewer than 2^31 points) */
+  for (long long t = (long long)b * nt + tid; t < sl.start[sl.nb]; t += (long long)x.nb * nt) {
+    int q = 0;
+    for (int r = 1; r < sl.nb; r++)
+      if (t >= sl.start[r]) q = r;
+    const unsigned r = (unsigned)(t - sl.start[q]);
+    const unsigned ex = (unsigned)(sl.hi[q][0] - sl.lo[q][0] + 1), ey = (unsigned)(sl.hi[q][1] - sl.lo[q][1] + 1);
+    const unsigned rx = r / ex;
+    const int c0 = sl.lo[q][0] + (int)(r - rx * ex), c1 = sl.lo[q][1] + (int)(rx % ey),
+              c2 = sl.lo[q][2] + (int)(rx / ey);
+    const long long p = a.origin + c0 + a.sx * c1 + a.sxy * c2;
+    /* the faces whose layer holds the point */
+    const unsigned on = (unsigned)(c0 == 1) | (unsigned)(c0 == x.n[0]) << 1 | (unsigned)(c1 == 1) << 2 |
+                        (unsigned)(c1 == x.n[1]) << 3 | (unsigned)(c2 == 1) << 4 | (unsigned)(c2 == x.n[2]) << 5;
+    const unsigned from_peer = MODE == XG_PRIME ? 0u : on & x.unpack;
+    /* the point's place in the regions of x, y and z faces (no arrays: registers) */
+    const long long at_x = (c1 - 1) + (long long)x.n[1] * (c2 - 1), at_y = (c0 - 1) + (long long)x.n[0] * (c2 - 1),
+                    at_z = (c0 - 1) + (long long)x.n[0] * (c1 - 1);
+    const real_t n0 = from_peer & 1u ? gpu_ld_shared_l2(x.peer[0][rs] + at_x) : u[p - 1];
+    const real_t n1 = from_peer >> 1 & 1u ? gpu_ld_shared_l2(x.peer[1][rs] + at_x) : u[p + 1];
+    const real_t n2 = from_peer >> 2 & 1u ? gpu_ld_shared_l2(x.peer[2][rs] + at_y) : u[p - a.sx];
+    const real_t n3 = from_peer >> 3 & 1u ? gpu_ld_shared_l2(x.peer[3][rs] + at_y) : u[p + a.sx];
+    const real_t n4 = from_peer >> 4 & 1u ? gpu_ld_shared_l2(x.peer[4][rs] + at_z) : u[p - a.sxy];
+    const real_t n5 = from_peer >> 5 & 1u ? gpu_ld_shared_l2(x.peer[5][rs] + at_z) : u[p + a.sxy];
+    real_t v = u[p];
+    if (MODE == XG_PASS) {
+      v = stencil_at<HAS_F>(a, v, n0, n1, n2, n3, n4, n5, f_at<HAS_F>(a, p));
+      a.out[p] = v;
+    }
+    const unsigned packs = on & x.exchange;
+    real_t *send = x.send[ws];
+    if (packs & 1u) send[x.off[0] + at_x] = v;
+    if (packs >> 1 & 1u) send[x.off[1] + at_x] = v;
+    if (packs >> 2 & 1u) send[x.off[2] + at_y] = v;
+    if (packs >> 3 & 1u) send[x.off[3] + at_y] = v;
+    if (packs >> 4 & 1u) send[x.off[4] + at_z] = v;
+    if (packs >> 5 & 1u) send[x.off[5] + at_z] = v;
+    if (from_peer & 1u) u[p - 1] = n0;
+    if (from_peer >> 1 & 1u) u[p + 1] = n1;
+    if (from_peer >> 2 & 1u) u[p - a.sx] = n2;
+    if (from_peer >> 3 & 1u) u[p + a.sx] = n3;
+    if (from_peer >> 4 & 1u) u[p - a.sxy] = n4;
+    if (from_peer >> 5 & 1u) u[p + a.sxy] = n5;
+  }
+  __threadfence();
+  __syncthreads();
+  if (tid == 0 && atomicAdd(x.words + BE_SIG_ARRIVALS, 1u) == x.nb - 1) {
+    x.words[BE_SIG_ARRIVALS] = 0;
+    if (MODE != XG_PRIME) *(volatile uint32_t *)(x.words + BE_SIG_SEQ) = e + 1u;
+    __threadfence(); /* the neighbours share the device: a device-wide fence orders it */
+    const uint32_t packed = MODE == XG_PRIME ? e + 1u : e + 2u;
+    for (int fc = 0; fc < FD_FACES; fc++)
+      if (x.exchange >> fc & 1u) *(volatile uint32_t *)x.peer_in[fc] = packed;
+  }
+}
+
+template <bool HAS_F, int MODE>
+__global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_sig(const xg_args x)
+{
+  xg_block<HAS_F, MODE>(x, blockIdx.x);
+}
+
+/* A pass in one launch: blocks 0..nb-1 the exchange, the rest k_zmarch's grid (gx x gy x
+ * the rest), flattened. */
+template <int R, int V, bool HAS_F>
+__global__ void __launch_bounds__(FD_KERNEL_MAX_BLOCK) k_zmarch_x(const st_args a, const xg_args x)
+{
+  if (blockIdx.x < x.nb) {
+    xg_block<HAS_F, XG_PASS>(x, blockIdx.x);
+    return;
+  }
+  const unsigned L = blockIdx.x - x.nb;
+  zmarch_body<R, V, HAS_F>(a, L % x.gx, L / x.gx % x.gy, L / (x.gx * x.gy));
+}
+
+/* ---- the kernel instances -------------------------------------------------------------------- */
+
+typedef void (*kxfn)(st_args, xg_args);
+template <bool F> kxfn zmarch_x_t(int rows, int vec)
+{
+  static const kxfn z[2][2] = {{k_zmarch_x<1, 1, F>, k_zmarch_x<1, 2, F>}, {k_zmarch_x<2, 1, F>, k_zmarch_x<2, 2, F>}};
+  return z[rows == 2][vec == 2];
+}
+kxfn zmarch_x_fn(bool f, int rows, int vec) { return f ? zmarch_x_t<true>(rows, vec) : zmarch_x_t<false>(rows, vec); }
+
+} /* namespace */
+} /* namespace stencil */
+
+using namespace stencil;
+
+/* ---- API -------------------------------------------------------------------------------------- */
+
+extern "C" int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, real_t *u,
+                                 const real_t *f, real_t *out, const fd_faces *faces,
+                                 const real_t *recv, unsigned unpack, real_t *send, unsigned pack,
+                                 be_stream s)
+{
+  if (!gpu_initialized_private)
+    return gpu_failf_private(BE_ERROR, "be_shell_exchange: be_init was not called");
+  char why[160];
+  if (fd_shell_exchange_check(g, deferred, faces, unpack, pack, why, sizeof why))
+    return gpu_failf_private(BE_ERROR, "%s", why);
+  if (u == out) return gpu_failf_private(BE_ERROR, "be_shell_exchange: u and out must differ");
+  if (out && !c) return gpu_failf_private(BE_ERROR, "be_shell_exchange: the stencil needs its coefficients");
+  if (g->n[0] < 1 || g->n[1] < 1 || g->n[2] < 1) return BE_OK;
+  st_args a;
+  memset(&a, 0, sizeof a);
+  a.u = u, a.f = f, a.out = out;
+  if (c) a.cc = c->cc, a.cx = c->cx, a.cy = c->cy, a.cz = c->cz, a.cf = c->cf;
+  a.sx = g->sx, a.sxy = g->sxy, a.origin = g->origin;
+  shell_xargs x;
+  memset(&x, 0, sizeof x);
+  x.recv = recv, x.send = send, x.unpack = unpack, x.pack = pack;
+  for (int d = 0; d < 3; d++) x.n[d] = g->n[d];
+  for (int fc = 0; fc < FD_FACES; fc++) x.off[fc] = (long long)faces->offset[fc];
+  shell_slabs sl;
+  shell_plan(g, deferred, 1, g->n[2], &sl);
+  const long long total = sl.start[sl.nb];
+  if (total == 0) return BE_OK;
+  const unsigned blocks = (unsigned)((total + PLANE_MAX_BLOCK - 1) / PLANE_MAX_BLOCK);
+  const hipStream_t st = gpu_stream(s);
+  if (!out) k_shell_x<false, false><<<blocks, PLANE_MAX_BLOCK, 0, st>>>(a, sl, x);
+  else if (f) k_shell_x<true, true><<<blocks, PLANE_MAX_BLOCK, 0, st>>>(a, sl, x);
+  else k_shell_x<false, true><<<blocks, PLANE_MAX_BLOCK, 0, st>>>(a, sl, x);
+  GPU_LAUNCHED("k_shell_x");
+  return BE_OK;
+}
+
+/* be_signals' arguments as the kernels take them, the exchange blocks sized for `threads`
+ * threads each; BE_ERROR for arguments no backend takes. */
+static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *c, const real_t *u,
+                        const real_t *f, real_t *out, unsigned threads, xg_args *a, const char *who)
+{
+  char why[160];
+  if (!gpu_initialized_private) return gpu_failf_private(BE_ERROR, "%s: be_init was not called", who);
+  if (fd_signals_check(g, x, who, why, sizeof why)) return gpu_failf_private(BE_ERROR, "%s", why);
+  if (u == out) return gpu_failf_private(BE_ERROR, "%s: u and out must differ", who);
+  if (out && !c) return gpu_failf_private(BE_ERROR, "%s: the stencil needs its coefficients", who);
+  memset(a, 0, sizeof *a);
+  a->s.u = u, a->s.f = f, a->s.out = out;
+  if (c) a->s.cc = c->cc, a->s.cx = c->cx, a->s.cy = c->cy, a->s.cz = c->cz, a->s.cf = c->cf;
+  a->s.sx = g->sx, a->s.sxy = g->sxy, a->s.origin = g->origin;
+  shell_plan(g, x->exchange, 1, g->n[2], &a->sl);
+  for (int d = 0; d < 3; d++) a->n[d] = g->n[d];
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    a->off[fc] = (long long)x->faces->offset[fc];
+    a->peer[fc][0] = x->peer[fc][0], a->peer[fc][1] = x->peer[fc][1];
+    a->peer_in[fc] = x->peer_in[fc];
+  }
+  a->send[0] = x->send[0], a->send[1] = x->send[1];
+  a->words = x->words;
+  a->exchange = x->exchange, a->unpack = x->unpack;
+  const long long need = (a->sl.start[a->sl.nb] + threads - 1) / threads;
+  a->nb = need < 1 ? 1u : (need > (long long)XG_MAX_BLOCKS ? XG_MAX_BLOCKS : (unsigned)need);
+  return BE_OK;
+}
+
+extern "C" int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_stream s)
+{
+  xg_args a;
+  memset(&a, 0, sizeof a);
+  const int rc = signals_args(g, x, NULL, u, NULL, NULL, PLANE_MAX_BLOCK, &a, "be_signals_prime");
+  if (rc) return rc;
+  k_sig<false, XG_PRIME><<<a.nb, PLANE_MAX_BLOCK, 0, gpu_stream(s)>>>(a);
+  GPU_LAUNCHED("k_sig<prime>");
+  return BE_OK;
+}
+
+extern "C" int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f, real_t *out,
+                               fd_kernel k, const be_signals *x, be_stream s)
+{
+  const hipStream_t st = gpu_stream(s);
+  xg_args a;
+  memset(&a, 0, sizeof a);
+  if (!out) { /* the exchange alone */
+    const int rc = signals_args(g, x, NULL, u, NULL, NULL, PLANE_MAX_BLOCK, &a, "be_signals_pass");
+    if (rc) return rc;
+    k_sig<false, XG_COPY><<<a.nb, PLANE_MAX_BLOCK, 0, st>>>(a);
+    GPU_LAUNCHED("k_sig<copy>");
+    return BE_OK;
+  }
+  int lo[3], hi[3];
+  fd_interior_box(g, x->exchange, lo, hi);
+  const bool empty = hi[0] < lo[0] || hi[1] < lo[1] || hi[2] < lo[2];
+  st_args m; /* the interior's */
+  memset(&m, 0, sizeof m);
+  m.u = u, m.f = f, m.out = out;
+  m.cc = c ? c->cc : 0, m.cx = c ? c->cx : 0, m.cy = c ? c->cy : 0, m.cz = c ? c->cz : 0, m.cf = c ? c->cf : 0;
+  m.sx = g->sx, m.sxy = g->sxy, m.origin = g->origin;
+  const bool aligned = ((uintptr_t)u | (uintptr_t)out | (uintptr_t)f) % (2 * sizeof(real_t)) == 0;
+  if (!empty && k.id == FD_KERNEL_ZMARCH) { /* one launch */
+    int rc = resolve(g, &k, lo, hi, aligned);
+    if (!rc) rc = setup_tiles(g, &k, lo, hi, &m);
+    if (!rc) rc = signals_args(g, x, c, u, f, out, (unsigned)(k.block[0] * k.block[1]), &a, "be_signals_pass");
+    if (rc) return rc;
+    const long long gz = (long long)k.strips * m.nchunks, blocks = (long long)m.ntx * m.tps * gz + a.nb;
+    if (gz > 65535 || m.tps > 65535 || blocks > 0x7fffffffLL)
+      return gpu_failf_private(BE_ERROR, "k_zmarch_x: grid %d x %d x %lld too large", m.ntx, m.tps, gz);
+    a.gx = (unsigned)m.ntx, a.gy = (unsigned)m.tps;
+    zmarch_l2(g, lo, hi, m);
+    const dim3 block((unsigned)k.block[0], (unsigned)k.block[1]);
+    zmarch_x_fn(f != NULL, k.tile, k.vec)<<<(unsigned)blocks, block, 0, st>>>(m, a);
+    GPU_LAUNCHED("k_zmarch_x");
+    return BE_OK;
+  }
+  /* the interior in its own launch, then the exchange (the same stream: no edge) */
+  const int rc = signals_args(g, x, c, u, f, out, PLANE_MAX_BLOCK, &a, "be_signals_pass");
+  if (rc) return rc;
+  if (empty) {
+    const int all_lo[3] = {1, 1, 1}, all_hi[3] = {g->n[0], g->n[1], g->n[2]};
+    const int r2 = resolve(g, &k, all_lo, all_hi, true);
+    if (r2) return r2;
+  } else {
+    const int r2 = launch_box(g, lo, hi, m, &k, st);
+    if (r2) return r2;
+  }
+  if (f) k_sig<true, XG_PASS><<<a.nb, PLANE_MAX_BLOCK, 0, st>>>(a);
+  else k_sig<false, XG_PASS><<<a.nb, PLANE_MAX_BLOCK, 0, st>>>(a);
+  GPU_LAUNCHED("k_sig<pass>");
+  return BE_OK;
+}
