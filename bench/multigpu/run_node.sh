@@ -15,7 +15,7 @@
 # small-block and deep-halo benchmarks, under MPS: bench/strong/run_node.sh.
 #
 # Binaries come prebuilt (bench/multigpu/prepare.sh, on a Debian 12 machine with CUDA 13):
-#   .device/bin/fdmini-aware   cuda backend, CUDA-aware Open MPI of shared/gpu-mpi
+#   .device/bin/fdmini-aware   cuda backend, a CUDA-aware Open MPI build (fdmini-ompi-cuda.tar.xz)
 #   .device/bin/fdmini-sys     cuda backend, the distribution's Open MPI (not CUDA-aware)
 #   .device/bin/fdmini-host    host backend (reference)
 #   .device/bin/peer_bandwidth cudaMemcpyPeer bandwidth between two GPUs
