@@ -156,6 +156,87 @@ def parse_choices(allowed: Sequence[str]):
     return parse
 
 
+# fdmini's --kernel grammar (kernels/common.c, fd_kernel_parse), with its words: a spec is
+# NAME[:key=value,...], NAME baseline | reordered | zmarch, keys tile, vec, block (BXxBY),
+# chunk, strips. tests/bench/test_study_kernel_spec.py holds the two to the same verdicts.
+KERNEL_NAMES = ("baseline", "reordered", "zmarch")
+KERNEL_MAX_BLOCK = 512
+
+
+def _spec_int(text: str, lo: int, hi: int) -> Optional[int]:
+    """A strict decimal integer in [lo, hi], or None (fd_kernel_parse's spec_int)."""
+    if not text or not all("0" <= c <= "9" for c in text):
+        return None
+    val = int(text)
+    return val if lo <= val <= hi else None
+
+
+def kernel_spec_error(spec: str) -> Optional[str]:
+    """None when fdmini's --kernel accepts `spec`, else fdmini's one-line reason."""
+    def fail(what: str) -> str:
+        return f"kernel spec '{spec}': {what}"
+
+    name, colon, rest = spec.partition(":")
+    if name not in KERNEL_NAMES:
+        return fail("unknown kernel, expected baseline, reordered or zmarch")
+    if not colon:
+        return None
+    if rest == "":
+        return fail("nothing after ':'")
+    keys: Dict[str, int] = {}
+    items = rest.split(",")
+    for i, item in enumerate(items):
+        if item == "" and i == len(items) - 1:
+            return fail("nothing after ','")
+        key, eq, val = item.partition("=")
+        if not eq:
+            return fail("expected key=value after ':' and each ','")
+        if key == "tile":
+            v = _spec_int(val, 1, 16)
+            if v is None or v & (v - 1):
+                return fail("tile must be 1, 2, 4, 8 or 16")
+        elif key == "vec":
+            v = _spec_int(val, 1, 2)
+            if v is None:
+                return fail("vec must be 1 or 2")
+        elif key == "block":
+            bx, x, by = val.partition("x")
+            vx = _spec_int(bx, 1, KERNEL_MAX_BLOCK) if x else None
+            vy = _spec_int(by, 1, KERNEL_MAX_BLOCK) if x else None
+            if vx is None or vy is None or vx * vy > KERNEL_MAX_BLOCK:
+                return fail(f"block must be BXxBY with BX*BY <= {KERNEL_MAX_BLOCK} threads")
+            v = vx
+        elif key == "chunk":
+            v = _spec_int(val, 1, 1 << 20)
+            if v is None:
+                return fail("chunk must be a number of planes >= 1")
+        elif key == "strips":
+            v = _spec_int(val, 1, 1 << 20)
+            if v is None:
+                return fail("strips must be >= 1")
+        else:
+            return fail("unknown key, expected tile, vec, block, chunk or strips")
+        keys[key] = v
+    if name == "baseline" and (keys.get("tile", 0) > 1 or keys.get("vec", 0) > 1
+                               or "chunk" in keys or "strips" in keys):
+        return fail("baseline takes only block")
+    if name == "reordered" and "chunk" in keys:
+        return fail("chunk applies to zmarch only")
+    if name == "zmarch" and keys.get("tile", 0) > 2:
+        return fail("zmarch takes tile 1 or 2")
+    return None
+
+
+def kernel_spec(text: str) -> str:
+    """An argparse type: a spec fdmini's --kernel accepts, else its reason."""
+    why = kernel_spec_error(text)
+    if why:
+        hint = (" (to let fdmini choose, leave --kernel out: on GPUs its start-up autotune, "
+                "--tune auto, is the default)" if text.split(":")[0] == "auto" else "")
+        raise argparse.ArgumentTypeError(why + hint)
+    return text
+
+
 def positive_int(text: str) -> int:
     """A positive integer option value."""
     try:
@@ -232,7 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "ranks need it)")
     run.add_argument("--iters", type=positive_int, help="fdmini --iters (default: fdmini's, 100)")
     run.add_argument("--warmup", type=non_negative_int, help="fdmini --warmup (default: fdmini's)")
-    run.add_argument("--kernel", choices=["baseline", "reordered"], help="fdmini --kernel")
+    run.add_argument("--kernel", type=kernel_spec, metavar="SPEC",
+                     help="fdmini --kernel SPEC: baseline, reordered or zmarch, with optional "
+                     ":key=value,... (tile, vec, block=BXxBY, chunk, strips), e.g. "
+                     "zmarch:tile=1,vec=2,block=32x8,chunk=8; checked by fdmini's grammar")
     run.add_argument("--tile", type=positive_int, help="fdmini --tile")
     run.add_argument("--procs", action="append", type=parse_size, default=[], metavar="PX,PY,PZ",
                      help="process grid for the scale with PX*PY*PZ ranks (repeatable; scales "
