@@ -120,7 +120,7 @@ if [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' 2>/dev/n
   /usr/bin/python3 -m venv "$work/venv" >/dev/null 2>&1 && ! "$work/venv/bin/python3" -c 'import matplotlib' 2>/dev/null; then
   if "$work/venv/bin/python3" "$scaling/plot.py" "$work/summary.csv" -o "$work/plots-venv" >"$work/venv.out" 2>&1 &&
     grep -q "running with /usr/bin/python3, which has it" "$work/venv.out" &&
-    [[ $(find "$work/plots-venv" -name '*.png' | wc -l) -eq 6 ]]; then
+    [[ $(find "$work/plots-venv" -name '*.png' | wc -l) -eq 7 ]]; then
     pass "plot.py under a python3 without matplotlib runs again with /usr/bin/python3"
   else
     fail "plot.py under a python3 without matplotlib"
@@ -225,10 +225,10 @@ def summary_values():
 
 def png_files():
     pngs = sorted(glob.glob(os.path.join(work, "plots", "*.png")))
-    if len(pngs) != 6:
-        return f"{len(pngs)} PNGs, expected 6 (3 figures x 2 studies): {pngs}"
+    if len(pngs) != 7:
+        return f"{len(pngs)} PNGs, expected 7 (3 figures x 2 studies, the strong speedup): {pngs}"
     kinds = sorted(os.path.basename(p).rsplit("-", 1)[1] for p in pngs)
-    if kinds != sorted(["efficiency.png", "phases.png", "bandwidth.png"] * 2):
+    if kinds != sorted(["efficiency.png", "phases.png", "bandwidth.png"] * 2 + ["speedup.png"]):
         return f"figure kinds {kinds}"
     for p in pngs:
         data = open(p, "rb").read()
@@ -242,14 +242,15 @@ def png_files():
 
 def svg_titles():
     svgs = sorted(glob.glob(os.path.join(work, "plots", "*.svg")))
-    if len(svgs) != 6:
-        return f"{len(svgs)} SVGs, expected 6"
+    if len(svgs) != 7:
+        return f"{len(svgs)} SVGs, expected 7"
     _, rows = read(os.path.join(work, "results.csv"))
     device = rows[0]["device"]
     for p in svgs:
         text = open(p, encoding="utf-8").read()
         study = "weak" if os.path.basename(p).startswith("weak-") else "strong"
         title = ("CI: fdmini weak scaling, laplacian, 12x12x12 per rank" if study == "weak"
+                 else "CI: fdmini strong scaling speedup" if p.endswith("-speedup.svg")
                  else "CI: fdmini strong scaling, laplacian, 32x32x32 global")
         for want in (title, f"{device} (host, double", "MPI ranks"):
             if want not in text:
@@ -261,8 +262,8 @@ check("results.csv: 24 rows, 16 weak + 8 strong, expected columns", results_shap
 check("results.csv: values (procs, verification, sizes, step times, scales)", results_values)
 check("summary.csv: 12 rows, finite efficiencies, exactly 1 on one rank, T1/TN and T1/(N TN)",
       summary_values)
-check("plots: 6 valid PNGs of plot size (efficiency, phases, bandwidth x 2 studies)", png_files)
-check("plots: 6 SVGs with their title text", svg_titles)
+check("plots: 7 valid PNGs of plot size (efficiency, phases, bandwidth x 2 studies, speedup)", png_files)
+check("plots: 7 SVGs with their title text", svg_titles)
 PY
 cat "$work/checks.out"
 passed=$((passed + $(grep -c '^PASS: ' "$work/checks.out")))
