@@ -329,18 +329,23 @@ for machine in lumi-g frontier; do
   if [[ -z $why ]]; then
     grep -q '^#SBATCH --nodes=1$' "$s1" && (($(grep -c '^srun .*--ntasks=1 ' "$s1") == 2)) &&
       (($(grep -c '^srun .*--ntasks=8 ' "$s1") == 2)) || why="$s1 does not run the 1- and 8-GCD scales on one node"
+    # the job's environment and sbcast: the functions of launch/site-conventions.sh, a copy of
+    # which is in the folder (tests/bench/test_study_follows_launch.sh runs them against the
+    # sbatch scripts')
+    cmp -s "$out/site-conventions.sh" "$scaling/../../launch/site-conventions.sh" ||
+      why="$out/site-conventions.sh is not a copy of launch/site-conventions.sh"
     # shellcheck disable=SC2016  # the literal text of the job script
-    grep -q 'export LD_LIBRARY_PATH="$CRAY_LD_LIBRARY_PATH' "$s16" || why="$s16 does not put CRAY_LD_LIBRARY_PATH first"
     if [[ $machine == lumi-g ]]; then
       want=('#SBATCH --nodes=2' '#SBATCH --ntasks-per-node=8' '#SBATCH --gpus-per-node=8' '#SBATCH --exclusive'
-        'export MPICH_GPU_SUPPORT_ENABLED=1' 'export MPICH_OFI_NIC_POLICY=GPU' '--cpu-bind=map_cpu:49,57,17,25,1,9,33,41'
-        "$out/select_gpu" '--ntasks=16' '--local 512,512,512' '#SBATCH --account=project_0')
-      # shellcheck disable=SC2016  # the literal text of the wrapper, not an expansion
-      grep -q 'ROCR_VISIBLE_DEVICES=$SLURM_LOCALID' "$out/select_gpu" 2>/dev/null ||
-        why="select_gpu does not set ROCR_VISIBLE_DEVICES=\$SLURM_LOCALID"
+        ". $out/site-conventions.sh" 'fdmini_site_env "$name" LUMI_G 1' 'fdmini_site_sbcast "$name" '
+        '--cpu-bind=map_cpu:49,57,17,25,1,9,33,41' "$out/select_gpu.sh \"\$FDMINI_SITE_BINARY\"" '--ntasks=16'
+        '--local 512,512,512' '#SBATCH --account=project_0' '#SBATCH --partition=standard-g')
+      cmp -s "$out/select_gpu.sh" "$scaling/../../launch/select_gpu.sh" ||
+        why="$out/select_gpu.sh is not a copy of launch/select_gpu.sh"
     else
-      want=('#SBATCH --nodes=2' 'export MPICH_GPU_SUPPORT_ENABLED=1' '-c7 --gpus-per-task=1 --gpu-bind=closest'
-        '--ntasks=16' '--local 512,512,512' '#SBATCH --account=project_0')
+      # shellcheck disable=SC2016  # the literal text of the job script
+      want=('#SBATCH --nodes=2' 'fdmini_site_env "$name" FRONTIER 7' '--cpus-per-task=7 --gpus-per-task=1 --gpu-bind=closest'
+        '--ntasks=16' '--local 512,512,512' '#SBATCH --account=project_0' '#SBATCH --partition=batch')
     fi
     for w in "${want[@]}"; do
       grep -qF -- "$w" "$s16" || why="$s16 lacks '$w'"
