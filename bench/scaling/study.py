@@ -387,7 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--account", help="lumi-g/frontier: #SBATCH --account (project; required "
                      "unless SBATCH_ACCOUNT is set)")
     run.add_argument("--partition", help="lumi-g/frontier: #SBATCH --partition "
-                     "(default standard-g on LUMI-G, the site default on Frontier)")
+                     "(default that of launch/site-conventions.sh: standard-g on LUMI-G, batch "
+                     "on Frontier)")
     run.add_argument("--time", default="00:30:00", metavar="HH:MM:SS",
                      help="lumi-g/frontier: #SBATCH --time of each job (default 00:30:00)")
     run.add_argument("--setup", action="append", default=[], metavar="LINE",
