@@ -1,18 +1,33 @@
 #!/usr/bin/env bash
 # prepare.sh - builds, on a Debian 12 machine with CUDA 13 (no GPU needed), the binaries that
 # run_node.sh uses on an NVIDIA GPU node, into "$bin"/ (git-ignored; carried by the device
-# tool): the cuda backend against the CUDA-aware Open MPI of shared/gpu-mpi and against the
-# distribution's Open MPI, the host backend and peer_bandwidth.
+# tool): the cuda backend against a CUDA-aware Open MPI build (fdmini-ompi-cuda.tar.xz, which
+# unpacks to /opt/fdmini-ompi) and against the distribution's Open MPI, the host backend and
+# peer_bandwidth.
+# Usage: bench/multigpu/prepare.sh [TARBALL]   TARBALL, or FDMINI_OMPI_TARBALL, is the path of
+# fdmini-ompi-cuda.tar.xz (copied to .device/); without either, the copy already in .device/.
 # FDMINI_PREP_TAG=x builds in build-*-x and writes .device/bin-x instead (so that several
 # working copies of one checkout can prepare side by side); run_node.sh takes the same tag.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+tarball=${1:-${FDMINI_OMPI_TARBALL:-}}
+[ -z "$tarball" ] || [ "${tarball#/}" != "$tarball" ] || tarball=$PWD/$tarball
 cd "$root"
-tarball=${FDMINI_OMPI_TARBALL:-$root/../shared/gpu-mpi/fdmini-ompi-cuda.tar.xz}
 tag=${FDMINI_PREP_TAG:+-$FDMINI_PREP_TAG}
 bin=.device/bin$tag
+if [ -n "$tarball" ]; then
+  if [ ! -f "$tarball" ]; then
+    echo "prepare.sh: '$tarball' is not a file (the CUDA-aware Open MPI, fdmini-ompi-cuda.tar.xz)" >&2
+    exit 2
+  fi
+  mkdir -p .device
+  cp "$tarball" .device/fdmini-ompi-cuda.tar.xz
+elif [ ! -f .device/fdmini-ompi-cuda.tar.xz ]; then
+  echo "prepare.sh: no CUDA-aware Open MPI: give the path of fdmini-ompi-cuda.tar.xz as the" \
+    "argument or in FDMINI_OMPI_TARBALL" >&2
+  exit 2
+fi
 mkdir -p "$bin"
-[ -f .device/fdmini-ompi-cuda.tar.xz ] || cp "$tarball" .device/
 [ -x /opt/fdmini-ompi/bin/mpicc ] || tar -xJf .device/fdmini-ompi-cuda.tar.xz -C /
 nvcc=${CUDACXX:-/usr/local/cuda/bin/nvcc}
 common=(-DFDMINI_BACKEND=cuda -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$nvcc" -DFDMINI_WERROR=ON -DFDMINI_TESTS=OFF)

@@ -12,6 +12,12 @@ it writes three figures, each as PNG and SVG, into DIR:
     STEM-bandwidth    effective bandwidth per GCD vs scale (avg over ranks; bar down to the
                       slowest rank), one line per variant
 
+and, for strong studies, one more figure per backend, device and precision:
+
+    strong-BACKEND-PRECISION-DEVICE-speedup   speedup T(N0) / T(N) vs scale N on log-log axes,
+                      N0 the smallest scale of each series, with the ideal N / N0; one series
+                      per global size and operator (and variant, where there are several)
+
 STEM is e.g. `weak-512x512x512-laplacian-hip-double-reordered-amd-instinct-mi250x` (the
 study's kernel families joined by '+'). Titles say what ran where: study type, operator, size,
 device, backend, precision, kernels and date. A line is a variant; where the autotune picked
@@ -288,6 +294,89 @@ def plot_bandwidth(plt, key, rows, prefix, out_dir, stem) -> List[str]:
     return paths
 
 
+def speedup_series(rows: Sequence[dict]) -> List[Tuple[str, List[int], List[float]]]:
+    """The series of a strong-scaling speedup figure: (label, ranks, speedup) for every size,
+    operator and line (variants_of) of the rows, speedup = T(N0) / T(N) with T the median step
+    time of the slowest rank and N0 the series' smallest scale. The label is "SIZE OP", plus the
+    line's name where the rows have several lines."""
+    out = []
+    keys = sorted({(r["size"], r["op"]) for r in rows})
+    for size, op in keys:
+        grows = [r for r in rows if r["size"] == size and r["op"] == op]
+        lines = variants_of(grows)
+        all_lines = {v for k in keys for v in variants_of([r for r in rows if (r["size"], r["op"]) == k])}
+        for v in lines:
+            x, t = series(grows, v, "step_ms")
+            pts = [(n, tn) for n, tn in zip(x, t) if tn and tn > 0]
+            if not pts:
+                continue
+            t0 = pts[0][1]
+            label = f"{size} {op}" + (f" {v}" if len(all_lines) > 1 else "")
+            out.append((label, [p[0] for p in pts], [t0 / p[1] for p in pts]))
+    return out
+
+
+def speedup_titles(key: Tuple[str, ...], rows: Sequence[dict], prefix: str) -> Tuple[str, str]:
+    """Title lines of a speedup figure (its rows may hold several sizes and operators)."""
+    backend, device, precision = key
+    kernels = kernels_of(rows)
+    kernel = f"{'/'.join(kernels)} kernel{'s' if len(kernels) > 1 else ''}"
+    dates = sorted({r["date"] for r in rows if r["date"]})
+    when = ("date unknown" if not dates else dates[0] if len(dates) == 1
+            else f"{dates[0]} to {dates[-1]}")
+    return (f"{prefix}fdmini strong scaling speedup",
+            f"{device} ({backend}, {precision}, {kernel}), {when}")
+
+
+def plot_speedup(plt, key, rows, prefix, out_dir, stem) -> List[str]:
+    """Strong-scaling speedup vs scale on log-log axes, the ideal line, one series per global
+    size and operator (and variant where there are several)."""
+    t1, t2 = speedup_titles(key, rows, prefix)
+    lines = speedup_series(rows)
+    if not lines:
+        return []
+    fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    ranks = sorted({n for _, x, _ in lines for n in x})
+    starts = sorted({x[0] for _, x, _ in lines})
+    for i, n0 in enumerate(starts):  # N / N0: one ideal line per smallest scale of a series
+        xs = [n for n in ranks if n >= n0]
+        ax.plot(xs, [n / n0 for n in xs], color="0.5", linestyle="--" if i == 0 else ":",
+                linewidth=1, label="ideal" if len(starts) == 1 else f"ideal from {n0}")
+    top = max(ranks) / starts[0]
+    for label, x, y in lines:
+        ax.plot(x, y, marker="o", linewidth=2, label=label)
+        top = max(top, max(y))
+    setup_scale_axis(ax, ranks, scale_label(key[0]))
+    ax.set_yscale("log", base=2)
+    ax.yaxis.set_major_formatter(plt.matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    bottom = min(min(y) for _, _, y in lines)
+    ax.set_ylim(min(1.0, bottom) / 1.3, top * 1.3)
+    ax.set_ylabel("speedup  $T_{N_0} / T_N$  ($N_0$: the smallest scale measured)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(title="global size, operator", loc="best", fontsize=9)
+    ax.set_title("T = step time of the slowest rank, median of repeats", fontsize=9)
+    fig.suptitle(f"{t1}\n{t2}", fontsize=11)
+    fig.tight_layout()
+    paths = save(fig, out_dir, f"{stem}-speedup", t1)
+    plt.close(fig)
+    return paths
+
+
+def speedup_groups(rows: Sequence[dict]) -> Dict[Tuple[str, ...], List[dict]]:
+    """The strong-scaling rows by (backend, device, precision): one speedup figure each."""
+    groups: Dict[Tuple[str, ...], List[dict]] = {}
+    for r in rows:
+        if r["study"] == "strong":
+            groups.setdefault((r["backend"], r["device"], r["precision"]), []).append(r)
+    return groups
+
+
+def speedup_stem(key: Tuple[str, ...]) -> str:
+    """strong-BACKEND-PRECISION-DEVICE (the figure adds -speedup)."""
+    backend, device, precision = key
+    return "-".join(["strong", backend, precision, slug(device)])
+
+
 # The interpreter Debian's and Ubuntu's python3-matplotlib (tools/install-deps.sh) installs for.
 SYSTEM_PYTHON = "/usr/bin/python3"
 
@@ -336,9 +425,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="folder for the figures (created)")
     parser.add_argument("--title-prefix", default="", metavar="TEXT",
                         help="text put before every title, e.g. 'LUMI-G: '")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="write nothing: print the series of every speedup figure "
+                        "(figure, series, ranks, speedup; tab-separated) and stop")
     args = parser.parse_args(argv)
     try:
         rows = load_summary(args.summary)
+        if args.dry_run:
+            print("figure\tseries\tranks\tspeedup")
+            for key, grows in sorted(speedup_groups(rows).items()):
+                for label, x, y in speedup_series(grows):
+                    for n, v in zip(x, y):
+                        print(f"{speedup_stem(key)}\t{label}\t{n}\t{v:.6g}")
+            return 0
         plt = import_pyplot()
         os.makedirs(args.out, exist_ok=True)
         groups: Dict[Tuple[str, ...], List[dict]] = {}
@@ -351,6 +450,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              slug(device)])
             for fn in (plot_efficiency, plot_phases, plot_bandwidth, plot_hidden):
                 written += fn(plt, key, grows, args.title_prefix, args.out, stem)
+        for key, grows in sorted(speedup_groups(rows).items()):
+            written += plot_speedup(plt, key, grows, args.title_prefix, args.out,
+                                    speedup_stem(key))
         for p in written:
             print(f"plot: wrote {p}")
         studies = "1 study" if len(groups) == 1 else f"{len(groups)} studies"

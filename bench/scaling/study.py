@@ -41,9 +41,6 @@ if sys.version_info < (3, 8):
 
 MANIFEST = "study.json"
 MANIFEST_SCHEMA = "fdmini-study/1"
-GCDS_PER_NODE = 8  # LUMI-G and Frontier: 4 MI250X per node, 2 GCDs each
-# LUMI-G: the core closest to each GCD 0..7 (LUMI documentation, "GPU binding").
-LUMI_CPU_MAP = "map_cpu:49,57,17,25,1,9,33,41"
 # The LUMI software stack the recipes pin (the default and recommended one since January 2026);
 # a `module load LUMI` without a version follows the default as it moves, which LUMI advises
 # against: --setup refuses it.
@@ -59,12 +56,55 @@ DEFAULT_BINARY = {
     "frontier": (os.path.join(REPO_ROOT, "build-frontier", "fdmini") if IN_CHECKOUT
                  else INSTALLED_BINARY),
 }
-DEFAULT_PARTITION = {"lumi-g": "standard-g", "frontier": None, "local": None}
-# Machines whose jobs give each rank only its own GCD (LUMI-G: select_gpu sets
-# ROCR_VISIBLE_DEVICES=$SLURM_LOCALID; Frontier: --gpus-per-task=1): a rank cannot map another
-# GCD's memory, so fdmini refuses --halo-path ipc there and the study leaves it out.
-ONE_GCD_PER_RANK = {"lumi-g": "select_gpu: ROCR_VISIBLE_DEVICES=$SLURM_LOCALID",
-                    "frontier": "--gpus-per-task=1 --gpu-bind=closest"}
+# The launch conventions of LUMI-G and Frontier (ranks per node, CPU map, GPU wrapper or flags,
+# partition, environment, sbcast from a node count up) are those of launch/lumi-g.sbatch and
+# launch/frontier.sbatch: one file, launch/site-conventions.sh (installed: P/share/fdmini/launch),
+# read here by sourcing it with bash; the job scripts source a copy of it and call its functions.
+LAUNCH_DIR = os.path.join(REPO_ROOT, "launch")
+SITE_FILE = "site-conventions.sh"
+SITE_KEY = {"lumi-g": "LUMI_G", "frontier": "FRONTIER"}
+_SITE: Dict[str, str] = {}
+
+
+def site(name: str) -> str:
+    """The value of FDMINI_SITE_<name> in launch/site-conventions.sh (read once, with bash)."""
+    if not _SITE:
+        path = os.path.join(LAUNCH_DIR, SITE_FILE)
+        if not os.path.isfile(path):
+            raise StudyError(f"{path} not found: the launch conventions of LUMI-G and Frontier "
+                             "(launch/ of the checkout, or P/share/fdmini/launch installed)")
+        script = ('. "$1" || exit 1; for v in "${!FDMINI_SITE_@}"; do '
+                  'printf "%s=%s\\0" "$v" "${!v}"; done')
+        try:
+            proc = subprocess.run(["bash", "-c", script, "bash", path], capture_output=True,
+                                  text=True, check=False, timeout=60)
+        except (OSError, subprocess.SubprocessError) as err:
+            raise StudyError(f"cannot read {path} with bash: {err}") from None
+        if proc.returncode != 0:
+            raise StudyError(f"cannot read {path} with bash: {proc.stderr.strip()}")
+        for item in proc.stdout.split("\0"):
+            if "=" in item:
+                key, val = item.split("=", 1)
+                _SITE[key[len("FDMINI_SITE_"):]] = val
+    if name not in _SITE:
+        raise StudyError(f"{os.path.join(LAUNCH_DIR, SITE_FILE)} has no FDMINI_SITE_{name}")
+    return _SITE[name]
+
+
+def gcds_per_node() -> int:
+    """Ranks (GCDs) per node of LUMI-G and Frontier."""
+    return int(site("GCDS_PER_NODE"))
+
+
+def one_gcd_per_rank(machine: str) -> Optional[str]:
+    """How the jobs of `machine` give each rank only its own GCD (None on local): a rank cannot
+    map another GCD's memory, so fdmini refuses --halo-path ipc there and the study leaves it
+    out."""
+    if machine == "lumi-g":
+        return f"{site('LUMI_G_GPU_WRAPPER')}: ROCR_VISIBLE_DEVICES=$SLURM_LOCALID"
+    if machine == "frontier":
+        return site("FRONTIER_GPU_FLAGS")
+    return None
 
 
 class StudyError(Exception):
@@ -156,6 +196,87 @@ def parse_choices(allowed: Sequence[str]):
     return parse
 
 
+# fdmini's --kernel grammar (kernels/common.c, fd_kernel_parse), with its words: a spec is
+# NAME[:key=value,...], NAME baseline | reordered | zmarch, keys tile, vec, block (BXxBY),
+# chunk, strips. tests/bench/test_study_kernel_spec.py holds the two to the same verdicts.
+KERNEL_NAMES = ("baseline", "reordered", "zmarch")
+KERNEL_MAX_BLOCK = 512
+
+
+def _spec_int(text: str, lo: int, hi: int) -> Optional[int]:
+    """A strict decimal integer in [lo, hi], or None (fd_kernel_parse's spec_int)."""
+    if not text or not all("0" <= c <= "9" for c in text):
+        return None
+    val = int(text)
+    return val if lo <= val <= hi else None
+
+
+def kernel_spec_error(spec: str) -> Optional[str]:
+    """None when fdmini's --kernel accepts `spec`, else fdmini's one-line reason."""
+    def fail(what: str) -> str:
+        return f"kernel spec '{spec}': {what}"
+
+    name, colon, rest = spec.partition(":")
+    if name not in KERNEL_NAMES:
+        return fail("unknown kernel, expected baseline, reordered or zmarch")
+    if not colon:
+        return None
+    if rest == "":
+        return fail("nothing after ':'")
+    keys: Dict[str, int] = {}
+    items = rest.split(",")
+    for i, item in enumerate(items):
+        if item == "" and i == len(items) - 1:
+            return fail("nothing after ','")
+        key, eq, val = item.partition("=")
+        if not eq:
+            return fail("expected key=value after ':' and each ','")
+        if key == "tile":
+            v = _spec_int(val, 1, 16)
+            if v is None or v & (v - 1):
+                return fail("tile must be 1, 2, 4, 8 or 16")
+        elif key == "vec":
+            v = _spec_int(val, 1, 2)
+            if v is None:
+                return fail("vec must be 1 or 2")
+        elif key == "block":
+            bx, x, by = val.partition("x")
+            vx = _spec_int(bx, 1, KERNEL_MAX_BLOCK) if x else None
+            vy = _spec_int(by, 1, KERNEL_MAX_BLOCK) if x else None
+            if vx is None or vy is None or vx * vy > KERNEL_MAX_BLOCK:
+                return fail(f"block must be BXxBY with BX*BY <= {KERNEL_MAX_BLOCK} threads")
+            v = vx
+        elif key == "chunk":
+            v = _spec_int(val, 1, 1 << 20)
+            if v is None:
+                return fail("chunk must be a number of planes >= 1")
+        elif key == "strips":
+            v = _spec_int(val, 1, 1 << 20)
+            if v is None:
+                return fail("strips must be >= 1")
+        else:
+            return fail("unknown key, expected tile, vec, block, chunk or strips")
+        keys[key] = v
+    if name == "baseline" and (keys.get("tile", 0) > 1 or keys.get("vec", 0) > 1
+                               or "chunk" in keys or "strips" in keys):
+        return fail("baseline takes only block")
+    if name == "reordered" and "chunk" in keys:
+        return fail("chunk applies to zmarch only")
+    if name == "zmarch" and keys.get("tile", 0) > 2:
+        return fail("zmarch takes tile 1 or 2")
+    return None
+
+
+def kernel_spec(text: str) -> str:
+    """An argparse type: a spec fdmini's --kernel accepts, else its reason."""
+    why = kernel_spec_error(text)
+    if why:
+        hint = (" (to let fdmini choose, leave --kernel out: on GPUs its start-up autotune, "
+                "--tune auto, is the default)" if text.split(":")[0] == "auto" else "")
+        raise argparse.ArgumentTypeError(why + hint)
+    return text
+
+
 def positive_int(text: str) -> int:
     """A positive integer option value."""
     try:
@@ -205,8 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     scales.add_argument("--scales", type=parse_counts, metavar="N,N,...",
                         help="rank (GPU/GCD) counts, e.g. 1,2,4,8; 1 (the baseline) is always run")
     scales.add_argument("--nodes", type=parse_counts, metavar="N,N,...",
-                        help=f"lumi-g/frontier only: node counts, {GCDS_PER_NODE} GCDs "
-                        "(ranks) each")
+                        help="lumi-g/frontier only: node counts, one rank per GCD (8 per node, "
+                        "launch/site-conventions.sh)")
     run.add_argument("--repeats", type=positive_int, default=3,
                      help="runs of each scale (default 3)")
     run.add_argument("--op", default="laplacian", choices=["laplacian", "heat", "jacobi", "wave"],
@@ -232,7 +353,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "ranks need it)")
     run.add_argument("--iters", type=positive_int, help="fdmini --iters (default: fdmini's, 100)")
     run.add_argument("--warmup", type=non_negative_int, help="fdmini --warmup (default: fdmini's)")
-    run.add_argument("--kernel", choices=["baseline", "reordered"], help="fdmini --kernel")
+    run.add_argument("--kernel", type=kernel_spec, metavar="SPEC",
+                     help="fdmini --kernel SPEC: baseline, reordered or zmarch, with optional "
+                     ":key=value,... (tile, vec, block=BXxBY, chunk, strips), e.g. "
+                     "zmarch:tile=1,vec=2,block=32x8,chunk=8; checked by fdmini's grammar")
     run.add_argument("--tile", type=positive_int, help="fdmini --tile")
     run.add_argument("--procs", action="append", type=parse_size, default=[], metavar="PX,PY,PZ",
                      help="process grid for the scale with PX*PY*PZ ranks (repeatable; scales "
@@ -263,7 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--account", help="lumi-g/frontier: #SBATCH --account (project; required "
                      "unless SBATCH_ACCOUNT is set)")
     run.add_argument("--partition", help="lumi-g/frontier: #SBATCH --partition "
-                     "(default standard-g on LUMI-G, the site default on Frontier)")
+                     "(default that of launch/site-conventions.sh: standard-g on LUMI-G, batch "
+                     "on Frontier)")
     run.add_argument("--time", default="00:30:00", metavar="HH:MM:SS",
                      help="lumi-g/frontier: #SBATCH --time of each job (default 00:30:00)")
     run.add_argument("--setup", action="append", default=[], metavar="LINE",
@@ -312,7 +437,7 @@ def rank_counts(args: argparse.Namespace) -> List[Tuple[int, Optional[int]]]:
     if args.nodes is not None:
         if args.machine == "local":
             raise StudyError("--nodes is for lumi-g and frontier; use --scales on local")
-        ranks = [n * GCDS_PER_NODE for n in args.nodes]
+        ranks = [n * gcds_per_node() for n in args.nodes]
     else:
         ranks = list(args.scales)
     ranks = sorted(set([1] + ranks))
@@ -320,13 +445,14 @@ def rank_counts(args: argparse.Namespace) -> List[Tuple[int, Optional[int]]]:
     for r in ranks:
         if args.machine == "local":
             out.append((r, None))
-        elif r <= GCDS_PER_NODE:
+        elif r <= gcds_per_node():
             out.append((r, 1))
-        elif r % GCDS_PER_NODE == 0:
-            out.append((r, r // GCDS_PER_NODE))
+        elif r % gcds_per_node() == 0:
+            out.append((r, r // gcds_per_node()))
         else:
+            g = gcds_per_node()
             raise StudyError(f"{r} ranks do not fill whole {args.machine} nodes "
-                             f"({GCDS_PER_NODE} GCDs each): use 1..8 or a multiple of 8")
+                             f"({g} GCDs each): use 1..{g} or a multiple of {g}")
     return out
 
 
@@ -504,25 +630,28 @@ def run_local(args: argparse.Namespace, binary: str, out_dir: str, runs: Sequenc
 # ---------------------------------------------------------------------------------------------
 # batch scripts (LUMI-G, Frontier)
 
-LUMI_SELECT_GPU = """#!/bin/bash
-# select_gpu - LUMI-G GPU selection (written by bench/scaling/study.py): each task sees only the
-# GCD of its node-local rank, so that with --cpu-bind=map_cpu:49,57,17,25,1,9,33,41 every rank
-# runs on the cores closest to its GCD.
-export ROCR_VISIBLE_DEVICES=$SLURM_LOCALID
-exec "$@"
-"""
-
-
 def srun_argv(args: argparse.Namespace, binary: str, out_dir: str, run: Run) -> List[str]:
-    """The srun line of one run inside a LUMI-G or Frontier job."""
+    """The srun line of one run inside a LUMI-G or Frontier job, with the site's binding
+    (launch/site-conventions.sh, as launch/lumi-g.sbatch and launch/frontier.sbatch start it).
+    In the job script the binary is "$FDMINI_SITE_BINARY": the sbcast copy from
+    FDMINI_SITE_SBCAST_NODES nodes up (srun_line)."""
     assert run.nodes is not None
     base = ["srun", f"--nodes={run.nodes}", f"--ntasks={run.ranks}"]
     if args.machine == "lumi-g":
-        base += [f"--cpu-bind={LUMI_CPU_MAP}"] + launcher_args(args)
-        base += [os.path.join(out_dir, "select_gpu")]
+        base += [f"--cpu-bind={site('LUMI_G_CPU_BIND')}"] + launcher_args(args)
+        base += [os.path.join(out_dir, site("LUMI_G_GPU_WRAPPER"))]
     else:  # frontier
-        base += ["-c7", "--gpus-per-task=1", "--gpu-bind=closest"] + launcher_args(args)
+        base += [f"--cpus-per-task={site('FRONTIER_CPUS_PER_RANK')}"]
+        base += shlex.split(site("FRONTIER_GPU_FLAGS")) + launcher_args(args)
     return base + [binary] + list(run.fdmini_args) + ["--json", os.path.join(out_dir, run.record)]
+
+
+def srun_line(args: argparse.Namespace, binary: str, out_dir: str, run: Run) -> str:
+    """srun_argv as a line of the job script, the binary replaced by "$FDMINI_SITE_BINARY"
+    (fdmini_site_sbcast sets it: the node-local copy, or the binary itself)."""
+    argv = srun_argv(args, binary, out_dir, run)
+    i = argv.index(binary, 1)
+    return " ".join([shlex.join(argv[:i]), '"$FDMINI_SITE_BINARY"', shlex.join(argv[i + 1:])])
 
 
 def batch_script(args: argparse.Namespace, binary: str, out_dir: str, nodes: int,
@@ -532,7 +661,7 @@ def batch_script(args: argparse.Namespace, binary: str, out_dir: str, nodes: int
     ranks = max(r.ranks for r in runs)
     scales = sorted({r.ranks for r in runs})
     name = f"fdmini-{args.study}-N{nodes:04d}"
-    per_node = min(ranks, GCDS_PER_NODE)
+    per_node = min(ranks, gcds_per_node())
     lines = [
         "#!/bin/bash",
         f"# fdmini {args.study} scaling study on {args.machine}: {nodes} node(s), "
@@ -544,41 +673,42 @@ def batch_script(args: argparse.Namespace, binary: str, out_dir: str, nodes: int
     ]
     if args.machine == "lumi-g":
         lines += [f"#SBATCH --ntasks-per-node={per_node}",
-                  f"#SBATCH --gpus-per-node={GCDS_PER_NODE}",
+                  f"#SBATCH {site('LUMI_G_SBATCH_GPUS')}",
                   # binding applies to whole-node allocations only (small-g, dev-g share nodes)
                   "#SBATCH --exclusive"]
     else:
         lines += [f"#SBATCH --ntasks={ranks}"]
     lines += [f"#SBATCH --time={args.time}",
               f"#SBATCH --output={os.path.join(out_dir, name)}-%j.out"]
-    partition = args.partition or DEFAULT_PARTITION[args.machine]
+    partition = args.partition or site(f"{SITE_KEY[args.machine]}_PARTITION")
     if partition:
         lines.append(f"#SBATCH --partition={partition}")
     if args.account:
         lines.append(f"#SBATCH --account={args.account}")
+    key = SITE_KEY[args.machine]
+    cpus = site(f"{key}_CPUS_PER_RANK")
     # The user's setup lines (module loads) come before `set -u`: Lmod reads unset variables.
-    lines += [""] + list(args.setup) + ["set -u",
-        "# GPU-aware Cray MPICH: device buffers go straight to MPI.",
-        "export MPICH_GPU_SUPPORT_ENABLED=1",
-    ]
-    if args.machine == "lumi-g":
-        lines += ["# LUMI: with GPU buffers, each rank's NIC is the one next to its GCD.",
-                  "export MPICH_OFI_NIC_POLICY=GPU"]
-    lines += [
-        "# The Cray PE libraries of the loaded modules first (non-default CPE versions).",
-        'if [ -n "${CRAY_LD_LIBRARY_PATH:-}" ]; then',
-        '  export LD_LIBRARY_PATH="$CRAY_LD_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"',
-        "fi",
+    lines += [""] + list(args.setup) + [
+        "set -u",
+        f"name={name}",
+        "# The site's job environment and sbcast, as launch/*.sbatch set them: a copy of",
+        "# launch/site-conventions.sh in this folder.",
+        f". {shlex.quote(os.path.join(out_dir, SITE_FILE))}",
+        f'fdmini_site_env "$name" {key} {shlex.quote(cpus)}',
+        f'fdmini_site_sbcast "$name" {shlex.quote(binary)} {nodes} || exit 1',
         f"cd {shlex.quote(out_dir)}",
         "failed=0",
         "",
     ]
     for run in runs:
-        cmd = shlex.join(srun_argv(args, binary, out_dir, run))
+        cmd = srun_line(args, binary, out_dir, run)
         log = shlex.quote(os.path.join(out_dir, run.log))
         on_fail = f'{{ echo "exit $? (see {run.log})"; failed=$((failed + 1)); }}'
-        lines += [f"echo {shlex.quote('+ ' + cmd)}", f"{cmd} >{log} 2>&1 || {on_fail}"]
-    lines += ["", f'echo "{name}: $failed of {len(runs)} runs failed"', '[ "$failed" -eq 0 ]', ""]
+        pre, post = cmd.split(' "$FDMINI_SITE_BINARY" ', 1)
+        shown = f'echo {shlex.quote("+ " + pre)} "$FDMINI_SITE_BINARY" {shlex.quote(post)}'
+        lines += [shown, f"{cmd} >{log} 2>&1 || {on_fail}"]
+    lines += ["", f"fdmini_site_sbcast_cleanup {nodes}",
+              f'echo "{name}: $failed of {len(runs)} runs failed"', '[ "$failed" -eq 0 ]', ""]
     return "\n".join(lines)
 
 
@@ -600,11 +730,12 @@ def run_batch(args: argparse.Namespace, binary: str, out_dir: str, runs: Sequenc
     """Write one sbatch script per node count into out_dir and submit them (unless --dry-run)."""
     if not args.dry_run and shutil.which("sbatch") is None:
         raise StudyError("'sbatch' not found on PATH (use --dry-run to only write the scripts)")
-    if args.machine == "lumi-g":
-        path = os.path.join(out_dir, "select_gpu")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(LUMI_SELECT_GPU)
-        os.chmod(path, 0o755)
+    # The jobs use copies of the launch files, so the folder keeps what its jobs ran with.
+    copies = [SITE_FILE] + ([site("LUMI_G_GPU_WRAPPER")] if args.machine == "lumi-g" else [])
+    for fname in copies:
+        dest = os.path.join(out_dir, fname)
+        shutil.copyfile(os.path.join(LAUNCH_DIR, fname), dest)
+        os.chmod(dest, 0o755 if fname != SITE_FILE else 0o644)
     by_nodes: Dict[int, List[Run]] = {}
     for run in runs:
         assert run.nodes is not None
@@ -628,7 +759,8 @@ def run_batch(args: argparse.Namespace, binary: str, out_dir: str, runs: Sequenc
             print(f"    submitted job {job}")
             prev_job = job
         manifest["jobs"].append({"script": os.path.basename(script), "ranks": scales,
-                                 "nodes": nodes, "job_id": job})
+                                 "nodes": nodes, "job_id": job,
+                                 "sbcast": nodes >= int(site("SBCAST_NODES"))})
         for run in job_runs:
             entry = manifest_entry(run, srun_argv(args, binary, out_dir, run))
             entry["job_script"] = os.path.basename(script)
@@ -706,9 +838,9 @@ def drop_ipc_where_each_rank_sees_one_gcd(args: argparse.Namespace) -> List[dict
     """On lumi-g and frontier, remove 'ipc' from --halo-path (each rank sees one GCD, so fdmini
     refuses the IPC path); returns what was left out and why, for the manifest. A study of ipc
     alone is an error there."""
-    if args.machine not in ONE_GCD_PER_RANK or not args.halo_path or "ipc" not in args.halo_path:
+    if args.machine == "local" or not args.halo_path or "ipc" not in args.halo_path:
         return []
-    why = (f"each rank sees only its own GCD on {args.machine} ({ONE_GCD_PER_RANK[args.machine]}), "
+    why = (f"each rank sees only its own GCD on {args.machine} ({one_gcd_per_rank(args.machine)}), "
            "so fdmini refuses --halo-path ipc: a rank cannot map another GCD's memory")
     kept = [h for h in args.halo_path if h != "ipc"]
     if not kept:

@@ -15,7 +15,7 @@
 #           fixed T?).
 #
 # Binaries come prebuilt (bench/multigpu/prepare.sh): .device/bin/fdmini-aware (the cuda backend
-# against the CUDA-aware Open MPI of shared/gpu-mpi, .device/fdmini-ompi-cuda.tar.xz). Every run
+# against a CUDA-aware Open MPI build, .device/fdmini-ompi-cuda.tar.xz). Every run
 # writes its JSON record and report to $OUT/records-MODE/NAME.{json,log}; bench/strong/table.py
 # makes the tables ($OUT/MODE.md, $OUT/MODE.csv); the records end up in $OUT/records-MODE.tar.gz. SMALL_SIZES, SMALL_RANKS, SMALL_OPS, DEEP_SIZES, FUSE_SIZES
 # override the lists.

@@ -120,7 +120,7 @@ if [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' 2>/dev/n
   /usr/bin/python3 -m venv "$work/venv" >/dev/null 2>&1 && ! "$work/venv/bin/python3" -c 'import matplotlib' 2>/dev/null; then
   if "$work/venv/bin/python3" "$scaling/plot.py" "$work/summary.csv" -o "$work/plots-venv" >"$work/venv.out" 2>&1 &&
     grep -q "running with /usr/bin/python3, which has it" "$work/venv.out" &&
-    [[ $(find "$work/plots-venv" -name '*.png' | wc -l) -eq 6 ]]; then
+    [[ $(find "$work/plots-venv" -name '*.png' | wc -l) -eq 7 ]]; then
     pass "plot.py under a python3 without matplotlib runs again with /usr/bin/python3"
   else
     fail "plot.py under a python3 without matplotlib"
@@ -225,10 +225,10 @@ def summary_values():
 
 def png_files():
     pngs = sorted(glob.glob(os.path.join(work, "plots", "*.png")))
-    if len(pngs) != 6:
-        return f"{len(pngs)} PNGs, expected 6 (3 figures x 2 studies): {pngs}"
+    if len(pngs) != 7:
+        return f"{len(pngs)} PNGs, expected 7 (3 figures x 2 studies, the strong speedup): {pngs}"
     kinds = sorted(os.path.basename(p).rsplit("-", 1)[1] for p in pngs)
-    if kinds != sorted(["efficiency.png", "phases.png", "bandwidth.png"] * 2):
+    if kinds != sorted(["efficiency.png", "phases.png", "bandwidth.png"] * 2 + ["speedup.png"]):
         return f"figure kinds {kinds}"
     for p in pngs:
         data = open(p, "rb").read()
@@ -242,14 +242,15 @@ def png_files():
 
 def svg_titles():
     svgs = sorted(glob.glob(os.path.join(work, "plots", "*.svg")))
-    if len(svgs) != 6:
-        return f"{len(svgs)} SVGs, expected 6"
+    if len(svgs) != 7:
+        return f"{len(svgs)} SVGs, expected 7"
     _, rows = read(os.path.join(work, "results.csv"))
     device = rows[0]["device"]
     for p in svgs:
         text = open(p, encoding="utf-8").read()
         study = "weak" if os.path.basename(p).startswith("weak-") else "strong"
         title = ("CI: fdmini weak scaling, laplacian, 12x12x12 per rank" if study == "weak"
+                 else "CI: fdmini strong scaling speedup" if p.endswith("-speedup.svg")
                  else "CI: fdmini strong scaling, laplacian, 32x32x32 global")
         for want in (title, f"{device} (host, double", "MPI ranks"):
             if want not in text:
@@ -261,8 +262,8 @@ check("results.csv: 24 rows, 16 weak + 8 strong, expected columns", results_shap
 check("results.csv: values (procs, verification, sizes, step times, scales)", results_values)
 check("summary.csv: 12 rows, finite efficiencies, exactly 1 on one rank, T1/TN and T1/(N TN)",
       summary_values)
-check("plots: 6 valid PNGs of plot size (efficiency, phases, bandwidth x 2 studies)", png_files)
-check("plots: 6 SVGs with their title text", svg_titles)
+check("plots: 7 valid PNGs of plot size (efficiency, phases, bandwidth x 2 studies, speedup)", png_files)
+check("plots: 7 SVGs with their title text", svg_titles)
 PY
 cat "$work/checks.out"
 passed=$((passed + $(grep -c '^PASS: ' "$work/checks.out")))
@@ -328,18 +329,23 @@ for machine in lumi-g frontier; do
   if [[ -z $why ]]; then
     grep -q '^#SBATCH --nodes=1$' "$s1" && (($(grep -c '^srun .*--ntasks=1 ' "$s1") == 2)) &&
       (($(grep -c '^srun .*--ntasks=8 ' "$s1") == 2)) || why="$s1 does not run the 1- and 8-GCD scales on one node"
+    # the job's environment and sbcast: the functions of launch/site-conventions.sh, a copy of
+    # which is in the folder (tests/bench/test_study_follows_launch.sh runs them against the
+    # sbatch scripts')
+    cmp -s "$out/site-conventions.sh" "$scaling/../../launch/site-conventions.sh" ||
+      why="$out/site-conventions.sh is not a copy of launch/site-conventions.sh"
     # shellcheck disable=SC2016  # the literal text of the job script
-    grep -q 'export LD_LIBRARY_PATH="$CRAY_LD_LIBRARY_PATH' "$s16" || why="$s16 does not put CRAY_LD_LIBRARY_PATH first"
     if [[ $machine == lumi-g ]]; then
       want=('#SBATCH --nodes=2' '#SBATCH --ntasks-per-node=8' '#SBATCH --gpus-per-node=8' '#SBATCH --exclusive'
-        'export MPICH_GPU_SUPPORT_ENABLED=1' 'export MPICH_OFI_NIC_POLICY=GPU' '--cpu-bind=map_cpu:49,57,17,25,1,9,33,41'
-        "$out/select_gpu" '--ntasks=16' '--local 512,512,512' '#SBATCH --account=project_0')
-      # shellcheck disable=SC2016  # the literal text of the wrapper, not an expansion
-      grep -q 'ROCR_VISIBLE_DEVICES=$SLURM_LOCALID' "$out/select_gpu" 2>/dev/null ||
-        why="select_gpu does not set ROCR_VISIBLE_DEVICES=\$SLURM_LOCALID"
+        ". $out/site-conventions.sh" 'fdmini_site_env "$name" LUMI_G 1' 'fdmini_site_sbcast "$name" '
+        '--cpu-bind=map_cpu:49,57,17,25,1,9,33,41' "$out/select_gpu.sh \"\$FDMINI_SITE_BINARY\"" '--ntasks=16'
+        '--local 512,512,512' '#SBATCH --account=project_0' '#SBATCH --partition=standard-g')
+      cmp -s "$out/select_gpu.sh" "$scaling/../../launch/select_gpu.sh" ||
+        why="$out/select_gpu.sh is not a copy of launch/select_gpu.sh"
     else
-      want=('#SBATCH --nodes=2' 'export MPICH_GPU_SUPPORT_ENABLED=1' '-c7 --gpus-per-task=1 --gpu-bind=closest'
-        '--ntasks=16' '--local 512,512,512' '#SBATCH --account=project_0')
+      # shellcheck disable=SC2016  # the literal text of the job script
+      want=('#SBATCH --nodes=2' 'fdmini_site_env "$name" FRONTIER 7' '--cpus-per-task=7 --gpus-per-task=1 --gpu-bind=closest'
+        '--ntasks=16' '--local 512,512,512' '#SBATCH --account=project_0' '#SBATCH --partition=batch')
     fi
     for w in "${want[@]}"; do
       grep -qF -- "$w" "$s16" || why="$s16 lacks '$w'"

@@ -18,7 +18,7 @@ TESTS=OFF
 if pkg-config --exists cmocka 2>/dev/null; then TESTS=ON; fi
 
 build_hip() {
-  # CMake 3.25 finds Debian's HIP packages only under /usr/lib/cmake (shared/docs/ARCHITECTURE.md)
+  # CMake 3.25 finds Debian's HIP packages only under /usr/lib/cmake (the project's architecture notes)
   local d
   for d in hip hip-lang amd_comgr hsa-runtime64; do
     if [ ! -e "/usr/lib/cmake/$d" ] && [ -d "/usr/lib/x86_64-linux-gnu/cmake/$d" ]; then

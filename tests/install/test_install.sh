@@ -35,9 +35,10 @@ for f in bin/fdmini share/fdmini/launch/lumi-g.sbatch share/fdmini/launch/fronti
   share/fdmini/bench/profile/nsys_overlap.sh share/fdmini/bench/profile/rocprofv3.sh; do
   [[ -x $P/$f ]] || missing+=("$f")
 done
-for f in share/fdmini/launch/README.md share/fdmini/bench/scaling/README.md \
-  share/fdmini/bench/profile/README.md share/doc/fdmini/README.md \
-  share/doc/fdmini/options.md share/doc/fdmini/report.md share/doc/fdmini/building.md; do
+for f in share/fdmini/launch/README.md share/fdmini/launch/site-conventions.sh \
+  share/fdmini/bench/scaling/README.md share/fdmini/bench/profile/README.md \
+  share/doc/fdmini/README.md share/doc/fdmini/options.md share/doc/fdmini/report.md \
+  share/doc/fdmini/building.md; do
   [[ -f $P/$f ]] || missing+=("$f")
 done
 if ((${#missing[@]} == 0)); then
@@ -76,6 +77,16 @@ if python3 "$P/share/fdmini/bench/scaling/study.py" run --machine local --study 
   pass "installed study.py uses P/bin/fdmini by default"
 else
   fail "installed study.py default binary" "" "$work/study.out"
+fi
+
+# shellcheck disable=SC2016 # the literal text of the job script
+if python3 "$P/share/fdmini/bench/scaling/study.py" run --machine lumi-g --study weak --size 8,8,8 \
+  --nodes 16 --repeats 1 --account p --dry-run --out "$work/study-lumi" >"$work/study-lumi.out" 2>&1 &&
+  cmp -s "$work/study-lumi/site-conventions.sh" "$P/share/fdmini/launch/site-conventions.sh" &&
+  grep -q -- '--cpu-bind=map_cpu:.* "$FDMINI_SITE_BINARY"' "$work/study-lumi/job-weak-N0016.sbatch"; then
+  pass "installed study.py --machine lumi-g takes the installed launch/site-conventions.sh"
+else
+  fail "installed study.py --machine lumi-g" "" "$work/study-lumi.out"
 fi
 
 if python3 "$P/share/fdmini/bench/scaling/collect.py" "$work/run.json" --study strong -o "$work/r.csv" \
