@@ -133,13 +133,13 @@ static void test_every_option_accepted(void **state)
   assert_int_equal(o.fuse, 0); /* auto */
   assert_int_equal(o.halo_width, 64);
   /* the test-only faults: field by default, and each kind by name */
-  static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange", "order"};
+  static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange", "order", "zero", "shell"};
   const fd_fault faults[] = {FD_FAULT_FIELD, FD_FAULT_TINY, FD_FAULT_VELOCITY, FD_FAULT_SOURCE, FD_FAULT_EXCHANGE,
-                             FD_FAULT_ORDER};
+                             FD_FAULT_ORDER, FD_FAULT_ZERO, FD_FAULT_SHELL};
   const char *plain[] = {"--op", "wave", "--test-inject-fault", NULL};
   assert_int_equal(parse(&o, plain), FD_OK);
   assert_int_equal(o.inject_fault, FD_FAULT_FIELD);
-  for (int k = 0; k < 6; k++) {
+  for (int k = 0; k < 8; k++) {
     char arg[64];
     snprintf(arg, sizeof arg, "--test-inject-fault=%s", kinds[k]);
     const char *a[] = {"--op", "wave", arg, NULL};
