@@ -389,8 +389,10 @@ static void test_halo_buffers_start_nan(void **state)
   assert_int_equal(be_stream_sync(st), BE_OK);
   size_t nan = 0;
   for (size_t e = 0; e < count; e++) nan += recv[e] != recv[e];
-  assert_int_equal(nan, size > 1 ? count : 0); /* one rank: nothing to receive, nothing poisoned */
-  assert_true(size == 1 || count > 0);
+  if (size > 1) { /* one rank: nothing to receive, the buffers are left as allocated */
+    assert_true(count > 0);
+    assert_int_equal(nan, count);
+  }
   free(recv);
   assert_int_equal(halo_destroy(&h), FD_OK);
   assert_int_equal(be_stream_destroy(st), BE_OK);

@@ -267,7 +267,7 @@ static const bad_case bad_cases[] = {
   {{"--graphs"}, "option '--graphs' needs a value"},
   {{"--json", ""}, "--json: expected a file name"},
   {{"--progress", "-3"}, "--progress: -3 is out of range"},
-  {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity, source, exchange or order"},
+  {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity, source, exchange, order, zero or shell"},
   {{"--op", "jacobi", "--test-inject-fault=velocity"}, "--test-inject-fault=velocity and =source apply to --op wave only"},
   {{"--halo-width", "0"}, "--halo-width: 0 is out of range, expected 1..64"},
   {{"--halo-width", "2x"}, "--halo-width: '2x' is not an integer"},
