@@ -56,7 +56,8 @@ int halo_check_counts(const fd_grid *g, int fields, const int nbr[FD_REGIONS], i
   return FD_OK;
 }
 
-/* MPI_Waitall(n, rq, MPI_STATUSES_IGNORE), the exchange's only wait for many requests.
+/* MPI_Waitall(n, rq, MPI_STATUSES_IGNORE), the set-up swaps' wait (the exchange keeps its
+ * statuses: their counts are checked).
  * MPICH (and so Cray MPICH) declares the statuses as an array parameter and defines
  * MPI_STATUSES_IGNORE as the address 1; GCC 11+ then sees an object of size 0 passed where
  * elements are written and warns -Wstringop-overflow (pmodels/mpich#5687), which -Werror turns
@@ -303,17 +304,18 @@ static int make_poison(fd_halo *h, size_t bytes, int rank)
   return ok ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: halo NaN buffer: %s", rank, be_error_message());
 }
 
-/* The region buffers: device send and receive blocks of both parities, in staged mode the
- * pinned host ones, and the NaN buffer of halo_poison_ghosts. Message counts
- * (halo_check_counts) and sizes are checked first; a failure on any rank (memory can run out on
- * some only) is agreed, with the lowest failing rank's line. Collective over comm. */
-static int allocate_buffers(fd_halo *h)
+/* The region buffers: device send and receive blocks of both parities (the receive ones NaN),
+ * in staged mode the pinned host ones, and the NaN buffer of halo_poison_ghosts; send_block has
+ * the two slots of the signalled exchange only where it may be signalled (may_signal). Message
+ * counts (halo_check_counts) and sizes are checked first; a failure on any rank (memory can
+ * run out on some only) is agreed, with the lowest failing rank's line. Collective over comm. */
+static int allocate_buffers(fd_halo *h, int may_signal)
 {
   int rank;
   FD_MPI(MPI_Comm_rank(h->comm, &rank));
   const int *n = h->grid.n;
   size_t bytes = 0, two = 0, slots = 0;
-  h->slots = h->fields == 1 && h->width == 1 ? 4 : 2;
+  h->slots = may_signal ? 4 : 2;
   int err = halo_check_counts(&h->grid, h->fields, h->nbr, rank);
   if (err == FD_OK && (fd_size_mul(h->faces.total, sizeof(real_t), &bytes) != 0 || fd_size_mul(bytes, 2, &two) != 0 ||
                        fd_size_mul(bytes, (size_t)h->slots, &slots) != 0))
@@ -334,6 +336,8 @@ static int allocate_buffers(fd_halo *h)
     h->send_d[s] = h->send_block + s * h->faces.total;
     h->recv_d[s] = h->recv_block + s * h->faces.total;
   }
+  FD_CALL(halo_poison_receives(h, h->stream));
+  FD_BE(be_stream_sync(h->stream));
   return FD_OK;
 }
 
@@ -343,6 +347,7 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
 {
   memset(h, 0, sizeof *h);
   h->drop_region = -1;
+  h->short_exchange = -1;
   h->comm = comm;
   h->grid = *g;
   h->width = g->ghost;
@@ -359,7 +364,11 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
       h->n_msgs++;
     }
   }
-  FD_CALL(allocate_buffers(h));
+  /* the signalled exchange needs one field at width 1 and IPC (faces on this rank's device):
+   * without IPC (the host backend, --halo-path mpi) its two slots would never be used */
+  char why[256];
+  const int may_signal = fields == 1 && h->width == 1 && path != FD_HALO_PATH_MPI && be_ipc_supported(why, sizeof why);
+  FD_CALL(allocate_buffers(h, may_signal));
   FD_CALL(choose_transport(h, path, dev, node));
   FD_CALL(count_faces(h));
   plan_staging(h);
@@ -460,10 +469,13 @@ int halo_destroy(fd_halo *h)
 static int post_receives(fd_halo *h, int s)
 {
   real_t *recv = h->staged ? h->recv_h[s] : h->recv_d[s];
+  h->nrecv = 0;
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->faces.active[f] && !h->ipc[f])
+    if (h->faces.active[f] && !h->ipc[f]) {
+      h->recv_region[h->nrecv++] = f;
       FD_MPI(MPI_Irecv(recv + msg_offset(h, f), (int)msg_count(h, f), FD_MPI_REAL, h->nbr[f],
                        fd_region_opposite(f), h->comm, &h->req[h->nreq++]));
+    }
   return FD_OK;
 }
 
@@ -583,18 +595,41 @@ static int pull_ipc_faces(fd_halo *h, int s)
   for (int f = 0; f < FD_REGIONS; f++)
     if (h->ipc[f]) FD_BE(be_stream_wait_flag(h->stream, &h->flags[FLAG_PACKED(f, s)], flag_value(h, s)));
   if (h->timing[s]) FD_BE(be_event_record(h->xfer_start[s], h->stream));
+  /* Each copy takes exactly this rank's region size (msg_count) from the neighbour's face,
+   * whose count the set-up compared with it (face_reachable): there is no element count that
+   * could come up short, as an MPI message's can (exchange_mpi_faces). The test's "send
+   * nothing" copies nothing: the receive buffer keeps its NaN. */
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->ipc[f])
+    if (h->ipc[f] && !h->send_nothing)
       FD_BE(be_memcpy_peer_async(h->recv_d[s] + msg_offset(h, f), h->peer_face[f][s],
                                  msg_count(h, f) * sizeof(real_t), h->stream));
   if (h->timing[s]) FD_BE(be_event_record(h->xfer_end[s], h->stream));
   return FD_OK;
 }
 
+/* The received messages' element counts against their regions' (statuses of the receives,
+ * req[0 .. nrecv-1]): the first short one of the rank is recorded for halo_short_message. */
+static int check_counts(fd_halo *h, const MPI_Status *st)
+{
+  for (int i = 0; i < h->nrecv && h->short_exchange < 0; i++) {
+    const int f = h->recv_region[i];
+    int got = 0;
+    FD_MPI(MPI_Get_count(&st[i], FD_MPI_REAL, &got));
+    if (got != MPI_UNDEFINED && (size_t)got == msg_count(h, f)) continue;
+    h->short_exchange = h->exchanges;
+    h->short_region = f;
+    h->short_source = h->nbr[f];
+    h->short_got = got;
+    h->short_want = msg_count(h, f);
+  }
+  return FD_OK;
+}
+
 /* 5. The host waits for the pack (and, staged, its copy to host memory): the halo stream holds
  * nothing after it unless IPC copies (step 4) were enqueued, so it waits for the stream, or
- * for pack_end; 6. sends every MPI face and waits for all messages. host_ms[s] is the host's
- * time from the finished pack to the arrived messages. */
+ * for pack_end; 6. sends every MPI face and waits for all messages, whose counts it checks
+ * (check_counts). host_ms[s] is the host's time from the finished pack to the arrived
+ * messages. */
 static int exchange_mpi_faces(fd_halo *h, int s)
 {
   real_t *send = h->staged ? h->send_h : h->send_d[s];
@@ -603,10 +638,12 @@ static int exchange_mpi_faces(fd_halo *h, int s)
   double t0 = fd_now();
   for (int f = 0; f < FD_REGIONS; f++)
     if (h->faces.active[f] && !h->ipc[f])
-      FD_MPI(MPI_Isend(send + msg_offset(h, f), (int)msg_count(h, f), FD_MPI_REAL, h->nbr[f], f,
-                       h->comm, &h->req[h->nreq++]));
-  FD_MPI(wait_all(h->nreq, h->req));
-  h->nreq = 0;
+      FD_MPI(MPI_Isend(send + msg_offset(h, f), h->send_nothing ? 0 : (int)msg_count(h, f), FD_MPI_REAL,
+                       h->nbr[f], f, h->comm, &h->req[h->nreq++]));
+  MPI_Status st[2 * FD_REGIONS];
+  FD_MPI(MPI_Waitall(h->nreq, h->req, st));
+  FD_CALL(check_counts(h, st));
+  h->nreq = h->nrecv = 0;
   h->host_ms[s] = (fd_now() - t0) * 1e3;
   h->mpi_ms += h->host_ms[s];
   return FD_OK;
@@ -758,6 +795,33 @@ int halo_poison_ghosts(fd_halo *h, real_t *u, be_stream s)
   return FD_OK;
 }
 
+int halo_poison_receives(fd_halo *h, be_stream s)
+{
+  if (!h->poison_d) return FD_OK; /* no active region: nothing is received */
+  const size_t bytes = h->faces.total * sizeof(real_t);
+  for (int p = 0; p < 2; p++) {
+    FD_BE(be_memcpy_async(h->recv_d[p], h->poison_d, bytes, BE_COPY_D2D, s));
+    if (h->staged) FD_BE(be_memcpy_async(h->recv_h[p], h->poison_d, bytes, BE_COPY_D2H, s));
+  }
+  return FD_OK;
+}
+
+int halo_short_message(const fd_halo *h, int rank, char *why, size_t len)
+{
+  if (h->short_exchange < 0) return 0;
+  int dir[3];
+  fd_region_dir(h->short_region, dir);
+  char got[32];
+  if (h->short_got == MPI_UNDEFINED) snprintf(got, sizeof got, "no whole number of");
+  else snprintf(got, sizeof got, "%d", h->short_got);
+  snprintf(why, len, "rank %d received a short halo message in exchange %lld: the region towards "
+           "(%+d,%+d,%+d) from rank %d held %s values, %zu expected", rank, h->short_exchange + 1, dir[0], dir[1],
+           dir[2], h->short_source, got, h->short_want);
+  return 1;
+}
+
+void halo_test_send_nothing(fd_halo *h) { h->send_nothing = 1; }
+
 int halo_test_drop_unpack(fd_halo *h, int region)
 {
   if (region >= FD_REGIONS || (region >= 0 && !h->faces.active[region]))
@@ -868,6 +932,10 @@ int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int fuse
 
 /* ---- the exchange signalled inside the pass's launch ---- */
 
+/* The signalled exchange's kernel reads each neighbour's face in place from its slot, exactly
+ * this rank's region (whose count the set-up compared: face_reachable), so like the IPC copies
+ * it has no element count to check (halo_short_message); the test faults that need one
+ * (--test-inject-fault=zero) do not signal (src/solver/step.c, step_signalled). */
 void halo_signals(const fd_halo *h, be_signals *x)
 {
   memset(x, 0, sizeof *x);

@@ -49,19 +49,32 @@ typedef struct {
   int direct;             /* halo_capture: the work goes straight to the stream (no graph of
                              the halo's own), for a caller that captures it */
   int slots;              /* send_block's slots of faces.total: 2, or 4 where one field at
-                             width 1 may be signalled (slots 2 and 3: halo_signals) */
+                             width 1 may be signalled (slots 2 and 3: halo_signals): IPC is
+                             possible (be_ipc_supported, a path other than mpi); never on the
+                             host backend */
   int same_device[FD_REGIONS]; /* IPC faces whose neighbour uses this rank's device */
   real_t *send_block;     /* device, slots x faces.total: the send buffers of both parities */
   real_t *send_d[2];      /* device pack buffers, by exchange parity (halves of send_block) */
-  real_t *recv_block;     /* device, 2 x faces.total: the receive buffers of both parities */
+  real_t *recv_block;     /* device, 2 x faces.total: the receive buffers of both parities;
+                             NaN when created (halo_poison_receives) */
   real_t *recv_d[2];      /* device receive buffers, by exchange parity (halves of recv_block) */
-  real_t *send_h, *recv_h[2]; /* pinned host buffers (staged mode only), the same way */
+  real_t *send_h, *recv_h[2]; /* pinned host buffers (staged mode only), the same way (recv_h
+                             NaN when created) */
   real_t *poison_d;       /* device, faces.total elements of NaN (halo_poison_ghosts); NULL
                              without active regions */
   int drop_region;        /* test only (halo_test_drop_unpack): the region whose unpack every
                              exchange skips, -1 none */
-  MPI_Request req[2 * FD_REGIONS];  /* MPI faces: data messages of the exchange in flight */
-  int nreq;
+  int send_nothing;       /* test only (halo_test_send_nothing): MPI messages carry 0 elements,
+                             IPC faces are not copied */
+  MPI_Request req[2 * FD_REGIONS];  /* MPI faces: data messages of the exchange in flight, the
+                             receives first (req[0 .. nrecv-1], of regions recv_region[]) */
+  int nreq, nrecv;
+  int recv_region[FD_REGIONS];
+  /* The first short message this rank received (MPI faces: MPI_Get_count below the region's
+   * count), for halo_short_message; short_exchange = -1: none */
+  long long short_exchange;
+  int short_region, short_source, short_got;
+  size_t short_want;
   be_stream stream;       /* the halo stream (high priority), owned by the caller */
   /* by exchange parity: pack_end (host waits for it before MPI_Isend; an ordering event),
    * and the timing events of the exchanges asked to be timed (halo_exchange_begin) */
@@ -190,8 +203,17 @@ int halo_fused_receive(fd_halo *h, halo_fused_io *io);
 int halo_fused_packed(fd_halo *h);
 int halo_exchange_begin_packed(fd_halo *h, be_event field_ready);
 /* Blocks the host until the MPI messages have arrived (IPC faces only: never; the device
- * orders the data). */
+ * orders the data). Each received MPI message's element count (MPI_Get_count) is compared with
+ * its region's: the first short one is recorded (halo_short_message), not agreed here, so that
+ * no exchange pays for an allreduce. */
 int halo_exchange_end(fd_halo *h);
+/* 1 when a message this rank received since halo_create held fewer elements than its region
+ * (the first such: exchange number, region, source rank, elements got and expected, one line
+ * into why[len], naming rank `rank`), else 0. IPC faces copy exactly their region's size from
+ * the neighbour's buffer, and the signalled exchange reads it in place: neither has a count to
+ * check. The caller agrees the verdict over the ranks (once, at the end of a run). Pure; Not
+ * Collective. */
+int halo_short_message(const fd_halo *h, int rank, char *why, size_t len);
 /* Asynchronous on the halo stream. */
 int halo_exchange_unpack(fd_halo *h, real_t *u, real_t *u2);
 /* Whole exchanges in a caller's graph, where every face goes by IPC (no MPI call, no host
@@ -222,6 +244,18 @@ int halo_poison_ghosts(fd_halo *h, real_t *u, be_stream s);
  * keep what they held (NaN after halo_poison_ghosts). -1 undoes it. FD_ERR_USAGE for a region
  * that is not active here. Not Collective. */
 int halo_test_drop_unpack(fd_halo *h, int region);
+
+/* Writes NaN into both parities' receive buffers (device, and pinned host when staged), so
+ * that a message or copy that delivers nothing leaves NaN there, which the unpack copies into
+ * the ghosts. halo_create calls it; a caller that fills its fields again may too. Call when no
+ * exchange is in flight and synchronise s before the next halo_exchange_begin. Not
+ * Collective; asynchronous on s. */
+int halo_poison_receives(fd_halo *h, be_stream s);
+
+/* Test only (--test-inject-fault=zero): from now on every MPI message this rank sends carries 0
+ * elements (its receives still expect their full count: halo_short_message reports them) and
+ * its IPC faces are not copied in (its receive buffers keep their NaN). Not Collective. */
+void halo_test_send_nothing(fd_halo *h);
 
 /* Adds the timings of every timed exchange not yet added to the sums (waiting for them); call
  * after the halo stream's work is complete or about to be. Not Collective; synchronous. */

@@ -12,7 +12,9 @@
  * GPU, GPU-aware and staged MPI), uneven splits and runs that end windows and passes early; so do
  * snapshots of a fused deep-halo run.
  * Every distributed run must PASS (a check applied) with the ghosts an exchange fills NaN until
- * it does, and fail with one rank's unpack of one region dropped (--test-inject-fault=exchange).
+ * it does, and fail with one rank's unpack of one region dropped (--test-inject-fault=exchange),
+ * with messages of no elements (=zero) and with the shell next to neighbours not updated
+ * (=shell).
  * With --thread-single (MPI_Init, no thread level asked for): a snapshot run is refused on
  * every rank with FD_ERR_USAGE and a message naming MPI_THREAD_FUNNELED (the snapshot writer
  * thread needs it), before anything is written. */
@@ -33,6 +35,7 @@
 #include "decomp.h"
 #include "bind.h"
 #include "fd_error.h"
+#include "halo.h"
 #include "solver.h"
 
 static int rank, size;
@@ -291,6 +294,108 @@ static void test_exchange_fault_fails_every_operator(void **state)
   wave_layers = 1;
   if (rank == 0) print_message("%d ranks: %d cases with a dropped unpack, every one FAIL\n", size, cases);
   assert_true(cases >= 6);
+}
+
+/* The halo faults of issue 48 (--test-inject-fault=exchange|zero|shell) on the layouts where
+ * the wave used to print PASS: every operator must exit 1 with FAIL on every rank.
+ *   exchange  the last rank skips the unpack of one region: its ghosts keep their NaN;
+ *   zero      every message carries no elements: MPI's counts come up short, so the run fails
+ *             with the halo's line naming the rank, region, neighbour and counts (the receive
+ *             buffers, NaN when created, would poison the ghosts even without the count check);
+ *   shell     the shell next to a neighbour is never updated: its points keep the NaN that
+ *             state_fill puts into 1..n of every output buffer.
+ * Layouts by rank count: 3 ranks 1x1x3 on 15^3 (a shell of one point next to two neighbours),
+ * 8 ranks 2x2x2 on 32^3, 2 and 4 ranks deep halos (--halo-width 2, the laplacian at width 1)
+ * on 1x1x2 and 1x2x2 of 16^3; other counts have none. One rank: the kinds are refused. */
+static void test_halo_faults_fail_every_operator(void **state)
+{
+  (void)state;
+  static const fd_fault kinds[] = {FD_FAULT_EXCHANGE, FD_FAULT_ZERO, FD_FAULT_SHELL};
+  static const char *const names[] = {"exchange", "zero", "shell"};
+  fd_options o;
+  fd_result r;
+  if (size == 1) {
+    const long long N[3] = {15, 15, 15};
+    for (int k = 1; k < 3; k++) {
+      char want[96];
+      base_options(&o, FD_OP_WAVE, N, "");
+      o.inject_fault = kinds[k];
+      assert_int_equal(fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r), FD_ERR_USAGE);
+      snprintf(want, sizeof want, "--test-inject-fault=%s needs 2 or more ranks", names[k]);
+      assert_non_null(strstr(fd_error_message(), want));
+    }
+    return;
+  }
+  long long n = 16;
+  int P[3] = {1, 1, size}, width = 2;
+  if (size == 3) n = 15, width = 1;
+  else if (size == 8) n = 32, width = 1, P[0] = P[1] = P[2] = 2;
+  else if (size == 4) P[1] = P[2] = 2;
+  else if (size != 2) return;
+  const long long N[3] = {n, n, n};
+  int cases = 0;
+  for (int op = 0; op < FD_OP_COUNT; op++)
+    for (int k = 0; k < 3; k++) {
+      base_options(&o, (fd_op)op, N, "");
+      o.warmup = 1;
+      o.iters = 3;
+      o.have_procs = 1;
+      memcpy(o.procs, P, sizeof o.procs);
+      o.halo_width = op == FD_OP_LAPLACIAN ? 1 : width;
+      o.inject_fault = kinds[k];
+      const int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+      /* zero: the count check's line; the others: a check of the answer fails */
+      const int why = kinds[k] == FD_FAULT_ZERO ? strstr(r.verify.detail, "short halo message") != NULL
+                                                 : strstr(r.verify.detail, "FAILED") != NULL;
+      int failed = rc == FD_ERR_VERIFY && r.verify.verdict == FD_VERDICT_FAIL && why, all = failed;
+      MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+      if (!all)
+        fail_msg("%s on %dx%dx%d ranks of %lld^3, --halo-width %d, --test-inject-fault=%s: rc %d, %s (%s)",
+                 fd_op_name(o.op), P[0], P[1], P[2], n, o.halo_width, names[k], rc,
+                 verify_verdict_name(r.verify.verdict), r.verify.detail);
+      if (rank == 0 && op == FD_OP_WAVE) print_message("wave, %s: %s: %.160s\n", names[k], r.verify.name, r.verify.detail);
+      cases++;
+    }
+  if (rank == 0) print_message("%d ranks: %d halo fault cases (exchange, zero, shell), every one FAIL\n", size, cases);
+  assert_int_equal(cases, 3 * FD_OP_COUNT);
+}
+
+/* The halo's buffers (issue 48): the receive buffers of both parities are NaN when created, so
+ * that a message that delivers nothing unpacks NaN; on the host backend, which cannot share
+ * device memory (no IPC, so no signalled exchange), send_block has 2 slots, not 4. Neighbours:
+ * a ring along x (one rank: none). */
+static void test_halo_buffers_start_nan(void **state)
+{
+  (void)state;
+  const int n[3] = {4, 5, 6};
+  fd_grid g;
+  assert_int_equal(fd_grid_init(&g, n, 1), 0);
+  int nbr[FD_REGIONS];
+  for (int f = 0; f < FD_REGIONS; f++) {
+    int d[3];
+    fd_region_dir(f, d);
+    nbr[f] = size > 1 && d[1] == 0 && d[2] == 0 ? (rank + d[0] + size) % size : MPI_PROC_NULL;
+  }
+  be_stream st;
+  assert_int_equal(be_stream_create(&st, BE_PRIORITY_HIGH), BE_OK);
+  fd_halo h;
+  assert_int_equal(halo_create(&h, MPI_COMM_WORLD, nbr, &g, 1, 0, FD_HALO_PATH_AUTO, &dev, node.id, st), FD_OK);
+  char why[128];
+  if (!be_ipc_supported(why, sizeof why)) assert_int_equal(h.slots, 2);
+  const size_t count = 2 * h.faces.total;
+  real_t *recv = malloc(count * sizeof(real_t) + 1);
+  assert_non_null(recv);
+  assert_int_equal(be_memcpy_async(recv, h.recv_block, count * sizeof(real_t), BE_COPY_D2H, st), BE_OK);
+  assert_int_equal(be_stream_sync(st), BE_OK);
+  size_t nan = 0;
+  for (size_t e = 0; e < count; e++) nan += recv[e] != recv[e];
+  if (size > 1) { /* one rank: nothing to receive, the buffers are left as allocated */
+    assert_true(count > 0);
+    assert_int_equal(nan, count);
+  }
+  free(recv);
+  assert_int_equal(halo_destroy(&h), FD_OK);
+  assert_int_equal(be_stream_destroy(st), BE_OK);
 }
 
 /* Snapshots every `every` steps of op over `steps` steps, the distributed run with
@@ -584,6 +689,8 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_multirank_matches_single_rank),
     cmocka_unit_test(test_deep_halos_and_fused_passes_match_single_rank),
     cmocka_unit_test(test_exchange_fault_fails_every_operator),
+    cmocka_unit_test(test_halo_faults_fail_every_operator),
+    cmocka_unit_test(test_halo_buffers_start_nan),
     cmocka_unit_test(test_snapshots_read_back_equal_the_field),
     cmocka_unit_test(test_graphs_replay_the_eager_run),
   };

@@ -133,13 +133,13 @@ static void test_every_option_accepted(void **state)
   assert_int_equal(o.fuse, 0); /* auto */
   assert_int_equal(o.halo_width, 64);
   /* the test-only faults: field by default, and each kind by name */
-  static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange", "order"};
+  static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange", "order", "zero", "shell"};
   const fd_fault faults[] = {FD_FAULT_FIELD, FD_FAULT_TINY, FD_FAULT_VELOCITY, FD_FAULT_SOURCE, FD_FAULT_EXCHANGE,
-                             FD_FAULT_ORDER};
+                             FD_FAULT_ORDER, FD_FAULT_ZERO, FD_FAULT_SHELL};
   const char *plain[] = {"--op", "wave", "--test-inject-fault", NULL};
   assert_int_equal(parse(&o, plain), FD_OK);
   assert_int_equal(o.inject_fault, FD_FAULT_FIELD);
-  for (int k = 0; k < 6; k++) {
+  for (int k = 0; k < 8; k++) {
     char arg[64];
     snprintf(arg, sizeof arg, "--test-inject-fault=%s", kinds[k]);
     const char *a[] = {"--op", "wave", arg, NULL};
@@ -267,7 +267,7 @@ static const bad_case bad_cases[] = {
   {{"--graphs"}, "option '--graphs' needs a value"},
   {{"--json", ""}, "--json: expected a file name"},
   {{"--progress", "-3"}, "--progress: -3 is out of range"},
-  {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity, source, exchange or order"},
+  {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity, source, exchange, order, zero or shell"},
   {{"--op", "jacobi", "--test-inject-fault=velocity"}, "--test-inject-fault=velocity and =source apply to --op wave only"},
   {{"--halo-width", "0"}, "--halo-width: 0 is out of range, expected 1..64"},
   {{"--halo-width", "2x"}, "--halo-width: '2x' is not an integer"},

@@ -7,7 +7,8 @@
 # equal to the host backend bit for bit (one rank, --dump); --mpi-gpu aware refused by a non-CUDA-aware MPI;
 # --halo-path ipc refused where a neighbour's GPU is out of reach; compute-sanitizer with 2
 # ranks; deep halos --halo-width 2 and 3 with and without --fuse through every path, bitwise
-# equal to 1 GPU; the exchange fault --test-inject-fault=exchange failing every operator;
+# equal to 1 GPU; the halo faults --test-inject-fault=exchange, zero and shell failing every
+# operator;
 # --graphs on and off bitwise equal; the single-step autotune's loop trials of its closest
 # candidates, check_autotune.py; under MPS, ranks sharing the GPU exchanging inside the pass's
 # launch, signalled_cases), then the scaling benchmarks (bench) and the halo-path
@@ -183,20 +184,23 @@ PY
   fi
 }
 
-# fault_case NP PROCS MODE OP [FDMINI_ARGS...]: --test-inject-fault=exchange (the last rank
-# skips the unpack of one received region in every exchange; the ghosts an exchange fills start
-# as NaN) must end the run with exit 1 and verification FAIL
+# fault_case NP PROCS MODE OP [FDMINI_ARGS...]: --test-inject-fault=$FAULT (default exchange:
+# the last rank skips the unpack of one received region in every exchange; the ghosts an
+# exchange fills start as NaN; zero: every message carries no elements, MPI's counts come up
+# short and IPC copies nothing, leaving the NaN of the receive buffers; shell: the shell next to
+# neighbours is not updated, its points keep their NaN) must end the run with exit 1 and
+# verification FAIL
 fault_case() {
-  local np=$1 procs=$2 mode=$3 op=$4
+  local np=$1 procs=$2 mode=$3 op=$4 kind=${FAULT:-exchange}
   shift 4
   # shellcheck disable=SC2046
   fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") "$@" \
-    --test-inject-fault=exchange
+    --test-inject-fault="$kind"
   local rc=$?
   if [ $rc -eq 1 ] && grep -q "verification: FAIL" "$work/last.log"; then
-    ok "exchange fault: $np ranks ($procs) $mode $op${*:+ $*}: exit 1, FAIL"
+    ok "$kind fault: $np ranks ($procs) $mode $op${*:+ $*}: exit 1, FAIL"
   else
-    bad "exchange fault: $np ranks ($procs) $mode $op${*:+ $*} (rc $rc; expected 1 and FAIL)"
+    bad "$kind fault: $np ranks ($procs) $mode $op${*:+ $*} (rc $rc; expected 1 and FAIL)"
     tail -20 "$work/last.log" >> "$OUT/tests.log"
   fi
 }
@@ -204,7 +208,8 @@ fault_case() {
 # fault_cases: the exchange fault fails every operator at width 1 through GPU-aware MPI, staged
 # MPI and IPC (2 ranks) and on 8 ranks; heat, jacobi and wave with deep halos of width 2 and 3
 # (faces, edges, corners); heat and jacobi with fused passes, overlap on and off; with graphs
-# on (the dropped unpack replayed from a graph, by IPC in a chain of passes): 30 runs
+# on (the dropped unpack replayed from a graph, by IPC in a chain of passes): 30 runs; then
+# the zero and shell faults (issue 48), every operator through every path on 2 ranks: 24 runs
 fault_cases() {
   local op mode
   for op in laplacian heat jacobi wave; do
@@ -223,6 +228,14 @@ fault_cases() {
   fault_case 2 1,1,2 ipc heat --graphs on
   fault_case 4 2,2,1 ipc jacobi --halo-width 2 --fuse 2 --graphs on
   fault_case 4 1,2,2 staged wave --halo-width 2 --graphs on
+  # issue 48: messages of no elements (zero) and the shell not updated (shell), every operator
+  # through GPU-aware MPI, staged MPI and IPC on 2 ranks: 24 runs
+  local kind
+  for kind in zero shell; do
+    for op in laplacian heat jacobi wave; do
+      for mode in aware staged ipc; do FAULT=$kind fault_case 2 1,1,2 "$mode" "$op"; done
+    done
+  done
 }
 
 # signalled_cases: under MPS, ranks sharing the GPU exchange inside the pass's launch (the

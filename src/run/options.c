@@ -114,7 +114,9 @@ void fd_options_usage(FILE *out)
     "                      exchange, as if its message never arrived; order (2 or more\n"
     "                      ranks, GPU): the shell of a pass does not wait for the previous\n"
     "                      pass's interior update (it shows with --halo-path ipc on large\n"
-    "                      blocks). Each must exit 1\n"
+    "                      blocks); zero (2 or more ranks): every halo message carries no\n"
+    "                      values; shell (2 or more ranks): the points next to a neighbour\n"
+    "                      are not updated. Each must exit 1\n"
     "  --test-fail-snapshot-write K  the K-th snapshot's write fails (exit 4)\n"
     "  --test-kill RANK,STEP,pass|write|commit  with --checkpoint-dir: SIGKILL of RANK\n"
     "                      after the pass that reaches STEP, half-way through the checkpoint\n"
@@ -410,9 +412,9 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       FD_CALL(parse_int("--progress", optarg, 0, INT_MAX, &o->progress));
       break;
     case OPT_INJECT: {
-      static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange", "order"};
+      static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange", "order", "zero", "shell"};
       idx = 0;
-      if (optarg) FD_CALL(parse_name("--test-inject-fault", optarg, kinds, 6, &idx));
+      if (optarg) FD_CALL(parse_name("--test-inject-fault", optarg, kinds, 8, &idx));
       o->inject_fault = (fd_fault)(FD_FAULT_FIELD + idx);
       break;
     }

@@ -21,7 +21,12 @@ typedef enum { FD_GRAPHS_AUTO = 0, FD_GRAPHS_ON, FD_GRAPHS_OFF } fd_graphs_mode;
  * EXCHANGE (2 or more ranks): the last rank skips the unpack of its first received region in
  * every exchange (halo_test_drop_unpack), so its ghosts there keep their NaN; ORDER (2 or more
  * ranks, GPU backends): the shell of a pass does not wait for the previous pass's interior
- * update (solver_pass, `ready`), the stream order the IPC path's runs rely on. */
+ * update (solver_pass, `ready`), the stream order the IPC path's runs rely on; ZERO (2 or more
+ * ranks): every rank's halo messages carry no elements (halo_test_send_nothing: MPI sends 0,
+ * IPC copies nothing), so its receive buffers keep their NaN and MPI's counts come up short;
+ * SHELL (2 or more ranks): the passes that exchange do not update the shell (the one-point
+ * layers next to faces with a neighbour, and with deep halos the rest of the box beyond the
+ * interior), whose points keep their NaN. */
 typedef enum {
   FD_FAULT_NONE = 0,
   FD_FAULT_FIELD,
@@ -29,7 +34,9 @@ typedef enum {
   FD_FAULT_VELOCITY,
   FD_FAULT_SOURCE,
   FD_FAULT_EXCHANGE,
-  FD_FAULT_ORDER
+  FD_FAULT_ORDER,
+  FD_FAULT_ZERO,
+  FD_FAULT_SHELL
 } fd_fault;
 
 /* --restart: none, a file or directory (restart_path), or auto (the newest complete checkpoint

@@ -2,6 +2,7 @@
  * kernel, field pool, streams, events, halo, snapshots, checkpoints), the fields' fill, the
  * graphs kept, and the tear-down, orderly or after an agreed error. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,6 +231,7 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
         FD_CALL(halo_test_drop_unpack(&s->halo, r));
         break;
       }
+  if (o->inject_fault == FD_FAULT_ZERO) halo_test_send_nothing(&s->halo); /* test only: every rank */
   FD_CALL(state_agree_signals(s));
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
                                     o->fail_snapshot, s->total, &s->dec,
@@ -304,12 +306,31 @@ void state_abandon(fd_state *s)
   fd_error_restore(&first);
 }
 
+/* Writes NaN into 1..n of out (a pool buffer, not u; its ghosts keep their values): the
+ * stencil with cc = NaN and every other coefficient 0 over the box 1..n, from u (NaN times
+ * anything is NaN), an existing kernel rather than a backend primitive of its own. Asynchronous
+ * on the compute stream. */
+static int poison_points(fd_state *s, real_t *out)
+{
+  const fd_coeffs nan_c = {.cc = (real_t)NAN};
+  const int lo[3] = {1, 1, 1}, *hi = s->grid.n;
+  FD_BE(be_stencil_box(&s->grid, lo, hi, &nan_c, s->u, NULL, out, s->kernel, s->compute));
+  return FD_OK;
+}
+
 /* (Re)initialises the fields: every pool buffer carries the boundary values in its ghosts;
  * the wave starts at rest (U0 = U1 = 0). For the runs that exchange (not s->alone) the ghosts
  * an exchange fills are NaN until one does (halo_poison_ghosts: faces, edges, corners of
- * every pool buffer, the wave's second level included), so that a read of a ghost no exchange
- * wrote poisons the answer and its check fails; Dirichlet ghosts at the global edges keep
- * their values. */
+ * every pool buffer, the wave's second level included), and so are the halo's receive buffers
+ * (halo_poison_receives), so that a read of a ghost no exchange wrote, or a message that
+ * delivered nothing, poisons the answer and its check fails; Dirichlet ghosts at the global
+ * edges keep their values. The points 1..n of every pool buffer that is not an input of the
+ * first pass (not u, not um) are NaN too: every pass writes all of 1..n of its output (the
+ * interior and the shell, or the whole box of a deep-halo window's pass, which holds 1..n), so
+ * a point a pass fails to write (the shell next to a neighbour) poisons the answer instead of
+ * leaving a value that closes the block (the wave's energy then balanced with a shell of 0).
+ * The other readers of those buffers write before they read: verification's scratch v, the
+ * snapshots (of a pass's output), a restart (it loads u and um). */
 int state_fill(fd_state *s)
 {
   for (int b = 0; b < s->npool; b++) {
@@ -319,6 +340,9 @@ int state_fill(fd_state *s)
   s->u = s->pool[0];
   s->v = s->pool[1];
   s->um = s->prob.levels == 2 ? s->pool[2] : NULL;
+  for (int b = 0; b < s->npool; b++)
+    if (s->pool[b] != s->u && s->pool[b] != s->um) FD_CALL(poison_points(s, s->pool[b]));
+  if (!s->alone) FD_CALL(halo_poison_receives(&s->halo, s->compute));
   if (s->f) FD_BE(be_fill(&s->grid, &s->prob.f, s->f, s->compute));
   if (s->src_hist) {
     static const real_t zero = 0; /* U^0 at the source; the steps write the rest */

@@ -83,9 +83,12 @@ static int pass_interior(fd_state *s, const fd_pass *p, be_stream st, real_t *ou
 }
 
 /* The rest of the pass's box on stream st: the shell region, or the box minus the interior as
- * slabs. */
+ * slabs. Only passes that exchange have one; --test-inject-fault=shell (test only) leaves it
+ * out, so its points keep the NaN of state_fill (the fused receive and the signalled pass,
+ * which update it in their launches, are not used then). */
 static int pass_shell(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
+  if (s->opt->inject_fault == FD_FAULT_SHELL) return FD_OK;
   if (p->regions) return update_region(s, FD_REGION_SHELL, st, out);
   fd_box slab[6];
   const int ns = window_box_minus(&p->box, &p->inner, slab);
@@ -224,17 +227,21 @@ int step_run_ahead(fd_state *s, int k)
 int step_receives_fused(const fd_state *s)
 {
   return !s->alone && s->width == 1 && s->fuse == 1 && s->opt->overlap && s->prob.swaps &&
-         s->prob.levels == 1 && s->halo.fields == 1 && s->halo.n_msgs > 0;
+         s->prob.levels == 1 && s->halo.fields == 1 && s->halo.n_msgs > 0 &&
+         s->opt->inject_fault != FD_FAULT_SHELL; /* its launch updates the shell */
 }
 
 /* Whether the exchanging passes are signalled: the pass is one launch on the compute stream
  * (be_signals_pass: the interior update, the wait for the neighbours' words, the shell with
  * the unpack and the next pack), where every rank's faces all go to neighbours on its own
  * device (sig_able) and the pass would receive fused; the order fault plants its race in the
- * two-stream schedule. The same on every rank. Pure. */
+ * two-stream schedule, and the zero and shell faults theirs in the halo's copies and
+ * messages and in pass_shell. The same on every rank. Pure. */
 int step_signalled(const fd_state *s)
 {
-  return s->sig_able && !s->sig_off && step_receives_fused(s) && s->opt->inject_fault != FD_FAULT_ORDER;
+  const fd_fault f = s->opt->inject_fault;
+  return s->sig_able && !s->sig_off && step_receives_fused(s) && f != FD_FAULT_ORDER && f != FD_FAULT_ZERO &&
+         f != FD_FAULT_SHELL;
 }
 
 /* Whether window w of a loop (windows since loop_reset) runs eagerly with timing events: one

@@ -210,6 +210,32 @@ if [ "$rc" -eq 2 ] && has "$out" "fdmini: error: --test-inject-fault=exchange ne
 else
   bad "--test-inject-fault=exchange on one rank (rc $rc)"
 fi
+# the zero and shell faults (issue 48: the wave printed PASS with messages of no elements and
+# with the shell next to a neighbour never updated, every block closed by zeros): a short
+# message fails the run with the count check's line, printed once; a shell never updated keeps
+# the NaN of the fill, on the 1x1x3 15^3 layout of the issue too; one rank is refused
+for op in laplacian wave; do
+  expect_run 1 "verification: FAIL  halo exchange: rank [0-9]+ received a short halo message in exchange [0-9]+: the region towards \([-+0-9,]+\) from rank [0-9]+ held 0 values, [0-9]+ expected" \
+    --op "$op" --global 20,18,16 --iters 4 --test-inject-fault=zero
+  expect_run 1 "verification: FAIL  .*FAILED" --op "$op" --global 20,18,16 --iters 4 --test-inject-fault=shell
+  NP=3 expect_run 1 "verification: FAIL  .*FAILED" --op "$op" --global 15,15,15 --procs 1,1,3 --iters 4 --test-inject-fault=shell
+done
+NP=3 expect_run 1 "short halo message" --op wave --global 15,15,15 --procs 1,1,3 --iters 4 --test-inject-fault=zero
+expect_run 1 "verification: FAIL  .*FAILED" --op heat --global 20,18,16 --iters 4 --halo-width 2 --test-inject-fault=shell
+run 2 --op heat --global 16,16,16 --iters 4 --test-inject-fault=zero
+if [ "$(printf '%s\n' "$out" | grep -c "short halo message")" -eq 1 ]; then
+  ok "--test-inject-fault=zero: the short message's line printed once"
+else
+  bad "--test-inject-fault=zero: the short message's line not printed exactly once (rc $rc)"
+fi
+for kind in zero shell; do
+  run 1 --op heat --global 16,16,16 --test-inject-fault=$kind
+  if [ "$rc" -eq 2 ] && has "$out" "fdmini: error: --test-inject-fault=$kind needs 2 or more ranks"; then
+    ok "--test-inject-fault=$kind on one rank: exit 2, nothing to exchange"
+  else
+    bad "--test-inject-fault=$kind on one rank (rc $rc)"
+  fi
+done
 # the order fault leaves out a wait between two device streams: the host backend runs every call
 # in order, so it is refused there (the GPU tests plant it: bench/multigpu/run_node.sh)
 run 2 --op heat --global 16,16,16 --test-inject-fault=order
