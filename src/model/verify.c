@@ -55,6 +55,46 @@
  *              operands with the two of each pair swapped (cx*(xm + xp) against cx*(xp + xm)),
  *              and IEEE addition is commutative, so the symmetry holds bit for bit: the
  *              tolerance is 0 (the field must also be finite and not zero).
+ *              Last-step replay: the two checks above cannot see what crosses rank borders.
+ *              When every message of the exchange is empty, or the one-point shell next to a
+ *              neighbour is never updated, every block is a box closed by zeros (or by stale
+ *              values that are again its own): its energy balance holds exactly and a
+ *              symmetric layout keeps the mirror symmetry, so both passed such a build. The
+ *              replay recomputes the last step, U^S from U^(S-1) and U^(S-2) (u, um and v of
+ *              the solver's rotation at the end of a run, restarted or not), on the host with
+ *              the stencil of pointwise.h and the run's coefficient sets (split at the
+ *              interface plane by global z as step.c splits them), then adds the point source
+ *              of step S-1 as step.c does ((real_t)(src_scale s((S-1) dt)), added to the new
+ *              level in real_t), and compares it with U^S at every interior point. The face
+ *              ghosts of its copy of U^(S-1) are not the run's: each rank sends its own
+ *              boundary layers of U^(S-1), read from its field, to its neighbours with
+ *              MPI_Sendrecv on a duplicate of the Cartesian communicator (decomp.h's
+ *              neighbours; no buffer, kernel, stream, tag or call of the halo exchange is
+ *              involved, so an exchange that drops, empties, misplaces or delays a message, or
+ *              a shell update that is skipped or reads stale ghosts, cannot also fix the
+ *              replay), and beyond a global edge the ghosts are the Dirichlet value 0 of the
+ *              problem, not the run's. One layer suffices at any --halo-width: the 7-point
+ *              stencil of one step reads only the face ghosts of U^(S-1) and U^(S-2) at the
+ *              point itself, so deeper ghosts, edges and corners play no part. Tolerance 0, an
+ *              exact comparison (NaN never equals): each point of the replay is the same
+ *              real_t expression in the same operand order with the same operands as the
+ *              run's (pointwise.h; no FMA contraction in any host or device file), and every
+ *              backend, kernel, tile, region split and rank count gives that expression's
+ *              bits (docs/kernels.md: a GPU run's dump equals the host backend's bit for bit,
+ *              and the multi-rank tests see every operator bitwise equal to one rank), so a
+ *              correct run differs from its replay nowhere; any difference is an error of at
+ *              least one rounding unit of one point's update. It checks the last step only:
+ *              the faults it is for are systematic (a message dropped or empty, an unwritten
+ *              shell, a ghost one step stale, a region misplaced) and wrong in every step, so
+ *              in the last one too wherever the wave has reached a border (before it has,
+ *              nothing non-zero crosses one and there is nothing to get wrong); a fault in an
+ *              earlier step alone is left to the energy balance, which sums every step's work. The replay
+ *              reproduces the run's coefficients and source scale: a wrong velocity or source
+ *              is the energy balance's to catch, the replay catches the data each point read.
+ *              Cost at any scale: one step's work on the host and copies of three fields off
+ *              the device in chunks of a few MiB (as the energy sums already do), six faces
+ *              of messages per rank, host memory of 12 faces and three chunks, allocated when
+ *              the check runs (at a 512^3 block in double 25 and 20 MiB); no device memory.
  */
 #include <float.h>
 #include <math.h>
@@ -63,6 +103,7 @@
 #include <string.h>
 
 #include "fd_error.h"
+#include "pointwise.h"
 #include "verify.h"
 
 static double real_eps(void) { return sizeof(real_t) == sizeof(double) ? DBL_EPSILON : FLT_EPSILON; }
@@ -452,6 +493,237 @@ static int check_symmetry(const fd_verify_input *in, fd_check *c, double max_u)
   return FD_OK;
 }
 
+/* ---- the wave's last step, replayed (file comment) ---- */
+
+/* The six faces of a block: face f = 2 d + side (faces.h), its points (p, q) over the two
+ * other dimensions a < b at p + n[a] q. */
+static void face_dims(int d, int *a, int *b)
+{
+  *a = d == 0 ? 1 : 0;
+  *b = d == 2 ? 1 : 2;
+}
+
+/* Host buffers of the replay: the six boundary layers of U^(S-1) this rank sends, the six it
+ * receives (the neighbours' own layers; 0 beyond a global edge: Dirichlet), and one chunk of
+ * planes of each of the three levels. */
+typedef struct {
+  real_t *send[FD_FACES], *recv[FD_FACES];
+  real_t *hu, *hm, *hp; /* U^S, U^(S-1) (one more plane each side), U^(S-2) */
+} replay_bufs;
+
+static void replay_free(replay_bufs *r)
+{
+  for (int f = 0; f < FD_FACES; f++) {
+    free(r->send[f]);
+    free(r->recv[f]);
+  }
+  free(r->hu);
+  free(r->hm);
+  free(r->hp);
+}
+
+/* Copies this rank's boundary layers of U^(S-1) (the interior points next to each face,
+ * whether or not a neighbour is there) out of planes k0..k1 of the host copy h (first element
+ * `first`) into r->send. Not Collective. */
+static void replay_layers(const fd_grid *g, const real_t *h, long long first, int k0, int k1, replay_bufs *r)
+{
+  const int *n = g->n;
+  for (int k = k0; k <= k1; k++)
+    for (int j = 1; j <= n[1]; j++) {
+      const real_t *row = h + (fd_grid_index(g, 0, j, k) - first);
+      r->send[0][(j - 1) + (size_t)n[1] * (k - 1)] = row[1];
+      r->send[1][(j - 1) + (size_t)n[1] * (k - 1)] = row[n[0]];
+      for (int i = 1; i <= n[0]; i++) {
+        if (j == 1) r->send[2][(i - 1) + (size_t)n[0] * (k - 1)] = row[i];
+        if (j == n[1]) r->send[3][(i - 1) + (size_t)n[0] * (k - 1)] = row[i];
+        if (k == 1) r->send[4][(i - 1) + (size_t)n[0] * (j - 1)] = row[i];
+        if (k == n[2]) r->send[5][(i - 1) + (size_t)n[0] * (j - 1)] = row[i];
+      }
+    }
+}
+
+/* Writes the received layers into the face ghosts of planes k0-1..k1+1 of the host copy h of
+ * U^(S-1) (first element `first`; the device field is not touched). Not Collective. */
+static void replay_ghosts(const fd_grid *g, real_t *h, long long first, int k0, int k1, const replay_bufs *r)
+{
+  const int *n = g->n;
+  for (int k = k0; k <= k1; k++)
+    for (int j = 1; j <= n[1]; j++) {
+      real_t *row = h + (fd_grid_index(g, 0, j, k) - first);
+      row[0] = r->recv[0][(j - 1) + (size_t)n[1] * (k - 1)];
+      row[n[0] + 1] = r->recv[1][(j - 1) + (size_t)n[1] * (k - 1)];
+    }
+  for (int k = k0; k <= k1; k++)
+    for (int i = 1; i <= n[0]; i++) {
+      h[fd_grid_index(g, i, 0, k) - first] = r->recv[2][(i - 1) + (size_t)n[0] * (k - 1)];
+      h[fd_grid_index(g, i, n[1] + 1, k) - first] = r->recv[3][(i - 1) + (size_t)n[0] * (k - 1)];
+    }
+  for (int j = 1; j <= n[1]; j++)
+    for (int i = 1; i <= n[0]; i++) {
+      if (k0 == 1) h[fd_grid_index(g, i, j, 0) - first] = r->recv[4][(i - 1) + (size_t)n[0] * (j - 1)];
+      if (k1 == n[2]) h[fd_grid_index(g, i, j, n[2] + 1) - first] = r->recv[5][(i - 1) + (size_t)n[0] * (j - 1)];
+    }
+}
+
+/* The boundary layers to the neighbours and theirs into r->recv, on a communicator of its own
+ * (a duplicate of dec->cart: no message of the halo exchange can match these), a face as
+ * n[b] rows of n[a] values (both counts are ints whatever the block). Collective. */
+static int replay_swap(const fd_decomp *dec, replay_bufs *r)
+{
+  MPI_Comm comm;
+  FD_MPI(MPI_Comm_dup(dec->cart, &comm));
+  int rc = FD_OK;
+  for (int d = 0; d < 3 && rc == FD_OK; d++) {
+    int a, b;
+    face_dims(d, &a, &b);
+    MPI_Datatype row;
+    if (MPI_Type_contiguous(dec->n[a], FD_MPI_REAL, &row) != MPI_SUCCESS || MPI_Type_commit(&row) != MPI_SUCCESS) {
+      rc = fd_set_error(FD_ERR_RUNTIME, "rank %d: verify: MPI_Type_contiguous failed", dec->rank);
+      break;
+    }
+    /* my low layer to the low neighbour, the high neighbour's low layer into my high ghosts;
+     * then the other way */
+    for (int side = 0; side < 2 && rc == FD_OK; side++) {
+      const int f = 2 * d + side, o = 2 * d + 1 - side;
+      if (MPI_Sendrecv(r->send[f], dec->n[b], row, dec->nbr[f], f, r->recv[o], dec->n[b], row, dec->nbr[o], f, comm,
+                       MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        rc = fd_set_error(FD_ERR_RUNTIME, "rank %d: verify: MPI_Sendrecv of the replay's layers failed", dec->rank);
+    }
+    MPI_Type_free(&row);
+  }
+  MPI_Comm_free(&comm);
+  return rc;
+}
+
+/* What the replay found on this rank. */
+typedef struct {
+  long long differ;  /* points where the replay and U^S are not equal (NaN never is) */
+  double max_diff;   /* max |replay - U^S| (infinite where either is not finite) */
+  long long first[3]; /* global index of the first point that differs */
+} replay_found;
+
+/* Planes k0..k1 of the replay against U^S (host copies; hm's face ghosts hold the
+ * neighbours' layers): the stencil of each layer from pointwise.h, the point source of the
+ * last step after it. Not Collective. */
+static void replay_planes(const fd_verify_input *in, const replay_bufs *r, long long fu, long long fm, long long fp,
+                          int k0, int k1, real_t src_val, replay_found *found)
+{
+  const fd_problem *p = in->prob;
+  const fd_grid *g = in->grid;
+  const int *n = g->n;
+  const long long sx = g->sx, sxy = g->sxy, *st = in->dec->start;
+  long long sl[3];
+  for (int d = 0; d < 3; d++) sl[d] = p->src[d] - st[d];
+  for (int k = k0; k <= k1; k++) {
+    const fd_coeffs *c = st[2] + k <= p->iface ? &p->coeffs : &p->coeffs2; /* as step.c splits */
+    for (int j = 1; j <= n[1]; j++) {
+      const long long e = fd_grid_index(g, 0, j, k);
+      const real_t *a = r->hu + (e - fu), *b = r->hm + (e - fm), *f = r->hp + (e - fp);
+      for (int i = 1; i <= n[0]; i++) {
+        real_t v = fd_stencil_point_f(c->cc, c->cx, c->cy, c->cz, c->cf, b[i], b[i - 1], b[i + 1], b[i - sx], b[i + sx],
+                                      b[i - sxy], b[i + sxy], f[i]);
+        if (i == sl[0] && j == sl[1] && k == sl[2] && src_val != 0) v += src_val;
+        if (v == a[i]) continue;
+        double dv = fabs((double)v - (double)a[i]);
+        if (dv != dv) dv = INFINITY;
+        if (found->differ++ == 0) {
+          found->first[0] = st[0] + i;
+          found->first[1] = st[1] + j;
+          found->first[2] = st[2] + k;
+        }
+        if (dv > found->max_diff) found->max_diff = dv;
+      }
+    }
+  }
+}
+
+/* The last step replayed (file comment). Collective. */
+static int check_replay(const fd_verify_input *in, fd_check *c)
+{
+  const fd_problem *p = in->prob;
+  const fd_grid *g = in->grid;
+  const fd_decomp *dec = in->dec;
+  const int *n = g->n;
+  const long long S = in->steps;
+  c->tolerance = 0.0;
+  if (S < 1 || !in->prev || !in->prev2) {
+    snprintf(c->note, sizeof c->note, "not applied: no step to replay");
+    return FD_OK;
+  }
+  const int K = chunk_planes(g);
+  const size_t plane = (size_t)g->sxy, chunk = (size_t)(K + 2) * plane + 1;
+  replay_bufs r;
+  memset(&r, 0, sizeof r);
+  int err = FD_OK;
+  for (int f = 0; f < FD_FACES && err == FD_OK; f++) {
+    int a, b;
+    face_dims(f / 2, &a, &b);
+    const size_t pts = (size_t)n[a] * (size_t)n[b];
+    r.send[f] = malloc(pts * sizeof(real_t));
+    r.recv[f] = calloc(pts, sizeof(real_t)); /* 0: the Dirichlet value beyond a global edge */
+    if (!r.send[f] || !r.recv[f]) err = FD_ERR_RUNTIME;
+  }
+  if (err == FD_OK) {
+    r.hu = malloc(chunk * sizeof(real_t));
+    r.hm = malloc(chunk * sizeof(real_t));
+    r.hp = malloc(chunk * sizeof(real_t));
+    if (!r.hu || !r.hm || !r.hp) err = FD_ERR_RUNTIME;
+  }
+  if (err != FD_OK) {
+    replay_free(&r);
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: verify: out of host memory for the replay", dec->rank);
+  }
+  FD_CALL(fd_agree(dec->cart, err));
+  /* 1. this rank's boundary layers of U^(S-1), from the field itself */
+  for (int k0 = 1; k0 <= n[2] && err == FD_OK; k0 += K) {
+    const int k1 = k0 + K - 1 < n[2] ? k0 + K - 1 : n[2];
+    long long fm;
+    err = copy_planes(g, in->stream, in->prev, k0, k1, r.hm, &fm);
+    if (err == FD_OK) replay_layers(g, r.hm, fm, k0, k1, &r);
+  }
+  err = fd_agree(dec->cart, err);
+  /* 2. the neighbours' layers, by messages of the replay's own */
+  if (err == FD_OK) err = fd_agree(dec->cart, replay_swap(dec, &r));
+  /* 3. the step S-1 -> S: stencil, then the source at the time of step S-1 (step.c adds
+   * (real_t)(src_scale s((S-1) dt)) to the new level in real_t) */
+  const real_t src_val = (real_t)(p->src_scale * problem_ricker(p, (double)(S - 1) * p->dt));
+  replay_found found = {0, 0.0, {0, 0, 0}};
+  for (int k0 = 1; k0 <= n[2] && err == FD_OK; k0 += K) {
+    const int k1 = k0 + K - 1 < n[2] ? k0 + K - 1 : n[2];
+    long long fu, fm, fp;
+    err = copy_planes(g, in->stream, in->result, k0, k1, r.hu, &fu);
+    if (err == FD_OK) err = copy_planes(g, in->stream, in->prev, k0 - 1, k1 + 1, r.hm, &fm);
+    if (err == FD_OK) err = copy_planes(g, in->stream, in->prev2, k0, k1, r.hp, &fp);
+    if (err == FD_OK) {
+      replay_ghosts(g, r.hm, fm, k0, k1, &r);
+      replay_planes(in, &r, fu, fm, fp, k0, k1, src_val, &found);
+    }
+  }
+  replay_free(&r);
+  FD_CALL(fd_agree(dec->cart, err));
+  /* 4. over the ranks: the count, the largest difference, the first rank that differs and
+   * its first point */
+  long long differ = found.differ;
+  double max_diff = found.max_diff;
+  int first_rank = found.differ ? dec->rank : dec->size;
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_LONG_LONG, MPI_SUM, dec->cart));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &max_diff, 1, MPI_DOUBLE, MPI_MAX, dec->cart));
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &first_rank, 1, MPI_INT, MPI_MIN, dec->cart));
+  if (differ) FD_MPI(MPI_Bcast(found.first, 3, MPI_LONG_LONG, first_rank, dec->cart));
+  const double total = (double)p->N[0] * (double)p->N[1] * (double)p->N[2];
+  c->applies = 1;
+  c->error = max_diff;
+  c->passed = differ == 0;
+  if (differ)
+    snprintf(c->note, sizeof c->note, "step %lld recomputed from the neighbours' own layers: %lld of %.0f points "
+             "differ, max %.3g, first (%lld,%lld,%lld) on rank %d (tolerance 0)", S, differ, total, max_diff,
+             found.first[0], found.first[1], found.first[2], first_rank);
+  else
+    snprintf(c->note, sizeof c->note, "step %lld recomputed from the neighbours' own layers: all %.0f points equal "
+             "(tolerance 0: the same arithmetic)", S, total);
+  return FD_OK;
+}
+
 static int check_wave(const fd_verify_input *in, fd_verify *out)
 {
   snprintf(out->name, sizeof out->name, "wave");
@@ -459,6 +731,7 @@ static int check_wave(const fd_verify_input *in, fd_verify *out)
   fd_check *e = add_check(out, "energy balance");
   FD_CALL(check_energy(in, e, &max_u));
   FD_CALL(check_symmetry(in, add_check(out, "mirror symmetry"), max_u));
+  FD_CALL(check_replay(in, add_check(out, "last-step replay")));
   out->error_max = e->error;
   out->tolerance = e->applies ? e->tolerance : INFINITY;
   return FD_OK;

@@ -20,14 +20,14 @@ typedef enum {
 
 /* One check of an operator's answer. */
 typedef struct {
-  char name[32];     /* "mode decay", "energy balance", "mirror symmetry", ... */
+  char name[32];     /* "mode decay", "energy balance", "mirror symmetry", "last-step replay", ... */
   int applies;       /* 0: this run is outside what the check can decide (note says why) */
   int passed;        /* when it applies */
   double error, tolerance;
   char note[224];    /* the numbers, or why it does not apply */
 } fd_check;
 
-#define FD_CHECKS_MAX 3
+#define FD_CHECKS_MAX 4
 
 typedef struct {
   char name[32];     /* the operator's checks in a word: "laplacian of quadratic" ... */
@@ -44,7 +44,7 @@ typedef struct {
   double residual0, residual; /* jacobi: RMS residual before and after */
   int converged;     /* jacobi: residual fell by 1e-6 or more; the O(h^2) bound then applies */
   double error_h2;   /* jacobi: error_max / sum h^2 */
-  char detail[640];  /* one line for the report: every check, its numbers and verdict */
+  char detail[1024]; /* one line for the report: every check, its numbers and verdict */
 } fd_verify;
 
 /* What the checks read. */
@@ -58,6 +58,8 @@ typedef struct {
   const real_t *result;   /* the answer (laplacian: the last output; others: the last state):
                              device field of layout *grid */
   const real_t *prev;     /* wave: the level before result (U^(steps-1)), its ghosts exchanged */
+  const real_t *prev2;    /* wave: the level before prev (U^(steps-2); only its interior is
+                             read): the last step's second input, for its replay */
   const double *src_hist; /* wave: the field at the source point after each step while the
                              source was on: src_hist[m] = U^m(src), m = 0 .. n_hist-1 (U^0 = 0);
                              the same on every rank */

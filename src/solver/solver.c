@@ -90,11 +90,13 @@ static int source_history(fd_state *s, double **hist, long long *n)
  * the one computed here). Collective. */
 static int verify(fd_state *s, const real_t *result, double residual0, fd_verify *v)
 {
-  fd_verify_input in = {&s->prob, &s->dec, &s->grid, s->compute, s->steps, result, NULL, NULL, -1, residual0, 0.0};
+  fd_verify_input in = {.prob = &s->prob, .dec = &s->dec, .grid = &s->grid, .stream = s->compute,
+                        .steps = s->steps, .result = result, .n_hist = -1, .residual0 = residual0};
   if (s->prob.op == FD_OP_JACOBI) FD_CALL(residual(s, &in.residual));
   double *hist = NULL;
   if (s->prob.op == FD_OP_WAVE) {
-    in.prev = s->um;
+    in.prev = s->um; /* the rotation (pass_advance) leaves u = U^S, um = U^(S-1), v = U^(S-2) */
+    in.prev2 = s->v;
     FD_CALL(source_history(s, &hist, &in.n_hist));
     in.src_hist = hist;
   }
