@@ -194,6 +194,9 @@ typedef struct {
   real_t *host[FD_CKPT_FIELDS_MAX];  /* pinned copies of the whole fields, ghosts included */
   real_t *hist_host;      /* pinned copy of the source record */
   long long hist_cap;
+  real_t *rec;            /* --restart, the source's owner: the record as read (rec_cap values,
+                             the chosen checkpoint's; checkpoint_create allocates it) */
+  long long rec_cap;
   /* the checkpoint in flight (begun > finalized): at most one */
   long long begun, finalized, written;
   int stage_state;        /* 0 none, 1 copies enqueued, 2 handed to the writer */

@@ -455,8 +455,12 @@ static int load_one(fd_checkpoints *ck, const fd_ckpt_view *v, be_stream compute
   ck->hist_lost = h->op == FD_OP_WAVE && ck->run.hist > 0 && h->hist_count < need;
   const int hist_read = h->op == FD_OP_WAVE && ck->run.hist > 0 && !ck->hist_lost;
   if (err == FD_OK && !e && hist_read && ck->hist_owner && v->hist) {
-    real_t *rec = malloc((size_t)h->hist_count * sizeof(real_t));
-    if (!rec) err = fd_set_error(FD_ERR_RUNTIME, "rank %d: --restart: out of host memory for the source record", ck->rank);
+    /* checkpoint_create's buffer; an older checkpoint after a fallback holds no more values */
+    const int own = h->hist_count > ck->rec_cap;
+    real_t *rec = own ? malloc((size_t)h->hist_count * sizeof(real_t)) : ck->rec;
+    if (!rec)
+      err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the --restart source record (%zu bytes): out of host "
+                         "memory", ck->rank, (size_t)h->hist_count * sizeof(real_t));
     if (rec) e = ckpt_pread_all(fd, rec, (size_t)h->hist_count * sizeof(real_t), (off_t)h->hist_offset, NULL);
     if (rec && !e) {
       sums[nsums - 1] += ckpt_hash_run(rec, h->hist_count, 0, CK_SALT_HIST);
@@ -464,7 +468,7 @@ static int load_one(fd_checkpoints *ck, const fd_ckpt_view *v, be_stream compute
           be_stream_sync(compute) != BE_OK)
         err = fd_backend_failed(__FILE__, __LINE__, "be_memcpy_async(H2D)");
     }
-    free(rec);
+    if (own) free(rec);
   }
   if (err == FD_OK && !e && ck->rank == 0) e = ckpt_pread_all(fd, table, (size_t)nsums * 8, (off_t)h->table_offset, NULL);
   if (fd >= 0) close(fd);

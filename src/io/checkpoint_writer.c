@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -263,6 +264,29 @@ static int install_handlers(fd_checkpoints *ck)
 
 /* ---- set-up and tear-down ---- */
 
+/* --restart: what checkpoint_load reads into, allocated with the run's other buffers, before
+ * its first step: a pinned copy of one field (without --checkpoint-dir; with it, the writer's
+ * host[0] serves) and, on the source's owner, the source record of the checkpoint chosen.
+ * Agreed, one line naming the rank, what and the bytes. Collective over comm. */
+static int reserve_restart(fd_checkpoints *ck, MPI_Comm comm)
+{
+  if (!ck->restart) return FD_OK;
+  int err = FD_OK;
+  const size_t bytes = ck->layout.elems * sizeof(real_t);
+  if (!ck->on && ck->run.fields > 0 && be_host_alloc((void **)&ck->host[0], bytes) != BE_OK) {
+    ck->host[0] = NULL;
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the --restart copy of the local field (%zu bytes): %s",
+                       ck->rank, bytes, be_error_message());
+  }
+  if (err == FD_OK && ck->hist_owner && ck->run.hist > 0 && ck->h.hist_count > 0) {
+    ck->rec_cap = ck->h.hist_count;
+    if (!(ck->rec = malloc((size_t)ck->rec_cap * sizeof(real_t))))
+      err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the --restart source record (%zu bytes): out of host "
+                         "memory", ck->rank, (size_t)ck->rec_cap * sizeof(real_t));
+  }
+  return fd_agree(comm, err);
+}
+
 int checkpoint_create(fd_checkpoints *ck, const fd_ckpt_config *c)
 {
   const fd_options *o = c->opt;
@@ -287,6 +311,7 @@ int checkpoint_create(fd_checkpoints *ck, const fd_ckpt_config *c)
   int bc[3];
   for (int d = 0; d < 3; d++) bc[d] = ckpt_block_of(ck->run.N[d], ck->P[d], ck->start[d]);
   ck->block = bc[0] + ck->P[0] * (bc[1] + ck->P[1] * bc[2]);
+  FD_CALL(reserve_restart(ck, c->comm));
   if (!ck->on) return FD_OK;
   FD_MPI(MPI_Comm_dup(c->comm, &ck->comm));
   ck->comm_dup = 1;
@@ -377,6 +402,9 @@ int checkpoint_destroy(fd_checkpoints *ck)
   }
   if (be_host_free(ck->hist_host) != BE_OK) err = FD_ERR_RUNTIME;
   ck->hist_host = NULL;
+  free(ck->rec);
+  ck->rec = NULL;
+  ck->rec_cap = 0;
   be_event *ev[3] = {&ck->staged, &ck->begin, &ck->copied};
   for (int q = 0; q < 3; q++)
     if (*ev[q]) {

@@ -61,35 +61,45 @@ static int write_file(const fd_decomp *dec, const real_t *pack, const char *path
   return err;
 }
 
-int dump_field(const fd_decomp *dec, const fd_grid *g, be_stream stream, const real_t *field,
-               const char *path)
+int dump_reserve(const fd_decomp *dec, const fd_grid *g, fd_dump_buffers *b)
 {
   const int *n = dec->n;
   size_t all = 0, mine = 0;
+  b->host = b->pack = NULL;
   int err = fd_size_mul(g->elems, sizeof(real_t), &all) != 0 ||
                     fd_size_mul((size_t)n[0] * (size_t)n[1], (size_t)n[2] * sizeof(real_t), &mine) != 0
                 ? fd_set_error(FD_ERR_RUNTIME, "rank %d: --dump: the buffers of a %d x %d x %d block do not fit in memory",
                                dec->rank, n[0], n[1], n[2])
                 : FD_OK;
-  real_t *host = NULL, *pack = NULL;
-  if (err == FD_OK && !(pack = malloc(mine)))
-    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: --dump: cannot allocate %zu bytes of host memory", dec->rank, mine);
-  if (err == FD_OK && be_host_alloc((void **)&host, all) != BE_OK)
-    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: --dump: %s", dec->rank, be_error_message());
-  if (err) {
-    free(pack);
-    if (host) (void)be_host_free(host);
+  if (err == FD_OK && be_host_alloc((void **)&b->host, all) != BE_OK) {
+    b->host = NULL;
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the --dump copy of the local field (%zu bytes): %s",
+                       dec->rank, all, be_error_message());
   }
-  FD_CALL(fd_agree(dec->cart, err));
-  FD_BE(be_memcpy_async(host, field, all, BE_COPY_D2H, stream));
+  if (err == FD_OK && !(b->pack = malloc(mine)))
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the --dump local interior (%zu bytes): out of host memory",
+                       dec->rank, mine);
+  return fd_agree(dec->cart, err);
+}
+
+void dump_release(fd_dump_buffers *b)
+{
+  (void)be_host_free(b->host);
+  free(b->pack);
+  b->host = b->pack = NULL;
+}
+
+int dump_field(const fd_decomp *dec, const fd_grid *g, be_stream stream, const real_t *field,
+               const char *path, const fd_dump_buffers *b)
+{
+  const int *n = dec->n;
+  real_t *host = b->host, *pack = b->pack;
+  FD_BE(be_memcpy_async(host, field, g->elems * sizeof(real_t), BE_COPY_D2H, stream));
   FD_BE(be_stream_sync(stream));
   /* the interior rows, x fastest, contiguous */
   for (int k = 0; k < n[2]; k++)
     for (int j = 0; j < n[1]; j++)
       memcpy(pack + (size_t)n[0] * (j + (size_t)n[1] * k), host + fd_grid_index(g, 1, j + 1, k + 1),
              (size_t)n[0] * sizeof(real_t));
-  FD_BE(be_host_free(host));
-  err = write_file(dec, pack, path);
-  free(pack);
-  return err;
+  return write_file(dec, pack, path);
 }

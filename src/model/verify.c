@@ -143,19 +143,16 @@ static fd_check *add_check(fd_verify *out, const char *name)
 /* Largest grid the wave's symmetry check gathers on rank 0 (points). */
 #define FD_SYMMETRY_MAX_POINTS (1LL << 26)
 
-/* Gathers the interior of u (device field of dec's block, with ghosts) on rank 0 into *global
- * (N[0] x N[1] x N[2], x fastest; rank 0 frees it; NULL elsewhere). Collective over
- * dec->cart; synchronous on stream. */
+/* Gathers the interior of u (device field of dec's block, with ghosts) on rank 0 into
+ * m->global (N[0] x N[1] x N[2], x fastest), through the buffers of m (verify_reserve: nothing
+ * is allocated here). Collective over dec->cart; synchronous on stream. */
 static int gather_interior(const fd_decomp *dec, const fd_grid *g, be_stream stream, const real_t *u,
-                           real_t **global)
+                           fd_verify_memory *m)
 {
   const int *n = dec->n;
   const size_t all = g->elems, mine = (size_t)n[0] * n[1] * n[2];
-  int ranks;
-  FD_MPI(MPI_Comm_size(dec->cart, &ranks));
-  real_t *host = malloc(all * sizeof(real_t)), *pack = malloc(mine * sizeof(real_t));
-  int err = host && pack ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "verify: out of memory");
-  FD_CALL(fd_agree(dec->cart, err));
+  const int ranks = dec->size;
+  real_t *host = m->block, *pack = m->pack;
   FD_BE(be_memcpy_async(host, u, all * sizeof(real_t), BE_COPY_D2H, stream));
   FD_BE(be_stream_sync(stream));
   for (int k = 0; k < n[2]; k++)
@@ -163,19 +160,10 @@ static int gather_interior(const fd_decomp *dec, const fd_grid *g, be_stream str
       memcpy(pack + (size_t)n[0] * (j + (size_t)n[1] * k), host + fd_grid_index(g, 1, j + 1, k + 1),
              (size_t)n[0] * sizeof(real_t));
   long long box[6] = {dec->start[0], dec->start[1], dec->start[2], n[0], n[1], n[2]};
-  long long *boxes = NULL;
-  int *counts = NULL, *displs = NULL;
-  real_t *recv = NULL;
+  long long *boxes = m->boxes;
+  int *counts = m->counts, *displs = m->displs;
+  real_t *recv = m->recv;
   const long long *N = dec->N;
-  if (dec->rank == 0) {
-    boxes = malloc(6 * sizeof *boxes * (size_t)ranks);
-    counts = malloc(sizeof *counts * (size_t)ranks);
-    displs = malloc(sizeof *displs * (size_t)ranks);
-    recv = malloc((size_t)(N[0] * N[1] * N[2]) * sizeof(real_t));
-    *global = malloc((size_t)(N[0] * N[1] * N[2]) * sizeof(real_t));
-    if (!boxes || !counts || !displs || !recv || !*global) err = fd_set_error(FD_ERR_RUNTIME, "verify: out of memory");
-  }
-  FD_CALL(fd_agree(dec->cart, err));
   FD_MPI(MPI_Gather(box, 6, MPI_LONG_LONG, boxes, 6, MPI_LONG_LONG, 0, dec->cart));
   if (dec->rank == 0)
     for (int r = 0, off = 0; r < ranks; r++) {
@@ -191,15 +179,9 @@ static int gather_interior(const fd_decomp *dec, const fd_grid *g, be_stream str
       const long long *b = boxes + 6 * r;
       for (long long k = 0; k < b[5]; k++)
         for (long long j = 0; j < b[4]; j++)
-          memcpy(*global + b[0] + N[0] * (b[1] + j + N[1] * (b[2] + k)),
+          memcpy(m->global + b[0] + N[0] * (b[1] + j + N[1] * (b[2] + k)),
                  recv + displs[r] + b[3] * (j + b[4] * k), (size_t)b[3] * sizeof(real_t));
     }
-  free(host);
-  free(pack);
-  free(boxes);
-  free(counts);
-  free(displs);
-  free(recv);
   return FD_OK;
 }
 
@@ -328,6 +310,10 @@ static int chunk_planes(const fd_grid *g)
   return (int)k;
 }
 
+/* Elements of each of the energy sums' two host chunks: chunk_planes planes and one more on
+ * either side (the previous level's neighbours). Pure. */
+static size_t chunk_elems(const fd_grid *g) { return (size_t)(chunk_planes(g) + 2) * (size_t)g->sxy + 1; }
+
 /* Planes k0..k1 (every row, ghosts included) of the device field u into buf; *first = the field
  * element at buf[0]. Synchronous. */
 static int copy_planes(const fd_grid *g, be_stream st, const real_t *u, int k0, int k1, real_t *buf,
@@ -352,14 +338,8 @@ static int energy_sums(const fd_verify_input *in, const double cd[3], double A, 
   const int *n = g->n;
   const int K = chunk_planes(g);
   const double vmax = p->vel[0] > p->vel[1] ? p->vel[0] : p->vel[1];
-  const size_t elems = (size_t)(K + 2) * (size_t)g->sxy + 1;
-  real_t *ha = malloc(elems * sizeof(real_t)), *hb = malloc(elems * sizeof(real_t));
-  int err = ha && hb ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: verify: out of host memory", in->dec->rank);
-  if (err) {
-    free(ha);
-    free(hb);
-  }
-  FD_CALL(fd_agree(in->dec->cart, err));
+  real_t *ha = in->mem->chunk[0], *hb = in->mem->chunk[1]; /* chunk_elems(g) each */
+  int err = FD_OK;
   for (int q = 0; q < 4; q++) sum[q] = 0.0;
   const long long sx = g->sx, sxy = g->sxy;
   for (int k0 = 1; k0 <= n[2] && err == FD_OK; k0 += K) {
@@ -394,8 +374,6 @@ static int energy_sums(const fd_verify_input *in, const double cd[3], double A, 
       for (int q = 0; q < 4; q++) sum[q] += plane[q];
     }
   }
-  free(ha);
-  free(hb);
   FD_CALL(err);
   FD_MPI(MPI_Allreduce(MPI_IN_PLACE, sum, 4, MPI_DOUBLE, MPI_SUM, in->dec->cart));
   return FD_OK;
@@ -451,25 +429,34 @@ static int check_energy(const fd_verify_input *in, fd_check *c, double *max_u)
   return FD_OK;
 }
 
+/* Whether the wave's mirror symmetry check applies to p (*centred: the source is at the centre
+ * of an odd grid). Pure. */
+static int symmetry_applies(const fd_problem *p, int *centred)
+{
+  const long long *N = p->N;
+  *centred = 1;
+  for (int d = 0; d < 3; d++) *centred &= 2 * p->src[d] == N[d] + 1;
+  const double total = (double)N[0] * (double)N[1] * (double)N[2]; /* exact up to 2^53 */
+  return *centred && total <= (double)FD_SYMMETRY_MAX_POINTS;
+}
+
 /* Mirror symmetry (file comment). Collective. */
 static int check_symmetry(const fd_verify_input *in, fd_check *c, double max_u)
 {
   const fd_problem *p = in->prob;
   const long long *N = p->N;
-  int centred = 1;
-  for (int d = 0; d < 3; d++) centred &= 2 * p->src[d] == N[d] + 1;
+  int centred;
   const int mirror_z = p->vel[0] == p->vel[1];
-  const double total = (double)N[0] * (double)N[1] * (double)N[2]; /* exact up to 2^53 */
-  c->applies = centred && total <= (double)FD_SYMMETRY_MAX_POINTS;
+  c->applies = symmetry_applies(p, &centred);
   c->tolerance = 0.0;
   if (!c->applies) {
     snprintf(c->note, sizeof c->note, "not checked (%s)", centred ? "grid above 2^26 points" : "source not at the centre of an odd grid");
     return FD_OK;
   }
   double asym = 0.0;
-  real_t *g = NULL;
-  FD_CALL(gather_interior(in->dec, in->grid, in->stream, in->result, &g));
+  FD_CALL(gather_interior(in->dec, in->grid, in->stream, in->result, in->mem));
   if (in->dec->rank == 0) {
+    const real_t *g = in->mem->global;
     /* point (i,j,k) 0-based and its mirror N-1-i (and so on), one axis at a time */
     for (long long k = 0; k < N[2]; k++)
       for (long long j = 0; j < N[1]; j++)
@@ -483,7 +470,6 @@ static int check_symmetry(const fd_verify_input *in, fd_check *c, double max_u)
             if (e > asym) asym = e;
           }
         }
-    free(g);
   }
   FD_MPI(MPI_Bcast(&asym, 1, MPI_DOUBLE, 0, in->dec->cart));
   c->error = asym;
@@ -503,24 +489,13 @@ static void face_dims(int d, int *a, int *b)
   *b = d == 2 ? 1 : 2;
 }
 
-/* Host buffers of the replay: the six boundary layers of U^(S-1) this rank sends, the six it
- * receives (the neighbours' own layers; 0 beyond a global edge: Dirichlet), and one chunk of
- * planes of each of the three levels. */
+/* Host buffers of the replay (verify_reserve's): the six boundary layers of U^(S-1) this rank
+ * sends, the six it receives (the neighbours' own layers; 0 beyond a global edge: Dirichlet),
+ * and one chunk of planes of each of the three levels. */
 typedef struct {
   real_t *send[FD_FACES], *recv[FD_FACES];
   real_t *hu, *hm, *hp; /* U^S, U^(S-1) (one more plane each side), U^(S-2) */
 } replay_bufs;
-
-static void replay_free(replay_bufs *r)
-{
-  for (int f = 0; f < FD_FACES; f++) {
-    free(r->send[f]);
-    free(r->recv[f]);
-  }
-  free(r->hu);
-  free(r->hm);
-  free(r->hp);
-}
 
 /* Copies this rank's boundary layers of U^(S-1) (the interior points next to each face,
  * whether or not a neighbour is there) out of planes k0..k1 of the host copy h (first element
@@ -651,29 +626,19 @@ static int check_replay(const fd_verify_input *in, fd_check *c)
     return FD_OK;
   }
   const int K = chunk_planes(g);
-  const size_t plane = (size_t)g->sxy, chunk = (size_t)(K + 2) * plane + 1;
+  /* the buffers verify_reserve made before the first step (fd_verify_memory) */
   replay_bufs r;
-  memset(&r, 0, sizeof r);
-  int err = FD_OK;
-  for (int f = 0; f < FD_FACES && err == FD_OK; f++) {
+  for (int f = 0; f < FD_FACES; f++) {
     int a, b;
     face_dims(f / 2, &a, &b);
-    const size_t pts = (size_t)n[a] * (size_t)n[b];
-    r.send[f] = malloc(pts * sizeof(real_t));
-    r.recv[f] = calloc(pts, sizeof(real_t)); /* 0: the Dirichlet value beyond a global edge */
-    if (!r.send[f] || !r.recv[f]) err = FD_ERR_RUNTIME;
+    r.send[f] = in->mem->face_send[f];
+    r.recv[f] = in->mem->face_recv[f];
+    memset(r.recv[f], 0, (size_t)n[a] * (size_t)n[b] * sizeof(real_t)); /* 0: the Dirichlet value beyond a global edge */
   }
-  if (err == FD_OK) {
-    r.hu = malloc(chunk * sizeof(real_t));
-    r.hm = malloc(chunk * sizeof(real_t));
-    r.hp = malloc(chunk * sizeof(real_t));
-    if (!r.hu || !r.hm || !r.hp) err = FD_ERR_RUNTIME;
-  }
-  if (err != FD_OK) {
-    replay_free(&r);
-    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: verify: out of host memory for the replay", dec->rank);
-  }
-  FD_CALL(fd_agree(dec->cart, err));
+  r.hu = in->mem->chunk[0];
+  r.hm = in->mem->chunk[1];
+  r.hp = in->mem->chunk[2];
+  int err = FD_OK;
   /* 1. this rank's boundary layers of U^(S-1), from the field itself */
   for (int k0 = 1; k0 <= n[2] && err == FD_OK; k0 += K) {
     const int k1 = k0 + K - 1 < n[2] ? k0 + K - 1 : n[2];
@@ -699,7 +664,6 @@ static int check_replay(const fd_verify_input *in, fd_check *c)
       replay_planes(in, &r, fu, fm, fp, k0, k1, src_val, &found);
     }
   }
-  replay_free(&r);
   FD_CALL(fd_agree(dec->cart, err));
   /* 4. over the ranks: the count, the largest difference, the first rank that differs and
    * its first point */
@@ -739,17 +703,34 @@ static int check_wave(const fd_verify_input *in, fd_verify *out)
 
 /* ---- the verdict ---- */
 
-int verify_run(const fd_verify_input *in, fd_verify *out)
+/* The operator's checks of in, with its host memory reserved. Collective. */
+static int run_checks(const fd_verify_input *in, fd_verify *out)
 {
-  const fd_problem *p = in->prob;
-  memset(out, 0, sizeof *out);
-  out->checked = 1;
-  switch (p->op) {
+  switch (in->prob->op) {
   case FD_OP_LAPLACIAN: FD_CALL(check_laplacian(in, out)); break;
   case FD_OP_HEAT: FD_CALL(check_heat(in, out)); break;
   case FD_OP_JACOBI: FD_CALL(check_jacobi(in, out)); break;
   case FD_OP_WAVE: FD_CALL(check_wave(in, out)); break;
   default: break;
+  }
+  return FD_OK;
+}
+
+int verify_run(const fd_verify_input *in, fd_verify *out)
+{
+  const fd_problem *p = in->prob;
+  memset(out, 0, sizeof *out);
+  out->checked = 1;
+  if (in->mem) {
+    FD_CALL(run_checks(in, out));
+  } else { /* no reservation: this call's own, freed on every path */
+    fd_verify_memory mem;
+    fd_verify_input own = *in;
+    own.mem = &mem;
+    int rc = verify_reserve(p, in->dec, in->grid, &mem);
+    if (rc == FD_OK) rc = run_checks(&own, out);
+    verify_release(&mem);
+    FD_CALL(rc);
   }
   if (p->op != FD_OP_JACOBI && p->op != FD_OP_WAVE) out->tolerance = out->check[0].applies ? out->check[0].tolerance : INFINITY;
   /* a field holding NaN or infinity is never right (a ghost no exchange wrote is NaN until one
@@ -776,6 +757,70 @@ int verify_run(const fd_verify_input *in, fd_verify *out)
   out->verdict = failed ? FD_VERDICT_FAIL : (applied ? FD_VERDICT_PASS : FD_VERDICT_UNVERIFIED);
   out->passed = out->verdict == FD_VERDICT_PASS;
   return FD_OK;
+}
+
+/* One buffer of verify_reserve: *ptr gets `bytes` (pinned host memory when pinned) unless an
+ * earlier one failed (*err set); a failure records the line naming the rank, what and bytes. */
+static void reserve(void **ptr, size_t bytes, int pinned, const char *what, int rank, int *err)
+{
+  if (*err != FD_OK) return;
+  if (pinned ? be_host_alloc(ptr, bytes) == BE_OK : (*ptr = malloc(bytes)) != NULL) return;
+  *ptr = NULL;
+  *err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate %s (%zu bytes): %s", rank, what, bytes,
+                      pinned ? be_error_message() : "out of host memory");
+}
+
+int verify_reserve(const fd_problem *p, const fd_decomp *dec, const fd_grid *g,
+                   fd_verify_memory *m)
+{
+  memset(m, 0, sizeof *m);
+  int err = FD_OK, centred;
+  const int r = dec->rank;
+  if (p->op == FD_OP_WAVE) { /* the energy check (where n_hist >= 0) and the last-step replay */
+    const size_t bytes = chunk_elems(g) * sizeof(real_t);
+    reserve((void **)&m->chunk[0], bytes, 0, "the wave checks' planes of the last level", r, &err);
+    reserve((void **)&m->chunk[1], bytes, 0, "the wave checks' planes of the level before", r, &err);
+    reserve((void **)&m->chunk[2], bytes, 0, "the last-step replay's planes of the level two before", r, &err);
+    for (int f = 0; f < FD_FACES; f++) {
+      int a, b;
+      face_dims(f / 2, &a, &b);
+      const size_t layer = (size_t)g->n[a] * (size_t)g->n[b] * sizeof(real_t);
+      reserve((void **)&m->face_send[f], layer, 0, "the last-step replay's boundary layer", r, &err);
+      reserve((void **)&m->face_recv[f], layer, 0, "the last-step replay's neighbour layer", r, &err);
+    }
+  }
+  if (p->op == FD_OP_WAVE && symmetry_applies(p, &centred)) {
+    const int *n = dec->n;
+    const size_t ranks = (size_t)dec->size, whole = (size_t)(p->N[0] * p->N[1] * p->N[2]) * sizeof(real_t);
+    reserve((void **)&m->block, g->elems * sizeof(real_t), 1, "the symmetry check's copy of the local field", r, &err);
+    reserve((void **)&m->pack, (size_t)n[0] * n[1] * n[2] * sizeof(real_t), 0, "the symmetry check's local interior",
+            r, &err);
+    if (r == 0) {
+      reserve((void **)&m->boxes, 6 * sizeof *m->boxes * ranks, 0, "the symmetry check's list of blocks", r, &err);
+      reserve((void **)&m->counts, sizeof *m->counts * ranks, 0, "the symmetry check's counts", r, &err);
+      reserve((void **)&m->displs, sizeof *m->displs * ranks, 0, "the symmetry check's offsets", r, &err);
+      reserve((void **)&m->recv, whole, 0, "the symmetry check's gathered blocks", r, &err);
+      reserve((void **)&m->global, whole, 0, "the symmetry check's global field", r, &err);
+    }
+  }
+  return fd_agree(dec->cart, err);
+}
+
+void verify_release(fd_verify_memory *m)
+{
+  for (int q = 0; q < 3; q++) free(m->chunk[q]);
+  for (int f = 0; f < FD_FACES; f++) {
+    free(m->face_send[f]);
+    free(m->face_recv[f]);
+  }
+  (void)be_host_free(m->block);
+  free(m->pack);
+  free(m->boxes);
+  free(m->counts);
+  free(m->displs);
+  free(m->recv);
+  free(m->global);
+  memset(m, 0, sizeof *m);
 }
 
 const char *verify_verdict_name(fd_verdict v)

@@ -67,7 +67,37 @@ typedef struct {
   double residual0;       /* jacobi: RMS residual of lap u = f before the first step */
   double residual;        /* jacobi: the same at the end (the caller computes both with
                              verify_norms of the residual field) */
+  struct fd_verify_memory *mem; /* the checks' host memory, verify_reserve's (the run's: held
+                             from before its first step); NULL: verify_run reserves its own */
 } fd_verify_input;
+
+/* The host memory the checks take at the end of a run, allocated before its first step
+ * (verify_reserve) so that a run too large for its memory fails at start, not after its steps.
+ * Only the wave's checks need any: the energy sums two chunks of planes on every rank, the
+ * last-step replay three chunks and its twelve face layers on every rank, the mirror symmetry
+ * (where it applies) this rank's field and interior on every rank and, on rank 0 only, the
+ * gathered blocks and the global field. */
+typedef struct fd_verify_memory {
+  real_t *block;        /* symmetry: this rank's field with ghosts (grid elems), pinned */
+  real_t *pack;         /* symmetry: its interior, contiguous, x fastest */
+  real_t *recv;         /* symmetry, rank 0: the blocks as gathered (N[0] N[1] N[2]) */
+  real_t *global;       /* symmetry, rank 0: the global interior, x fastest (N[0] N[1] N[2]) */
+  long long *boxes;     /* symmetry, rank 0: 6 per rank (start, extents) */
+  int *counts, *displs; /* symmetry, rank 0: one per rank */
+  real_t *chunk[3];     /* energy: planes of the result and of the level before it; the
+                           last-step replay: planes of U^S, U^(S-1) and U^(S-2) */
+  real_t *face_send[FD_FACES], *face_recv[FD_FACES]; /* the replay: this rank's boundary
+                           layers of U^(S-1) and its neighbours', n[a] x n[b] each */
+} fd_verify_memory;
+
+/* Allocates into *m (zeroed first) what the checks of p's operator will use on this rank of
+ * dec (grid g: the layout of its fields). A
+ * shortfall is FD_ERR_RUNTIME with one line naming the rank, the buffer and its bytes, agreed
+ * over dec->cart. Collective. verify_release frees *m (also after a failure). */
+int verify_reserve(const fd_problem *p, const fd_decomp *dec, const fd_grid *g,
+                   fd_verify_memory *m);
+/* Frees what verify_reserve allocated. Not Collective. */
+void verify_release(fd_verify_memory *m);
 
 /* Over the interior of this rank's block g, d = a - b - ref (b and ref may be NULL; a and b
  * device fields with ghosts): *max_abs = max |d| and *rms = RMS of d over all ranks of comm.

@@ -58,51 +58,39 @@ static int inject_fault(fd_state *s, real_t *field)
 }
 
 /* wave: the recorded values at the source point (src_hist) from its owner to every rank, as
- * doubles (*hist, the caller frees it; *n entries, -1 when not recorded). Collective. */
-static int source_history(fd_state *s, double **hist, long long *n)
+ * doubles (*hist: s->hist_host, state_create's; *n entries, -1 when not recorded). Collective. */
+static int source_history(fd_state *s, const double **hist, long long *n)
 {
   *hist = NULL;
   *n = s->src_steps < 0 ? -1 : s->src_steps + 1;
   if (*n < 0) return FD_OK;
   int owner = s->src_owned ? s->dec.rank : -1;
   FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &owner, 1, MPI_INT, MPI_MAX, s->dec.cart));
-  real_t *r = malloc((size_t)*n * sizeof(real_t));
-  *hist = malloc((size_t)*n * sizeof(double));
-  int err = r && *hist ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: verify: out of host memory", s->dec.rank);
-  if (err == FD_OK && s->src_owned) {
+  real_t *r = s->hist_recv;
+  if (s->src_owned) {
     FD_BE(be_memcpy_async(r, s->src_hist, (size_t)*n * sizeof(real_t), BE_COPY_D2H, s->compute));
     FD_BE(be_stream_sync(s->compute));
   }
-  err = fd_agree(s->dec.cart, err);
-  if (err == FD_OK) {
-    FD_MPI(MPI_Bcast(r, (int)*n, FD_MPI_REAL, owner, s->dec.cart));
-    for (long long m = 0; m < *n; m++) (*hist)[m] = (double)r[m];
-  }
-  free(r);
-  if (err != FD_OK) {
-    free(*hist);
-    *hist = NULL;
-  }
-  return err;
+  FD_MPI(MPI_Bcast(r, (int)*n, FD_MPI_REAL, owner, s->dec.cart));
+  for (long long m = 0; m < *n; m++) s->hist_host[m] = (double)r[m];
+  *hist = s->hist_host;
+  return FD_OK;
 }
 
 /* Verifies the run's result (jacobi: with the residual before the first step, residual0, and
- * the one computed here). Collective. */
+ * the one computed here) with the host memory state_create reserved. Collective. */
 static int verify(fd_state *s, const real_t *result, double residual0, fd_verify *v)
 {
   fd_verify_input in = {.prob = &s->prob, .dec = &s->dec, .grid = &s->grid, .stream = s->compute,
-                        .steps = s->steps, .result = result, .n_hist = -1, .residual0 = residual0};
+                        .steps = s->steps, .result = result, .n_hist = -1, .residual0 = residual0,
+                        .mem = &s->vmem};
   if (s->prob.op == FD_OP_JACOBI) FD_CALL(residual(s, &in.residual));
-  double *hist = NULL;
   if (s->prob.op == FD_OP_WAVE) {
     in.prev = s->um; /* the rotation (pass_advance) leaves u = U^S, um = U^(S-1), v = U^(S-2) */
     in.prev2 = s->v;
-    FD_CALL(source_history(s, &hist, &in.n_hist));
-    in.src_hist = hist;
+    FD_CALL(source_history(s, &in.src_hist, &in.n_hist));
   }
-  int rc = verify_run(&in, v);
-  free(hist);
-  return rc;
+  return verify_run(&in, v);
 }
 
 /* The exchange's message counts (halo_short_message), agreed once at the end of the run, never
@@ -198,7 +186,7 @@ static int run_on_state(fd_state *s, fd_result *r)
   real_t *result = state_result(s);
   FD_CALL(inject_fault(s, result));
   if (o->check) FD_CALL(verify(s, result, residual0, &r->verify));
-  if (o->dump[0]) FD_CALL(dump_field(&s->dec, &s->grid, s->compute, result, o->dump));
+  if (o->dump[0]) FD_CALL(dump_field(&s->dec, &s->grid, s->compute, result, o->dump, &s->dumpbuf));
   return FD_OK;
 }
 

@@ -102,9 +102,56 @@ static int alloc_source_history(fd_state *s)
   return fd_agree(s->dec.cart, err);
 }
 
+/* Host memory a run needs only at its end, allocated before its first step so that a run too
+ * large for its memory fails at start, not after its steps: with checks, the source record's
+ * copies (wave, every rank) and what the checks take (verify_reserve); with --dump its buffers
+ * (those of the checks where they hold a copy of the field and its interior: the dump comes
+ * after them). Each shortfall is one line naming the rank, what and the bytes, agreed.
+ * Collective. */
+static int reserve_host_memory(fd_state *s)
+{
+  const fd_options *o = s->opt;
+  if (o->check && s->src_steps >= 0) {
+    const size_t n = (size_t)s->src_steps + 1;
+    int err = FD_OK;
+    if (!(s->hist_recv = malloc(n * sizeof(real_t))))
+      err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the energy check's copy of the source record "
+                         "(%zu bytes): out of host memory", s->dec.rank, n * sizeof(real_t));
+    else if (!(s->hist_host = malloc(n * sizeof(double))))
+      err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the energy check's source record (%zu bytes): "
+                         "out of host memory", s->dec.rank, n * sizeof(double));
+    FD_CALL(fd_agree(s->dec.cart, err));
+  }
+  if (o->check)
+    FD_CALL(verify_reserve(&s->prob, &s->dec, &s->grid, &s->vmem));
+  if (!o->dump[0]) return FD_OK;
+  if (s->vmem.block && s->vmem.pack) {
+    s->dumpbuf.host = s->vmem.block;
+    s->dumpbuf.pack = s->vmem.pack;
+    return FD_OK;
+  }
+  s->dump_own = 1;
+  return dump_reserve(&s->dec, &s->grid, &s->dumpbuf);
+}
+
+/* Frees what reserve_host_memory allocated. Not Collective. */
+static void release_host_memory(fd_state *s)
+{
+  free(s->hist_recv);
+  free(s->hist_host);
+  s->hist_recv = NULL;
+  s->hist_host = NULL;
+  if (s->dump_own) dump_release(&s->dumpbuf);
+  s->dump_own = 0;
+  memset(&s->dumpbuf, 0, sizeof s->dumpbuf);
+  verify_release(&s->vmem);
+}
+
 /* Sets *s up for the job o on the global grid N over the process grid P: decomposition (a
  * Cartesian communicator over comm), problem, kernel, the field pool (device memory; a
- * failure to allocate is agreed), streams, events, the halo exchange and the snapshots.
+ * failure to allocate is agreed), the host memory of the checks and the dump, streams, events,
+ * the halo exchange, the snapshots and the checkpoints: everything the run will need, before
+ * its first step.
  * Collective over comm. On error *s holds what was made: state_abandon (agreed errors) frees
  * it. */
 int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info *dev,
@@ -243,6 +290,8 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
                              {s->dec.start[0], s->dec.start[1], s->dec.start[2]}, &s->grid, dev->is_accelerator,
                              dev->backend, s->src_owned && s->src_hist, s->compute};
   FD_CALL(checkpoint_create(s->ckpt, &ck));
+  /* last: what the steps need came first, so a shortfall names what only the end needs */
+  FD_CALL(reserve_host_memory(s));
   return FD_OK;
 }
 
@@ -260,6 +309,7 @@ int state_destroy(fd_state *s)
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
   FD_BE(be_free(s->src_hist));
+  release_host_memory(s);
   FD_CALL(state_graphs_clear(s));
   if (s->ready) FD_BE(be_event_destroy(s->ready));
   for (int k = 0; k < 2; k++) {
@@ -292,6 +342,7 @@ void state_abandon(fd_state *s)
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
   (void)be_free(s->f);
   (void)be_free(s->src_hist);
+  release_host_memory(s);
   (void)state_graphs_clear(s);
   if (s->ready) (void)be_event_destroy(s->ready);
   for (int k = 0; k < 2; k++) {

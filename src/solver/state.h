@@ -17,12 +17,14 @@
 #include "backend.h"
 #include "checkpoint.h"
 #include "decomp.h"
+#include "dump.h"
 #include "graph_cache.h"
 #include "halo.h"
 #include "options.h"
 #include "problem.h"
 #include "result.h"
 #include "snapshot.h"
+#include "verify.h"
 
 /* Field buffers of the rotation: 2 (laplacian, heat, jacobi) or 3 (wave) time levels, plus one
  * a snapshot may hold while it is copied off the device. */
@@ -66,6 +68,15 @@ typedef struct {
                         too many to record (the energy check then does not apply) */
   real_t *src_hist;  /* wave, the source's owner: device array of src_steps + 1 values, the
                         field at the source point after each of those steps (index 0: U^0 = 0) */
+  real_t *hist_recv; /* wave with checks, every rank: host copy of src_hist, broadcast from its
+                        owner at the end (src_steps + 1 values; state_create allocates it) */
+  double *hist_host; /* the same as the checks read it (src_steps + 1 doubles) */
+  fd_verify_memory vmem; /* with checks: the host memory they take at the end, allocated by
+                        state_create (verify_reserve) so that a shortfall ends the run before
+                        its first step */
+  fd_dump_buffers dumpbuf; /* --dump: its host memory, state_create's (dump_reserve), or vmem's
+                        block and interior where the checks hold those (dump_own 0) */
+  int dump_own;      /* dumpbuf was allocated by dump_reserve (state_destroy frees it) */
   int layer_k1;      /* wave: last local plane of layer 1 within 0..nz (0: none here; nz: all) */
   int two_layers;    /* wave with two velocities: boxes split below and above iface_local */
   int iface_local;   /* wave: local z of the last plane of layer 1, clamped to -S..nz+S */
