@@ -508,26 +508,6 @@ static int pack_work(void *ctx, be_stream st)
   return FD_OK;
 }
 
-static int unpack_work(void *ctx, be_stream st)
-{
-  (void)st; /* h->stream */
-  const pack_ctx *c = ctx;
-  return halo_exchange_unpack(c->h, (real_t *)c->u, (real_t *)c->u2);
-}
-
-/* The fused receive without the stencil (halo_exchange_alone_us with `fused`): the unpack and
- * the next exchange's pack from u in one launch, as the caller's loop receives. */
-static int unpack_pack_work(void *ctx, be_stream st)
-{
-  const pack_ctx *c = ctx;
-  halo_fused_io io = {0};
-  FD_CALL(halo_fused_receive(c->h, &io));
-  /* the shell of every active face (io.pack), as the caller's passes defer them */
-  FD_BE(be_shell_exchange(&c->h->grid, io.pack, NULL, (real_t *)c->u, NULL, NULL, io.faces, io.recv, io.unpack,
-                          io.send, io.pack, st));
-  return halo_fused_packed(c->h);
-}
-
 /* fd_graph_run on the halo stream, with the errors as fd errors. */
 static int run_graph(fd_halo *h, const fd_graph_key *k, fd_graph_work work, void *ctx)
 {
@@ -843,93 +823,6 @@ void halo_reset_timers(fd_halo *h)
   h->timed = h->count = 0;
 }
 
-/* ---- start-up measurements ---- */
-
-/* One exchange of halo_exchange_alone_us's loop: the r-th. */
-static int alone_once(fd_halo *h, real_t *u, real_t *u2, int fused, int r)
-{
-  /* the field is ready once the previous unpack has run: the halo stream orders it */
-  if (fused && r > 0) FD_CALL(halo_exchange_begin_packed(h, NULL));
-  else FD_CALL(halo_exchange_begin(h, u, u2, NULL, 0));
-  FD_CALL(halo_exchange_end(h));
-  const int s = (int)((h->exchanges + 1) % 2);
-  pack_ctx c = {h, u, u2, s};
-  const fd_graph_key k = {2, {s, fused, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
-  return run_graph(h, &k, fused ? unpack_pack_work : unpack_work, &c);
-}
-
-/* `reps` exchanges (IPC faces only) captured into *g from the current phase, *h left as it
- * was: *g = NULL where the runtime cannot capture them (graph_cache.h's rule: the capture ended
- * BE_UNSUPPORTED, whether a call failed in it or not). Nothing runs. */
-static int alone_capture(fd_halo *h, real_t *u, real_t *u2, int reps, int fused, be_graph *g)
-{
-  *g = NULL;
-  const fd_halo saved = *h;
-  h->direct = 1;
-  FD_BE(be_graph_begin(h->stream));
-  int rc = FD_OK;
-  for (int r = 0; r < reps && rc == FD_OK; r++) rc = alone_once(h, u, u2, fused, r);
-  const int end = be_graph_end(h->stream, g);
-  *h = saved;
-  if (end == BE_UNSUPPORTED) return FD_OK; /* the runtime refused a call (or the graph) */
-  if (rc != FD_OK) {
-    (void)be_graph_destroy(*g);
-    *g = NULL;
-    return rc;
-  }
-  FD_BE(end);
-  return FD_OK;
-}
-
-/* Launches g, captured by alone_capture for `reps` exchanges, and counts them. */
-static int alone_replay(fd_halo *h, be_graph g, int reps)
-{
-  FD_BE(be_graph_launch(g, h->stream));
-  for (int r = 0; r < reps; r++) FD_CALL(halo_exchange_replayed(h));
-  return FD_OK;
-}
-
-/* halo_exchange_alone_us after its two untimed exchanges: g[0] is captured (left NULL where
- * the loop runs exchange by exchange) and launched untimed, then launched again timed, or g[1],
- * captured anew where the warm-up left the flags in another phase. */
-static int alone_timed(fd_halo *h, real_t *u, real_t *u2, int reps, int fused, be_graph g[2],
-                       double *us)
-{
-  /* every face by IPC, graphs on: the exchanges as one graph, as the solver's chains run them
-   * (src/solver/loop.c): a warm-up launch, then the timed one */
-  be_graph timed = NULL;
-  if (h->graphs.on && !h->graphs.failed && h->n_ipc && !h->n_mpi) {
-    const int phase = halo_graph_phase(h);
-    FD_CALL(alone_capture(h, u, u2, reps, fused, &g[0]));
-    if (g[0]) FD_CALL(alone_replay(h, g[0], reps));
-    timed = g[0];
-    if (g[0] && halo_graph_phase(h) != phase) {
-      FD_CALL(alone_capture(h, u, u2, reps, fused, &g[1]));
-      timed = g[1];
-    }
-  }
-  FD_BE(be_stream_sync(h->stream));
-  FD_MPI(MPI_Barrier(h->comm));
-  const double t0 = fd_now();
-  if (timed) FD_CALL(alone_replay(h, timed, reps));
-  for (int r = 0; r < reps && !timed; r++) FD_CALL(alone_once(h, u, u2, fused, r + 2));
-  FD_BE(be_stream_sync(h->stream));
-  *us = (fd_now() - t0) * 1e6 / reps;
-  return FD_OK;
-}
-
-int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int fused,
-                           double *us)
-{
-  *us = 0.0;
-  if (h->n_msgs == 0) return FD_OK;
-  for (int r = 0; r < 2; r++) FD_CALL(alone_once(h, u, u2, fused, r));
-  be_graph g[2] = {NULL, NULL};
-  const int rc = alone_timed(h, u, u2, reps, fused, g, us);
-  for (int i = 0; i < 2; i++) (void)be_graph_destroy(g[i]);
-  return rc;
-}
-
 /* ---- the exchange signalled inside the pass's launch ---- */
 
 /* The signalled exchange's kernel reads each neighbour's face in place from its slot, exactly
@@ -979,41 +872,3 @@ int halo_signals_reset(fd_halo *h)
 }
 
 void halo_signalled(fd_halo *h) { h->count++; }
-
-int halo_signals_alone_us(fd_halo *h, const fd_grid *g, real_t *u, int reps, double *us)
-{
-  *us = 0.0;
-  if (!halo_signals_able(h))
-    return fd_set_error(FD_ERR_USAGE, "halo_signals_alone_us: this rank's exchange cannot be signalled");
-  be_signals x;
-  halo_signals(h, &x);
-  FD_CALL(halo_signals_reset(h));
-  FD_BE(be_signals_prime(g, &x, u, h->stream));
-  for (int r = 0; r < 2; r++) FD_BE(be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream));
-  be_graph graph = NULL;
-  if (h->graphs.on && !h->graphs.failed) { /* as the solver's chains run them: one graph */
-    FD_BE(be_graph_begin(h->stream));
-    int rc = FD_OK;
-    for (int r = 0; r < reps && rc == FD_OK; r++)
-      rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
-    const int end = be_graph_end(h->stream, &graph);
-    if (rc != FD_OK || end != BE_OK) {
-      (void)be_graph_destroy(graph);
-      graph = NULL;
-      if (end != BE_UNSUPPORTED && rc == FD_OK) FD_BE(end);
-      if (rc != FD_OK) return fd_set_error(FD_ERR_RUNTIME, "halo_signals_alone_us: %s", be_error_message());
-    }
-    if (graph) FD_BE(be_graph_launch(graph, h->stream)); /* warm-up */
-  }
-  FD_BE(be_stream_sync(h->stream));
-  FD_MPI(MPI_Barrier(h->comm));
-  const double t0 = fd_now();
-  int rc = FD_OK;
-  if (graph) rc = be_graph_launch(graph, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
-  for (int r = 0; r < reps && !graph && rc == FD_OK; r++)
-    rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
-  if (rc == FD_OK) rc = be_stream_sync(h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
-  *us = (fd_now() - t0) * 1e6 / reps;
-  (void)be_graph_destroy(graph);
-  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "halo_signals_alone_us: %s", be_error_message());
-}

@@ -99,7 +99,7 @@ typedef struct {
    * pack to the last face copied in), copy_ms (the IPC copies alone). */
   long long count, timed;
   double mpi_ms, pack_ms, unpack_ms, ipc_ms, copy_ms;
-  fd_graph_cache graphs;  /* the packs (and the unpacks of halo_exchange_alone_us) replayed
+  fd_graph_cache graphs;  /* the packs replayed
                              from graphs, by parity and fields, when on (halo_use_graphs) */
   size_t bytes_sent;      /* bytes one exchange sends (all active faces, every field) */
   int n_msgs;             /* messages one exchange sends: its active faces (MPI or IPC) */
@@ -138,7 +138,7 @@ int halo_check_counts(const fd_grid *g, int fields, const int nbr[FD_REGIONS], i
 int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_grid *g,
                 int fields, int staged, fd_halo_path path, const be_info *dev, int node,
                 be_stream halo_stream);
-/* Packs (and the unpacks of halo_exchange_alone_us) replayed from graphs (on = 1) or launched
+/* Packs replayed from graphs (on = 1) or launched
  * directly (0, the default); a timed exchange is always direct. Frees the graphs kept so far.
  * Not Collective. */
 int halo_use_graphs(fd_halo *h, int on);
@@ -263,20 +263,6 @@ int halo_flush_timers(fd_halo *h);
 /* Zeroes the sums. Not Collective. */
 void halo_reset_timers(fd_halo *h);
 
-/* ---- the exchange timed alone, for the start-up choices (src/solver/floors.c) ----
- * These replay the exchange's own graphs and slots, so they live beside it. */
-
-/* X, an exchange alone: `reps` exchanges of u (and u2) back to back with nothing computed in
- * between (pack, MPI or IPC, unpack; the host waits only where an exchange in the loop does),
- * wall time per exchange in microseconds, after two untimed ones. With `fused` (the caller's
- * loop receives fused: halo_fused_receive) each unpack is one launch that also packs the next
- * exchange (be_shell_exchange without the stencil), as that loop's receive is. Where every face
- * goes by IPC and graphs are on, the `reps` exchanges are one graph (halo_capture), as a
- * caller's chain of passes holds them; a warm-up launch of it precedes the timed one.
- * Overwrites the ghosts of u and u2. Collective over h->comm; synchronous. */
-int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int fused,
-                           double *us);
-
 /* The exchange signalled inside the pass's launch (backend.h, be_signals_pass), for the solver's
  * passes of one field at width 1 where every face goes by IPC to a neighbour on this rank's own
  * device (ranks sharing one GPU): no halo stream, no host call per exchange; the slots are the
@@ -287,15 +273,10 @@ int halo_exchange_alone_us(fd_halo *h, real_t *u, real_t *u2, int reps, int fuse
  * once no device work of any rank is in flight: it waits for the halo stream (the caller has
  * waited for its own), meets every rank, zeroes, meets every rank again, so that any rank may
  * then prime (Collective over comm; synchronous); halo_signalled counts an exchange made that
- * way (bytes and messages per step). halo_signals_alone_us: X for the signalled path, `reps`
- * exchanges alone (be_signals_pass without out: unpack and pack) back to back, as one graph
- * where graphs are on (halo_use_graphs), after a reset, a prime and a warm-up; it overwrites
- * u's ghosts and leaves the words reset-worthy (the caller resets before its own passes).
- * Collective over comm. */
+ * way (bytes and messages per step). */
 int halo_signals_able(const fd_halo *h);
 void halo_signals(const fd_halo *h, be_signals *x);
 int halo_signals_reset(fd_halo *h);
 void halo_signalled(fd_halo *h);
-int halo_signals_alone_us(fd_halo *h, const fd_grid *g, real_t *u, int reps, double *us);
 
 #endif

@@ -1,5 +1,6 @@
 /* floors.c - what a step and an exchange cost at least on this rank, measured at start-up:
- * F_g, F_ls, F_c, L (floors_measure) and X, the exchange alone (floors_exchange). */
+ * F_g, F_ls, F_c, L (floors_measure) and X, the exchange alone (floors_exchange), timed with the
+ * halo's own verbs (begin, end, unpack, the fused receive, captures, the signalled pass). */
 #define _POSIX_C_SOURCE 200809L
 #include "bind.h"
 #include "fd_error.h"
@@ -98,6 +99,179 @@ int floors_measure(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
+/* ---- X: the exchange alone ---- */
+
+/* One exchange's receive as graph_cache.h work on the halo stream: the unpack or, where the
+ * passes receive fused, the unpack and the next exchange's pack in one launch (the shell of
+ * every active face, no stencil), as a pass's receive is. */
+typedef struct {
+  fd_halo *h;
+  real_t *u, *u2;
+} alone_ctx;
+
+static int alone_unpack(void *ctx, be_stream st)
+{
+  (void)st; /* the halo stream */
+  const alone_ctx *c = ctx;
+  return halo_exchange_unpack(c->h, c->u, c->u2);
+}
+
+static int alone_unpack_pack(void *ctx, be_stream st)
+{
+  const alone_ctx *c = ctx;
+  halo_fused_io io = {0};
+  FD_CALL(halo_fused_receive(c->h, &io));
+  /* the shell of every active face (io.pack), as the passes defer them */
+  FD_BE(be_shell_exchange(&c->h->grid, io.pack, NULL, c->u, NULL, NULL, io.faces, io.recv, io.unpack, io.send,
+                          io.pack, st));
+  return halo_fused_packed(c->h);
+}
+
+/* The r-th exchange of the loop: the begin (packed ahead by the last receive where fused), the
+ * end, then the receive, enqueued directly while a capture holds the halo stream
+ * (halo_capture), else replayed from the run's graphs as a pass's segment is. */
+static int alone_once(fd_state *s, real_t *u, real_t *u2, int fused, int r)
+{
+  fd_halo *h = &s->halo;
+  /* the field is ready once the previous unpack has run: the halo stream orders it */
+  if (fused && r > 0) FD_CALL(halo_exchange_begin_packed(h, NULL));
+  else FD_CALL(halo_exchange_begin(h, u, u2, NULL, 0));
+  FD_CALL(halo_exchange_end(h));
+  alone_ctx c = {h, u, u2};
+  const fd_graph_work work = fused ? alone_unpack_pack : alone_unpack;
+  if (h->direct) return work(&c, h->stream);
+  const fd_graph_key k = {SEG_ALONE, {(int)((h->exchanges + 1) % 2), fused, 0, 0, 0, 0}, {u, u2, NULL, NULL}};
+  if (fd_graph_run(&s->graphs, &k, h->stream, work, &c) == 0) return FD_OK;
+  if (s->graphs.work_rc) return s->graphs.work_rc;
+  return fd_set_error(FD_ERR_RUNTIME, "rank %d: graphs: %s", s->dec.rank, be_error_message());
+}
+
+/* `reps` exchanges (IPC faces only) captured into *g from the current phase, the halo put back
+ * as it was (halo_capture's contract): *g = NULL where the runtime cannot capture them
+ * (graph_cache.h's rule: the capture ended BE_UNSUPPORTED, whether a call failed in it or
+ * not). Nothing runs. */
+static int alone_capture(fd_state *s, real_t *u, real_t *u2, int reps, int fused, be_graph *g)
+{
+  fd_halo *h = &s->halo;
+  *g = NULL;
+  const fd_halo saved = *h;
+  FD_CALL(halo_capture(h, 1));
+  const int begin = be_graph_begin(h->stream);
+  if (begin != BE_OK) {
+    *h = saved;
+    FD_BE(begin);
+  }
+  int rc = FD_OK;
+  for (int r = 0; r < reps && rc == FD_OK; r++) rc = alone_once(s, u, u2, fused, r);
+  const int end = be_graph_end(h->stream, g);
+  *h = saved;
+  if (end == BE_UNSUPPORTED) return FD_OK; /* the runtime refused a call (or the graph) */
+  if (rc != FD_OK) {
+    (void)be_graph_destroy(*g);
+    *g = NULL;
+    return rc;
+  }
+  FD_BE(end);
+  return FD_OK;
+}
+
+/* Launches g, captured by alone_capture for `reps` exchanges, and counts them. */
+static int alone_replay(fd_halo *h, be_graph g, int reps)
+{
+  FD_BE(be_graph_launch(g, h->stream));
+  for (int r = 0; r < reps; r++) FD_CALL(halo_exchange_replayed(h));
+  return FD_OK;
+}
+
+/* The timed part of exchange_alone, after its two untimed exchanges: where every face goes by
+ * IPC and chains may hold exchanges, the `reps` exchanges are one graph as a chain of passes
+ * holds them: g[0] captured and launched untimed, then launched again timed (or g[1], captured
+ * anew where the warm-up left the flags in another phase); else exchange by exchange. */
+static int alone_timed(fd_state *s, real_t *u, real_t *u2, int reps, int fused, be_graph g[2], double *us)
+{
+  fd_halo *h = &s->halo;
+  be_graph timed = NULL;
+  if (s->xchains.on && !s->xchains.failed && h->n_ipc && !h->n_mpi) {
+    const int phase = halo_graph_phase(h);
+    FD_CALL(alone_capture(s, u, u2, reps, fused, &g[0]));
+    if (g[0]) FD_CALL(alone_replay(h, g[0], reps));
+    timed = g[0];
+    if (g[0] && halo_graph_phase(h) != phase) {
+      FD_CALL(alone_capture(s, u, u2, reps, fused, &g[1]));
+      timed = g[1];
+    }
+  }
+  FD_BE(be_stream_sync(h->stream));
+  FD_MPI(MPI_Barrier(s->dec.cart));
+  const double t0 = fd_now();
+  if (timed) FD_CALL(alone_replay(h, timed, reps));
+  for (int r = 0; r < reps && !timed; r++) FD_CALL(alone_once(s, u, u2, fused, r + 2));
+  FD_BE(be_stream_sync(h->stream));
+  *us = (fd_now() - t0) * 1e6 / reps;
+  return FD_OK;
+}
+
+/* X on the two-stream schedule: `reps` exchanges of u (and u2) back to back with nothing
+ * computed in between (pack, MPI or IPC, unpack; the host waits only where an exchange of the
+ * loop does), wall time per exchange in microseconds, after two untimed ones; with `fused` each
+ * receive is the passes' one launch. Overwrites the ghosts of u and u2. Collective;
+ * synchronous. */
+static int exchange_alone(fd_state *s, real_t *u, real_t *u2, int reps, int fused, double *us)
+{
+  *us = 0.0;
+  if (s->halo.n_msgs == 0) return FD_OK;
+  for (int r = 0; r < 2; r++) FD_CALL(alone_once(s, u, u2, fused, r));
+  be_graph g[2] = {NULL, NULL};
+  const int rc = alone_timed(s, u, u2, reps, fused, g, us);
+  for (int i = 0; i < 2; i++) (void)be_graph_destroy(g[i]);
+  return rc;
+}
+
+/* X on the signalled path: `reps` exchanges of u alone (be_signals_pass without an output: the
+ * unpack and the pack) back to back, as one graph where chains may hold exchanges, after a
+ * reset, a prime and two untimed ones (and the graph's warm-up launch). Overwrites u's ghosts
+ * and leaves the words to be reset (the passes prime again: s->sig_primed = 0). Collective;
+ * synchronous. */
+static int signals_alone(fd_state *s, real_t *u, int reps, double *us)
+{
+  fd_halo *h = &s->halo;
+  const fd_grid *g = &s->grid;
+  *us = 0.0;
+  if (!halo_signals_able(h))
+    return fd_set_error(FD_ERR_USAGE, "rank %d: X: this rank's exchange cannot be signalled", s->dec.rank);
+  be_signals x;
+  halo_signals(h, &x);
+  FD_CALL(halo_signals_reset(h));
+  FD_BE(be_signals_prime(g, &x, u, h->stream));
+  for (int r = 0; r < 2; r++) FD_BE(be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream));
+  be_graph graph = NULL;
+  if (s->xchains.on && !s->xchains.failed) { /* as the passes' chains run them: one graph */
+    FD_BE(be_graph_begin(h->stream));
+    int rc = FD_OK;
+    for (int r = 0; r < reps && rc == FD_OK; r++)
+      rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+    const int end = be_graph_end(h->stream, &graph);
+    if (rc != FD_OK || end != BE_OK) {
+      (void)be_graph_destroy(graph);
+      graph = NULL;
+      if (end != BE_UNSUPPORTED && rc == FD_OK) FD_BE(end);
+      if (rc != FD_OK) return fd_set_error(FD_ERR_RUNTIME, "rank %d: X: %s", s->dec.rank, be_error_message());
+    }
+    if (graph) FD_BE(be_graph_launch(graph, h->stream)); /* warm-up */
+  }
+  FD_BE(be_stream_sync(h->stream));
+  FD_MPI(MPI_Barrier(s->dec.cart));
+  const double t0 = fd_now();
+  int rc = FD_OK;
+  if (graph) rc = be_graph_launch(graph, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+  for (int r = 0; r < reps && !graph && rc == FD_OK; r++)
+    rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+  if (rc == FD_OK) rc = be_stream_sync(h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+  *us = (fd_now() - t0) * 1e6 / reps;
+  (void)be_graph_destroy(graph);
+  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: X: %s", s->dec.rank, be_error_message());
+}
+
 /* *us = X on this rank: 20 exchanges alone with the run's settings (graphs, the fused receive,
  * the halo's path). Overwrites the fields' ghosts. Collective. */
 static int time_exchange_alone(fd_state *s, double *us)
@@ -105,10 +279,9 @@ static int time_exchange_alone(fd_state *s, double *us)
   if (step_signalled(s)) { /* the run's exchange: one launch of the unpack and the pack */
     FD_BE(be_stream_sync(s->compute));
     s->sig_primed = 0; /* the measurement primes and moves the words itself */
-    return halo_signals_alone_us(&s->halo, &s->grid, s->pool[0], 20, us);
+    return signals_alone(s, s->pool[0], 20, us);
   }
-  return halo_exchange_alone_us(&s->halo, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20,
-                                step_receives_fused(s), us);
+  return exchange_alone(s, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20, step_receives_fused(s), us);
 }
 
 /* X (time_exchange_alone) and X / (F_ls + L + 2 F_g), over the ranks with neighbours into r.

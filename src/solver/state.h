@@ -152,9 +152,9 @@ typedef struct {
                      /* this rank's floors (measure_floors), microseconds */
 } fd_state;
 
-/* The kinds of graph_cache.h work the solver captures: a pass's segments (step.c) and chains
- * of passes (loop.c). Part of every graph key. */
-enum { SEG_INTERIOR = 1, SEG_RECEIVE, SEG_SERIAL, SEG_CHAIN, SEG_SIGNAL };
+/* The kinds of graph_cache.h work the solver captures: a pass's segments (step.c), chains of
+ * passes (loop.c) and the receive of X's exchanges (floors.c). Part of every graph key. */
+enum { SEG_INTERIOR = 1, SEG_RECEIVE, SEG_SERIAL, SEG_CHAIN, SEG_SIGNAL, SEG_ALONE };
 /* fd_state.chain_mode: solver_pass inside a chain (loop.c) */
 enum { CHAIN_CAPTURE = 1, CHAIN_DRY = 2 };
 
