@@ -149,6 +149,27 @@ int results_graphs_floors(fd_state *s, double step_ms, fd_result *r)
   return FD_OK;
 }
 
+/* What a background writer (snapshots, checkpoints) cost the timed loop, per step, over the
+ * ranks into cost[0..3]: the reference step ref_ms, the step's loss against it (step_ms - ref_ms:
+ * everything the writer cost, contention for cores and memory included), the work (the solver
+ * thread's own time `own`, its waits left out, plus the copies `beside` it and the writer
+ * thread's busy time, summed over the loop) and the share of that work hidden, 1 - lost / work
+ * clamped to [0, 1]. Collective. */
+static void writer_cost(const fd_state *s, double own, double beside, double writer, double step_ms, double ref_ms,
+                        fd_stat *cost[4])
+{
+  const MPI_Comm comm = s->dec.cart;
+  const int ranks = s->dec.size;
+  const double work = (own + beside + writer) / s->iters;
+  const double lost = step_ms > ref_ms ? step_ms - ref_ms : 0.0;
+  double hidden = work > 0 ? 1.0 - lost / work : 1.0;
+  hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
+  results_stat(comm, ranks, ref_ms, cost[0]);
+  results_stat(comm, ranks, lost, cost[1]);
+  results_stat(comm, ranks, work, cost[2]);
+  results_stat(comm, ranks, hidden, cost[3]);
+}
+
 /* Snapshots written and their costs per timed step over the ranks: the step's loss against the
  * reference run without snapshots (step_ms - ref_ms: everything the snapshots cost the step,
  * contention for cores and memory included), the snapshot work, and the share of that work
@@ -168,15 +189,9 @@ int results_snapshots(fd_state *s, double step_ms, double ref_ms, fd_result *r)
   results_stat(comm, ranks, t.stall / it, &r->snapshot_stall_ms);
   results_stat(comm, ranks, t.copy / it, &r->snapshot_copy_ms);
   results_stat(comm, ranks, t.writer / it, &r->snapshot_writer_ms);
-  const double beside = t.copy > t.copy_call ? t.copy - t.copy_call : 0.0;
-  const double work = (t.host - t.stall + beside + t.writer) / it;
-  const double lost = step_ms > ref_ms ? step_ms - ref_ms : 0.0;
-  double hidden = work > 0 ? 1.0 - lost / work : 1.0;
-  hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
-  results_stat(comm, ranks, ref_ms, &r->snapshot_ref_ms);
-  results_stat(comm, ranks, lost, &r->snapshot_lost_ms);
-  results_stat(comm, ranks, work, &r->snapshot_work_ms);
-  results_stat(comm, ranks, hidden, &r->snapshot_hidden);
+  fd_stat *cost[4] = {&r->snapshot_ref_ms, &r->snapshot_lost_ms, &r->snapshot_work_ms, &r->snapshot_hidden};
+  writer_cost(s, t.host - t.stall, t.copy > t.copy_call ? t.copy - t.copy_call : 0.0, t.writer, step_ms, ref_ms,
+              cost);
   return FD_OK;
 }
 
@@ -196,15 +211,9 @@ int results_checkpoints(fd_state *s, double step_ms, double ref_ms, fd_result *r
   results_stat(comm, ranks, t.copy / it, &r->ckpt_copy_ms);
   results_stat(comm, ranks, t.writer / it, &r->ckpt_writer_ms);
   results_stat(comm, ranks, t.sync / it, &r->ckpt_sync_ms);
-  const double beside = t.copy > t.copy_call ? t.copy - t.copy_call : 0.0;
-  const double work = (t.host - t.stall + beside + t.writer) / it;
-  const double lost = step_ms > ref_ms ? step_ms - ref_ms : 0.0;
-  double hidden = work > 0 ? 1.0 - lost / work : 1.0;
-  hidden = hidden < 0 ? 0 : (hidden > 1 ? 1 : hidden);
-  results_stat(comm, ranks, ref_ms, &r->ckpt_ref_ms);
-  results_stat(comm, ranks, lost, &r->ckpt_lost_ms);
-  results_stat(comm, ranks, work, &r->ckpt_work_ms);
-  results_stat(comm, ranks, hidden, &r->ckpt_hidden);
+  fd_stat *cost[4] = {&r->ckpt_ref_ms, &r->ckpt_lost_ms, &r->ckpt_work_ms, &r->ckpt_hidden};
+  writer_cost(s, t.host - t.stall, t.copy > t.copy_call ? t.copy - t.copy_call : 0.0, t.writer, step_ms, ref_ms,
+              cost);
   results_stat(comm, ranks, t.writer_max, &r->ckpt_writer_max_ms);
   r->ckpt_keep_up_every = 0;
   if (r->ckpt_writer_max_ms.max > 0 && r->ckpt_ref_ms.max > 0) {
