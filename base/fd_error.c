@@ -1,8 +1,10 @@
 /* fd_error.c - error recording, the messages of failed backend and MPI calls, agreement on an
  * error among ranks, wall-clock time (fd_error.h). */
+#define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "fd_error.h"
@@ -79,6 +81,14 @@ int fd_agree(MPI_Comm comm, int code)
 }
 
 double fd_now(void) { return MPI_Wtime(); }
+
+void fd_sleep_us(double us)
+{
+  if (!(us > 0)) return;
+  struct timespec t = {(time_t)(us / 1e6), (long)((us - (double)(time_t)(us / 1e6) * 1e6) * 1e3)};
+  while (nanosleep(&t, &t) != 0) {
+  }
+}
 
 void fd_copy_str(char *dst, size_t len, const char *src)
 {

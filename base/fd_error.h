@@ -86,6 +86,8 @@ int fd_agree(MPI_Comm comm, int code);
 
 /* Wall-clock seconds (MPI_Wtime). Not Collective. */
 double fd_now(void);
+/* Sleeps `us` microseconds (the tests' waits). Not Collective. */
+void fd_sleep_us(double us);
 
 /* Copies src into dst[len] (len >= 1), always terminated; a cut-off string ends in "...". */
 void fd_copy_str(char *dst, size_t len, const char *src);

@@ -132,7 +132,7 @@ enum { SIG_WORDS_AT = 2 * FD_REGIONS, FLAG_WORDS = SIG_WORDS_AT + BE_SIG_WORDS }
 static int create_flags(fd_halo *h)
 {
   static const uint32_t zero[FLAG_WORDS];
-  FD_BE(be_malloc((void **)&h->flags, sizeof zero));
+  FD_BE(be_malloc_peer((void **)&h->flags, sizeof zero)); /* polled by peers */
   FD_BE(be_memcpy_async(h->flags, zero, sizeof zero, BE_COPY_H2D, h->stream));
   FD_BE(be_stream_sync(h->stream));
   return FD_OK;
@@ -321,7 +321,9 @@ static int allocate_buffers(fd_halo *h, int may_signal)
                        fd_size_mul(bytes, (size_t)h->slots, &slots) != 0))
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: the halo buffers of the local block %d x %d x %d do not fit in "
                        "memory: their byte count exceeds what a size_t counts", rank, n[0], n[1], n[2]);
-  if (err == FD_OK && (be_malloc((void **)&h->send_block, slots) != BE_OK ||
+  /* the signalled slots are loaded and stored by peers: be_malloc_peer */
+  if (err == FD_OK && ((may_signal ? be_malloc_peer((void **)&h->send_block, slots)
+                                   : be_malloc((void **)&h->send_block, slots)) != BE_OK ||
                        be_malloc((void **)&h->recv_block, two) != BE_OK))
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the halo buffers of the local block %d x %d x %d "
                        "(%zu and %zu bytes): %s", rank, n[0], n[1], n[2], slots, two, be_error_message());
@@ -348,6 +350,12 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
   memset(h, 0, sizeof *h);
   h->drop_region = -1;
   h->short_exchange = -1;
+  h->sig_wait_s = HALO_SIGNAL_WAIT_S;
+  h->sig_stall_face = -1;
+  { /* XP harness (throw-away): load or store across devices */
+    const char *e = getenv("FDMINI_XP_STORE");
+    h->sig_store = e && *e == '1';
+  }
   h->comm = comm;
   h->grid = *g;
   h->width = g->ghost;
@@ -825,24 +833,40 @@ void halo_reset_timers(fd_halo *h)
 
 /* ---- the exchange signalled inside the pass's launch ---- */
 
-/* The signalled exchange's kernel reads each neighbour's face in place from its slot, exactly
- * this rank's region (whose count the set-up compared: face_reachable), so like the IPC copies
- * it has no element count to check (halo_short_message); the test faults that need one
+/* Face f's slots (be_signals.in, .out; f active, its neighbour mapped): slots 2 and 3 of
+ * send_block hold, at each face's region, either this rank's layer for the neighbour, which the
+ * neighbour loads (a neighbour on this device, or sig_store off), or the neighbour's layer for
+ * this rank, which the neighbour stores there (a neighbour on another device with sig_store on:
+ * the face crosses the link as stores, and the receiver reads its own memory). Both sides of a
+ * face decide alike (same_device and sig_store are the same on both). */
+static void signal_slots(const fd_halo *h, int f, be_signals *x)
+{
+  const int store = h->sig_store && !h->same_device[f];
+  for (int s = 0; s < 2; s++) {
+    real_t *mine = h->send_block + (2 + s) * h->faces.total + h->faces.offset[f];
+    x->in[f][s] = store ? mine : h->peer_sig[f][s];
+    x->out[f][s] = store ? h->peer_sig[f][s] : mine;
+  }
+  if (!h->same_device[f]) x->remote |= 1u << f;
+  x->peer_in[f] = h->peer_flags[f] + SIG_WORDS_AT + fd_region_opposite(f);
+}
+
+/* The signalled exchange's kernel reads each neighbour's face in place, exactly this rank's
+ * region (whose count the set-up compared: face_reachable), so like the IPC copies it has no
+ * element count to check (halo_short_message); the test faults that need one
  * (--test-inject-fault=zero) do not signal (src/solver/step.c, step_signalled). */
 void halo_signals(const fd_halo *h, be_signals *x)
 {
   memset(x, 0, sizeof *x);
   x->faces = &h->faces;
+  x->wait_s = h->sig_wait_s;
+  x->test = h->sig_test;
   for (int f = 0; f < FD_FACES; f++) {
     if (!h->faces.active[f]) continue;
     x->exchange |= 1u << f;
     if (f != h->drop_region) x->unpack |= 1u << f;
-    x->peer[f][0] = h->peer_sig[f][0];
-    x->peer[f][1] = h->peer_sig[f][1];
-    x->peer_in[f] = h->peer_flags[f] + SIG_WORDS_AT + fd_region_opposite(f);
+    signal_slots(h, f, x);
   }
-  x->send[0] = h->send_block + 2 * h->faces.total;
-  x->send[1] = h->send_block + 3 * h->faces.total;
   x->words = h->flags + SIG_WORDS_AT;
 }
 
@@ -850,7 +874,7 @@ int halo_signals_able(const fd_halo *h)
 {
   if (h->fields != 1 || h->width != 1 || h->slots != 4 || h->n_mpi || !h->n_ipc) return 0;
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->faces.active[f] && (f >= FD_FACES || !h->ipc[f] || !h->same_device[f])) return 0;
+    if (h->faces.active[f] && (f >= FD_FACES || !h->ipc[f])) return 0;
   /* and what be_signals_pass takes (the neighbours' slots mapped, faces below its limit) */
   be_signals x;
   halo_signals(h, &x);
@@ -858,11 +882,51 @@ int halo_signals_able(const fd_halo *h)
   return fd_signals_check(&h->grid, &x, "halo_signals_able", why, sizeof why) == 0;
 }
 
+int halo_signals_face(const fd_halo *h, int f, be_signals *x)
+{
+  memset(x, 0, sizeof *x);
+  if (f < 0 || f >= FD_FACES || h->fields != 1 || h->width != 1 || h->slots != 4 || !h->faces.active[f] ||
+      !h->ipc_able[f] || h->same_device[f] || !h->peer_sig[f][0] || !h->flags)
+    return 0;
+  x->faces = &h->faces;
+  x->wait_s = h->sig_wait_s;
+  x->exchange = x->unpack = 1u << f;
+  signal_slots(h, f, x);
+  x->words = h->flags + SIG_WORDS_AT;
+  char why[160];
+  return fd_signals_check(&h->grid, x, "halo_signals_face", why, sizeof why) == 0;
+}
+
+/* Reads this rank's stall record into h (the first one sticks: the words' reset erases it).
+ * Call when no launch of this rank is in flight. */
+static int read_stall(fd_halo *h)
+{
+  if (!h->flags || h->slots != 4 || h->sig_stall_face >= 0) return FD_OK;
+  be_signals x;
+  memset(&x, 0, sizeof x);
+  x.words = h->flags + SIG_WORDS_AT;
+  FD_BE(be_signals_stall(&x, &h->sig_stall_face, &h->sig_stall_at));
+  return FD_OK;
+}
+
+int halo_signals_stalled(fd_halo *h, int rank, char *why, size_t len)
+{
+  FD_BE(be_stream_sync(h->stream));
+  FD_CALL(read_stall(h));
+  const int face = h->sig_stall_face;
+  if (face < 0) return FD_OK;
+  snprintf(why, len, "rank %d: the signalled exchange waited more than %g s for rank %d (face %d) at exchange %u: "
+           "that neighbour stopped stepping, so this run's results are wrong", rank, h->sig_wait_s,
+           face < FD_FACES ? h->nbr[face] : -1, face, (unsigned)h->sig_stall_at);
+  return FD_ERR_RUNTIME;
+}
+
 int halo_signals_reset(fd_halo *h)
 {
   static const uint32_t zero[BE_SIG_WORDS];
   FD_BE(be_stream_sync(h->stream));
   FD_MPI(MPI_Barrier(h->comm)); /* no launch of any rank reads or writes a word now */
+  FD_CALL(read_stall(h));      /* before the zeroes erase it */
   if (h->flags) {
     FD_BE(be_memcpy_async(h->flags + SIG_WORDS_AT, zero, sizeof zero, BE_COPY_H2D, h->stream));
     FD_BE(be_stream_sync(h->stream));
@@ -872,3 +936,11 @@ int halo_signals_reset(fd_halo *h)
 }
 
 void halo_signalled(fd_halo *h) { h->count++; }
+
+void halo_test_signals(fd_halo *h, int mute, double wait_s)
+{
+  if (mute) h->sig_test |= BE_SIG_TEST_MUTE;
+  h->sig_wait_s = wait_s;
+}
+
+void halo_test_signals_nowait(fd_halo *h) { h->sig_test |= BE_SIG_TEST_NOWAIT; }

@@ -19,6 +19,11 @@
 #include "backend.h"
 #include "graph_cache.h"
 
+/* The longest a signalled launch waits for a neighbour's word, seconds: far beyond any step a
+ * neighbour can take (a host that stalls a minute between two launches), short enough that a
+ * neighbour that died ends the run with an error instead of a hang. */
+#define HALO_SIGNAL_WAIT_S 60.0
+
 /* --mpi-gpu: device buffers to MPI (aware), through pinned host memory (staged), or whichever
  * this MPI supports (auto). Names in src/run/options.c. */
 typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
@@ -89,6 +94,16 @@ typedef struct {
   void *peer_block[FD_REGIONS];     /* neighbour's send_block, mapped here */
   real_t *peer_face[FD_REGIONS][2]; /* in it, the neighbour's face towards this rank, by parity */
   real_t *peer_sig[FD_REGIONS][2];  /* ... and in its signalled slots (halo_signals) */
+  /* the signalled exchange (halo_signals): faces to a neighbour on another device cross the
+   * link as the sender's stores into the receiver's slot (sig_store = 1) or the receiver's
+   * loads from the sender's (0); a launch waits for a word at most sig_wait_s seconds
+   * (HALO_SIGNAL_WAIT_S, or a test's); sig_test: backend.h's BE_SIG_TEST_* bits of the tests;
+   * the first stall this rank's launches recorded (face, -1 none; exchange) */
+  int sig_store;
+  double sig_wait_s;
+  unsigned sig_test;
+  int sig_stall_face;
+  uint32_t sig_stall_at;
   long long exchanges;    /* completed exchanges (halo_exchange_unpack); parity = exchanges % 2 */
   int timing[2];          /* the exchange of parity s is timed (its events are recorded) */
   int timing_pending[2];  /* ... and its timings are not yet added to the sums */
@@ -264,19 +279,37 @@ int halo_flush_timers(fd_halo *h);
 void halo_reset_timers(fd_halo *h);
 
 /* The exchange signalled inside the pass's launch (backend.h, be_signals_pass), for the solver's
- * passes of one field at width 1 where every face goes by IPC to a neighbour on this rank's own
- * device (ranks sharing one GPU): no halo stream, no host call per exchange; the slots are the
- * halo's (send_block's slots 2 and 3, mapped by the neighbours) and so are the words (after the
- * IPC flags). halo_signals_able says whether this rank could (Pure; the caller agrees over the
+ * passes of one field at width 1 where every face goes by IPC, to a neighbour on this rank's
+ * own device (ranks sharing one GPU, under MPS) or on another device of the node that this one
+ * reaches as a peer: no halo stream, no host call per exchange; the slots are the halo's
+ * (send_block's slots 2 and 3, mapped by the neighbours) and so are the words (after the IPC
+ * flags). halo_signals_able says whether this rank could (Pure; the caller agrees over the
  * ranks, since all must exchange the same way); halo_signals fills *x (the unpack leaves out a
  * test's dropped region, halo_test_drop_unpack); halo_signals_reset zeroes this rank's words
  * once no device work of any rank is in flight: it waits for the halo stream (the caller has
- * waited for its own), meets every rank, zeroes, meets every rank again, so that any rank may
- * then prime (Collective over comm; synchronous); halo_signalled counts an exchange made that
- * way (bytes and messages per step). */
+ * waited for its own), meets every rank, keeps the words' stall record (below), zeroes, meets
+ * every rank again, so that any rank may then prime (Collective over comm; synchronous);
+ * halo_signalled counts an exchange made that way (bytes and messages per step).
+ * halo_signals_face fills *x for face f alone, where its neighbour is on another device and
+ * mapped (the floor F_p: src/solver/floors.c), and returns 1; else 0 (Pure). The neighbour
+ * must use the opposite face in the same way.
+ * halo_signals_stalled: FD_ERR_RUNTIME with one line naming this rank, the neighbour and the
+ * exchange when a launch of this rank waited for a neighbour's word longer than sig_wait_s
+ * since halo_create (backend.h: it then went on, with wrong results), else FD_OK. Waits for
+ * the halo stream; the caller has waited for its own and agrees the verdict. Not Collective. */
 int halo_signals_able(const fd_halo *h);
 void halo_signals(const fd_halo *h, be_signals *x);
+int halo_signals_face(const fd_halo *h, int f, be_signals *x);
 int halo_signals_reset(fd_halo *h);
 void halo_signalled(fd_halo *h);
+int halo_signals_stalled(fd_halo *h, int rank, char *why, size_t len);
+
+/* Test only (--test-stall): from now on this rank's signalled launches never set their
+ * neighbours' words (mute = 1) and every wait of this rank ends after wait_s seconds. Not
+ * Collective; every rank calls it with the same wait_s. */
+void halo_test_signals(fd_halo *h, int mute, double wait_s);
+/* Test only (--test-inject-fault=order on signalled passes): the launches do not wait for the
+ * neighbours' words. Not Collective. */
+void halo_test_signals_nowait(fd_halo *h);
 
 #endif

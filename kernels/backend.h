@@ -77,6 +77,13 @@ const char *be_error_message(void);
  * work on the device, so no stream still uses what they release. */
 int be_malloc(void **ptr, size_t bytes);
 int be_free(void *ptr);
+/* be_malloc for memory that kernels on other devices poll, load and store through an IPC
+ * mapping (the signalled exchange's slots and words): on AMD fine-grained device memory
+ * (hipExtMallocWithFlags(hipDeviceMallocFinegrained); coarse-grained memory a peer GCD reads is
+ * cached in the reader's L2, where a flag can stay stale for ever), its size rounded up to
+ * 2 MiB (RCCL does the same: hipIpcGetMemHandle fails for some sizes); on NVIDIA and the host
+ * backend be_malloc. Freed with be_free. Synchronous. */
+int be_malloc_peer(void **ptr, size_t bytes);
 /* Pinned host memory (staged MPI, copies off the device); the caller frees it with
  * be_host_free (NULL is fine). Synchronous. */
 int be_host_alloc(void **ptr, size_t bytes);
@@ -490,53 +497,76 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
                             unsigned unpack, unsigned pack, char *why, size_t len);
 
 /* ---- the exchange signalled inside the pass's launch ------------------------------------
- * Neighbours on this rank's own device (ranks sharing one GPU; halo/ maps each one's buffers
- * and words), one field at width 1. Each rank has two send slots
- * and BE_SIG_WORDS words of device memory:
+ * Neighbours on this rank's own device (ranks sharing one GPU) or on other devices of the node
+ * (peers: halo/ maps each one's slots and words), one field at width 1. Each rank has two slots
+ * (the faces layout) and BE_SIG_WORDS words of device memory:
  *   in[f]    (word f, 0..5)  written only by the neighbour across face f: the number of
- *                            exchanges it has packed into its slots for this rank
+ *                            exchanges it has packed for this rank
  *   seq      (BE_SIG_SEQ)    the exchanges this rank has received (its launches' own count)
  *   arrivals (BE_SIG_ARRIVALS) a launch's exchange blocks that have finished (0 between launches)
- * Exchange e (seq = e when its launch starts) reads each neighbour's slot e % 2 once in[f] >= e+1
- * and packs this rank's layers for exchange e+1 into its own slot (e+1) % 2; its last block then
- * sets seq = e+1 and each neighbour's in = e+2, behind a device-wide memory fence (the data is
- * visible on the device before the word is). A slot is written again (exchange e+2) only after in[f] >= e+2
- * has said that the neighbour's launch of exchange e+1, which read it, is done. The values grow
- * (comparisons wrap-safe: a run may make 2^31 exchanges between two resets); the launches read
- * seq on the device, so a graph replays them. All ranks must reset their words (zero, then a
- * barrier) before any rank primes. */
-enum { BE_SIG_SEQ = FD_FACES, BE_SIG_ARRIVALS, BE_SIG_WORDS };
+ *   stall    (BE_SIG_STALL)  0, or 1 + the face whose word a launch waited for longer than
+ *                            wait_s (the first such); stall_at (BE_SIG_STALL_AT) its exchange
+ * Face f's values of exchange e come from in[f][e % 2] and this rank's for the neighbour go to
+ * out[f][e % 2]: either the neighbour's slot and this rank's (the receiver loads through the
+ * peer mapping) or this rank's slot and the neighbour's (the sender stores through it); halo/
+ * says which, the same on both sides of a face. Exchange e (seq = e when its launch starts)
+ * reads in[f][e % 2] once in[f] >= e+1 and writes out[f][(e+1) % 2]; its last block then sets
+ * seq = e+1 and each neighbour's in = e+2, behind a memory fence (device-wide, or system-wide
+ * where a neighbour is on another device: once per launch, by that block). A slot is written
+ * again (exchange e+2) only after in[f] >= e+2 has said that the neighbour's launch of exchange
+ * e+1, which read it, is done. The values grow (comparisons wrap-safe: a run may make 2^31
+ * exchanges between two resets); the launches read seq on the device, so a graph replays them.
+ * All ranks must reset their words (zero, then a barrier) before any rank primes.
+ * A launch waits for a word at most wait_s seconds: then it records the stall, stops waiting
+ * (this launch and every later one: their results are wrong) and sets its neighbours' words as
+ * usual, so that no rank waits for ever; the caller reads the record (be_signals_stall) and
+ * fails the run. Memory a peer device polls, loads or stores must be be_malloc_peer's. */
+enum { BE_SIG_SEQ = FD_FACES, BE_SIG_ARRIVALS, BE_SIG_STALL, BE_SIG_STALL_AT, BE_SIG_WORDS };
+/* be_signals.test bits (test faults only): NOWAIT, the launches do not wait for the words (an
+ * ordering left out); MUTE, they never set the neighbours' words (a rank that stopped) */
+enum { BE_SIG_TEST_NOWAIT = 1, BE_SIG_TEST_MUTE = 2 };
 typedef struct {
   const fd_faces *faces;                 /* this rank's layout (width 1, one field) */
   unsigned exchange;                     /* the faces with a neighbour (the deferred faces) */
   unsigned unpack;                       /* those whose ghosts come from the neighbour (a test's
                                             dropped face is not: its ghosts stay as they are) */
-  const real_t *peer[FD_FACES][2];       /* the neighbour across f: its region for this rank in
-                                            its slot s (count faces->count[f] points) */
-  real_t *send[2];                       /* this rank's slots (the faces layout) */
+  unsigned remote;                       /* those whose neighbour runs on another device */
+  unsigned test;                         /* BE_SIG_TEST_* bits, 0 outside tests */
+  double wait_s;                         /* the longest wait for a word (> 0) */
+  const real_t *in[FD_FACES][2];         /* face f's values from the neighbour, by slot (count
+                                            faces->count[f] points, the face's region order) */
+  real_t *out[FD_FACES][2];              /* where this rank's layer next to face f goes, by slot */
   uint32_t *words;                       /* this rank's BE_SIG_WORDS words */
   uint32_t *peer_in[FD_FACES];           /* the neighbour across f: its word in[opposite(f)] */
 } be_signals;
 /* The start of a run of signalled passes (after the reset): packs the layers of u next to the
- * exchanged faces into slot seq % 2 and sets each neighbour's in = seq + 1. One launch.
+ * exchanged faces into out[f][seq % 2] and sets each neighbour's in = seq + 1. One launch.
  * Asynchronous on s. */
 int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_stream s);
 /* A pass of one step in one launch (out != NULL): the interior update of u into out, as
  * be_stencil(FD_REGION_INTERIOR, x->exchange) with configuration k, and exchange seq: wait for
  * the neighbours' words, then the shell of x->exchange as be_shell_exchange would compute it
- * (its ghosts read from the neighbours' slots, also written into u's ghosts where unpack has
- * them) and the pack of its layers for the next exchange; the same bits as those calls. With
+ * (its ghosts read from in[f], also written into u's ghosts where unpack has them) and the
+ * pack of its layers into out[f] for the next exchange; the same bits as those calls. With
  * out == NULL the exchange alone (X): the unpack and the pack of u's own layers (c, f and k
  * unused). The kernel waits on the device for words other processes' launches set: those must
  * be able to run beside it (ranks sharing a device under MPS, or their own devices); the host
  * backend, which cannot wait, fails (BE_ERROR) where a word is not yet set. Asynchronous on s. */
 int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f, real_t *out,
                     fd_kernel k, const be_signals *x, be_stream s);
+/* *face = the face whose word a launch of x waited for longer than x->wait_s (the first stall
+ * since the words' reset) and *exchange its exchange, or *face = -1: none. Call once the
+ * launches are complete (the caller synchronised their stream). Synchronous. */
+int be_signals_stall(const be_signals *x, int *face, uint32_t *exchange);
 /* be_signals_prime's and be_signals_pass's check of *x against g, the same for every backend
- * (common.c): be_shell_exchange's (fd_shell_exchange_check), the words, slots and each
- * exchanged face's neighbour, and faces of fewer than 2^31 points. 0, or -1 with the reason,
+ * (common.c): be_shell_exchange's (fd_shell_exchange_check), the words, each exchanged face's
+ * slots and neighbour, wait_s, and faces of fewer than 2^31 points. 0, or -1 with the reason,
  * naming `who`, in why[0..len-1]. Pure. */
 int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, char *why, size_t len);
+
+/* Test only (--test-delays): work enqueued on s after this call starts `us` microseconds later
+ * than it would (a device-side wait; the host backend sleeps). Asynchronous on s. */
+int be_test_delay(be_stream s, double us);
 
 /* ---- initialisation and norms -------------------------------------------------------- */
 

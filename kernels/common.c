@@ -168,14 +168,18 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
 
 int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, char *why, size_t len)
 {
-  if (!x->faces || !x->words || !x->send[0] || !x->send[1]) {
-    snprintf(why, len, "%s: no faces, words or slots", who);
+  if (!x->faces || !x->words) {
+    snprintf(why, len, "%s: no faces or words", who);
+    return -1;
+  }
+  if (!(x->wait_s > 0)) {
+    snprintf(why, len, "%s: the longest wait for a word must be positive (%g s)", who, x->wait_s);
     return -1;
   }
   if (fd_shell_exchange_check(g, x->exchange, x->faces, x->unpack, x->exchange, why, len)) return -1;
   for (int f = 0; f < FD_FACES; f++) {
     if (!(x->exchange >> f & 1u)) continue;
-    if (!x->peer[f][0] || !x->peer[f][1] || !x->peer_in[f]) {
+    if (!x->in[f][0] || !x->in[f][1] || !x->out[f][0] || !x->out[f][1] || !x->peer_in[f]) {
       snprintf(why, len, "%s: face %d has no neighbour's slots or word", who, f);
       return -1;
     }

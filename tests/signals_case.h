@@ -13,7 +13,8 @@
  * ghosts stay NaN): the comparison must then fail. Returns the number of points of the two
  * blocks that differ, or -1 where a backend call failed (*why: its message). With out == NULL
  * (copy = 1), one exchange alone instead: A's ghosts must then hold B's lowest layer and B's
- * A's highest. */
+ * A's highest. `store`: the faces go as the sender's stores into the receiver's slots, else
+ * the receiver loads them from the sender's (be_signals.in, .out). */
 #ifndef FDMINI_TEST_SIGNALS_CASE_H
 #define FDMINI_TEST_SIGNALS_CASE_H
 
@@ -34,7 +35,7 @@
   } while (0)
 
 static long signals_case(int nx, int ny, int nza, int nzb, int with_f, fd_kernel_id kid, int steps,
-                         int fault, int copy, be_stream sa, be_stream sb, char *why, size_t why_len)
+                         int fault, int copy, int store, be_stream sa, be_stream sb, char *why, size_t why_len)
 {
   long rc = 0;
   const int ng[3] = {nx, ny, nza + nzb}, na[3] = {nx, ny, nza}, nb[3] = {nx, ny, nzb};
@@ -109,11 +110,15 @@ static long signals_case(int nx, int ny, int nza, int nzb, int with_f, fd_kernel
   xa.faces = &fa, xb.faces = &fb;
   xa.exchange = 1u << 5, xb.exchange = 1u << 4;
   xa.unpack = fault ? 0u : xa.exchange, xb.unpack = xb.exchange;
+  /* the faces cross as the receiver's loads from the sender's slot, or (store) as the
+   * sender's stores into the receiver's: the same bits either way */
+  xa.wait_s = xb.wait_s = 10.0;
   for (int s = 0; s < 2; s++) {
-    xa.send[s] = slots_a + s * fa.total;
-    xb.send[s] = slots_b + s * fb.total;
-    xa.peer[5][s] = xb.send[s] + fb.offset[4];
-    xb.peer[4][s] = xa.send[s] + fa.offset[5];
+    real_t *a_face = slots_a + s * fa.total + fa.offset[5], *b_face = slots_b + s * fb.total + fb.offset[4];
+    xa.in[5][s] = store ? a_face : b_face;
+    xa.out[5][s] = store ? b_face : a_face;
+    xb.in[4][s] = store ? b_face : a_face;
+    xb.out[4][s] = store ? a_face : b_face;
   }
   xa.words = wa, xb.words = wb;
   xa.peer_in[5] = wb + 4;

@@ -462,15 +462,19 @@ static void test_signalled_passes_match_one_grid(void **state)
   char why[256] = "";
   const int sizes[][4] = {{5, 4, 3, 4}, {7, 6, 1, 2}, {16, 9, 6, 5}};
   for (size_t q = 0; q < sizeof sizes / sizeof sizes[0]; q++)
-    for (int with_f = 0; with_f < 2; with_f++) {
-      const int *n = sizes[q];
-      long bad = signals_case(n[0], n[1], n[2], n[3], with_f, FD_KERNEL_REORDERED, 5, 0, 0, s, NULL, why, sizeof why);
-      if (bad != 0) fail_msg("%dx%dx(%d+%d) f %d: %ld points differ %s", n[0], n[1], n[2], n[3], with_f, bad, why);
+    for (int v = 0; v < 4; v++) { /* f off/on; loads / stores */
+      const int *n = sizes[q], with_f = v & 1, store = v >> 1;
+      long bad = signals_case(n[0], n[1], n[2], n[3], with_f, FD_KERNEL_REORDERED, 5, 0, 0, store, s, NULL, why, sizeof why);
+      if (bad != 0)
+        fail_msg("%dx%dx(%d+%d) f %d store %d: %ld points differ %s", n[0], n[1], n[2], n[3], with_f, store, bad, why);
       /* the planted fault: A's ghosts never unpacked */
-      bad = signals_case(n[0], n[1], n[2], n[3], with_f, FD_KERNEL_REORDERED, 5, 1, 0, s, NULL, why, sizeof why);
-      if (bad <= 0) fail_msg("%dx%dx(%d+%d) f %d: the dropped unpack went unseen (%ld, %s)", n[0], n[1], n[2], n[3], with_f, bad, why);
+      bad = signals_case(n[0], n[1], n[2], n[3], with_f, FD_KERNEL_REORDERED, 5, 1, 0, store, s, NULL, why, sizeof why);
+      if (bad <= 0)
+        fail_msg("%dx%dx(%d+%d) f %d store %d: the dropped unpack went unseen (%ld, %s)", n[0], n[1], n[2], n[3], with_f,
+                 store, bad, why);
     }
-  assert_int_equal(signals_case(6, 5, 3, 4, 0, FD_KERNEL_REORDERED, 0, 0, 1, s, NULL, why, sizeof why), 0);
+  assert_int_equal(signals_case(6, 5, 3, 4, 0, FD_KERNEL_REORDERED, 0, 0, 1, 0, s, NULL, why, sizeof why), 0);
+  assert_int_equal(signals_case(6, 5, 3, 4, 0, FD_KERNEL_REORDERED, 0, 0, 1, 1, s, NULL, why, sizeof why), 0);
 }
 
 static void test_signalled_pass_refuses_an_unpacked_neighbour(void **state)
@@ -489,8 +493,11 @@ static void test_signalled_pass_refuses_an_unpacked_neighbour(void **state)
   memset(&x, 0, sizeof x);
   x.faces = &fc;
   x.exchange = x.unpack = 1u << 5;
-  x.send[0] = slots, x.send[1] = slots + fc.total;
-  x.peer[5][0] = peer, x.peer[5][1] = peer + fc.total;
+  x.wait_s = 1.0;
+  for (int q = 0; q < 2; q++) {
+    x.out[5][q] = slots + q * fc.total + fc.offset[5];
+    x.in[5][q] = peer + q * fc.total;
+  }
   x.words = words;
   x.peer_in[5] = peer_words + 4;
   fd_coeffs c = {0};
@@ -505,7 +512,25 @@ static void test_signalled_pass_refuses_an_unpacked_neighbour(void **state)
   assert_int_equal(words[BE_SIG_SEQ], 1u);
   assert_int_equal(peer_words[4], 2u);
   assert_int_not_equal(be_signals_pass(&g, &c, out, NULL, u, k, &x, s), BE_OK); /* exchange 1: not yet */
-  x.peer[5][1] = NULL;
+  /* the test bits: NOWAIT goes on without the word, MUTE leaves the neighbour's word alone */
+  x.test = BE_SIG_TEST_NOWAIT | BE_SIG_TEST_MUTE;
+  assert_int_equal(be_signals_pass(&g, &c, out, NULL, u, k, &x, s), BE_OK);
+  assert_int_equal(words[BE_SIG_SEQ], 2u);
+  assert_int_equal(peer_words[4], 2u);
+  x.test = 0;
+  /* the stall record: none, then the one a launch left (face 5, exchange 7) */
+  int face = 0;
+  uint32_t at = 0;
+  assert_int_equal(be_signals_stall(&x, &face, &at), BE_OK);
+  assert_int_equal(face, -1);
+  words[BE_SIG_STALL] = 6, words[BE_SIG_STALL_AT] = 7;
+  assert_int_equal(be_signals_stall(&x, &face, &at), BE_OK);
+  assert_int_equal(face, 5);
+  assert_int_equal(at, 7u);
+  x.wait_s = 0;
+  assert_int_not_equal(be_signals_prime(&g, &x, u, s), BE_OK);
+  x.wait_s = 1.0;
+  x.in[5][1] = NULL;
   assert_int_not_equal(be_signals_prime(&g, &x, u, s), BE_OK);
   free(u);
   free(out);

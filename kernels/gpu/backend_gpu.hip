@@ -186,6 +186,22 @@ extern "C" int be_malloc(void **ptr, size_t bytes)
   return BE_OK;
 }
 
+extern "C" int be_malloc_peer(void **ptr, size_t bytes)
+{
+  *ptr = NULL;
+#if !defined(__CUDACC__) || defined(__HIP__)
+  /* ROCm: memory a peer GCD polls must be fine-grained (coarse-grained lines are cached in the
+   * reader's L2; ROCm's "HIP memory coherence" and the LLVM AMDGPU memory model), and IPC
+   * handles of sizes off the 2 MiB granule fail on some ROCm releases (RCCL rounds likewise) */
+  const size_t granule = (size_t)2 << 20, n = bytes ? (bytes + granule - 1) / granule * granule : granule;
+  if (n < bytes) return gpu_failf_private(BE_ERROR, "be_malloc_peer: %zu bytes do not fit", bytes);
+  GPU(hipExtMallocWithFlags(ptr, n, hipDeviceMallocFinegrained));
+#else
+  GPU(hipMalloc(ptr, bytes ? bytes : 1));
+#endif
+  return BE_OK;
+}
+
 /* The frees wait for the whole device first: the runtimes' own implicit synchronisation is a
  * property of the legacy stream's semantics, made explicit here (frees happen at set-up and
  * tear-down only). */

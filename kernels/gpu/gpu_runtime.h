@@ -14,6 +14,14 @@
  *   gpu_ldg(p)           read-only load: __ldg on NVIDIA (LDG.CONSTANT), a plain load on AMD
  *   gpu_ld_shared_l2(p)  load of data another process wrote in this launch: __ldcg on NVIDIA
  *                        (from L2), a plain load on AMD
+ *   gpu_ld_sys(p), gpu_st_sys(p, v)  relaxed 32-bit load and store at system scope, for words
+ *                        that kernels of other processes, on this device or a peer, write or
+ *                        poll: ld/st.relaxed.sys on NVIDIA, __hip_atomic_load/store with
+ *                        __HIP_MEMORY_SCOPE_SYSTEM on AMD (integer: float atomics on
+ *                        fine-grained memory do nothing over AMD's fabric)
+ *   gpu_wall_ticks()     a clock that runs at gpu_wall_hz() ticks per second whatever the
+ *                        clock of the cores: %globaltimer (ns) on NVIDIA, wall_clock64() on AMD
+ *                        (hipDeviceAttributeWallClockRate, in kHz)
  *   gpu_store2(p, x, y)  plain 16-byte (8 for float) store of the aligned pair p[0], p[1]
  *   gpu_store_keep(p, v), gpu_store_keep2(p, x, y)  the same stores asking L2 to keep the
  *                        line for the next pass: an evict-last cache hint on NVIDIA
@@ -72,6 +80,7 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipMemcpyAsync cudaMemcpyAsync
 #define hipMemsetAsync cudaMemsetAsync
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpy cudaMemcpy
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
 #define hipStreamCreateWithPriority cudaStreamCreateWithPriority
@@ -165,6 +174,23 @@ template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return 
 /* a load of memory another process's kernel wrote during this launch (the signalled exchange):
  * from L2, past the SM's own cache */
 template <typename T> __device__ __forceinline__ T gpu_ld_shared_l2(const T *p) { return __ldcg(p); }
+__device__ __forceinline__ uint32_t gpu_ld_sys(const uint32_t *p)
+{
+  uint32_t v;
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void gpu_st_sys(uint32_t *p, uint32_t v)
+{
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long gpu_wall_ticks()
+{
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+static inline double gpu_wall_hz(void) { return 1e9; }
 #define GPU_REGISTER_CAP(n) __maxnreg__(n)
 /* plain 16-byte (8 for float) store of the pair x, y at p (aligned to the pair) */
 __device__ __forceinline__ void gpu_store2(double *p, double x, double y)
@@ -273,6 +299,25 @@ template <typename T> __device__ __forceinline__ T gpu_ldg(const T *p) { return 
  * a plain load (no line of it can be in the CU's cache: nothing read it in this launch before
  * the flag said it was written) */
 template <typename T> __device__ __forceinline__ T gpu_ld_shared_l2(const T *p) { return *p; }
+__device__ __forceinline__ uint32_t gpu_ld_sys(const uint32_t *p)
+{
+  return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+__device__ __forceinline__ void gpu_st_sys(uint32_t *p, uint32_t v)
+{
+  __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+__device__ __forceinline__ unsigned long long gpu_wall_ticks() { return wall_clock64(); }
+static inline double gpu_wall_hz(void)
+{
+  int dev = 0, khz = 0;
+  if (hipGetDevice(&dev) != hipSuccess || hipDeviceGetAttribute(&khz, hipDeviceAttributeWallClockRate, dev) != hipSuccess ||
+      khz <= 0) {
+    (void)hipGetLastError();
+    return 1e8; /* gfx90a's constant 100 MHz */
+  }
+  return khz * 1e3;
+}
 #define GPU_REGISTER_CAP(n) __launch_bounds__(512)
 #if defined(__AMDGCN_WAVEFRONT_SIZE)
 #define GPU_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE /* 64 on gfx90a, 32 on wave32 targets */

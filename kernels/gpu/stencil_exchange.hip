@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_internal.h"
@@ -73,45 +74,72 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
 
 /* ---- the exchange signalled inside the launch (be_signals_pass, be_signals_prime) -----------
  * backend.h has the protocol. The exchange's work is done by the launch's first nb blocks
- * (exchange blocks, at most XG_MAX_BLOCKS: each of them waits, and the waiting blocks of every
- * rank sharing the device must leave room for the launches they wait for), over the shell of
- * the exchanged faces point by point as k_shell_x, in a grid-stride loop; in a one-launch pass
- * (k_zmarch_x) the other blocks update the interior. An exchange block's first thread waits
- * until every neighbour's word says it has packed this exchange, then the block reads the
- * neighbours' slots; after its writes it counts itself in `arrivals`, and the last block sets
- * seq and the neighbours' words behind a device-wide fence (the neighbours share the device).
- * The interior blocks read no ghost of an exchanged face and write none of the shell's
- * points: the two parts of the launch are independent. No arrays per point (six named
- * neighbours): no stack. The one-launch kernel takes more registers than k_zmarch (64 against
- * 32-40 on sm_90), which costs the interior occupancy on large blocks: the path trial
- * (src/solver/startup.c) weighs it against the two-stream schedule. */
-constexpr unsigned XG_MAX_BLOCKS = 16;
+ * (exchange blocks: at most XG_MAX_BLOCKS where a neighbour shares this device, since each of
+ * them waits and the waiting blocks of every rank on the device must leave room for the
+ * launches they wait for; at most XG_MAX_BLOCKS_PEERS where every neighbour has its own
+ * device), over the shell of the exchanged faces point by point as k_shell_x, in a grid-stride
+ * loop; in a one-launch pass (k_zmarch_x) the other blocks update the interior. An exchange
+ * block's first thread waits until every neighbour's word says it has packed this exchange,
+ * then the block reads the faces (in[f]); after its writes (out[f]) it counts itself in
+ * `arrivals`, and the last block sets seq and the neighbours' words. The interior blocks read
+ * no ghost of an exchanged face and write none of the shell's points: the two parts of the
+ * launch are independent. No arrays per point (six named neighbours): no stack. The
+ * one-launch kernel takes more registers than k_zmarch (64 against 32-40 on sm_90), which
+ * costs the interior occupancy on large blocks: the path trial (src/solver/startup.c) weighs it
+ * against the two-stream schedule.
+ * Memory ordering, where a neighbour is on another device (remote): its words are polled in
+ * this device's memory with system-scope loads, then one system-scope fence (acquire) orders
+ * the block's reads of the faces after them; each block's writes are ordered by a device-wide
+ * fence before it counts itself, and the last block alone fences at system scope (release)
+ * before it stores the neighbours' words: on AMD that fence writes the whole L2 back
+ * (buffer_wbl2), so it is taken once per launch, not per block, and it covers the other
+ * blocks' writes, which its atomic observed. On NVIDIA fence.sc.sys is cumulative in the same
+ * way. Neighbours on this device only: device-wide fences. */
+constexpr unsigned XG_MAX_BLOCKS = 16, XG_MAX_BLOCKS_PEERS = 64;
 enum { XG_PRIME = 0, XG_COPY = 1, XG_PASS = 2 };
 
 struct xg_args {
   st_args s;                       /* the shell's stencil: u (written: its ghosts), f, out */
   shell_slabs sl;                  /* the shell of the exchanged faces */
   int n[3];
-  long long off[FD_FACES];         /* this rank's regions in a slot */
-  const real_t *peer[FD_FACES][2]; /* the neighbours' regions for this rank, by slot */
-  real_t *send[2];
+  const real_t *in[FD_FACES][2];   /* face f's values from the neighbour, by slot */
+  real_t *out[FD_FACES][2];        /* this rank's layer for the neighbour across f, by slot */
   uint32_t *words, *peer_in[FD_FACES];
-  unsigned exchange, unpack;
+  unsigned exchange, unpack, remote, test;
+  unsigned long long wait_ticks;   /* the longest wait for a word, gpu_wall_ticks */
   unsigned nb;                     /* exchange blocks */
   unsigned gx, gy;                 /* k_zmarch_x: the interior grid's x and y extents */
 };
 
+/* Thread 0 of an exchange block: waits until every neighbour's word says it has packed
+ * exchange e, at most wait_ticks per word; a longer wait records the stall (the first one:
+ * face and exchange) and ends the waiting of this launch and of every later one. */
+__device__ __forceinline__ void xg_wait(const xg_args &x, uint32_t e)
+{
+  if (x.test & BE_SIG_TEST_NOWAIT) return;
+  if (gpu_ld_sys(x.words + BE_SIG_STALL) != 0u) return;
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    if (!(x.exchange >> fc & 1u)) continue;
+    if ((int32_t)(gpu_ld_sys(x.words + fc) - (e + 1u)) >= 0) continue;
+    const unsigned long long t0 = gpu_wall_ticks();
+    while ((int32_t)(gpu_ld_sys(x.words + fc) - (e + 1u)) < 0) {
+      if (gpu_wall_ticks() - t0 > x.wait_ticks) {
+        if (atomicCAS(x.words + BE_SIG_STALL, 0u, (unsigned)fc + 1u) == 0u) gpu_st_sys(x.words + BE_SIG_STALL_AT, e);
+        return;
+      }
+    }
+  }
+}
+
 template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const xg_args &x, unsigned b)
 {
-  const uint32_t e = *(volatile const uint32_t *)(x.words + BE_SIG_SEQ);
+  const uint32_t e = gpu_ld_sys(x.words + BE_SIG_SEQ);
   const unsigned tid = threadIdx.x + blockDim.x * threadIdx.y, nt = blockDim.x * blockDim.y;
   if (MODE != XG_PRIME) {
     if (tid == 0) {
-      for (int fc = 0; fc < FD_FACES; fc++)
-        if (x.exchange >> fc & 1u)
-          while ((int32_t)(*(volatile const uint32_t *)(x.words + fc) - (e + 1u)) < 0) {
-          }
-      __threadfence();
+      xg_wait(x, e);
+      if (x.remote) __threadfence_system();
+      else __threadfence();
     }
     __syncthreads();
   }
@@ -137,25 +165,24 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
     /* the point's place in the regions of x, y and z faces (no arrays: registers) */
     const long long at_x = (c1 - 1) + (long long)x.n[1] * (c2 - 1), at_y = (c0 - 1) + (long long)x.n[0] * (c2 - 1),
                     at_z = (c0 - 1) + (long long)x.n[0] * (c1 - 1);
-    const real_t n0 = from_peer & 1u ? gpu_ld_shared_l2(x.peer[0][rs] + at_x) : u[p - 1];
-    const real_t n1 = from_peer >> 1 & 1u ? gpu_ld_shared_l2(x.peer[1][rs] + at_x) : u[p + 1];
-    const real_t n2 = from_peer >> 2 & 1u ? gpu_ld_shared_l2(x.peer[2][rs] + at_y) : u[p - a.sx];
-    const real_t n3 = from_peer >> 3 & 1u ? gpu_ld_shared_l2(x.peer[3][rs] + at_y) : u[p + a.sx];
-    const real_t n4 = from_peer >> 4 & 1u ? gpu_ld_shared_l2(x.peer[4][rs] + at_z) : u[p - a.sxy];
-    const real_t n5 = from_peer >> 5 & 1u ? gpu_ld_shared_l2(x.peer[5][rs] + at_z) : u[p + a.sxy];
+    const real_t n0 = from_peer & 1u ? gpu_ld_shared_l2(x.in[0][rs] + at_x) : u[p - 1];
+    const real_t n1 = from_peer >> 1 & 1u ? gpu_ld_shared_l2(x.in[1][rs] + at_x) : u[p + 1];
+    const real_t n2 = from_peer >> 2 & 1u ? gpu_ld_shared_l2(x.in[2][rs] + at_y) : u[p - a.sx];
+    const real_t n3 = from_peer >> 3 & 1u ? gpu_ld_shared_l2(x.in[3][rs] + at_y) : u[p + a.sx];
+    const real_t n4 = from_peer >> 4 & 1u ? gpu_ld_shared_l2(x.in[4][rs] + at_z) : u[p - a.sxy];
+    const real_t n5 = from_peer >> 5 & 1u ? gpu_ld_shared_l2(x.in[5][rs] + at_z) : u[p + a.sxy];
     real_t v = u[p];
     if (MODE == XG_PASS) {
       v = stencil_at<HAS_F>(a, v, n0, n1, n2, n3, n4, n5, f_at<HAS_F>(a, p));
       a.out[p] = v;
     }
     const unsigned packs = on & x.exchange;
-    real_t *send = x.send[ws];
-    if (packs & 1u) send[x.off[0] + at_x] = v;
-    if (packs >> 1 & 1u) send[x.off[1] + at_x] = v;
-    if (packs >> 2 & 1u) send[x.off[2] + at_y] = v;
-    if (packs >> 3 & 1u) send[x.off[3] + at_y] = v;
-    if (packs >> 4 & 1u) send[x.off[4] + at_z] = v;
-    if (packs >> 5 & 1u) send[x.off[5] + at_z] = v;
+    if (packs & 1u) x.out[0][ws][at_x] = v;
+    if (packs >> 1 & 1u) x.out[1][ws][at_x] = v;
+    if (packs >> 2 & 1u) x.out[2][ws][at_y] = v;
+    if (packs >> 3 & 1u) x.out[3][ws][at_y] = v;
+    if (packs >> 4 & 1u) x.out[4][ws][at_z] = v;
+    if (packs >> 5 & 1u) x.out[5][ws][at_z] = v;
     if (from_peer & 1u) u[p - 1] = n0;
     if (from_peer >> 1 & 1u) u[p + 1] = n1;
     if (from_peer >> 2 & 1u) u[p - a.sx] = n2;
@@ -167,11 +194,12 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
   __syncthreads();
   if (tid == 0 && atomicAdd(x.words + BE_SIG_ARRIVALS, 1u) == x.nb - 1) {
     x.words[BE_SIG_ARRIVALS] = 0;
-    if (MODE != XG_PRIME) *(volatile uint32_t *)(x.words + BE_SIG_SEQ) = e + 1u;
-    __threadfence(); /* the neighbours share the device: a device-wide fence orders it */
+    if (MODE != XG_PRIME) gpu_st_sys(x.words + BE_SIG_SEQ, e + 1u);
+    if (x.remote) __threadfence_system(); /* once per launch (see above) */
+    else __threadfence();
     const uint32_t packed = MODE == XG_PRIME ? e + 1u : e + 2u;
-    for (int fc = 0; fc < FD_FACES; fc++)
-      if (x.exchange >> fc & 1u) *(volatile uint32_t *)x.peer_in[fc] = packed;
+    for (int fc = 0; fc < FD_FACES && !(x.test & BE_SIG_TEST_MUTE); fc++)
+      if (x.exchange >> fc & 1u) gpu_st_sys(x.peer_in[fc], packed);
   }
 }
 
@@ -264,15 +292,22 @@ static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *
   shell_plan(g, x->exchange, 1, g->n[2], &a->sl);
   for (int d = 0; d < 3; d++) a->n[d] = g->n[d];
   for (int fc = 0; fc < FD_FACES; fc++) {
-    a->off[fc] = (long long)x->faces->offset[fc];
-    a->peer[fc][0] = x->peer[fc][0], a->peer[fc][1] = x->peer[fc][1];
+    for (int q = 0; q < 2; q++) a->in[fc][q] = x->in[fc][q], a->out[fc][q] = x->out[fc][q];
     a->peer_in[fc] = x->peer_in[fc];
   }
-  a->send[0] = x->send[0], a->send[1] = x->send[1];
   a->words = x->words;
-  a->exchange = x->exchange, a->unpack = x->unpack;
+  a->exchange = x->exchange, a->unpack = x->unpack, a->remote = x->remote & x->exchange, a->test = x->test;
+  static double hz = 0; /* the clock's rate: one query per process */
+  if (hz == 0) hz = gpu_wall_hz();
+  a->wait_ticks = (unsigned long long)(x->wait_s * hz);
+  /* every neighbour on another device: no launch on this one waits for this one's blocks */
+  long long most = a->remote == a->exchange ? (long long)XG_MAX_BLOCKS_PEERS : (long long)XG_MAX_BLOCKS;
+  { /* XP harness (throw-away) */
+    const char *e = getenv("FDMINI_XP_NB");
+    if (e && a->remote == a->exchange) most = atoll(e);
+  }
   const long long need = (a->sl.start[a->sl.nb] + threads - 1) / threads;
-  a->nb = need < 1 ? 1u : (need > (long long)XG_MAX_BLOCKS ? XG_MAX_BLOCKS : (unsigned)need);
+  a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
   return BE_OK;
 }
 
@@ -338,5 +373,35 @@ extern "C" int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, 
   if (f) k_sig<true, XG_PASS><<<a.nb, PLANE_MAX_BLOCK, 0, st>>>(a);
   else k_sig<false, XG_PASS><<<a.nb, PLANE_MAX_BLOCK, 0, st>>>(a);
   GPU_LAUNCHED("k_sig<pass>");
+  return BE_OK;
+}
+
+extern "C" int be_signals_stall(const be_signals *x, int *face, uint32_t *exchange)
+{
+  uint32_t w[2] = {0, 0};
+  *face = -1, *exchange = 0;
+  GPU(hipMemcpy(w, x->words + BE_SIG_STALL, sizeof w, hipMemcpyDeviceToHost));
+  *face = w[0] ? (int)w[0] - 1 : -1;
+  *exchange = w[1];
+  return BE_OK;
+}
+
+namespace stencil {
+namespace {
+/* be_test_delay: one thread waits `ticks` of the wall clock */
+__global__ void k_test_delay(unsigned long long ticks)
+{
+  const unsigned long long t0 = gpu_wall_ticks();
+  while (gpu_wall_ticks() - t0 < ticks) {
+  }
+}
+} /* namespace */
+} /* namespace stencil */
+
+extern "C" int be_test_delay(be_stream s, double us)
+{
+  if (us <= 0) return BE_OK;
+  k_test_delay<<<1, 1, 0, gpu_stream(s)>>>((unsigned long long)(us * 1e-6 * gpu_wall_hz()));
+  GPU_LAUNCHED("k_test_delay");
   return BE_OK;
 }

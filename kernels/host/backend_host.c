@@ -195,6 +195,7 @@ static int host_malloc(void **ptr, size_t bytes, const char *what)
 }
 
 int be_malloc(void **ptr, size_t bytes) { return host_malloc(ptr, bytes, "be_malloc"); }
+int be_malloc_peer(void **ptr, size_t bytes) { return host_malloc(ptr, bytes, "be_malloc_peer"); }
 int be_host_alloc(void **ptr, size_t bytes) { return host_malloc(ptr, bytes, "be_host_alloc"); }
 int be_free(void *ptr)
 {
@@ -697,10 +698,10 @@ int be_norms(const fd_grid *g, const real_t *a, const real_t *b, const fd_field 
 /* One point (i, j, k) of be_shell_exchange and be_signals_pass: its neighbour across face
  * fc = 2*d + side is recv[fc]'s (the face's region, at its point (p, q) = p + n[a]*q) where fc
  * is in unpack and the point lies in fc's layer, else u's; its new value (u's without out)
- * goes to region fc of send (at faces->offset[fc]) where fc is in pack. */
+ * goes to send[fc] (face fc's region, the same order) where fc is in pack. */
 static void shell_exchange_point(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f,
-                                 real_t *out, const fd_faces *faces, const real_t *const recv[FD_FACES],
-                                 unsigned unpack, real_t *send, unsigned pack, int i, int j, int k)
+                                 real_t *out, const real_t *const recv[FD_FACES], unsigned unpack,
+                                 real_t *const send[FD_FACES], unsigned pack, int i, int j, int k)
 {
   const int x[3] = {i, j, k};
   const long long stride[3] = {1, g->sx, g->sxy}, p = fd_grid_index(g, i, j, k);
@@ -723,7 +724,7 @@ static void shell_exchange_point(const fd_grid *g, const fd_coeffs *c, real_t *u
   for (int fc = 0; fc < FD_FACES; fc++) {
     if (!(on >> fc & 1u)) continue;
     const int d = fc / 2, side = fc % 2;
-    if (pack >> fc & 1u) send[faces->offset[fc] + idx[fc]] = v;
+    if (pack >> fc & 1u) send[fc][idx[fc]] = v;
     if (unpack >> fc & 1u) u[p + (side ? stride[d] : -stride[d])] = nb[fc];
   }
 }
@@ -731,9 +732,8 @@ static void shell_exchange_point(const fd_grid *g, const fd_coeffs *c, real_t *u
 /* The shell of `deferred` as be_stencil's, point by point (shell_exchange_point): whole rows
  * outside the interior box's (j, k) range, else the points left of lo[0] and right of hi[0]. */
 static void shell_exchange_loop(const fd_grid *g, unsigned deferred, const fd_coeffs *c, real_t *u,
-                                const real_t *f, real_t *out, const fd_faces *faces,
-                                const real_t *const recv[FD_FACES], unsigned unpack, real_t *send,
-                                unsigned pack)
+                                const real_t *f, real_t *out, const real_t *const recv[FD_FACES],
+                                unsigned unpack, real_t *const send[FD_FACES], unsigned pack)
 {
   int lo[3], hi[3];
   fd_interior_box(g, deferred, lo, hi);
@@ -744,9 +744,9 @@ static void shell_exchange_loop(const fd_grid *g, unsigned deferred, const fd_co
       const int whole = k < lo[2] || k > hi[2] || j < lo[1] || j > hi[1] || hi[0] < lo[0];
       const int left = whole ? nx : lo[0] - 1, right = whole ? nx + 1 : hi[0] + 1;
       for (int i = 1; i <= left; i++)
-        shell_exchange_point(g, c, u, f, out, faces, recv, unpack, send, pack, i, j, k);
+        shell_exchange_point(g, c, u, f, out, recv, unpack, send, pack, i, j, k);
       for (int i = right > left ? right : left + 1; i <= nx; i++)
-        shell_exchange_point(g, c, u, f, out, faces, recv, unpack, send, pack, i, j, k);
+        shell_exchange_point(g, c, u, f, out, recv, unpack, send, pack, i, j, k);
     }
 }
 
@@ -765,8 +765,12 @@ int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, r
   if (out == u) return fail("be_shell_exchange: u and out must differ");
   if (out && !c) return fail("be_shell_exchange: the stencil needs its coefficients");
   const real_t *rf[FD_FACES];
-  for (int fc = 0; fc < FD_FACES; fc++) rf[fc] = recv + faces->offset[fc];
-  shell_exchange_loop(g, deferred, c, u, f, out, faces, rf, unpack, send, pack);
+  real_t *sf[FD_FACES];
+  for (int fc = 0; fc < FD_FACES; fc++) {
+    rf[fc] = recv ? recv + faces->offset[fc] : NULL;
+    sf[fc] = send ? send + faces->offset[fc] : NULL;
+  }
+  shell_exchange_loop(g, deferred, c, u, f, out, rf, unpack, sf, pack);
   return BE_OK;
 }
 
@@ -779,10 +783,11 @@ int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_
   char why[160];
   if (fd_signals_check(g, x, "be_signals_prime", why, sizeof why)) return fail("%s", why);
   const uint32_t e = x->words[BE_SIG_SEQ];
-  fd_faces fc = *x->faces;
-  for (int r = 0; r < FD_REGIONS; r++) fc.active[r] = r < FD_FACES && (x->exchange >> r & 1u);
-  if (be_pack_faces(g, &fc, u, x->send[e & 1u], s) != BE_OK) return BE_ERROR;
-  for (int r = 0; r < FD_FACES; r++)
+  const real_t *none[FD_FACES] = {NULL};
+  real_t *sf[FD_FACES] = {NULL};
+  for (int r = 0; r < FD_FACES; r++) sf[r] = x->out[r][e & 1u];
+  shell_exchange_loop(g, x->exchange, NULL, (real_t *)u, NULL, NULL, none, 0u, sf, x->exchange);
+  for (int r = 0; r < FD_FACES && !(x->test & BE_SIG_TEST_MUTE); r++)
     if (x->exchange >> r & 1u) *x->peer_in[r] = e + 1;
   return BE_OK;
 }
@@ -801,17 +806,36 @@ int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_
   if (out && !c) return fail("be_signals_pass: the stencil needs its coefficients");
   const uint32_t e = x->words[BE_SIG_SEQ];
   const real_t *rf[FD_FACES] = {NULL};
+  real_t *sf[FD_FACES] = {NULL};
   for (int fc = 0; fc < FD_FACES; fc++) {
     if (!(x->exchange >> fc & 1u)) continue;
-    if ((int32_t)(x->words[fc] - (e + 1)) < 0)
+    if ((int32_t)(x->words[fc] - (e + 1)) < 0 && !(x->test & BE_SIG_TEST_NOWAIT))
       return fail("be_signals_pass: the neighbour across face %d has not packed exchange %u (its word says %u); "
                   "the host backend cannot wait for it", fc, e, x->words[fc]);
-    rf[fc] = x->peer[fc][e & 1u];
+    rf[fc] = x->in[fc][e & 1u];
+    sf[fc] = x->out[fc][(e + 1) & 1u];
   }
-  shell_exchange_loop(g, x->exchange, c, u, f, out, x->faces, rf, x->unpack, x->send[(e + 1) & 1u], x->exchange);
+  shell_exchange_loop(g, x->exchange, c, u, f, out, rf, x->unpack, sf, x->exchange);
   if (out && be_stencil(g, FD_REGION_INTERIOR, x->exchange, c, u, f, out, k, s) != BE_OK) return BE_ERROR;
   x->words[BE_SIG_SEQ] = e + 1;
-  for (int fc = 0; fc < FD_FACES; fc++)
+  for (int fc = 0; fc < FD_FACES && !(x->test & BE_SIG_TEST_MUTE); fc++)
     if (x->exchange >> fc & 1u) *x->peer_in[fc] = e + 2;
+  return BE_OK;
+}
+
+/* The host backend never waits (be_signals_pass fails instead), so it never stalls: the word
+ * is whatever a caller's test wrote. */
+int be_signals_stall(const be_signals *x, int *face, uint32_t *exchange)
+{
+  *face = x->words[BE_SIG_STALL] ? (int)x->words[BE_SIG_STALL] - 1 : -1;
+  *exchange = x->words[BE_SIG_STALL_AT];
+  return BE_OK;
+}
+
+int be_test_delay(be_stream s, double us)
+{
+  if (capturing(s) || us <= 0) return BE_OK; /* a graph replays no delay */
+  struct timespec t = {(time_t)(us / 1e6), (long)(fmod(us, 1e6) * 1e3)};
+  nanosleep(&t, NULL);
   return BE_OK;
 }

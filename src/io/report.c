@@ -193,6 +193,11 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   if (r->floors_neighbours && r->floors_device)
     fprintf(out, " = %.2f / %.2f / %.2f x (F_ls + L + 2 F_g)\n", r->exchange_over_floor.min, r->exchange_over_floor.avg,
             r->exchange_over_floor.max);
+  if (r->floors_peer)
+    fprintf(out, "                       F_p %.2f / %.2f / %.2f (the largest face alone to a neighbour on another GPU,\n"
+                 "                       device-ordered; %d ranks); X = %.2f / %.2f / %.2f x F_p\n",
+            r->floor_peer_us.min, r->floor_peer_us.avg, r->floor_peer_us.max, r->floors_peer,
+            r->exchange_over_peer.min, r->exchange_over_peer.avg, r->exchange_over_peer.max);
   fprintf(out, "  step / F1            %.2f / %.2f / %.2f (the step per time step over F1 = max(F_g, F_c))\n",
           r->step_over_f1.min, r->step_over_f1.avg, r->step_over_f1.max);
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg; %.3g messages per step\n",
@@ -433,6 +438,14 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   }
   if (r->floors_neighbours && r->floors_device) stat(&j, "exchange_over_floor", &r->exchange_over_floor);
   else json_null(&j, "exchange_over_floor");
+  /* F_p: ranks with a neighbour on another device (floors_peer of them) */
+  if (r->floors_peer) {
+    stat(&j, "Fp", &r->floor_peer_us);
+    stat(&j, "exchange_over_Fp", &r->exchange_over_peer);
+  } else {
+    json_null(&j, "Fp");
+    json_null(&j, "exchange_over_Fp");
+  }
   stat(&j, "step_over_f1", &r->step_over_f1);
   json_end(&j);
   stat(&j, "halo_GBs", &r->halo_gbs);

@@ -123,6 +123,11 @@ void fd_options_usage(FILE *out)
     "                      of STEP, or (rank 0) after renaming it\n"
     "  --test-signal RANK,STEP,usr1|term  RANK raises the signal after the pass that\n"
     "                      reaches STEP (a stop: checkpoint, exit 5)\n"
+    "  --test-stall RANK   signalled passes (ranks exchanging inside the pass's launch):\n"
+    "                      RANK's launches never tell its neighbours they packed, and every\n"
+    "                      launch waits 2 s at most: the run must end with exit 3\n"
+    "  --test-delays       random host sleeps and device waits before passes (a stress of\n"
+    "                      the exchange's ordering): the run must still PASS, bit for bit\n"
     "\n"
     "Exit status: 0 verified, unverified (no check applies) or --no-check, 1 verification\n"
     "failed, 2 bad input, 3 runtime failure (MPI or device) or sizes that do not fit,\n"
@@ -222,6 +227,7 @@ enum {
   OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT, OPT_VELOCITY, OPT_RICKER, OPT_SOURCE,
   OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH, OPT_TUNE, OPT_HALO_WIDTH,
   OPT_FUSE, OPT_GRAPHS, OPT_CKPT_EVERY, OPT_CKPT_DIR, OPT_RESTART, OPT_TEST_KILL, OPT_TEST_SIGNAL,
+  OPT_TEST_STALL, OPT_TEST_DELAYS,
 };
 
 /* --test-kill / --test-signal RANK,STEP,WHAT (test only): WHAT among names[count], its value
@@ -307,6 +313,8 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"restart", required_argument, 0, OPT_RESTART},
     {"test-kill", required_argument, 0, OPT_TEST_KILL},
     {"test-signal", required_argument, 0, OPT_TEST_SIGNAL},
+    {"test-stall", required_argument, 0, OPT_TEST_STALL},
+    {"test-delays", no_argument, 0, OPT_TEST_DELAYS},
     {0, 0, 0, 0},
   };
   static const char *const tune_names[] = {"auto", "off"};
@@ -323,6 +331,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
   o->velocity[0] = o->velocity[1] = 1.0;
   o->ricker_hz = 10.0;
   o->test_kill.rank = o->test_signal.rank = -1;
+  o->test_stall = -1;
 
   opterr = 0; /* our messages, from rank 0 only */
   optind = 0; /* full re-initialisation (GNU), so parsing can run more than once */
@@ -483,6 +492,12 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       FD_CALL(parse_test_event("--test-signal", optarg, names, values, 2, &o->test_signal));
       break;
     }
+    case OPT_TEST_STALL:
+      FD_CALL(parse_int("--test-stall", optarg, 0, INT_MAX, &o->test_stall));
+      break;
+    case OPT_TEST_DELAYS:
+      o->test_delays = 1;
+      break;
     case 'h':
     case OPT_HELP:
       o->help = 1;

@@ -41,6 +41,9 @@ typedef enum {
 
 /* --restart: none, a file or directory (restart_path), or auto (the newest complete checkpoint
  * in --checkpoint-dir, or a fresh start when it holds none) */
+/* --test-stall: the longest wait for a word, seconds (halo.h's HALO_SIGNAL_WAIT_S otherwise) */
+#define FD_TEST_STALL_WAIT_S 2.0
+
 typedef enum { FD_RESTART_NONE = 0, FD_RESTART_PATH, FD_RESTART_AUTO } fd_restart;
 /* --test-kill and --test-signal (test only): rank `rank` does `what` once its run has reached
  * step `step`. what: --test-kill FD_TEST_AT_PASS (SIGKILL after the pass), FD_TEST_AT_WRITE
@@ -107,6 +110,10 @@ typedef struct {
   char restart_path[FD_PATH_MAX]; /* --restart PATH: a checkpoint file or a directory of them */
   fd_test_event test_kill;   /* --test-kill RANK,STEP,pass|write|commit (test only) */
   fd_test_event test_signal; /* --test-signal RANK,STEP,usr1|term (test only) */
+  int test_stall;            /* --test-stall RANK (test only): RANK's signalled launches never set
+                                their neighbours' words, every wait ends after
+                                FD_TEST_STALL_WAIT_S; -1 off */
+  int test_delays;           /* --test-delays (test only): random waits before passes */
 } fd_options;
 
 /* Fills *o from argv. Returns 0 on success; FD_ERR_USAGE with fd_error_message() set to one

@@ -227,49 +227,99 @@ static int exchange_alone(fd_state *s, real_t *u, real_t *u2, int reps, int fuse
   return rc;
 }
 
-/* X on the signalled path: `reps` exchanges of u alone (be_signals_pass without an output: the
- * unpack and the pack) back to back, as one graph where chains may hold exchanges, after a
- * reset, a prime and two untimed ones (and the graph's warm-up launch). Overwrites u's ghosts
- * and leaves the words to be reset (the passes prime again: s->sig_primed = 0). Collective;
- * synchronous. */
-static int signals_alone(fd_state *s, real_t *u, int reps, double *us)
+/* `reps` exchanges of x alone on u (be_signals_pass without an output: the unpack and the
+ * pack) back to back on the halo stream, as one graph where chains may hold exchanges, after a
+ * reset, a prime and two untimed ones (and the graph's warm-up launch); wall time per exchange
+ * in microseconds. A rank with `active` = 0 only takes part in the reset and the barrier (*us
+ * = 0). Overwrites u's ghosts and leaves the words to be reset (the passes prime again:
+ * s->sig_primed = 0). Collective; synchronous. */
+static int signals_time(fd_state *s, const be_signals *x, int active, real_t *u, int reps, double *us)
 {
   fd_halo *h = &s->halo;
   const fd_grid *g = &s->grid;
   *us = 0.0;
-  if (!halo_signals_able(h))
-    return fd_set_error(FD_ERR_USAGE, "rank %d: X: this rank's exchange cannot be signalled", s->dec.rank);
-  be_signals x;
-  halo_signals(h, &x);
   FD_CALL(halo_signals_reset(h));
-  FD_BE(be_signals_prime(g, &x, u, h->stream));
-  for (int r = 0; r < 2; r++) FD_BE(be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream));
   be_graph graph = NULL;
-  if (s->xchains.on && !s->xchains.failed) { /* as the passes' chains run them: one graph */
-    FD_BE(be_graph_begin(h->stream));
-    int rc = FD_OK;
-    for (int r = 0; r < reps && rc == FD_OK; r++)
-      rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
-    const int end = be_graph_end(h->stream, &graph);
-    if (rc != FD_OK || end != BE_OK) {
-      (void)be_graph_destroy(graph);
-      graph = NULL;
-      if (end != BE_UNSUPPORTED && rc == FD_OK) FD_BE(end);
-      if (rc != FD_OK) return fd_set_error(FD_ERR_RUNTIME, "rank %d: X: %s", s->dec.rank, be_error_message());
+  if (active) {
+    FD_BE(be_signals_prime(g, x, u, h->stream));
+    for (int r = 0; r < 2; r++) FD_BE(be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, h->stream));
+    if (s->xchains.on && !s->xchains.failed) { /* as the passes' chains run them: one graph */
+      FD_BE(be_graph_begin(h->stream));
+      int rc = FD_OK;
+      for (int r = 0; r < reps && rc == FD_OK; r++)
+        rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+      const int end = be_graph_end(h->stream, &graph);
+      if (rc != FD_OK || end != BE_OK) {
+        (void)be_graph_destroy(graph);
+        graph = NULL;
+        if (end != BE_UNSUPPORTED && rc == FD_OK) FD_BE(end);
+        if (rc != FD_OK) return fd_set_error(FD_ERR_RUNTIME, "rank %d: %s", s->dec.rank, be_error_message());
+      }
+      if (graph) FD_BE(be_graph_launch(graph, h->stream)); /* warm-up */
     }
-    if (graph) FD_BE(be_graph_launch(graph, h->stream)); /* warm-up */
   }
   FD_BE(be_stream_sync(h->stream));
   FD_MPI(MPI_Barrier(s->dec.cart));
   const double t0 = fd_now();
   int rc = FD_OK;
   if (graph) rc = be_graph_launch(graph, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
-  for (int r = 0; r < reps && !graph && rc == FD_OK; r++)
-    rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, &x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+  for (int r = 0; r < reps && active && !graph && rc == FD_OK; r++)
+    rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
   if (rc == FD_OK) rc = be_stream_sync(h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
-  *us = (fd_now() - t0) * 1e6 / reps;
+  if (active) *us = (fd_now() - t0) * 1e6 / reps;
   (void)be_graph_destroy(graph);
-  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: X: %s", s->dec.rank, be_error_message());
+  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: %s", s->dec.rank, be_error_message());
+}
+
+/* X on the signalled path: `reps` exchanges of u alone (signals_time with the run's faces).
+ * Collective; synchronous. */
+static int signals_alone(fd_state *s, real_t *u, int reps, double *us)
+{
+  if (!halo_signals_able(&s->halo))
+    return fd_set_error(FD_ERR_USAGE, "rank %d: X: this rank's exchange cannot be signalled", s->dec.rank);
+  be_signals x;
+  halo_signals(&s->halo, &x);
+  const int rc = signals_time(s, &x, 1, u, reps, us);
+  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "X: %s", fd_error_message());
+}
+
+/* F_p, the link's floor to a neighbour on another device: the device-ordered exchange of one
+ * face alone, each way (halo_signals_face: the face crosses the link as in the signalled pass,
+ * a system-scope flag orders it), 20 back to back (signals_time). The pairs of neighbours along
+ * each dimension take turns (phases: dimension d, pairs of coordinates (0,1), (2,3), ..., then
+ * (1,2), (3,4), ...), so that each rank exchanges with one neighbour at a time; *us is the time
+ * with this rank's largest such face (0: no neighbour on another device that it maps).
+ * Overwrites u's ghosts; the passes prime again afterwards. Collective; synchronous. */
+static int peer_floor(fd_state *s, real_t *u, double *us)
+{
+  fd_halo *h = &s->halo;
+  *us = 0.0;
+  int ndims = 0;
+  FD_MPI(MPI_Cartdim_get(h->comm, &ndims));
+  int dims[3] = {1, 1, 1}, periods[3], coords[3] = {0, 0, 0};
+  FD_MPI(MPI_Cart_get(h->comm, ndims, dims, periods, coords));
+  /* no rank maps a face to another device: nothing to time (and no reset to pay) */
+  int any = 0;
+  be_signals x;
+  for (int f = 0; f < FD_FACES; f++) any |= halo_signals_face(h, f, &x);
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, h->comm));
+  if (!any) return FD_OK;
+  size_t largest = 0;
+  for (int d = 0; d < ndims; d++)
+    for (int phase = 0; phase < 2 && dims[d] > 1; phase++) {
+      const int first = (coords[d] - phase) % 2 == 0; /* the lower of a pair */
+      const int f = first ? 2 * d + 1 : 2 * d;
+      const int paired = coords[d] - phase >= 0 && h->nbr[f] != MPI_PROC_NULL;
+      const int active = paired && halo_signals_face(h, f, &x); /* the same on both sides */
+      double t = 0.0;
+      FD_CALL(signals_time(s, &x, active, u, 20, &t));
+      if (active && h->faces.count[f] >= largest) {
+        largest = h->faces.count[f];
+        *us = t;
+      }
+    }
+  s->sig_primed = 0;
+  return FD_OK;
 }
 
 /* *us = X on this rank: 20 exchanges alone with the run's settings (graphs, the fused receive,
@@ -284,14 +334,19 @@ static int time_exchange_alone(fd_state *s, double *us)
   return exchange_alone(s, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20, step_receives_fused(s), us);
 }
 
-/* X (time_exchange_alone) and X / (F_ls + L + 2 F_g), over the ranks with neighbours into r.
- * Collective. */
+/* F_p (peer_floor), X (time_exchange_alone), X / (F_ls + L + 2 F_g) and X / F_p, over the ranks
+ * with neighbours (with a neighbour on another device, for F_p) into r. Collective. */
 int floors_exchange(fd_state *s, fd_result *r)
 {
   const MPI_Comm comm = s->dec.cart;
+  FD_BE(be_stream_sync(s->compute));
+  FD_CALL(peer_floor(s, s->pool[0], &s->floor_peer_us));
   FD_CALL(time_exchange_alone(s, &s->exchange_alone_us));
   int with;
   FD_CALL(results_stat_some(comm, s->exchange_alone_us, s->exchanging, &r->exchange_alone_us, &with));
+  FD_CALL(results_stat_some(comm, s->floor_peer_us, s->floor_peer_us > 0, &r->floor_peer_us, &r->floors_peer));
+  FD_CALL(results_stat_some(comm, s->floor_peer_us > 0 ? s->exchange_alone_us / s->floor_peer_us : 0.0,
+                           s->floor_peer_us > 0 && s->exchanging, &r->exchange_over_peer, &with));
   const double floor = s->floor_launch_sync_us + s->latency_us + 2 * s->floor_graph_us;
   FD_CALL(results_stat_some(comm, floor > 0 ? s->exchange_alone_us / floor : 0.0, s->exchanging && floor > 0,
                            &r->exchange_over_floor, &with));

@@ -113,8 +113,11 @@ static int chain_length(const fd_state *s, int most, int *exchanges)
   for (; count < most && count < FD_CHAIN_MAX; count++) {
     if (win_pos == 0) {
       if (!s->alone && s->exchanging) { /* it exchanges */
-        /* the order fault plants its race in the two-stream schedule of single passes */
-        if (!chains_exchange(s) || s->xchains.failed || s->opt->inject_fault == FD_FAULT_ORDER) break;
+        /* the order fault plants its race in single passes, and --test-delays waits before
+         * each one (pass_test_waits) */
+        if (!chains_exchange(s) || s->xchains.failed || s->opt->inject_fault == FD_FAULT_ORDER ||
+            s->opt->test_delays)
+          break;
         *exchanges = 1;
       }
       sampling = step_sampled_window(s, windows++);

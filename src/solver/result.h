@@ -82,6 +82,10 @@ typedef struct {
   fd_stat latency_us;      /* L: one small message to a neighbour through the exchange's MPI */
   fd_stat exchange_alone_us; /* X: an exchange alone (pack, MPI or IPC, unpack), back to back */
   fd_stat exchange_over_floor; /* X / (F_ls + L + 2 F_g) */
+  int floors_peer;         /* ranks with a neighbour on another device that they map (F_p) */
+  fd_stat floor_peer_us;   /* F_p: one face alone to such a neighbour, device-ordered (the
+                              signalled exchange's transport), the rank's largest face */
+  fd_stat exchange_over_peer; /* X / F_p */
   fd_stat step_over_f1;    /* the step per time step / F1, F1 = max(F_g, F_c) */
   /* graphs (--graphs) */
   int graphs_on;           /* the timed loop replayed captured graphs */

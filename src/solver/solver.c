@@ -180,6 +180,13 @@ static int run_on_state(fd_state *s, fd_result *r)
   FD_CALL(results_checkpoints(s, step_ms, ref_ms, r));
   if (o->baseline) results_baseline(s, step_ms, alone_ms, r);
 
+  /* a signalled launch that waited too long (a neighbour stopped) went on with wrong values:
+   * a runtime failure on every rank, with the lowest such rank's line */
+  FD_BE(be_stream_sync(s->compute));
+  char why[320];
+  FD_CALL(fd_agree(s->dec.cart, halo_signals_stalled(&s->halo, s->dec.rank, why, sizeof why) == FD_OK
+                                    ? FD_OK
+                                    : fd_set_error(FD_ERR_RUNTIME, "%s", why)));
   int short_message = 0;
   FD_CALL(agree_messages(s, &r->verify, &short_message));
   if (short_message) return FD_OK; /* FAIL, exit 1: no answer to verify or dump */
@@ -236,6 +243,9 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
   if (o->inject_fault < (int)(sizeof halo_faults / sizeof halo_faults[0]) && halo_faults[o->inject_fault] && ranks < 2)
     return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=%s needs 2 or more ranks: one rank exchanges nothing",
                         halo_faults[o->inject_fault]);
+  if (o->test_stall >= ranks || (o->test_stall >= 0 && ranks < 2))
+    return fd_set_error(FD_ERR_USAGE, "--test-stall %d names no neighbour of another rank: the run has %d rank%s",
+                        o->test_stall, ranks, ranks == 1 ? "" : "s");
   if (o->inject_fault == FD_FAULT_ORDER && !dev->is_accelerator)
     return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=order needs a GPU backend: host streams run every call in order");
   if (ranks > 1 && o->fuse > 1 && o->halo_width % o->fuse)

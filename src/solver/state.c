@@ -279,6 +279,9 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
         break;
       }
   if (o->inject_fault == FD_FAULT_ZERO) halo_test_send_nothing(&s->halo); /* test only: every rank */
+  if (o->inject_fault == FD_FAULT_ORDER) halo_test_signals_nowait(&s->halo); /* test only */
+  if (o->test_stall >= 0) halo_test_signals(&s->halo, s->dec.rank == o->test_stall, FD_TEST_STALL_WAIT_S);
+  s->test_rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(s->dec.rank + 1); /* --test-delays */
   FD_CALL(state_agree_signals(s));
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
                                     o->fail_snapshot, s->total, &s->dec,

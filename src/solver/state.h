@@ -149,6 +149,8 @@ typedef struct {
   int node;          /* this rank's node (fd_node.id): ranks sharing a device measure their
                         floors one after another */
   double floor_graph_us, floor_launch_sync_us, floor_copy_us, latency_us, exchange_alone_us;
+  double floor_peer_us;  /* F_p (floors.c), 0 where n/a */
+  uint64_t test_rng;     /* --test-delays: this rank's random sequence (step.c) */
                      /* this rank's floors (measure_floors), microseconds */
 } fd_state;
 

@@ -233,15 +233,34 @@ int step_receives_fused(const fd_state *s)
 
 /* Whether the exchanging passes are signalled: the pass is one launch on the compute stream
  * (be_signals_pass: the interior update, the wait for the neighbours' words, the shell with
- * the unpack and the next pack), where every rank's faces all go to neighbours on its own
- * device (sig_able) and the pass would receive fused; the order fault plants its race in the
- * two-stream schedule, and the zero and shell faults theirs in the halo's copies and
- * messages and in pass_shell. The same on every rank. Pure. */
+ * the unpack and the next pack), where every rank's faces all go by IPC to neighbours on its
+ * own device or on peers (sig_able) and the pass would receive fused; the zero and shell
+ * faults plant theirs in the halo's copies and messages and in pass_shell (the order fault
+ * works on both: pass_signalled). The same on every rank. Pure. */
 int step_signalled(const fd_state *s)
 {
   const fd_fault f = s->opt->inject_fault;
-  return s->sig_able && !s->sig_off && step_receives_fused(s) && f != FD_FAULT_ORDER && f != FD_FAULT_ZERO &&
-         f != FD_FAULT_SHELL;
+  return s->sig_able && !s->sig_off && step_receives_fused(s) && f != FD_FAULT_ZERO && f != FD_FAULT_SHELL;
+}
+
+/* Test only, before an eager signalled pass: --test-delays, a random host sleep (up to 200 us)
+ * one pass in four and a random device wait (up to 50 us) one pass in four, from this rank's
+ * own sequence; the order fault (the launches do not wait for the words: halo_test_signals_nowait),
+ * the last rank's host 1 ms late before every pass, so that its neighbours' launches run ahead
+ * of its faces and read stale ones. */
+static int pass_test_waits(fd_state *s)
+{
+  if (s->opt->inject_fault == FD_FAULT_ORDER && s->dec.rank == s->dec.size - 1) fd_sleep_us(1000.0);
+  if (!s->opt->test_delays) return FD_OK;
+  uint64_t x = s->test_rng; /* xorshift64 */
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  s->test_rng = x;
+  const double a = (double)(x >> 40 & 0xffff) / 65536.0, b = (double)(x >> 24 & 0xffff) / 65536.0;
+  if ((x & 3u) == 0) fd_sleep_us(200.0 * a);
+  if ((x >> 2 & 3u) == 0) FD_BE(be_test_delay(s->compute, 50.0 * b));
+  return FD_OK;
 }
 
 /* Whether window w of a loop (windows since loop_reset) runs eagerly with timing events: one
@@ -293,6 +312,7 @@ static int pass_signalled(fd_state *s, const fd_pass *p, real_t *out)
   if (p->enqueue) {
     be_event *ev = s->t_ev[p->q];
     be_range_push("pass");
+    if (!s->chain_mode) FD_CALL(pass_test_waits(s));
     if (p->timed) FD_BE(be_event_record(ev[0], s->compute));
     FD_CALL(pass_segment(s, SEG_SIGNAL, pass_signal, p, s->compute, out));
     if (p->timed) {

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "gpu_check.h"
@@ -215,6 +216,74 @@ static void check_shell_exchange(const int n[3], unsigned deferred, unsigned unp
   free(h);
 }
 
+static double wall_s(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The bounded wait: a pass whose neighbour never packs waits wait_s (0.2 s), records the stall
+ * (face 5, exchange 0), still sets the neighbour's word and completes; a later pass does not
+ * wait at all. Without the bound it would hang. */
+static void check_signals_stall(be_stream st)
+{
+  const int n[3] = {8, 6, 4};
+  fd_grid g;
+  fd_faces fc;
+  if (fd_grid_init(&g, n, 1)) {
+    check(0, "stall: fd_grid_init");
+    return;
+  }
+  fd_faces_init(&fc, n);
+  fc.active[5] = 1;
+  real_t *u = NULL, *out = NULL, *slots = NULL;
+  uint32_t *words = NULL, *peer_words = NULL;
+  const uint32_t zero[BE_SIG_WORDS] = {0};
+  uint32_t peer_h[BE_SIG_WORDS];
+  REQUIRE(be_malloc((void **)&u, g.elems * sizeof(real_t)));
+  REQUIRE(be_malloc((void **)&out, g.elems * sizeof(real_t)));
+  REQUIRE(be_malloc_peer((void **)&slots, 4 * fc.total * sizeof(real_t)));
+  REQUIRE(be_malloc_peer((void **)&words, sizeof zero));
+  REQUIRE(be_malloc_peer((void **)&peer_words, sizeof zero));
+  REQUIRE(be_memcpy_async(words, zero, sizeof zero, BE_COPY_H2D, st));
+  REQUIRE(be_memcpy_async(peer_words, zero, sizeof zero, BE_COPY_H2D, st));
+  be_signals x;
+  memset(&x, 0, sizeof x);
+  x.faces = &fc;
+  x.exchange = x.unpack = 1u << 5;
+  x.remote = 1u << 5;
+  x.wait_s = 0.2;
+  for (int q = 0; q < 2; q++) {
+    x.out[5][q] = slots + q * fc.total + fc.offset[5];
+    x.in[5][q] = slots + (2 + q) * fc.total + fc.offset[5];
+  }
+  x.words = words;
+  x.peer_in[5] = peer_words + 4;
+  fd_coeffs c = {0};
+  fd_kernel k = {0};
+  k.id = FD_KERNEL_ZMARCH;
+  REQUIRE(be_signals_prime(&g, &x, u, st));
+  const double t0 = wall_s();
+  REQUIRE(be_signals_pass(&g, &c, u, NULL, out, k, &x, st));
+  REQUIRE(be_signals_pass(&g, &c, out, NULL, u, k, &x, st));
+  REQUIRE(be_stream_sync(st));
+  const double took = wall_s() - t0;
+  int face = -1;
+  uint32_t at = 99;
+  REQUIRE(be_signals_stall(&x, &face, &at));
+  REQUIRE(be_memcpy_async(peer_h, peer_words, sizeof peer_h, BE_COPY_D2H, st));
+  REQUIRE(be_stream_sync(st));
+  check(face == 5 && at == 0, "stall: recorded face %d exchange %u, expected 5 and 0", face, at);
+  check(took >= 0.2 && took < 2.0, "stall: two passes took %.3f s, expected 0.2 s and not much more", took);
+  check(peer_h[4] == 3u, "stall: the neighbour's word is %u after two passes, expected 3", peer_h[4]);
+  REQUIRE(be_free(u));
+  REQUIRE(be_free(out));
+  REQUIRE(be_free(slots));
+  REQUIRE(be_free(words));
+  REQUIRE(be_free(peer_words));
+}
+
 int main(int argc, char **argv)
 {
   const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -252,18 +321,21 @@ int main(int argc, char **argv)
   char why[256];
   for (int q = 0; q < nss; q++)
     for (int kq = 0; kq < 2; kq++)
-      for (int v = 0; v < 4; v++) { /* f off/on, one stream / two */
-        const int *n = ssizes[q], with_f = v & 1;
+      for (int v = 0; v < 8; v++) { /* f off/on, one stream / two, loads / stores */
+        const int *n = ssizes[q], with_f = v & 1, store = v >> 2 & 1;
         be_stream sb = v & 2 ? s2 : NULL;
         why[0] = '\0';
-        long bad = signals_case(n[0], n[1], n[2], n[3], with_f, kids[kq], 7, 0, 0, S, sb, why, sizeof why);
-        check(bad == 0, "signalled %dx%dx(%d+%d) %s f %d streams %d: %ld points differ %s", n[0], n[1], n[2], n[3],
-              fd_kernel_name(kids[kq]), with_f, sb ? 2 : 1, bad, why);
-        bad = signals_case(n[0], n[1], n[2], n[3], with_f, kids[kq], 7, 1, 0, S, sb, why, sizeof why);
-        check(bad > 0, "signalled %dx%dx(%d+%d) %s f %d streams %d: the dropped unpack went unseen (%ld %s)", n[0], n[1],
-              n[2], n[3], fd_kernel_name(kids[kq]), with_f, sb ? 2 : 1, bad, why);
+        long bad = signals_case(n[0], n[1], n[2], n[3], with_f, kids[kq], 7, 0, 0, store, S, sb, why, sizeof why);
+        check(bad == 0, "signalled %dx%dx(%d+%d) %s f %d streams %d store %d: %ld points differ %s", n[0], n[1], n[2],
+              n[3], fd_kernel_name(kids[kq]), with_f, sb ? 2 : 1, store, bad, why);
+        bad = signals_case(n[0], n[1], n[2], n[3], with_f, kids[kq], 7, 1, 0, store, S, sb, why, sizeof why);
+        check(bad > 0, "signalled %dx%dx(%d+%d) %s f %d streams %d store %d: the dropped unpack went unseen (%ld %s)",
+              n[0], n[1], n[2], n[3], fd_kernel_name(kids[kq]), with_f, sb ? 2 : 1, store, bad, why);
       }
-  check(signals_case(6, 5, 3, 4, 0, FD_KERNEL_ZMARCH, 0, 0, 1, S, NULL, why, sizeof why) == 0, "signalled exchange alone: %s", why);
+  check(signals_case(6, 5, 3, 4, 0, FD_KERNEL_ZMARCH, 0, 0, 1, 0, S, NULL, why, sizeof why) == 0, "signalled exchange alone: %s", why);
+  check(signals_case(6, 5, 3, 4, 0, FD_KERNEL_ZMARCH, 0, 0, 1, 1, S, NULL, why, sizeof why) == 0,
+        "signalled exchange alone (stores): %s", why);
+  check_signals_stall(S);
   REQUIRE(be_stream_destroy(s2));
   REQUIRE(be_stream_destroy(S));
   REQUIRE(be_finalize());
