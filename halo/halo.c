@@ -352,10 +352,6 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
   h->short_exchange = -1;
   h->sig_wait_s = HALO_SIGNAL_WAIT_S;
   h->sig_stall_face = -1;
-  { /* XP harness (throw-away): load or store across devices */
-    const char *e = getenv("FDMINI_XP_STORE");
-    h->sig_store = e && *e == '1';
-  }
   h->comm = comm;
   h->grid = *g;
   h->width = g->ghost;
@@ -834,14 +830,15 @@ void halo_reset_timers(fd_halo *h)
 /* ---- the exchange signalled inside the pass's launch ---- */
 
 /* Face f's slots (be_signals.in, .out; f active, its neighbour mapped): slots 2 and 3 of
- * send_block hold, at each face's region, either this rank's layer for the neighbour, which the
- * neighbour loads (a neighbour on this device, or sig_store off), or the neighbour's layer for
- * this rank, which the neighbour stores there (a neighbour on another device with sig_store on:
- * the face crosses the link as stores, and the receiver reads its own memory). Both sides of a
- * face decide alike (same_device and sig_store are the same on both). */
+ * send_block hold, at each face's region, either this rank's layer for a neighbour on this
+ * device, which that neighbour loads, or the layer a neighbour on another device stores there
+ * for this rank: across the link a face goes as the sender's stores (posted writes; the
+ * receiver then reads its own memory), which stepped faster than the receiver's loads
+ * (bench/results/README.md, "The signalled pass across GPUs"). Both sides of a face decide
+ * alike (same_device is the same on both). */
 static void signal_slots(const fd_halo *h, int f, be_signals *x)
 {
-  const int store = h->sig_store && !h->same_device[f];
+  const int store = !h->same_device[f];
   for (int s = 0; s < 2; s++) {
     real_t *mine = h->send_block + (2 + s) * h->faces.total + h->faces.offset[f];
     x->in[f][s] = store ? mine : h->peer_sig[f][s];

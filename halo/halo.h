@@ -94,12 +94,9 @@ typedef struct {
   void *peer_block[FD_REGIONS];     /* neighbour's send_block, mapped here */
   real_t *peer_face[FD_REGIONS][2]; /* in it, the neighbour's face towards this rank, by parity */
   real_t *peer_sig[FD_REGIONS][2];  /* ... and in its signalled slots (halo_signals) */
-  /* the signalled exchange (halo_signals): faces to a neighbour on another device cross the
-   * link as the sender's stores into the receiver's slot (sig_store = 1) or the receiver's
-   * loads from the sender's (0); a launch waits for a word at most sig_wait_s seconds
-   * (HALO_SIGNAL_WAIT_S, or a test's); sig_test: backend.h's BE_SIG_TEST_* bits of the tests;
-   * the first stall this rank's launches recorded (face, -1 none; exchange) */
-  int sig_store;
+  /* the signalled exchange (halo_signals): a launch waits for a word at most sig_wait_s
+   * seconds (HALO_SIGNAL_WAIT_S, or a test's); sig_test: backend.h's BE_SIG_TEST_* bits of the
+   * tests; the first stall this rank's launches recorded (face, -1 none; exchange) */
   double sig_wait_s;
   unsigned sig_test;
   int sig_stall_face;

@@ -506,6 +506,9 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
  *   arrivals (BE_SIG_ARRIVALS) a launch's exchange blocks that have finished (0 between launches)
  *   stall    (BE_SIG_STALL)  0, or 1 + the face whose word a launch waited for longer than
  *                            wait_s (the first such); stall_at (BE_SIG_STALL_AT) its exchange
+ *   go       (BE_SIG_GO)     e + 1 once the launch of exchange e has seen every neighbour's
+ *                            word (its first exchange block tells the others: the backends'
+ *                            kernels, where a neighbour is on another device)
  * Face f's values of exchange e come from in[f][e % 2] and this rank's for the neighbour go to
  * out[f][e % 2]: either the neighbour's slot and this rank's (the receiver loads through the
  * peer mapping) or this rank's slot and the neighbour's (the sender stores through it); halo/
@@ -521,7 +524,7 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
  * (this launch and every later one: their results are wrong) and sets its neighbours' words as
  * usual, so that no rank waits for ever; the caller reads the record (be_signals_stall) and
  * fails the run. Memory a peer device polls, loads or stores must be be_malloc_peer's. */
-enum { BE_SIG_SEQ = FD_FACES, BE_SIG_ARRIVALS, BE_SIG_STALL, BE_SIG_STALL_AT, BE_SIG_WORDS };
+enum { BE_SIG_SEQ = FD_FACES, BE_SIG_ARRIVALS, BE_SIG_STALL, BE_SIG_STALL_AT, BE_SIG_GO, BE_SIG_WORDS };
 /* be_signals.test bits (test faults only): NOWAIT, the launches do not wait for the words (an
  * ordering left out); MUTE, they never set the neighbours' words (a rank that stopped) */
 enum { BE_SIG_TEST_NOWAIT = 1, BE_SIG_TEST_MUTE = 2 };

@@ -113,6 +113,8 @@ static long signals_case(int nx, int ny, int nza, int nzb, int with_f, fd_kernel
   /* the faces cross as the receiver's loads from the sender's slot, or (store) as the
    * sender's stores into the receiver's: the same bits either way */
   xa.wait_s = xb.wait_s = 10.0;
+  xa.remote = store ? xa.exchange : 0u; /* the fences and words of a neighbour on a peer */
+  xb.remote = store ? xb.exchange : 0u;
   for (int s = 0; s < 2; s++) {
     real_t *a_face = slots_a + s * fa.total + fa.offset[5], *b_face = slots_b + s * fb.total + fb.offset[4];
     xa.in[5][s] = store ? a_face : b_face;

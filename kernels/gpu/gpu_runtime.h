@@ -19,9 +19,17 @@
  *                        poll: ld/st.relaxed.sys on NVIDIA, __hip_atomic_load/store with
  *                        __HIP_MEMORY_SCOPE_SYSTEM on AMD (integer: float atomics on
  *                        fine-grained memory do nothing over AMD's fabric)
+ *   gpu_acquire_system() after reading a word a peer set: the reads after it see what the peer
+ *                        wrote before it: __threadfence_system on NVIDIA, an acquire fence at
+ *                        system scope on AMD (buffer_invl2 and the L1's invalidate; without
+ *                        the L2 writeback a full fence adds)
+ *   gpu_push_system()    after stores through a peer's IPC mapping: nothing on NVIDIA (they are
+ *                        not cached on the way), __threadfence_system on AMD (ROCm maps the
+ *                        peer's memory coarse-grained: the stores can stay in this device's L2
+ *                        until written back, which the fence's buffer_wbl2 does)
  *   gpu_wall_ticks()     a clock that runs at gpu_wall_hz() ticks per second whatever the
  *                        clock of the cores: %globaltimer (ns) on NVIDIA, wall_clock64() on AMD
- *                        (hipDeviceAttributeWallClockRate, in kHz)
+ *                        (s_memrealtime, 100 MHz; hipDeviceAttributeWallClockRate from ROCm 5.3)
  *   gpu_store2(p, x, y)  plain 16-byte (8 for float) store of the aligned pair p[0], p[1]
  *   gpu_store_keep(p, v), gpu_store_keep2(p, x, y)  the same stores asking L2 to keep the
  *                        line for the next pass: an evict-last cache hint on NVIDIA
@@ -191,6 +199,8 @@ __device__ __forceinline__ unsigned long long gpu_wall_ticks()
   return t;
 }
 static inline double gpu_wall_hz(void) { return 1e9; }
+__device__ __forceinline__ void gpu_push_system() {}
+__device__ __forceinline__ void gpu_acquire_system() { __threadfence_system(); }
 #define GPU_REGISTER_CAP(n) __maxnreg__(n)
 /* plain 16-byte (8 for float) store of the pair x, y at p (aligned to the pair) */
 __device__ __forceinline__ void gpu_store2(double *p, double x, double y)
@@ -307,16 +317,20 @@ __device__ __forceinline__ void gpu_st_sys(uint32_t *p, uint32_t v)
 {
   __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
 }
-__device__ __forceinline__ unsigned long long gpu_wall_ticks() { return wall_clock64(); }
+/* s_memrealtime: the constant 100 MHz clock (what newer HIP calls wall_clock64) */
+__device__ __forceinline__ unsigned long long gpu_wall_ticks() { return __builtin_amdgcn_s_memrealtime(); }
+__device__ __forceinline__ void gpu_push_system() { __threadfence_system(); }
+__device__ __forceinline__ void gpu_acquire_system() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, ""); }
 static inline double gpu_wall_hz(void)
 {
+#if HIP_VERSION_MAJOR > 5 || (HIP_VERSION_MAJOR == 5 && HIP_VERSION_MINOR >= 3)
   int dev = 0, khz = 0;
-  if (hipGetDevice(&dev) != hipSuccess || hipDeviceGetAttribute(&khz, hipDeviceAttributeWallClockRate, dev) != hipSuccess ||
-      khz <= 0) {
-    (void)hipGetLastError();
-    return 1e8; /* gfx90a's constant 100 MHz */
-  }
-  return khz * 1e3;
+  if (hipGetDevice(&dev) == hipSuccess && hipDeviceGetAttribute(&khz, hipDeviceAttributeWallClockRate, dev) == hipSuccess &&
+      khz > 0)
+    return khz * 1e3;
+  (void)hipGetLastError();
+#endif
+  return 1e8; /* the attribute came with ROCm 5.3; wall_clock64 runs at 100 MHz on gfx90a */
 }
 #define GPU_REGISTER_CAP(n) __launch_bounds__(512)
 #if defined(__AMDGCN_WAVEFRONT_SIZE)

@@ -88,13 +88,16 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
  * costs the interior occupancy on large blocks: the path trial (src/solver/startup.c) weighs it
  * against the two-stream schedule.
  * Memory ordering, where a neighbour is on another device (remote): its words are polled in
- * this device's memory with system-scope loads, then one system-scope fence (acquire) orders
- * the block's reads of the faces after them; each block's writes are ordered by a device-wide
+ * this device's memory with system-scope loads, then a system-scope acquire fence (AMD: cache
+ * invalidates, no writeback) orders the block's reads of the faces after them; each block's writes are ordered by a device-wide
  * fence before it counts itself, and the last block alone fences at system scope (release)
  * before it stores the neighbours' words: on AMD that fence writes the whole L2 back
  * (buffer_wbl2), so it is taken once per launch, not per block, and it covers the other
  * blocks' writes, which its atomic observed. On NVIDIA fence.sc.sys is cumulative in the same
- * way. Neighbours on this device only: device-wide fences. */
+ * way. ROCm maps a peer's memory imported by IPC coarse-grained (ROCR-Runtime's IPCAttach), so
+ * the stores through it (the faces, the words) may wait in this device's L2: the release fence
+ * writes the faces back, and gpu_push_system after the words writes them back too.
+ * Neighbours on this device only: device-wide fences. */
 constexpr unsigned XG_MAX_BLOCKS = 16, XG_MAX_BLOCKS_PEERS = 64;
 enum { XG_PRIME = 0, XG_COPY = 1, XG_PASS = 2 };
 
@@ -105,7 +108,7 @@ struct xg_args {
   const real_t *in[FD_FACES][2];   /* face f's values from the neighbour, by slot */
   real_t *out[FD_FACES][2];        /* this rank's layer for the neighbour across f, by slot */
   uint32_t *words, *peer_in[FD_FACES];
-  unsigned exchange, unpack, remote, test;
+  unsigned exchange, unpack, remote, test, once;
   unsigned long long wait_ticks;   /* the longest wait for a word, gpu_wall_ticks */
   unsigned nb;                     /* exchange blocks */
   unsigned gx, gy;                 /* k_zmarch_x: the interior grid's x and y extents */
@@ -137,9 +140,19 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
   const unsigned tid = threadIdx.x + blockDim.x * threadIdx.y, nt = blockDim.x * blockDim.y;
   if (MODE != XG_PRIME) {
     if (tid == 0) {
-      xg_wait(x, e);
-      if (x.remote) __threadfence_system();
-      else __threadfence();
+      if (!x.remote || !x.once) { /* XP: once */
+        xg_wait(x, e);
+        if (x.remote) gpu_acquire_system();
+        else __threadfence();
+      } else if (b == 0) { /* the one system-scope acquire of the launch, then `go` */
+        xg_wait(x, e);
+        gpu_acquire_system();
+        gpu_st_sys(x.words + BE_SIG_GO, e + 1u);
+      } else {
+        while ((int32_t)(gpu_ld_sys(x.words + BE_SIG_GO) - (e + 1u)) < 0) {
+        }
+        __threadfence();
+      }
     }
     __syncthreads();
   }
@@ -200,6 +213,7 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
     const uint32_t packed = MODE == XG_PRIME ? e + 1u : e + 2u;
     for (int fc = 0; fc < FD_FACES && !(x.test & BE_SIG_TEST_MUTE); fc++)
       if (x.exchange >> fc & 1u) gpu_st_sys(x.peer_in[fc], packed);
+    if (x.remote) gpu_push_system(); /* the words leave this device's caches now */
   }
 }
 
@@ -301,10 +315,10 @@ static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *
   if (hz == 0) hz = gpu_wall_hz();
   a->wait_ticks = (unsigned long long)(x->wait_s * hz);
   /* every neighbour on another device: no launch on this one waits for this one's blocks */
-  long long most = a->remote == a->exchange ? (long long)XG_MAX_BLOCKS_PEERS : (long long)XG_MAX_BLOCKS;
+  const long long most = a->remote == a->exchange ? (long long)XG_MAX_BLOCKS_PEERS : (long long)XG_MAX_BLOCKS;
   { /* XP harness (throw-away) */
-    const char *e = getenv("FDMINI_XP_NB");
-    if (e && a->remote == a->exchange) most = atoll(e);
+    const char *ev = getenv("FDMINI_XP_ONCE");
+    a->once = ev && *ev == '1';
   }
   const long long need = (a->sl.start[a->sl.nb] + threads - 1) / threads;
   a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
