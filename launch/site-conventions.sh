@@ -16,14 +16,25 @@
 # Only FDMINI_SITE_* assignments (plain words or single-quoted) and functions: sourcing it
 # changes nothing else.
 #
+# The GPU layout (both machines): every rank sees all GCDs of its node and fdmini takes its own
+# by node-local rank (bind_pick_device, src/run/bind.c). No ROCR_VISIBLE_DEVICES per rank and no
+# Slurm per-task GPU binding (--gpus-per-task, --gpu-bind: a device cgroup per task), so a rank
+# can ask the runtime about a peer GCD (hipDeviceCanAccessPeer) and map its memory, which
+# fdmini's IPC and device-ordered halo paths need; Cray MPICH's GPU IPC works too. Why, with
+# sources: docs/multi-gpu.md, "The GPU layout on LUMI-G and Frontier".
+#
 # LUMI-G's CPU map: each NUMA node of the Trento CPU is wired to one MI250X, but GCD and NUMA
 # numbers do not match (GCD 0,1 -> NUMA 3; 2,3 -> 1; 4,5 -> 0; 6,7 -> 2). map_cpu:49,57,17,25,1,
 # 9,33,41 puts local rank i on the second core of the CCD closest to GCD i (the first core of
-# each CCD is kept free for the OS by LUMI's low-noise mode); select_gpu.sh shows rank i only GCD
-# i. Source: LUMI user guide, "Distribution and binding options", GPU Binding:
+# each CCD is kept free for the OS by LUMI's low-noise mode), and rank i takes GCD i: LUMI's
+# recipe for "an application that selects its GPU by node-local rank". Source: LUMI user guide,
+# "Distribution and binding options", GPU Binding:
 #   https://docs.lumi-supercomputer.eu/runjobs/scheduled-jobs/distribution-binding/
-# Frontier: -c 7 gives rank i CCD i (less its reserved core) and --gpu-bind=closest the GCD
-# closest to it (OLCF Frontier user guide). Both: GPU-aware Cray MPICH
+# select_gpu.sh (ROCR_VISIBLE_DEVICES=local id, the former default) stays for FDMINI_SELECT_GPU=1.
+# Frontier: -c 7 gives rank i CCD i (less its reserved core); the GCD closest to CCD i is
+# 4,5,2,3,6,7,0,1[i] (OLCF Frontier user guide, the L3/GCD table and --gpu-bind=closest's
+# example: https://docs.olcf.ornl.gov/systems/frontier_user_guide.html), which fdmini takes with
+# --gpu-map, all 8 GCDs visible (--gpus-per-node=8). Both: GPU-aware Cray MPICH
 # (MPICH_GPU_SUPPORT_ENABLED=1); LUMI also MPICH_OFI_NIC_POLICY=GPU (the NIC next to the GCD).
 
 # ranks (GCDs) per node: 4 MI250X of 2 GCDs each, on both machines
@@ -37,13 +48,16 @@ FDMINI_SITE_LUMI_G_PARTITION=standard-g # whole nodes; LUMI binds CPUs only on w
 FDMINI_SITE_LUMI_G_SBATCH_GPUS=--gpus-per-node=8
 FDMINI_SITE_LUMI_G_CPU_BIND=map_cpu:49,57,17,25,1,9,33,41
 FDMINI_SITE_LUMI_G_GPU_WRAPPER=select_gpu.sh # in launch/: ROCR_VISIBLE_DEVICES=$SLURM_LOCALID
+FDMINI_SITE_LUMI_G_SELECT_GPU=0              # 0: no wrapper, every rank sees the node's GCDs
+FDMINI_SITE_LUMI_G_GPU_MAP=''                # fdmini --gpu-map ('': rank i takes GCD i)
 FDMINI_SITE_LUMI_G_CPUS_PER_RANK=1           # one core each (the map): OMP_NUM_THREADS
 FDMINI_SITE_LUMI_G_ENV='MPICH_GPU_SUPPORT_ENABLED=1 MPICH_OFI_NIC_POLICY=GPU'
 
 # Frontier
 FDMINI_SITE_FRONTIER_PARTITION='batch'
 FDMINI_SITE_FRONTIER_CPUS_PER_RANK=7 # srun --cpus-per-task: 8 CCDs x 8 cores, one kept for the OS
-FDMINI_SITE_FRONTIER_GPU_FLAGS='--gpus-per-task=1 --gpu-bind=closest'
+FDMINI_SITE_FRONTIER_GPU_FLAGS='--gpus-per-node=8' # all 8 GCDs in every task, no per-task cgroup
+FDMINI_SITE_FRONTIER_GPU_MAP='4,5,2,3,6,7,0,1'     # fdmini --gpu-map: CCD i's closest GCD
 FDMINI_SITE_FRONTIER_ENV='MPICH_GPU_SUPPORT_ENABLED=1'
 
 # fdmini_site_env NAME SITE CPUS: the environment of a job's steps on SITE (LUMI_G, FRONTIER):
@@ -66,6 +80,16 @@ fdmini_site_env() {
     echo "$name: LD_LIBRARY_PATH starts with CRAY_LD_LIBRARY_PATH ($CRAY_LD_LIBRARY_PATH)"
   fi
   echo "$name: ${shown[*]}"
+}
+
+# fdmini_site_gpu_map SITE: fdmini's options for the GPU layout of SITE (LUMI_G, FRONTIER):
+# "--gpu-map LIST" when FDMINI_GPU_MAP (if set) or FDMINI_SITE_<SITE>_GPU_MAP is not empty;
+# nothing otherwise. fdmini applies it only where a rank sees several GPUs.
+fdmini_site_gpu_map() {
+  local v=FDMINI_SITE_${1}_GPU_MAP
+  local map=${FDMINI_GPU_MAP-${!v}}
+  [[ -n $map ]] && echo "--gpu-map $map"
+  return 0
 }
 
 # fdmini_site_sbcast NAME BINARY NODES: with FDMINI_SBCAST=1, or FDMINI_SBCAST unset and NODES

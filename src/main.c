@@ -160,7 +160,7 @@ int main(int argc, char **argv)
   fd_node node;
   int shared = 0;
   rc = bind_node(world, &node);
-  if (rc == FD_OK) rc = bind_device(world, &node, &dev, &shared);
+  if (rc == FD_OK) rc = bind_device(world, &node, o.gpu_map, o.gpu_map_len, &dev, &shared);
   if (rc == FD_OK && shared > 1 && rank == 0)
     printf("fdmini: notice: ranks share devices: up to %d ranks on one device of a node (%d "
            "visible to each)\n", shared, dev.device_count);

@@ -128,6 +128,75 @@ static void test_lumi_g_map_cpu_one_gcd_per_rank_gives_no_warnings(void **state)
   assert_int_equal(nwarn, 0);
 }
 
+/* Every rank sees the node's 8 GCDs (launch scripts' default): fdmini picks by node-local rank.
+ * LUMI-G: map_cpu puts rank i next to GCD i, so the plain pick (i mod 8) is the pairing. */
+static void test_lumi_g_all_gcds_visible_pick_by_local_rank_gives_no_warnings(void **state)
+{
+  (void)state;
+  fd_binding b[8];
+  char text[BIND_WARNINGS_BYTES(8)];
+  for (int r = 0; r < 8; r++) {
+    int dev = -1;
+    assert_int_equal(bind_pick_device(r, 8, NULL, 0, &dev, NULL, 0), 1);
+    assert_int_equal(dev, r);
+    be_info d = gpu_dev(gcd[dev].bus, dev, 8);
+    char cpu[8];
+    snprintf(cpu, sizeof cpu, "%d", gcd[r].map_cpu);
+    collect(lumi_root, cpu, &d, "nid005163", r, &b[r]);
+    b[r].local_rank = r;
+    assert_int_equal(b[r].gpu_count, 8);
+  }
+  int nwarn = analyse(b, 8, text, sizeof text);
+  if (nwarn) fprintf(stderr, "%s", text);
+  assert_int_equal(nwarn, 0);
+}
+
+/* Frontier's -c 7: rank i on CCD i (cores 8i+1..8i+7, the first of each CCD kept for the OS).
+ * With every GCD visible, --gpu-map 4,5,2,3,6,7,0,1 gives each rank the GCD closest to its CCD
+ * (what --gpu-bind=closest chose, OLCF's Frontier user guide); the plain pick would not. */
+static void test_frontier_all_gcds_visible_gpu_map_pairs_each_ccd_with_its_gcd(void **state)
+{
+  (void)state;
+  static const int map[8] = {4, 5, 2, 3, 6, 7, 0, 1};
+  fd_binding b[8], plain[8];
+  char text[BIND_WARNINGS_BYTES(8)];
+  for (int r = 0; r < 8; r++) {
+    char cpus[16];
+    snprintf(cpus, sizeof cpus, "%d-%d", 8 * r + 1, 8 * r + 7);
+    int dev = -1;
+    assert_int_equal(bind_pick_device(r, 8, map, 8, &dev, NULL, 0), 1);
+    assert_int_equal(dev, map[r]);
+    be_info d = gpu_dev(gcd[dev].bus, dev, 8);
+    collect(lumi_root, cpus, &d, "frontier00256", r, &b[r]);
+    b[r].local_rank = r;
+    be_info p = gpu_dev(gcd[r].bus, r, 8);
+    collect(lumi_root, cpus, &p, "frontier00256", r, &plain[r]);
+    plain[r].local_rank = r;
+  }
+  int nwarn = analyse(b, 8, text, sizeof text);
+  if (nwarn) fprintf(stderr, "%s", text);
+  assert_int_equal(nwarn, 0);
+  assert_true(analyse(plain, 8, text, sizeof text) > 0);
+}
+
+/* The pick's rules: one visible device is the launcher's choice; the map repeats past its end;
+ * an entry the rank cannot see is refused with the numbers. */
+static void test_pick_device_rules(void **state)
+{
+  (void)state;
+  static const int map[8] = {4, 5, 2, 3, 6, 7, 0, 1};
+  int dev = -1;
+  char why[160];
+  assert_int_equal(bind_pick_device(5, 1, map, 8, &dev, why, sizeof why), 1);
+  assert_int_equal(dev, 0);
+  assert_int_equal(bind_pick_device(11, 4, NULL, 0, &dev, why, sizeof why), 1);
+  assert_int_equal(dev, 3);
+  assert_int_equal(bind_pick_device(9, 8, map, 8, &dev, why, sizeof why), 1);
+  assert_int_equal(dev, 5);
+  assert_int_equal(bind_pick_device(0, 4, map, 8, &dev, why, sizeof why), 0);
+  assert_non_null(strstr(why, "--gpu-map: node-local rank 0 would take device 4, but it sees 4 devices"));
+}
+
 static void test_in_order_ccd_binding_flags_the_six_ranks_far_from_their_gcd(void **state)
 {
   (void)state;
@@ -246,7 +315,7 @@ static void test_ranks_share_a_device_only_by_its_bus_id(void **state)
   be_info d;
   int shared = 0;
   assert_int_equal(bind_node(MPI_COMM_WORLD, &node), FD_OK);
-  assert_int_equal(bind_device(MPI_COMM_WORLD, &node, &d, &shared), FD_OK);
+  assert_int_equal(bind_device(MPI_COMM_WORLD, &node, NULL, 0, &d, &shared), FD_OK);
   if (!d.is_accelerator) assert_int_equal(shared, 1);
   assert_true(shared >= 1);
 }
@@ -427,6 +496,9 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_a_list_too_long_for_its_field_ends_in_dots),
     cmocka_unit_test(test_lumi_g_gcd_numa_matches_documented_pairing),
     cmocka_unit_test(test_lumi_g_map_cpu_one_gcd_per_rank_gives_no_warnings),
+    cmocka_unit_test(test_lumi_g_all_gcds_visible_pick_by_local_rank_gives_no_warnings),
+    cmocka_unit_test(test_frontier_all_gcds_visible_gpu_map_pairs_each_ccd_with_its_gcd),
+    cmocka_unit_test(test_pick_device_rules),
     cmocka_unit_test(test_in_order_ccd_binding_flags_the_six_ranks_far_from_their_gcd),
     cmocka_unit_test(test_unbound_rank_is_flagged_as_not_local),
     cmocka_unit_test(test_cuda_style_bus_id_is_normalised_and_found),

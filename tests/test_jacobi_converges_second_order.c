@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   int shared;
-  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, &dev, &shared) != FD_OK) return 3;
+  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, NULL, 0, &dev, &shared) != FD_OK) return 3;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jacobi_converges_second_order),
   };

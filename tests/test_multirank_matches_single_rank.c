@@ -689,7 +689,7 @@ int main(int argc, char **argv)
     if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) return 1;
   }
   int shared;
-  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, &dev, &shared) != FD_OK) {
+  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, NULL, 0, &dev, &shared) != FD_OK) {
     fprintf(stderr, "%s\n", fd_error_message());
     MPI_Abort(MPI_COMM_WORLD, 3);
   }

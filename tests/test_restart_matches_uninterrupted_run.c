@@ -275,7 +275,7 @@ int main(int argc, char **argv)
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, &dev, &(int){0}) != FD_OK) {
+  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, NULL, 0, &dev, &(int){0}) != FD_OK) {
     fprintf(stderr, "cannot bind a device: %s\n", fd_error_message());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

@@ -38,7 +38,7 @@ static void test_one_gcd_per_rank_refuses_ipc_with_the_reason(void **state)
   const unsigned bus[8] = {0xc1, 0xc6, 0xc9, 0xce, 0xd1, 0xd6, 0xd9, 0xde};
   const int count[8] = {1, 1, 1, 1, 1, 1, 1, 1};
   site_gpu r[8];
-  char why[768];
+  char why[1024];
   ranks_of(r, 8, bus, count);
   assert_int_equal(site_ipc_refusal(r, 8, why, sizeof why), 1);
   assert_non_null(strstr(why, "--halo-path ipc: each rank on host nid005163 sees only its own GPU"));
@@ -47,6 +47,7 @@ static void test_one_gcd_per_rank_refuses_ipc_with_the_reason(void **state)
   /* what breaks GPU IPC for MPI is Slurm's per-task cgroup, not ROCR_VISIBLE_DEVICES (LUMI) */
   assert_non_null(strstr(why, "but not under Slurm's per-task GPU binding (--gpus-per-task, --gpu-bind"));
   assert_non_null(strstr(why, "ROCR_VISIBLE_DEVICES (select_gpu.sh)"));
+  assert_non_null(strstr(why, "every GPU of the node visible to every rank"));
   assert_null(strchr(why, '\n'));
 }
 

@@ -97,14 +97,23 @@ def gcds_per_node() -> int:
 
 
 def one_gcd_per_rank(machine: str) -> Optional[str]:
-    """How the jobs of `machine` give each rank only its own GCD (None on local): a rank cannot
-    map another GCD's memory, so fdmini refuses --halo-path ipc there and the study leaves it
-    out."""
-    if machine == "lumi-g":
+    """How the jobs of `machine` give each rank only its own GCD, if they do (None on local and
+    under the site's default layout, where every rank sees its node's GCDs: docs/multi-gpu.md):
+    a rank cannot then map another GCD's memory, so fdmini refuses --halo-path ipc there and
+    the study leaves it out."""
+    if machine == "lumi-g" and site("LUMI_G_SELECT_GPU") == "1":
         return f"{site('LUMI_G_GPU_WRAPPER')}: ROCR_VISIBLE_DEVICES=$SLURM_LOCALID"
-    if machine == "frontier":
+    if machine == "frontier" and any(f.startswith(("--gpus-per-task", "--gpu-bind", "--ntasks-per-gpu"))
+                                     for f in shlex.split(site("FRONTIER_GPU_FLAGS"))):
         return site("FRONTIER_GPU_FLAGS")
     return None
+
+
+def gpu_map_args(machine: str) -> List[str]:
+    """fdmini's --gpu-map of the site's layout (fdmini_site_gpu_map of site-conventions.sh,
+    without its FDMINI_GPU_MAP override: a study's jobs follow the conventions)."""
+    m = site(f"{SITE_KEY[machine]}_GPU_MAP")
+    return ["--gpu-map", m] if m else []
 
 
 class StudyError(Exception):
@@ -342,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
                      metavar="LIST", help="auto, mpi, ipc or several: each is a variant (default: "
                      "fdmini's own, auto, not named in variant names); ipc makes one variant "
                      "without --mpi-gpu (an ipc exchange sends no face through MPI) and is left "
-                     "out on lumi-g and frontier, where each rank sees only its own GCD")
+                     "out on lumi-g and frontier only where the launch conventions give each "
+                     "rank its own GCD alone")
     run.add_argument("--halo-width", type=parse_counts, default=None, metavar="LIST",
                      help="fdmini --halo-width S values, e.g. 1,2,4: each is a variant, named "
                      "widthS (default: fdmini's, 1, not named); heat, jacobi and wave")
@@ -639,11 +649,13 @@ def srun_argv(args: argparse.Namespace, binary: str, out_dir: str, run: Run) -> 
     base = ["srun", f"--nodes={run.nodes}", f"--ntasks={run.ranks}"]
     if args.machine == "lumi-g":
         base += [f"--cpu-bind={site('LUMI_G_CPU_BIND')}"] + launcher_args(args)
-        base += [os.path.join(out_dir, site("LUMI_G_GPU_WRAPPER"))]
+        if site("LUMI_G_SELECT_GPU") == "1":
+            base += [os.path.join(out_dir, site("LUMI_G_GPU_WRAPPER"))]
     else:  # frontier
         base += [f"--cpus-per-task={site('FRONTIER_CPUS_PER_RANK')}"]
         base += shlex.split(site("FRONTIER_GPU_FLAGS")) + launcher_args(args)
-    return base + [binary] + list(run.fdmini_args) + ["--json", os.path.join(out_dir, run.record)]
+    return (base + [binary] + gpu_map_args(args.machine) + list(run.fdmini_args)
+            + ["--json", os.path.join(out_dir, run.record)])
 
 
 def srun_line(args: argparse.Namespace, binary: str, out_dir: str, run: Run) -> str:
@@ -731,7 +743,8 @@ def run_batch(args: argparse.Namespace, binary: str, out_dir: str, runs: Sequenc
     if not args.dry_run and shutil.which("sbatch") is None:
         raise StudyError("'sbatch' not found on PATH (use --dry-run to only write the scripts)")
     # The jobs use copies of the launch files, so the folder keeps what its jobs ran with.
-    copies = [SITE_FILE] + ([site("LUMI_G_GPU_WRAPPER")] if args.machine == "lumi-g" else [])
+    wrapper = args.machine == "lumi-g" and site("LUMI_G_SELECT_GPU") == "1"
+    copies = [SITE_FILE] + ([site("LUMI_G_GPU_WRAPPER")] if wrapper else [])
     for fname in copies:
         dest = os.path.join(out_dir, fname)
         shutil.copyfile(os.path.join(LAUNCH_DIR, fname), dest)
@@ -835,10 +848,11 @@ def prepare_out_dir(args: argparse.Namespace) -> str:
 
 
 def drop_ipc_where_each_rank_sees_one_gcd(args: argparse.Namespace) -> List[dict]:
-    """On lumi-g and frontier, remove 'ipc' from --halo-path (each rank sees one GCD, so fdmini
-    refuses the IPC path); returns what was left out and why, for the manifest. A study of ipc
+    """On lumi-g and frontier with a layout that gives each rank one GCD (not the site's
+    default), remove 'ipc' from --halo-path (fdmini refuses the IPC path there); returns what was left out and why, for the manifest. A study of ipc
     alone is an error there."""
-    if args.machine == "local" or not args.halo_path or "ipc" not in args.halo_path:
+    if (args.machine == "local" or not args.halo_path or "ipc" not in args.halo_path
+            or one_gcd_per_rank(args.machine) is None):
         return []
     why = (f"each rank sees only its own GCD on {args.machine} ({one_gcd_per_rank(args.machine)}), "
            "so fdmini refuses --halo-path ipc: a rank cannot map another GCD's memory")

@@ -495,7 +495,29 @@ int bind_device_peers(MPI_Comm comm, int node, const be_info *dev, bind_peers *p
   return FD_OK;
 }
 
-int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared)
+int bind_pick_device(int local_rank, int count, const int *map, int map_len, int *device,
+                     char *why, size_t len)
+{
+  if (why && len) why[0] = '\0';
+  *device = 0;
+  if (count <= 1) return 1;
+  if (map_len <= 0) {
+    *device = local_rank % count;
+    return 1;
+  }
+  const int d = map[local_rank % map_len];
+  if (d < 0 || d >= count) {
+    if (why && len)
+      snprintf(why, len, "--gpu-map: node-local rank %d would take device %d, but it sees %d devices "
+                         "(0..%d)", local_rank, d, count, count - 1);
+    return 0;
+  }
+  *device = d;
+  return 1;
+}
+
+int bind_device(MPI_Comm comm, const fd_node *node, const int *map, int map_len, be_info *dev,
+                int *shared)
 {
   int count = 0;
   int err = be_device_count(&count) != BE_OK
@@ -505,7 +527,11 @@ int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared)
   /* without OMP_NUM_THREADS, ranks on a node share its cores instead of each taking all */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (!getenv("OMP_NUM_THREADS")) be_set_host_threads((int)(cores / node->local_size));
-  FD_BE(be_init(node->local_rank % count, dev));
+  int device = 0;
+  char why[160];
+  const int picked = bind_pick_device(node->local_rank, count, map, map_len, &device, why, sizeof why);
+  FD_CALL(fd_agree(comm, picked ? FD_OK : fd_set_error(FD_ERR_USAGE, "%s", why)));
+  FD_BE(be_init(device, dev));
   bind_peers peers;
   FD_CALL(bind_device_peers(comm, node->id, dev, &peers));
   be_set_device_sharers(peers.sharers);

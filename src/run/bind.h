@@ -57,14 +57,25 @@ typedef struct {
  * fdmini; who needs the node gets *node. Collective over comm. */
 int bind_node(MPI_Comm comm, fd_node *node);
 
-/* Binds this process to device node->local_rank mod (visible devices) with be_init and fills
- * *dev; unless OMP_NUM_THREADS is set, gives the host backend the node's cores divided by
+/* The device a rank takes among the `count` it sees (pure): with one visible device, device 0
+ * (the launcher chose it: select_gpu.sh, Slurm's per-task binding; map ignored); without a map
+ * (map_len 0), local_rank mod count; else map[local_rank mod map_len], which must be below
+ * count. The map pairs ranks with GPUs where every rank sees its node's GPUs and the CPU
+ * binding does not follow GPU order (Frontier: -c 7 puts local rank i on CCD i, whose closest
+ * GCD is 4,5,2,3,6,7,0,1[i]). Returns 1 with *device set, or 0 with one line in why[len]. */
+int bind_pick_device(int local_rank, int count, const int *map, int map_len, int *device,
+                     char *why, size_t len);
+
+/* Binds this process to device bind_pick_device(node->local_rank, visible devices, map,
+ * map_len) with be_init and fills *dev (a map that names a device a rank cannot see is agreed:
+ * FD_ERR_USAGE on every rank); unless OMP_NUM_THREADS is set, gives the host backend the node's cores divided by
  * node->local_size. Counts the ranks of its node bound to its device (bind_device_peers over
  * comm) and tells the backend (be_set_device_sharers); *shared = the most ranks on one device
  * anywhere in comm (1: every rank has its own; 1 on the host backend). No visible device is
  * agreed (FD_ERR_RUNTIME on every rank); a failed be_init is this rank's (the caller aborts).
  * Collective over comm. */
-int bind_device(MPI_Comm comm, const fd_node *node, be_info *dev, int *shared);
+int bind_device(MPI_Comm comm, const fd_node *node, const int *map, int map_len, be_info *dev,
+                int *shared);
 
 /* A rank's device as bind_device_peers gathers it: its node (fd_node.id) and PCI bus id (""
  * without a GPU). Plain bytes. */

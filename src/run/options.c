@@ -92,6 +92,10 @@ void fd_options_usage(FILE *out)
     "  --progress SECONDS  progress line every SECONDS of wall time (0 = off, default 10)\n"
     "  --bind-report       print each rank's host, CPUs, NUMA node(s), GPU and the GPU's\n"
     "                      NUMA locality (always in the JSON; warnings always printed)\n"
+    "  --gpu-map D0,D1,... where a rank sees several GPUs, node-local rank i takes visible\n"
+    "                      device D[i mod count] (default: device i mod visible); a rank\n"
+    "                      that sees one GPU uses it. Frontier's launch script passes\n"
+    "                      4,5,2,3,6,7,0,1: each rank's CCD and its closest GCD\n"
     "Checkpoints (docs/running.md, \"Checkpoint and restart\")\n"
     "  --checkpoint-every N  after every N-th step (warm-up included), save the state to\n"
     "                      DIR/ckpt_STEP.fdmini in the background (the last two are kept)\n"
@@ -226,7 +230,7 @@ enum {
   OPT_JSON, OPT_DUMP, OPT_NO_CHECK, OPT_HELP, OPT_NO_OVERLAP, OPT_MPI_GPU, OPT_PROGRESS,
   OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT, OPT_VELOCITY, OPT_RICKER, OPT_SOURCE,
   OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH, OPT_TUNE, OPT_HALO_WIDTH,
-  OPT_FUSE, OPT_GRAPHS, OPT_CKPT_EVERY, OPT_CKPT_DIR, OPT_RESTART, OPT_TEST_KILL, OPT_TEST_SIGNAL,
+  OPT_FUSE, OPT_GRAPHS, OPT_CKPT_EVERY, OPT_CKPT_DIR, OPT_RESTART, OPT_TEST_KILL, OPT_TEST_SIGNAL, OPT_GPU_MAP,
   OPT_TEST_STALL, OPT_TEST_DELAYS,
 };
 
@@ -280,6 +284,29 @@ static int parse_velocity(const char *s, fd_options *o)
   return FD_OK;
 }
 
+/* --gpu-map "D0,D1,...": 1..FD_GPU_MAP_MAX device indexes, each 0..FD_GPU_MAP_DEVICE_MAX. */
+#define FD_GPU_MAP_DEVICE_MAX 1023
+static int parse_gpu_map(const char *s, fd_options *o)
+{
+  const char *p = s;
+  o->gpu_map_len = 0;
+  for (;;) {
+    char *end;
+    errno = 0;
+    long d = strtol(p, &end, 10);
+    if (end == p || (*end != ',' && *end != '\0') || *p == '-' || *p == '+' || *p == ' ')
+      return fd_set_error(FD_ERR_USAGE, "--gpu-map: '%s' should be comma-separated device indexes, e.g. 4,5,2,3,6,7,0,1", s);
+    if (errno == ERANGE || d > FD_GPU_MAP_DEVICE_MAX)
+      return fd_set_error(FD_ERR_USAGE, "--gpu-map: %.*s is out of range, expected 0..%d", (int)(end - p), p,
+                          FD_GPU_MAP_DEVICE_MAX);
+    if (o->gpu_map_len == FD_GPU_MAP_MAX)
+      return fd_set_error(FD_ERR_USAGE, "--gpu-map: more than %d entries", FD_GPU_MAP_MAX);
+    o->gpu_map[o->gpu_map_len++] = (int)d;
+    if (*end == '\0') return FD_OK;
+    p = end + 1;
+  }
+}
+
 /* Largest grid extent accepted: local extents must fit an int with room for ghosts. */
 #define FD_MAX_EXTENT 1000000000LL
 
@@ -302,6 +329,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"test-inject-fault", optional_argument, 0, OPT_INJECT},
     {"baseline", no_argument, 0, OPT_BASELINE},
     {"bind-report", no_argument, 0, OPT_BIND_REPORT},
+    {"gpu-map", required_argument, 0, OPT_GPU_MAP},
     {"velocity", required_argument, 0, OPT_VELOCITY},
     {"ricker-freq", required_argument, 0, OPT_RICKER},
     {"source", required_argument, 0, OPT_SOURCE},
@@ -432,6 +460,9 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       break;
     case OPT_BIND_REPORT:
       o->bind_report = 1;
+      break;
+    case OPT_GPU_MAP:
+      FD_CALL(parse_gpu_map(optarg, o));
       break;
     case OPT_VELOCITY:
       FD_CALL(parse_velocity(optarg, o));

@@ -61,6 +61,9 @@ typedef struct {
 #define FD_PATH_MAX 4096
 #define FD_HALO_WIDTH_MAX 64
 
+/* Most entries of --gpu-map (one per rank of a node). */
+#define FD_GPU_MAP_MAX 64
+
 typedef struct {
   int help;             /* --help: print usage, exit 0 */
   int have_global;      /* --global NX,NY,NZ (strong scaling) */
@@ -89,6 +92,8 @@ typedef struct {
   char dump[FD_PATH_MAX]; /* --dump FILE: final field, raw real_t, global order, x fastest */
   int baseline;         /* --baseline: first time each rank's block alone (no exchange) */
   int bind_report;      /* --bind-report: print the rank/CPU/GPU binding table */
+  int gpu_map_len;      /* --gpu-map D0,D1,...: entries given, 0 = not given */
+  int gpu_map[FD_GPU_MAP_MAX]; /* node-local rank i takes visible device gpu_map[i mod len] */
   fd_fault inject_fault; /* --test-inject-fault[=KIND]: a planted fault the checks must see */
   /* --op wave */
   int have_velocity;    /* --velocity given */

@@ -175,7 +175,9 @@ int site_ipc_refusal(const site_gpu *ranks, int n, char *why, size_t len)
   if (why && len)
     snprintf(why, len, "--halo-path ipc: each rank on host %s sees only its own GPU (1 visible "
                        "device, e.g. %s and %s), and fdmini's IPC path copies only between devices "
-                       "a rank can address; use --halo-path auto or mpi: GPU-aware MPI moves the "
+                       "a rank can address; start it with every GPU of the node visible to every "
+                       "rank (launch/lumi-g.sbatch and frontier.sbatch do: docs/multi-gpu.md), or "
+                       "use --halo-path auto or mpi: GPU-aware MPI moves the "
                        "faces, with GPU IPC of its own inside the node where the GPU is chosen by "
                        "ROCR_VISIBLE_DEVICES (select_gpu.sh), but not under Slurm's per-task GPU "
                        "binding (--gpus-per-task, --gpu-bind: a cgroup per task hides the other "
@@ -215,7 +217,7 @@ int site_check_ipc(MPI_Comm comm, const fd_node *node, const fd_options *o, cons
         all[m].pci[sizeof all[m].pci - 1] = '\0';
         m++;
       }
-    char why[768];
+    char why[1024];
     /* the node's first rank speaks for it: one message per node, the lowest node's wins */
     if (rank == node->id && site_ipc_refusal(all, m, why, sizeof why))
       err = fd_set_error(FD_ERR_USAGE, "%s", why);

@@ -7,10 +7,11 @@
  *   - a launcher that started N processes while MPI sees a world of another size (fdmini built
  *     with one MPI library and started by another's launcher: N singletons): site_check_launcher
  *     refuses it after MPI_Init with one line and exit 2 instead of N independent runs.
- *   - --halo-path ipc where every rank sees only its own GPU (LUMI-G's select_gpu.sh, Frontier's
- *     --gpus-per-task=1, ROCR/CUDA_VISIBLE_DEVICES per rank): a rank cannot map the memory of a
- *     GPU it cannot see, so the IPC path cannot work; site_check_ipc refuses it, with the reason,
- *     before any buffer is allocated.
+ *   - --halo-path ipc where every rank sees only its own GPU (select_gpu.sh, Slurm's
+ *     --gpus-per-task=1, ROCR/CUDA_VISIBLE_DEVICES per rank; not the launch scripts' default
+ *     layout, where every rank sees its node's GPUs): fdmini does not map the memory of a GPU a
+ *     rank cannot see, so site_check_ipc refuses the path, with the reason, before any buffer is
+ *     allocated.
  */
 #ifndef FDMINI_SITE_H
 #define FDMINI_SITE_H

@@ -6,7 +6,10 @@
 # as a job's batch shell (SLURM_JOB_ID set) with a stub srun and sbcast that record what they
 # get, and must give:
 #   - the same binding options of the fdmini step (CPU map, CPUs per task, GPU flags; the task
-#     counts aside) and the same GPU wrapper (select_gpu.sh on LUMI-G) before the binary;
+#     counts aside), the same GPU wrapper before the binary (none by default) and the same
+#     fdmini --gpu-map (Frontier's 4,5,2,3,6,7,0,1);
+#   - a GPU layout that leaves every GCD of a node visible to every rank (no select_gpu.sh, no
+#     ROCR_VISIBLE_DEVICES, no per-task GPU binding), at 1, threshold-1 and threshold nodes;
 #   - the same environment in the step (MPICH_GPU_SUPPORT_ENABLED, MPICH_OFI_NIC_POLICY,
 #     OMP_NUM_THREADS, LD_LIBRARY_PATH with CRAY_LD_LIBRARY_PATH first);
 #   - the same sbcast step (the binary and its libraries to /tmp/fdmini.JOBID, the step running
@@ -31,9 +34,9 @@ stub=$work/stub
 mkdir -p "$stub"
 cat >"$stub/srun" <<'STUB'
 #!/bin/bash
-printf 'MPICH_GPU_SUPPORT_ENABLED=%s MPICH_OFI_NIC_POLICY=%s OMP_NUM_THREADS=%s LD_LIBRARY_PATH=%s\t%s\n' \
+printf 'MPICH_GPU_SUPPORT_ENABLED=%s MPICH_OFI_NIC_POLICY=%s OMP_NUM_THREADS=%s ROCR_VISIBLE_DEVICES=%s LD_LIBRARY_PATH=%s\t%s\n' \
   "${MPICH_GPU_SUPPORT_ENABLED-unset}" "${MPICH_OFI_NIC_POLICY-unset}" "${OMP_NUM_THREADS-unset}" \
-  "${LD_LIBRARY_PATH-unset}" "$*" >>"$STUB_DIR/srun.log"
+  "${ROCR_VISIBLE_DEVICES-unset}" "${LD_LIBRARY_PATH-unset}" "$*" >>"$STUB_DIR/srun.log"
 STUB
 cat >"$stub/sbcast" <<'STUB'
 #!/bin/bash
@@ -47,15 +50,15 @@ as_job() {
   mkdir -p "$dir"
   env -u FDMINI_SBCAST -u MPICH_GPU_SUPPORT_ENABLED -u MPICH_OFI_NIC_POLICY -u OMP_NUM_THREADS \
     -u FDMINI_CPU_BIND -u FDMINI_GPU_FLAGS -u FDMINI_CPUS_PER_TASK -u FDMINI_SELECT_GPU -u FDMINI_ARGS \
-    -u FDMINI_CHECKPOINT_DIR PATH="$stub:$PATH" STUB_DIR="$dir" SLURM_JOB_ID=4242 \
+    -u FDMINI_CHECKPOINT_DIR -u FDMINI_GPU_MAP -u ROCR_VISIBLE_DEVICES PATH="$stub:$PATH" STUB_DIR="$dir" SLURM_JOB_ID=4242 \
     SLURM_JOB_NUM_NODES="$nodes" SLURM_SUBMIT_DIR="$work" FDMINI_LAUNCH_DIR="$launch" \
     FDMINI_BINARY="$bin" CRAY_LD_LIBRARY_PATH=/opt/cray/pe/mock/lib64 LD_LIBRARY_PATH=/base \
     bash "$script" >"$dir/out" 2>&1
 }
 
 # step DIR: the fdmini step of the records in DIR, normalized: its environment, then its srun
-# options without the task counts, the wrapper by its name, and the binary (fdmini's own options
-# left out); the step with the most tasks where there are several
+# options without the task counts, the wrapper by its name, the binary and fdmini's --gpu-map
+# (its other options left out); the step with the most tasks where there are several
 step() {
   awk -F'\t' -v bin="$bin" '
     $2 ~ / rm -rf / { next }
@@ -67,6 +70,7 @@ step() {
         else if (a[i] ~ /\//) { sub(/.*\//, "", a[i]) }
         out = out " " a[i]
       }
+      for (; i < n; i++) if (a[i] == "--gpu-map") out = out " --gpu-map " a[i + 1]
       if (tasks >= best) { best = tasks; line = $1 " |" out } }
     END { print line }' "$1/srun.log"
 }
@@ -127,15 +131,43 @@ for machine in lumi-g frontier; do
     fi
   done
 done
-# what is compared is what the conventions say: LUMI's map and wrapper, Frontier's flags
+# what is compared is what the conventions say: LUMI's map, Frontier's -c 7, GPU flags and map
 a=$(step "$work/lumi-g-1/sbatch")
 f=$(step "$work/frontier-1/sbatch")
 if has "$a" "MPICH_GPU_SUPPORT_ENABLED=1 MPICH_OFI_NIC_POLICY=GPU OMP_NUM_THREADS=1 " &&
-  has "$a" "| --cpu-bind=map_cpu:49,57,17,25,1,9,33,41 select_gpu.sh $bin" &&
+  has "$a" "| --cpu-bind=map_cpu:49,57,17,25,1,9,33,41 $bin" &&
   has "$f" "MPICH_GPU_SUPPORT_ENABLED=1 MPICH_OFI_NIC_POLICY=unset OMP_NUM_THREADS=7 " &&
-  has "$f" "| --cpus-per-task=7 --gpus-per-task=1 --gpu-bind=closest $bin"; then
-  pass "the steps carry the sites' conventions (LUMI-G's map, select_gpu.sh, NIC policy; Frontier's -c 7 and GPU flags)"
+  has "$f" "| --cpus-per-task=7 --gpus-per-node=8 $bin --gpu-map 4,5,2,3,6,7,0,1"; then
+  pass "the steps carry the sites' conventions (LUMI-G's map and NIC policy; Frontier's -c 7, --gpus-per-node=8 and --gpu-map)"
 else
   fail "the sites' conventions in the steps" "" <(printf 'lumi-g:   %s\nfrontier: %s\n' "$a" "$f")
+fi
+# the layout leaves every GCD of a node visible to every rank, in every job of both producers at
+# every node count: no ROCR_VISIBLE_DEVICES narrowing (no select_gpu.sh, none in the step's
+# environment) and no Slurm per-task GPU binding (a cgroup per task)
+narrowed=''
+for d in "$work"/*-*/sbatch "$work"/*-*/study-job; do
+  [[ -s $d/srun.log ]] || { narrowed+=" ${d#"$work"/}(no step)"; continue; }
+  s=$(step "$d")
+  if has "$s" "select_gpu.sh" || has "$s" "--gpus-per-task" || has "$s" "--gpu-bind" ||
+    has "$s" "--ntasks-per-gpu" || ! has "$s" "ROCR_VISIBLE_DEVICES=unset "; then
+    narrowed+=" ${d#"$work"/}"
+  fi
+done
+if [[ -z $narrowed ]]; then
+  pass "every job at ${nodes_list[*]} node(s) leaves all GCDs of a node visible to each rank (no select_gpu.sh, ROCR_VISIBLE_DEVICES or per-task GPU binding)"
+else
+  fail "jobs that narrow a rank to its own GCD:$narrowed"
+fi
+# the opt-in narrowing still works: FDMINI_SELECT_GPU=1 puts select_gpu.sh before the binary
+d=$work/lumi-g-select
+mkdir -p "$d"
+env -u FDMINI_SBCAST -u FDMINI_GPU_MAP PATH="$stub:$PATH" STUB_DIR="$d" SLURM_JOB_ID=4242 \
+  SLURM_JOB_NUM_NODES=1 SLURM_SUBMIT_DIR="$work" FDMINI_LAUNCH_DIR="$launch" FDMINI_BINARY="$bin" \
+  FDMINI_SELECT_GPU=1 bash "$launch/lumi-g.sbatch" >"$d/out" 2>&1
+if has "$(step "$d")" "| --cpu-bind=map_cpu:49,57,17,25,1,9,33,41 select_gpu.sh $bin"; then
+  pass "lumi-g.sbatch with FDMINI_SELECT_GPU=1: ranks through select_gpu.sh (each sees its own GCD)"
+else
+  fail "lumi-g.sbatch with FDMINI_SELECT_GPU=1" "$(step "$d")" "$d/out"
 fi
 summary "study/launch test"

@@ -118,6 +118,8 @@ expect_error 3 "cannot allocate the fields" --local 40000,40000,40000
 expect_error 3 "the halo exchange of the local block 46400 x 46400 x 2 does not fit in MPI messages: the region towards (+0,+0,+1) holds 2152960000 values, more than the 2147483647 one message can count; use more ranks" --global 46400,46400,4 --procs 1,1,2
 expect_error 3 "the halo exchange of the local block 30000 x 20000 x 4 does not fit in MPI messages: the region towards (+0,+0,+1) holds 2400000000 values" --op wave --global 30000,20000,8 --procs 1,1,2 --halo-width 2
 expect_error 2 "--halo-width: 0 is out of range, expected 1..64" --halo-width 0
+expect_error 2 "--gpu-map: '4,x' should be comma-separated device indexes" --gpu-map 4,x
+expect_error 2 "--gpu-map: 1024 is out of range, expected 0..1023" --gpu-map 1024
 expect_error 2 "--fuse: '5' is not valid, expected 1..4 time steps per pass or auto" --fuse 5
 expect_error 2 "--graphs: unknown value 'always', expected auto, on or off" --graphs always
 expect_error 2 "--halo-width 2: laplacian is one application, not a time stepper" --op laplacian --halo-width 2
@@ -129,6 +131,8 @@ expect_error 2 "--halo-width 4: the thinnest block along x has 3 points (7 over 
 
 echo "== correct runs and exit codes"
 expect_run 0 "^usage: fdmini" --help
+# a rank that sees one device uses it: --gpu-map applies only where ranks see several
+expect_run 0 "verification: PASS" --gpu-map 7,6 --global 16,16,16 --iters 2
 for op in laplacian heat jacobi; do
   expect_run 0 "verification: PASS" --op "$op" --global 37,23,19
   expect_run 1 "verification: FAIL" --op "$op" --global 37,23,19 --test-inject-fault

@@ -316,7 +316,7 @@ if grep -q '^lumi-g.sbatch: MPICH_GPU_SUPPORT_ENABLED=1 MPICH_OFI_NIC_POLICY=GPU
 else
   fail "lumi-g.sbatch job environment lines" "" "$out"
 fi
-submit "frontier.sbatch submitted with sbatch --wait (8 ranks, -c 1, binary sbcast to /tmp)" frontier.sbatch \
+submit "frontier.sbatch submitted with sbatch --wait (8 ranks, -c 1, --gpu-map, binary sbcast to /tmp)" frontier.sbatch \
   FDMINI_CPUS_PER_TASK=1 FDMINI_SBCAST=1
 out=$work/frontier.sbatch.out
 if grep -q '^frontier.sbatch: sbcast .* and its libraries to /tmp/fdmini\.[0-9]* on 1 node' "$out" &&
@@ -326,11 +326,12 @@ else
   fail "frontier.sbatch FDMINI_SBCAST=1" "$(compgen -G '/tmp/fdmini.[0-9]*' | head -n 2 | tr '\n' ' ')" "$out"
 fi
 
-# inside an allocation: the script runs its srun step at once, through select_gpu.sh
+# inside an allocation: the script runs its srun step at once, here through select_gpu.sh (the
+# opt-in narrowing, FDMINI_SELECT_GPU=1; by default every rank sees the node's GCDs)
 rc=0
-timeout -k 10 "$TMO" salloc --immediate=60 --ntasks=8 --time=00:05:00 \
+FDMINI_SELECT_GPU=1 timeout -k 10 "$TMO" salloc --immediate=60 --ntasks=8 --time=00:05:00 \
   bash "$launch/lumi-g.sbatch" >"$work/salloc.out" 2>&1 || rc=$?
-check_job "lumi-g.sbatch inside salloc --ntasks=8 (ranks through select_gpu.sh)" \
+check_job "lumi-g.sbatch FDMINI_SELECT_GPU=1 inside salloc --ntasks=8 (ranks through select_gpu.sh)" \
   "$work/salloc.out" "$rc" lumi-g.sbatch
 
 # checkpoints under Slurm: the job warned as --signal=B:USR1 would (scancel --signal=USR1 --batch:
