@@ -43,11 +43,12 @@ log() { printf '%s\n' "$*" | tee -a "$OUT/tests.log"; }
 ok() { pass=$((pass + 1)); log "ok   $*"; }
 bad() { fail=$((fail + 1)); log "FAIL $*"; }
 
-# fd NP ARGS...: the aware binary on NP ranks; output to $work/last.log
+# fd NP ARGS...: the aware binary on NP ranks; output to $work/last.log. Killed after
+# $fd_timeout seconds (300 unless the caller sets it), SIGKILL 15 s later if it ignores SIGTERM
 fd() {
   local np=$1
   shift
-  timeout 300 "$AWARE_RUN" -n "$np" --bind-to none "$bin/fdmini-aware" --progress 0 "$@" > "$work/last.log" 2>&1
+  timeout -k 15 "${fd_timeout:-300}" "$AWARE_RUN" -n "$np" --bind-to none "$bin/fdmini-aware" --progress 0 "$@" > "$work/last.log" 2>&1
 }
 
 # mode_args MODE: the fdmini options of a test mode (aware and staged force the MPI path)
