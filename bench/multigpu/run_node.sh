@@ -11,7 +11,12 @@
 # operator;
 # --graphs on and off bitwise equal; the single-step autotune's loop trials of its closest
 # candidates, check_autotune.py; under MPS, ranks sharing the GPU exchanging inside the pass's
-# launch, signalled_cases), then the scaling benchmarks (bench) and the halo-path
+# launch, signalled_cases; on 2 or more GPUs, ranks on different GPUs exchanging inside the
+# pass's launch, xdev_cases (issue 49: one rank per GPU on 2 and 4 GPUs, 8 ranks on 4 under
+# MPS, heat and jacobi signalled and bitwise equal to 1 GPU with graphs on and off, laplacian
+# and wave bitwise equal, F_p in the floors, the exchange and order faults failing through
+# signalled passes, --test-delays, --test-stall ending with exit 3, compute-sanitizer; alone:
+# run_node.sh xdev)), then the scaling benchmarks (bench) and the halo-path
 # benchmarks (halo). The tests end with checkpoint and restart on the GPU (ckpt_cases). The
 # small-block and deep-halo benchmarks, under MPS: bench/strong/run_node.sh.
 #
@@ -23,7 +28,7 @@
 #   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
 #   .device/bin/test_gpu_regions the halo regions' pack/unpack tests (tests/gpu)
 #   .device/bin/kernel_sweep     the kernel sweep (bench/run_fuse_sweep.sh KERNEL_SWEEP=)
-# Usage: bench/multigpu/run_node.sh tests|bench|halo|defaults|all...   (writes under $OUT)
+# Usage: bench/multigpu/run_node.sh tests|bench|halo|defaults|xdev|all...   (writes under $OUT)
 set -uo pipefail
 [ $# -eq 0 ] && set -- all
 OUT=${OUT:-/tmp/fdmini-out}
@@ -43,11 +48,12 @@ log() { printf '%s\n' "$*" | tee -a "$OUT/tests.log"; }
 ok() { pass=$((pass + 1)); log "ok   $*"; }
 bad() { fail=$((fail + 1)); log "FAIL $*"; }
 
-# fd NP ARGS...: the aware binary on NP ranks; output to $work/last.log
+# fd NP ARGS...: the aware binary on NP ranks; output to $work/last.log. Killed after
+# $fd_timeout seconds (300 unless the caller sets it), SIGKILL 15 s later if it ignores SIGTERM
 fd() {
   local np=$1
   shift
-  timeout 300 "$AWARE_RUN" -n "$np" --bind-to none "$bin/fdmini-aware" --progress 0 "$@" > "$work/last.log" 2>&1
+  timeout -k 15 "${fd_timeout:-300}" "$AWARE_RUN" -n "$np" --bind-to none "$bin/fdmini-aware" --progress 0 "$@" > "$work/last.log" 2>&1
 }
 
 # mode_args MODE: the fdmini options of a test mode (aware and staged force the MPI path)
@@ -279,6 +285,212 @@ signalled_cases() {
   echo quit | nvidia-cuda-mps-control 2>/dev/null
 }
 
+# xdev_cases: issue 49, ranks on different GPUs of the node exchanging inside the pass's one
+# launch (signalled passes: blocks wait on device words the neighbours on other GPUs set). One
+# rank per GPU, no MPS, on 2 GPUs (1,1,2) and 4 GPUs (1,2,2), and 8 ranks on 4 GPUs under MPS
+# (2,2,2: neighbours on the rank's own GPU and on others): heat and jacobi at small blocks
+# (64^3 and the odd 97,81,71, where the path trial takes signalled passes), graphs on and off,
+# each bitwise equal to 1 GPU and with the report's signalled line (a case without it FAILs,
+# naming the path it took); the floors' F_p (the largest face to a neighbour on another GPU)
+# in the report and the JSON; laplacian and wave on 2 and 4 GPUs bitwise equal to 1 GPU,
+# whatever path; the exchange and order faults FAIL through signalled passes on 2 and 4 GPUs;
+# --test-delays (random host sleeps and device spins before passes) PASS and bitwise equal on
+# 2 GPUs and on 8 ranks on 4; compute-sanitizer memcheck on 2 GPUs through signalled passes;
+# --test-stall 1 on 2 GPUs ends (no hang) with exit 3 and "waited more than". About 30 runs of
+# 22 steps, each under a timeout; the 4-GPU cases are skipped (a note) on fewer GPUs. Alone:
+# run_node.sh xdev
+xdev_steps=(--iters 20 --warmup 2)
+
+# xdev_signalled: the last run's report counts signalled passes
+xdev_signalled() {
+  grep -q "^  signalled   [1-9][0-9]* of the timed passes exchanged inside their one launch" "$work/last.log"
+}
+
+# xdev_path: the path the last run took, for the log: the halo path and the path trial's choice
+xdev_path() {
+  local p t
+  p=$(grep -o "halo        path [a-z]*" "$work/last.log" | head -1 | awk '{print $3}')
+  t=$(grep -o "took [A-Za-z ]*$" "$work/last.log" | head -1)
+  printf 'path %s%s' "${p:-none (no report)}" "${t:+, path trial $t}"
+}
+
+# xdev_ref OP GRID: the 1-GPU run of OP on GRID, reference of the cases on that grid
+# ($work/xref-OP-GRID.raw, made once); returns 1 where it did not PASS
+xdev_ref() {
+  local f=$work/xref-$1-$2.raw
+  [ -s "$f" ] && return 0
+  [ -e "$f.bad" ] && return 1
+  if fd 1 --op "$1" --global "$2" "${xdev_steps[@]}" --dump "$f" && grep -q "verification: PASS" "$work/last.log"; then
+    ok "xdev: 1 GPU $1 $2 ${xdev_steps[*]}: PASS (the reference)"
+    return 0
+  fi
+  bad "xdev: 1 GPU $1 $2 ${xdev_steps[*]} (the reference)"
+  tail -20 "$work/last.log" >> "$OUT/tests.log"
+  rm -f "$f"
+  touch "$f.bad"
+  return 1
+}
+
+# xdev_case NP PROCS WANT OP GRID [FDMINI_ARGS...]: OP on GRID over NP ranks (PROCS) with
+# --halo-path ipc, its --dump bitwise equal to the 1-GPU run and its JSON in $work/x.json;
+# WANT sig: the report must count signalled passes (else FAIL naming the path taken); any:
+# whatever path
+xdev_case() {
+  local np=$1 procs=$2 want=$3 op=$4 grid=$5 rc why=
+  shift 5
+  local what="xdev: $np ranks ($procs) on $((np < ngpu ? np : ngpu)) GPUs, ipc $op $grid${*:+ $*}"
+  if ! xdev_ref "$op" "$grid"; then
+    bad "$what: no 1-GPU reference"
+    return
+  fi
+  rm -f "$work/d.raw" "$work/x.json"
+  fd "$np" --op "$op" --global "$grid" "${xdev_steps[@]}" --procs "$procs" --halo-path ipc "$@" \
+    --dump "$work/d.raw" --json "$work/x.json"
+  rc=$?
+  [ $rc -eq 0 ] || why+=", exit $rc"
+  grep -q "verification: PASS" "$work/last.log" || why+=", no PASS"
+  cmp -s "$work/d.raw" "$work/xref-$op-$grid.raw" || why+=", not bitwise equal to 1 GPU"
+  if [[ " $* " == *" --graphs on "* ]] && ! grep -q "graphs      on" "$work/last.log"; then why+=", graphs not on"; fi
+  if [ "$want" = sig ] && ! xdev_signalled; then why+=", no signalled passes"; fi
+  if [ -z "$why" ]; then
+    ok "$what: PASS, bitwise equal to 1 GPU, $(xdev_path)$(xdev_signalled && echo ', signalled passes')"
+  else
+    bad "$what: ${why#, } ($(xdev_path))"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+}
+
+# xdev_fp WHAT: the floors of the last xdev_case (ranks with a neighbour on another GPU):
+# F_p in the report's floors and floors_us.Fp {min,avg,max}, all above 0, in its JSON
+xdev_fp() {
+  local fp
+  fp=$(grep -o "F_p [0-9.]* / [0-9.]* / [0-9.]*" "$work/last.log" | head -1)
+  if [ -n "$fp" ] && python3 - "$work/x.json" <<'PY'; then
+import json, sys
+fp = json.load(open(sys.argv[1]))["floors_us"]["Fp"]
+sys.exit(0 if fp and all(fp[k] > 0 for k in ("min", "avg", "max")) else 1)
+PY
+    ok "xdev: floors on $1: $fp us in the report, floors_us.Fp in the JSON"
+  else
+    bad "xdev: floors on $1: no F_p in the report (${fp:-none}) or no floors_us.Fp above 0 in the JSON"
+    grep -A3 "^  floors " "$work/last.log" >> "$OUT/tests.log"
+  fi
+}
+
+# xdev_fault KIND NP PROCS OP GRID: --test-inject-fault=KIND through signalled passes must exit
+# 1 with FAIL; a run without signalled passes is FAIL "not signalled" (the fault missed them)
+xdev_fault() {
+  local kind=$1 np=$2 procs=$3 op=$4 grid=$5 rc
+  fd "$np" --op "$op" --global "$grid" "${xdev_steps[@]}" --procs "$procs" --halo-path ipc --test-inject-fault="$kind"
+  rc=$?
+  local what="xdev: $kind fault, $np ranks ($procs) on $np GPUs, ipc $op $grid"
+  if ! xdev_signalled; then
+    bad "$what: not signalled (rc $rc, $(xdev_path))"
+  elif [ $rc -eq 1 ] && grep -q "verification: FAIL" "$work/last.log"; then
+    ok "$what: exit 1, FAIL through signalled passes"
+    return
+  else
+    bad "$what: rc $rc, expected 1 and FAIL ($(xdev_path), signalled passes)"
+  fi
+  tail -20 "$work/last.log" >> "$OUT/tests.log"
+}
+
+# xdev_sanitizer: compute-sanitizer memcheck of 2 ranks on 2 GPUs through signalled passes.
+# Staged MPI, so that Open MPI's own CUDA calls stay out of the report (as the sanitizer runs
+# of run_tests); every face goes by IPC anyway
+xdev_sanitizer() {
+  local csan=/usr/local/cuda/bin/compute-sanitizer rc n
+  [ -x "$csan" ] || csan=compute-sanitizer
+  timeout -k 15 240 "$AWARE_RUN" -n 2 --bind-to none "$csan" --tool memcheck --error-exitcode 9 \
+    "$bin/fdmini-aware" --progress 0 --op heat --global 64,64,64 --procs 1,1,2 --iters 6 --warmup 1 \
+    --mpi-gpu staged --halo-path ipc > "$work/last.log" 2>&1
+  rc=$?
+  cat "$work/last.log" >> "$OUT/sanitizer-xdev.log"
+  n=$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")
+  if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && xdev_signalled; then
+    ok "xdev: compute-sanitizer memcheck, 2 ranks on 2 GPUs, ipc heat 64^3, signalled passes: 0 errors"
+  else
+    bad "xdev: compute-sanitizer memcheck, 2 ranks on 2 GPUs, ipc heat 64^3: rc $rc, $n of 2 ranks with 0 errors, $(xdev_path)$(xdev_signalled || echo ', no signalled passes')"
+    tail -30 "$work/last.log" >> "$OUT/tests.log"
+  fi
+}
+
+# xdev_stall: --test-stall 1 on 2 GPUs: rank 1's signalled launches never set the neighbours'
+# words and every bounded wait is 2 s: the run must end, exit 3, with a line that says which
+# wait "waited more than", well inside its 45 s (a hang is killed there and FAILs)
+xdev_stall() {
+  local t0=$SECONDS rc el n left
+  fd_timeout=45 fd 2 --op heat --global 64,64,64 "${xdev_steps[@]}" --procs 1,1,2 --halo-path ipc --test-stall 1
+  rc=$?
+  el=$((SECONDS - t0))
+  n=$(grep -c "waited more than" "$work/last.log")
+  if [ $rc -eq 3 ] && [ "$n" -ge 1 ]; then
+    ok "xdev: --test-stall 1, 2 ranks on 2 GPUs, ipc heat 64^3: exit 3 after $el s, $n line(s): $(grep -m1 "waited more than" "$work/last.log" | cut -c1-160)"
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    bad "xdev: --test-stall 1, 2 ranks on 2 GPUs: hung, killed by the timeout after $el s"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  else
+    bad "xdev: --test-stall 1, 2 ranks on 2 GPUs: rc $rc after $el s, $n \"waited more than\" lines (expected exit 3 and the line)"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+  # nothing of the stalled run may be left on the GPUs
+  sleep 2
+  left=$(pgrep -f -- "$bin/fdmini-aware" | tr '\n' ' ')
+  [ -z "$left" ] || bad "xdev: --test-stall 1: processes of the run still running after it ended: $left"
+}
+
+xdev_cases() {
+  local p0=$pass f0=$fail op cfg np procs g1 g2 fd_timeout=120
+  if [ "$ngpu" -lt 2 ]; then
+    log "note: xdev: $ngpu GPU on this node; the cross-device cases need 2 or more: skipped"
+    return 0
+  fi
+  [ "$ngpu" -ge 4 ] || log "note: xdev: $ngpu GPUs on this node; the 4-GPU cases (1,2,2 one rank per GPU, 8 ranks on 4 GPUs under MPS) are skipped"
+  # one rank per GPU, no MPS: each (op, layout) takes both grids, graphs on with one and off
+  # with the other, swapped between heat and jacobi
+  for op in heat jacobi; do
+    g1=on g2=off
+    [ "$op" = jacobi ] && g1=off g2=on
+    for cfg in "2 1,1,2" "4 1,2,2"; do
+      read -r np procs <<< "$cfg"
+      [ "$np" -gt "$ngpu" ] && continue
+      xdev_case "$np" "$procs" sig "$op" 64,64,64 --graphs "$g1"
+      [ "$op" = heat ] && xdev_fp "$np ranks ($procs) on $np GPUs"
+      xdev_case "$np" "$procs" sig "$op" 97,81,71 --graphs "$g2"
+    done
+  done
+  for cfg in "2 1,1,2" "4 1,2,2"; do
+    read -r np procs <<< "$cfg"
+    [ "$np" -gt "$ngpu" ] && continue
+    xdev_case "$np" "$procs" any laplacian 64,64,64
+    xdev_case "$np" "$procs" any wave 97,81,71
+  done
+  xdev_fault exchange 2 1,1,2 heat 64,64,64
+  xdev_fault order 2 1,1,2 jacobi 97,81,71
+  if [ "$ngpu" -ge 4 ]; then
+    xdev_fault exchange 4 1,2,2 jacobi 97,81,71
+    xdev_fault order 4 1,2,2 heat 64,64,64
+  fi
+  xdev_case 2 1,1,2 sig jacobi 97,81,71 --test-delays
+  xdev_sanitizer
+  if [ "$ngpu" -ge 4 ]; then
+    # 8 ranks on 4 GPUs (rank r on GPU r % 4), under MPS: neighbours on the same GPU and on others
+    nvidia-cuda-mps-control -d 2>/dev/null || log "note: MPS did not start"
+    for op in heat jacobi; do
+      g1=on g2=off
+      [ "$op" = jacobi ] && g1=off g2=on
+      xdev_case 8 2,2,2 sig "$op" 64,64,64 --graphs "$g1"
+      [ "$op" = heat ] && xdev_fp "8 ranks (2,2,2) on 4 GPUs"
+      xdev_case 8 2,2,2 sig "$op" 97,81,71 --graphs "$g2"
+    done
+    xdev_case 8 2,2,2 sig heat 97,81,71 --test-delays
+    echo quit | nvidia-cuda-mps-control 2>/dev/null
+  fi
+  # last: a run that hangs despite its bound is killed, and must not hold a GPU under the others
+  xdev_stall
+  log "cross-device cases: $((pass - p0)) passed, $((fail - f0)) failed"
+}
+
 # graph_cases OP: --graphs on and off (each pass's device work, chains of passes and packs
 # replayed from CUDA graphs, or launched one by one) bitwise equal to the 1-GPU reference, on
 # 1 GPU (chains), on 2 ranks through MPI and IPC, and with deep halos and fusion on 8 ranks
@@ -366,6 +578,13 @@ ckpt_cases() {
   done
 }
 
+# The cross-device cases alone (issue 49), as run_tests runs them on 2 or more GPUs
+run_xdev() {
+  log "== cross-device tests (signalled passes between GPUs) on $ngpu x $device ($(date -u +%FT%TZ))"
+  nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
+  xdev_cases
+}
+
 run_tests() {
   log "== multi-GPU tests on $ngpu x $device ($(date -u +%FT%TZ))"
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
@@ -426,6 +645,8 @@ run_tests() {
   done
   order_cases
   [ "$ngpu" -lt 2 ] && signalled_cases
+  # 2 or more GPUs: ranks on different GPUs exchanging inside the pass's launch (issue 49)
+  [ "$ngpu" -ge 2 ] && xdev_cases
   # every PASS above ran with the ghosts an exchange fills NaN until it does; with one unpack
   # dropped every operator must FAIL
   fault_cases
@@ -586,8 +807,9 @@ for what in "$@"; do
   bench) run_bench ;;
   halo) run_halo ;;
   defaults) run_defaults ;;
+  xdev) run_xdev ;;
   all) run_tests; run_bench ;;
-  *) echo "usage: $0 tests|bench|halo|defaults|all... (the deep-halo study: bench/strong/run_node.sh deep)"; exit 2 ;;
+  *) echo "usage: $0 tests|bench|halo|defaults|xdev|all... (the deep-halo study: bench/strong/run_node.sh deep)"; exit 2 ;;
   esac
 done
 rm -rf "$work"
