@@ -53,6 +53,7 @@ static void test_defaults(void **state)
   assert_string_equal(o.checkpoint_dir, "");
   assert_int_equal(o.restart, FD_RESTART_NONE);
   assert_true(o.test_kill.rank < 0 && o.test_signal.rank < 0);
+  assert_true(o.test_stall < 0 && !o.test_delays);
 }
 
 /* A kernel spec round-trips: fd_kernel_format of the parsed spec gives the spec back, and
@@ -162,6 +163,11 @@ static void test_every_option_accepted(void **state)
   assert_int_equal(parse(&o, args7), FD_OK);
   assert_true(o.checkpoint_every == 0 && o.restart == FD_RESTART_NONE && o.test_kill.what == FD_TEST_AT_COMMIT &&
               o.test_signal.what == SIGUSR1);
+  const char *args9[] = {"--test-stall", "3", "--test-delays", NULL};
+  assert_int_equal(parse(&o, args9), FD_OK);
+  assert_true(o.test_stall == 3 && o.test_delays == 1);
+  const char *args10[] = {"--test-stall", "x", NULL};
+  assert_int_not_equal(parse(&o, args10), FD_OK);
   const char *args8[] = {"--restart", "run/ckpt_0000000100.fdmini", NULL};
   assert_int_equal(parse(&o, args8), FD_OK);
   assert_int_equal(o.restart, FD_RESTART_PATH);

@@ -23,6 +23,8 @@
  *                        wrote before it: __threadfence_system on NVIDIA, an acquire fence at
  *                        system scope on AMD (buffer_invl2 and the L1's invalidate; without
  *                        the L2 writeback a full fence adds)
+ *   GPU_ACQUIRE_ONCE     1 where a system-scope acquire also writes L2 back (AMD, LLVM's gfx90a
+ *                        lowering): the signalled launch takes one, not one per block
  *   gpu_push_system()    after stores through a peer's IPC mapping: nothing on NVIDIA (they are
  *                        not cached on the way), __threadfence_system on AMD (ROCm maps the
  *                        peer's memory coarse-grained: the stores can stay in this device's L2
@@ -201,6 +203,7 @@ __device__ __forceinline__ unsigned long long gpu_wall_ticks()
 static inline double gpu_wall_hz(void) { return 1e9; }
 __device__ __forceinline__ void gpu_push_system() {}
 __device__ __forceinline__ void gpu_acquire_system() { __threadfence_system(); }
+#define GPU_ACQUIRE_ONCE 0
 #define GPU_REGISTER_CAP(n) __maxnreg__(n)
 /* plain 16-byte (8 for float) store of the pair x, y at p (aligned to the pair) */
 __device__ __forceinline__ void gpu_store2(double *p, double x, double y)
@@ -321,6 +324,7 @@ __device__ __forceinline__ void gpu_st_sys(uint32_t *p, uint32_t v)
 __device__ __forceinline__ unsigned long long gpu_wall_ticks() { return __builtin_amdgcn_s_memrealtime(); }
 __device__ __forceinline__ void gpu_push_system() { __threadfence_system(); }
 __device__ __forceinline__ void gpu_acquire_system() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, ""); }
+#define GPU_ACQUIRE_ONCE 1
 static inline double gpu_wall_hz(void)
 {
 #if HIP_VERSION_MAJOR > 5 || (HIP_VERSION_MAJOR == 5 && HIP_VERSION_MINOR >= 3)

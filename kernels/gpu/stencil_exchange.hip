@@ -7,7 +7,6 @@
  */
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_internal.h"
@@ -89,7 +88,11 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
  * against the two-stream schedule.
  * Memory ordering, where a neighbour is on another device (remote): its words are polled in
  * this device's memory with system-scope loads, then a system-scope acquire fence (AMD: cache
- * invalidates, no writeback) orders the block's reads of the faces after them; each block's writes are ordered by a device-wide
+ * invalidates) orders the block's reads of the faces after them: on NVIDIA each exchange
+ * block's first thread waits and acquires; on AMD (GPU_ACQUIRE_ONCE) only the first block does,
+ * then tells the others by `go`, a word of this device, since LLVM lowers a system-scope
+ * acquire on gfx90a with an L2 writeback too, which 64 blocks would repeat while the interior
+ * writes (on the H200 the single acquire cost 0.3 us per step: bench/results/README.md); each block's writes are ordered by a device-wide
  * fence before it counts itself, and the last block alone fences at system scope (release)
  * before it stores the neighbours' words: on AMD that fence writes the whole L2 back
  * (buffer_wbl2), so it is taken once per launch, not per block, and it covers the other
@@ -108,7 +111,8 @@ struct xg_args {
   const real_t *in[FD_FACES][2];   /* face f's values from the neighbour, by slot */
   real_t *out[FD_FACES][2];        /* this rank's layer for the neighbour across f, by slot */
   uint32_t *words, *peer_in[FD_FACES];
-  unsigned exchange, unpack, remote, test, once;
+  unsigned exchange, unpack, remote, test;
+  unsigned once;                   /* GPU_ACQUIRE_ONCE: one block acquires, tells the others */
   unsigned long long wait_ticks;   /* the longest wait for a word, gpu_wall_ticks */
   unsigned nb;                     /* exchange blocks */
   unsigned gx, gy;                 /* k_zmarch_x: the interior grid's x and y extents */
@@ -140,7 +144,7 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
   const unsigned tid = threadIdx.x + blockDim.x * threadIdx.y, nt = blockDim.x * blockDim.y;
   if (MODE != XG_PRIME) {
     if (tid == 0) {
-      if (!x.remote || !x.once) { /* XP: once */
+      if (!x.remote || !x.once) { /* each exchange block acquires for itself */
         xg_wait(x, e);
         if (x.remote) gpu_acquire_system();
         else __threadfence();
@@ -316,10 +320,7 @@ static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *
   a->wait_ticks = (unsigned long long)(x->wait_s * hz);
   /* every neighbour on another device: no launch on this one waits for this one's blocks */
   const long long most = a->remote == a->exchange ? (long long)XG_MAX_BLOCKS_PEERS : (long long)XG_MAX_BLOCKS;
-  { /* XP harness (throw-away) */
-    const char *ev = getenv("FDMINI_XP_ONCE");
-    a->once = ev && *ev == '1';
-  }
+  a->once = GPU_ACQUIRE_ONCE;
   const long long need = (a->sl.start[a->sl.nb] + threads - 1) / threads;
   a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
   return BE_OK;

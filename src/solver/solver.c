@@ -159,6 +159,7 @@ static int run_on_state(fd_state *s, fd_result *r)
   const fd_options *o = s->opt;
   double alone_ms = 0.0, step_ms = 0.0, ref_ms = 0.0, residual0 = 0.0;
   FD_CALL(startup_measure(s, r));
+  FD_CALL(state_arm_tests(s));
   results_describe(s, r);
   if (o->baseline) {
     /* every rank's block alone (same kernels and steps, no exchange; its ghosts keep their

@@ -36,6 +36,21 @@ int state_agree_signals(fd_state *s)
   return FD_OK;
 }
 
+/* Test only, once the start-up's trials have chosen the path (so that they weigh the run's
+ * own schedule, not the planted lag or stall): the order fault's launches that do not wait for
+ * the words, --test-stall's mute rank and short waits, and the host lag and delays of
+ * step.c's pass_test_waits (tests_armed). The signalled arguments are taken again and the
+ * graphs that hold the old ones freed. Not Collective. */
+int state_arm_tests(fd_state *s)
+{
+  const fd_options *o = s->opt;
+  if (o->inject_fault == FD_FAULT_ORDER) halo_test_signals_nowait(&s->halo);
+  if (o->test_stall >= 0) halo_test_signals(&s->halo, s->dec.rank == o->test_stall, FD_TEST_STALL_WAIT_S);
+  halo_signals(&s->halo, &s->sig);
+  s->tests_armed = o->inject_fault == FD_FAULT_ORDER || o->test_stall >= 0 || o->test_delays;
+  return s->tests_armed ? state_graphs_clear(s) : FD_OK;
+}
+
 /* Test only (--test-inject-fault=velocity|source): the run's stencil takes 1% more velocity
  * (r = (V dt / h)^2 grows by 1.01^2) or its source is 1% stronger than the problem states; the
  * checks read the stated parameters, never these, so they must fail. */
@@ -279,8 +294,6 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
         break;
       }
   if (o->inject_fault == FD_FAULT_ZERO) halo_test_send_nothing(&s->halo); /* test only: every rank */
-  if (o->inject_fault == FD_FAULT_ORDER) halo_test_signals_nowait(&s->halo); /* test only */
-  if (o->test_stall >= 0) halo_test_signals(&s->halo, s->dec.rank == o->test_stall, FD_TEST_STALL_WAIT_S);
   s->test_rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(s->dec.rank + 1); /* --test-delays */
   FD_CALL(state_agree_signals(s));
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),

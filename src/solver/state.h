@@ -151,6 +151,7 @@ typedef struct {
   double floor_graph_us, floor_launch_sync_us, floor_copy_us, latency_us, exchange_alone_us;
   double floor_peer_us;  /* F_p (floors.c), 0 where n/a */
   uint64_t test_rng;     /* --test-delays: this rank's random sequence (step.c) */
+  int tests_armed;       /* the test waits of step.c run (state_arm_tests: after the start-up) */
                      /* this rank's floors (measure_floors), microseconds */
 } fd_state;
 
@@ -197,6 +198,8 @@ int state_graphs_clear(fd_state *s);
 int state_graphs_set(fd_state *s, int on);
 /* s->sig_able and s->sig for the halo's faces as they are now. Collective. */
 int state_agree_signals(fd_state *s);
+/* The test faults and waits that apply after the start-up (state.c). Not Collective. */
+int state_arm_tests(fd_state *s);
 /* The timed and untimed steps of each run, the options' or the defaults. Pure. */
 void state_resolve_steps(const fd_options *o, const be_info *dev, int *iters, int *warmup);
 /* The loops of the run from the step it starts at (0, or its checkpoint's). Pure. */

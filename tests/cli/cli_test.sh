@@ -257,6 +257,11 @@ for kind in zero shell; do
 done
 # the order fault leaves out a wait between two device streams: the host backend runs every call
 # in order, so it is refused there (the GPU tests plant it: bench/multigpu/run_node.sh)
+# --test-stall names a rank of the run; --test-delays leaves the answer alone (the host
+# backend signals no pass, so its waits never run: the GPU tests, run_node.sh xdev, stress them)
+expect_error 2 "--test-stall 2 names no neighbour of another rank: the run has 2 ranks" --op heat --global 16,16,16 --test-stall 2
+expect_error 2 "--test-stall: -1 is out of range" --op heat --global 16,16,16 --test-stall -1
+expect_run 0 "verification: PASS" --op heat --global 16,16,16 --test-delays --test-stall 1
 run 2 --op heat --global 16,16,16 --test-inject-fault=order
 if [ "$rc" -eq 2 ] && has "$out" "fdmini: error: --test-inject-fault=order needs a GPU backend"; then
   ok "--test-inject-fault=order on the host backend: exit 2, nothing to reorder"
