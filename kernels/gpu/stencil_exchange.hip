@@ -73,10 +73,10 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
 
 /* ---- the exchange signalled inside the launch (be_signals_pass, be_signals_prime) -----------
  * backend.h has the protocol. The exchange's work is done by the launch's first nb blocks
- * (exchange blocks: at most XG_MAX_BLOCKS where a neighbour shares this device, since each of
- * them waits and the waiting blocks of every rank on the device must leave room for the
- * launches they wait for; at most XG_MAX_BLOCKS_PEERS where every neighbour has its own
- * device), over the shell of the exchanged faces point by point as k_shell_x, in a grid-stride
+ * (exchange blocks: where a neighbour shares this device, since each of them waits and the
+ * waiting blocks of every rank on the device must leave room for the launches they wait for,
+ * the device's multiprocessors over the ranks sharing it, between XG_MAX_BLOCKS and
+ * XG_MAX_BLOCKS_PEERS; XG_MAX_BLOCKS_PEERS where every neighbour has its own device), over the shell of the exchanged faces point by point as k_shell_x, in a grid-stride
  * loop; in a one-launch pass (k_zmarch_x) the other blocks update the interior. An exchange
  * block's first thread waits until every neighbour's word says it has packed this exchange,
  * then the block reads the faces (in[f]); after its writes (out[f]) it counts itself in
@@ -318,8 +318,14 @@ static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *
   static double hz = 0; /* the clock's rate: one query per process */
   if (hz == 0) hz = gpu_wall_hz();
   a->wait_ticks = (unsigned long long)(x->wait_s * hz);
-  /* every neighbour on another device: no launch on this one waits for this one's blocks */
-  const long long most = a->remote == a->exchange ? (long long)XG_MAX_BLOCKS_PEERS : (long long)XG_MAX_BLOCKS;
+  /* every neighbour on another device: no launch on this one waits for this one's blocks;
+   * else the ranks sharing the device (be_set_device_sharers) share its multiprocessors'
+   * worth of waiting blocks, at least XG_MAX_BLOCKS each */
+  long long most = XG_MAX_BLOCKS_PEERS;
+  if (a->remote != a->exchange) {
+    most = (long long)gpu_props_private.sm_count / gpu_sharers_private;
+    most = most < (long long)XG_MAX_BLOCKS ? (long long)XG_MAX_BLOCKS : most > (long long)XG_MAX_BLOCKS_PEERS ? (long long)XG_MAX_BLOCKS_PEERS : most;
+  }
   a->once = GPU_ACQUIRE_ONCE;
   const long long need = (a->sl.start[a->sl.nb] + threads - 1) / threads;
   a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
