@@ -7,10 +7,12 @@
  *        maps the neighbour's send buffer and flag words; in every exchange it copies the
  *        neighbour's packed face into its own receive buffer on its halo stream ("pull"),
  *        ordered on the device by flags the two streams set and await (see "the exchange"):
- *        no MPI call and no host wait per exchange. Where every face of the rank goes to a
- *        neighbour on its own device, the solver may instead signal the exchange inside its
- *        pass's launch (halo_signals: the neighbours' slots 2 and 3 of send_block and words
- *        after the flags; the kernels read the faces themselves: backend.h, be_signals).
+ *        no MPI call and no host wait per exchange. Where every face of the rank goes by IPC
+ *        (to a neighbour on its own device or on a peer device of the node), the solver may
+ *        instead signal the exchange inside its pass's launch (halo_signals: slots 2 and 3 of
+ *        send_block and words after the flags; the kernels load the faces of neighbours on
+ *        their device, and store theirs into the slots of neighbours on other devices:
+ *        backend.h, be_signals).
  * Exchange k uses the buffers of parity s = k % 2 and runs in numbered steps, 1-3 in
  * halo_exchange_begin, 4-6 in halo_exchange_end and 7-8 in halo_exchange_unpack.
  * "Face" means any region of faces.h (face, edge or corner); each active one is one message

@@ -76,8 +76,8 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
  * (exchange blocks: where a neighbour shares this device, since each of them waits and the
  * waiting blocks of every rank on the device must leave room for the launches they wait for,
  * the device's multiprocessors over the ranks sharing it, between XG_MAX_BLOCKS and
- * XG_MAX_BLOCKS_PEERS; XG_MAX_BLOCKS_PEERS where every neighbour has its own device), over the shell of the exchanged faces point by point as k_shell_x, in a grid-stride
- * loop; in a one-launch pass (k_zmarch_x) the other blocks update the interior. An exchange
+ * XG_MAX_BLOCKS_PEERS; XG_MAX_BLOCKS_PEERS where every neighbour has its own device), over
+ * the shell of the exchanged faces point by point as k_shell_x, in a grid-stride loop; in a one-launch pass (k_zmarch_x) the other blocks update the interior. An exchange
  * block's first thread waits until every neighbour's word says it has packed this exchange,
  * then the block reads the faces (in[f]); after its writes (out[f]) it counts itself in
  * `arrivals`, and the last block sets seq and the neighbours' words. The interior blocks read

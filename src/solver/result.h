@@ -98,7 +98,7 @@ typedef struct {
   long long xchain_passes; /* timed passes run in chains that hold exchanges (every face by
                               IPC), most on one rank */
   long long sig_passes;    /* timed passes whose exchange was signalled inside their one launch
-                              (neighbours on the rank's own device), most on one rank */
+                              (every face by IPC, on the rank's device or a peer), most on one rank */
   fd_verify verify;
   fd_problem prob;         /* the operator as set up (rank 0's view: dt, velocities, source) */
   /* snapshots */

@@ -130,7 +130,7 @@ typedef struct {
                                exchange number ahead_exchange, enqueued by the last pass's
                                receive segment (receives_fused); NULL: the pass packs */
   long long ahead_exchange;
-  int sig_able;      /* every rank exchanges by IPC with neighbours on its own device, one field
+  int sig_able;      /* every rank exchanges by IPC (neighbours on its own device or on peers), one field
                         at width 1 (halo_signals_able, agreed): the passes that receive fused
                         signal their exchanges inside one launch instead (signalled) */
   int sig_primed;    /* the signalled exchange's words and slots hold u's layers (the prime, or

@@ -424,6 +424,8 @@ assert r["ipc_copy_ms"]["max"] == 0
 # the floors (host backend: F_g and F_ls n/a, null) and the graphs setting
 f = r["floors_us"]
 assert f["graph"] is None and f["launch_sync"] is None and f["exchange_over_floor"] is None, f
+# F_p: no neighbour on another GPU (the host backend maps none): null, the keys present
+assert "Fp" in f and f["Fp"] is None and "exchange_over_Fp" in f and f["exchange_over_Fp"] is None, f
 for k in ("copy", "latency", "exchange_alone", "step_over_f1"):
     assert 0 < f[k]["min"] <= f[k]["avg"] <= f[k]["max"], (k, f[k])
 g = r["graphs"]
