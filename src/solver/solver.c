@@ -184,10 +184,10 @@ static int run_on_state(fd_state *s, fd_result *r)
   /* a signalled launch that waited too long (a neighbour stopped) went on with wrong values:
    * a runtime failure on every rank, with the lowest such rank's line */
   FD_BE(be_stream_sync(s->compute));
-  char why[320];
-  FD_CALL(fd_agree(s->dec.cart, halo_signals_stalled(&s->halo, s->dec.rank, why, sizeof why) == FD_OK
-                                    ? FD_OK
-                                    : fd_set_error(FD_ERR_RUNTIME, "%s", why)));
+  char why[320] = "";
+  int stalled = halo_signals_stalled(&s->halo, s->dec.rank, why, sizeof why);
+  if (stalled != FD_OK && why[0]) stalled = fd_set_error(FD_ERR_RUNTIME, "%s", why);
+  FD_CALL(fd_agree(s->dec.cart, stalled));
   int short_message = 0;
   FD_CALL(agree_messages(s, &r->verify, &short_message));
   if (short_message) return FD_OK; /* FAIL, exit 1: no answer to verify or dump */
