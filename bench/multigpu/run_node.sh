@@ -16,8 +16,8 @@
 # MPS, heat and jacobi signalled and bitwise equal to 1 GPU with graphs on and off, laplacian
 # and wave bitwise equal, F_p in the floors, the exchange and order faults failing through
 # signalled passes, --test-delays, --test-stall ending with exit 3, compute-sanitizer; alone:
-# run_node.sh xdev)), then the scaling benchmarks (bench) and the halo-path
-# benchmarks (halo). The tests end with checkpoint and restart on the GPU (ckpt_cases). The
+# run_node.sh xdev)), and the halo-path benchmarks (halo); the strong and weak scaling
+# benchmark is bench/multigpu/scaling.sh. The tests end with checkpoint and restart on the GPU (ckpt_cases). The
 # small-block and deep-halo benchmarks, under MPS: bench/strong/run_node.sh.
 #
 # Binaries come prebuilt (bench/multigpu/prepare.sh, on a Debian 12 machine with CUDA 13):
@@ -28,7 +28,7 @@
 #   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
 #   .device/bin/test_gpu_regions the halo regions' pack/unpack tests (tests/gpu)
 #   .device/bin/kernel_sweep     the kernel sweep (bench/run_fuse_sweep.sh KERNEL_SWEEP=)
-# Usage: bench/multigpu/run_node.sh tests|bench|halo|defaults|xdev|all...   (writes under $OUT)
+# Usage: bench/multigpu/run_node.sh tests|halo|defaults|xdev|all...   (writes under $OUT; all = tests)
 set -uo pipefail
 [ $# -eq 0 ] && set -- all
 OUT=${OUT:-/tmp/fdmini-out}
@@ -725,30 +725,6 @@ run_tests() {
   log "multi-GPU tests: $pass passed, $fail failed"
 }
 
-# The scaling studies of issue 4 through bench/scaling/study.py (one JSON record per run):
-# weak 512^3 and 256^3 per GPU, strong 1024^3, over 1, 2 and 4 GPUs, overlap on and off, the
-# node-local IPC path and MPI (GPU-aware and staged), each with --baseline (efficiency vs
-# alone, hidden share).
-run_bench() {
-  echo "== benchmarks on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/bench.log"
-  "$bin/peer_bandwidth" 2>&1 | tee -a "$OUT/bench.log"
-  local scales=1,2,4 res=$work/studies
-  [ "$ngpu" -lt 4 ] && scales=1,2
-  mkdir -p "$res"
-  local common=(--machine local --scales "$scales" --repeats 2 --baseline --binary "$bin/fdmini-aware"
-    --timeout 120 --launcher-args='--bind-to none')
-  PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run "${common[@]}" --study weak \
-    --size 512,512,512 --variants overlap,no-overlap --halo-path ipc,mpi --mpi-gpu aware,staged \
-    --out "$res/weak512" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
-  PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run "${common[@]}" --study weak \
-    --size 256,256,256 --variants overlap,no-overlap --halo-path ipc,mpi --mpi-gpu aware \
-    --out "$res/weak256" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
-  PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run "${common[@]}" --study strong \
-    --size 1024,1024,1024 --iters 50 --variants overlap,no-overlap --halo-path ipc,mpi \
-    --mpi-gpu aware,staged --out "$res/strong1024" 2>&1 | grep -v '^\[' | tail -3 | tee -a "$OUT/bench.log"
-  tar -C "$res" -czf "$OUT/studies.tar.gz" .
-}
-
 # The halo-path benchmarks (issue 4: 2 MiB faces against the peer bandwidth of the same run,
 # the share of the exchange hidden at 512^3 per GPU), on 2 GPUs: peer_bandwidth, then fdmini
 # JSON records, 3 repeats of
@@ -804,12 +780,11 @@ run_defaults() {
 for what in "$@"; do
   case $what in
   tests) run_tests ;;
-  bench) run_bench ;;
   halo) run_halo ;;
   defaults) run_defaults ;;
   xdev) run_xdev ;;
-  all) run_tests; run_bench ;;
-  *) echo "usage: $0 tests|bench|halo|defaults|xdev|all... (the deep-halo study: bench/strong/run_node.sh deep)"; exit 2 ;;
+  all) run_tests ;;
+  *) echo "usage: $0 tests|halo|defaults|xdev|all... (the scaling study: bench/multigpu/scaling.sh; the deep-halo study: bench/strong/run_node.sh deep)"; exit 2 ;;
   esac
 done
 rm -rf "$work"
