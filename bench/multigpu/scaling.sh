@@ -99,7 +99,8 @@ binary=$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")
 # Open MPI binds ranks to cores unless told not to (run_node.sh does the same); fdmini takes
 # its GPU by node-local rank (src/run/bind.c)
 bind=()
-"$mpirun" --version 2>&1 | grep -q "Open MPI" && bind=(--bind-to none)
+mpirun_version=$("$mpirun" --version 2>&1 || true)
+[[ $mpirun_version == *"Open MPI"* ]] && bind=(--bind-to none)
 if [ -z "$gpus" ]; then
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU') || true
   [ "${gpus:-0}" -gt 0 ] || { echo "scaling.sh: no GPU seen by nvidia-smi: give --gpus G" >&2; exit 2; }

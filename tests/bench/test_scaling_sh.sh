@@ -28,7 +28,7 @@ check "strong heat: log, tarball and table in \$OUT" \
   "[ -s $tmp/s/strong-heat.log ] && [ -s $tmp/s/strong-heat.tar.gz ] && [ -s $tmp/s/table-strong.csv ] && [ -s $tmp/s/table-strong.md ]"
 check "strong heat: a progress line per run (4 runs)" "[ \$(grep -c ' s  step .* PASS' $tmp/s/strong-heat.log) -eq 4 ]"
 check "strong heat: the 2-rank runs named shared without MPS" \
-  "tar -tzf $tmp/s/strong-heat.tar.gz | grep -q 'records/strong-heat-12-S4-auto-g1r2-nomps-r1.json'"
+  "tar -tzf $tmp/s/strong-heat.tar.gz | grep -c 'records/strong-heat-12-S4-auto-g1r2-nomps-r1.json' >/dev/null"
 check "strong heat: 1 GPU efficiency 1, both modes" \
   "[ \$(awk -F, 'NR > 1 && \$3 == 1 && \$4 == 1 && \$16 == 1' $tmp/s/table-strong.csv | wc -l) -eq 2 ]"
 
