@@ -213,18 +213,24 @@ for g in 1 2 4 8; do
 done
 shared="$top $((2 * top))"
 
+# strong_one OP N MODE G NP TAG REP: one strong run, named for the tables
+strong_one() {
+  local op=$1 n=$2 mode=$3 g=$4 np=$5 tag=$6 rep=$7 w i
+  read -r w i <<< "$(steps_of "$n" "$g")"
+  # shellcheck disable=SC2046
+  one "strong-$op-$n-$mode-g${g}r$np$tag-r$rep" "$np" --op "$op" --global "$n,$n,$n" \
+    --procs "$(procs_of "$np")" --warmup "$w" --iters "$i" $(mode_args "$mode")
+}
+
 run_strong() {
-  local op n rep mode g np w i
+  local op n rep mode g np lay
   for op in "${ops[@]}"; do
     for n in ${sizes:-128 256 512 1024}; do
       for rep in $(seq 1 "${repeats:-1}"); do
         for mode in T1 S4-auto; do
           for lay in "${layouts[@]}"; do
             read -r g np <<< "$lay"
-            read -r w i <<< "$(steps_of "$n" "$g")"
-            # shellcheck disable=SC2046
-            one "strong-$op-$n-$mode-g${g}r$np-r$rep" "$np" --op "$op" --global "$n,$n,$n" \
-              --procs "$(procs_of "$np")" --warmup "$w" --iters "$i" $(mode_args "$mode")
+            strong_one "$op" "$n" "$mode" "$g" "$np" "" "$rep"
           done
         done
       done
@@ -234,12 +240,7 @@ run_strong() {
       local tag=-mps
       [ "$mps_on" = 1 ] || tag=-nomps
       for rep in $(seq 1 "${repeats:-1}"); do
-        for mode in T1 S4-auto; do
-          read -r w i <<< "$(steps_of "$n" "$g")"
-          # shellcheck disable=SC2046
-          one "strong-$op-$n-$mode-g${g}r$np$tag-r$rep" "$np" --op "$op" --global "$n,$n,$n" \
-            --procs "$(procs_of "$np")" --warmup "$w" --iters "$i" $(mode_args "$mode")
-        done
+        for mode in T1 S4-auto; do strong_one "$op" "$n" "$mode" "$g" "$np" "$tag" "$rep"; done
       done
       mps_stop
     done
