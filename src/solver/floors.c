@@ -230,10 +230,11 @@ static int exchange_alone(fd_state *s, real_t *u, real_t *u2, int reps, int fuse
 /* `reps` exchanges of x alone on u (be_signals_pass without an output: the unpack and the
  * pack) back to back on the halo stream, as one graph where chains may hold exchanges, after a
  * reset, a prime and two untimed ones (and the graph's warm-up launch); wall time per exchange
- * in microseconds. A rank with `active` = 0 only takes part in the reset and the barrier (*us
- * = 0). Overwrites u's ghosts and leaves the words to be reset (the passes prime again:
+ * in microseconds; a failure's line names `who` (the floor). A rank with `active` = 0 only
+ * takes part in the reset and the barrier (*us = 0). Overwrites u's ghosts and leaves the words to be reset (the passes prime again:
  * s->sig_primed = 0). Collective; synchronous. */
-static int signals_time(fd_state *s, const be_signals *x, int active, real_t *u, int reps, double *us)
+static int signals_time(fd_state *s, const char *who, const be_signals *x, int active, real_t *u, int reps,
+                        double *us)
 {
   fd_halo *h = &s->halo;
   const fd_grid *g = &s->grid;
@@ -253,7 +254,7 @@ static int signals_time(fd_state *s, const be_signals *x, int active, real_t *u,
         (void)be_graph_destroy(graph);
         graph = NULL;
         if (end != BE_UNSUPPORTED && rc == FD_OK) FD_BE(end);
-        if (rc != FD_OK) return fd_set_error(FD_ERR_RUNTIME, "rank %d: %s", s->dec.rank, be_error_message());
+        if (rc != FD_OK) return fd_set_error(FD_ERR_RUNTIME, "rank %d: %s: %s", s->dec.rank, who, be_error_message());
       }
       if (graph) FD_BE(be_graph_launch(graph, h->stream)); /* warm-up */
     }
@@ -268,7 +269,7 @@ static int signals_time(fd_state *s, const be_signals *x, int active, real_t *u,
   if (rc == FD_OK) rc = be_stream_sync(h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
   if (active) *us = (fd_now() - t0) * 1e6 / reps;
   (void)be_graph_destroy(graph);
-  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: %s", s->dec.rank, be_error_message());
+  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: %s: %s", s->dec.rank, who, be_error_message());
 }
 
 /* X on the signalled path: `reps` exchanges of u alone (signals_time with the run's faces).
@@ -279,8 +280,7 @@ static int signals_alone(fd_state *s, real_t *u, int reps, double *us)
     return fd_set_error(FD_ERR_USAGE, "rank %d: X: this rank's exchange cannot be signalled", s->dec.rank);
   be_signals x;
   halo_signals(&s->halo, &x);
-  const int rc = signals_time(s, &x, 1, u, reps, us);
-  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "X: %s", fd_error_message());
+  return signals_time(s, "X", &x, 1, u, reps, us);
 }
 
 /* F_p, the link's floor to a neighbour on another device: the device-ordered exchange of one
@@ -312,7 +312,7 @@ static int peer_floor(fd_state *s, real_t *u, double *us)
       const int paired = coords[d] - phase >= 0 && h->nbr[f] != MPI_PROC_NULL;
       const int active = paired && halo_signals_face(h, f, &x); /* the same on both sides */
       double t = 0.0;
-      FD_CALL(signals_time(s, &x, active, u, 20, &t));
+      FD_CALL(signals_time(s, "F_p", &x, active, u, 20, &t));
       if (active && h->faces.count[f] >= largest) {
         largest = h->faces.count[f];
         *us = t;
