@@ -854,11 +854,18 @@ static void signal_slots(const fd_halo *h, int f, be_signals *x)
  * region (whose count the set-up compared: face_reachable), so like the IPC copies it has no
  * element count to check (halo_short_message); the test faults that need one
  * (--test-inject-fault=zero) do not signal (src/solver/step.c, step_signalled). */
-void halo_signals(const fd_halo *h, be_signals *x)
+/* *x with this rank's layout, words and longest wait, and no face yet. */
+static void signals_init(const fd_halo *h, be_signals *x)
 {
   memset(x, 0, sizeof *x);
   x->faces = &h->faces;
   x->wait_s = h->sig_wait_s;
+  x->words = h->flags + SIG_WORDS_AT;
+}
+
+void halo_signals(const fd_halo *h, be_signals *x)
+{
+  signals_init(h, x);
   x->test = h->sig_test;
   for (int f = 0; f < FD_FACES; f++) {
     if (!h->faces.active[f]) continue;
@@ -866,7 +873,6 @@ void halo_signals(const fd_halo *h, be_signals *x)
     if (f != h->drop_region) x->unpack |= 1u << f;
     signal_slots(h, f, x);
   }
-  x->words = h->flags + SIG_WORDS_AT;
 }
 
 int halo_signals_able(const fd_halo *h)
@@ -887,11 +893,9 @@ int halo_signals_face(const fd_halo *h, int f, be_signals *x)
   if (f < 0 || f >= FD_FACES || h->fields != 1 || h->width != 1 || h->slots != 4 || !h->faces.active[f] ||
       !h->ipc_able[f] || h->same_device[f] || !h->peer_sig[f][0] || !h->flags)
     return 0;
-  x->faces = &h->faces;
-  x->wait_s = h->sig_wait_s;
+  signals_init(h, x); /* no test bits: the floor is timed as it is */
   x->exchange = x->unpack = 1u << f;
   signal_slots(h, f, x);
-  x->words = h->flags + SIG_WORDS_AT;
   char why[160];
   return fd_signals_check(&h->grid, x, "halo_signals_face", why, sizeof why) == 0;
 }
@@ -902,8 +906,7 @@ static int read_stall(fd_halo *h)
 {
   if (!h->flags || h->slots != 4 || h->sig_stall_face >= 0) return FD_OK;
   be_signals x;
-  memset(&x, 0, sizeof x);
-  x.words = h->flags + SIG_WORDS_AT;
+  signals_init(h, &x);
   FD_BE(be_signals_stall(&x, &h->sig_stall_face, &h->sig_stall_at));
   return FD_OK;
 }
