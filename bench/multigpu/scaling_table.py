@@ -276,6 +276,14 @@ def header(title, parts, rows):
     return lines
 
 
+def write_md(path, lines, cols, rows):
+    """The text lines, then a section of table `cols` per operator of rows, into path."""
+    for op in sorted({r["op"] for r in rows}):
+        lines += [f"## {op}", ""] + md_table(cols, [r for r in rows if r["op"] == op], DIGITS) + [""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
 def write_strong(rows, parts, device, out, prefix):
     write_csv(os.path.join(out, prefix + "-strong.csv"), STRONG_COLS, rows)
     lines = header(f"Strong scaling of heat and jacobi, {device}", parts, rows)
@@ -290,10 +298,7 @@ def write_strong(rows, parts, device, out, prefix):
             ("path", "path"), ("step us", "step_us"), ("speedup", "speedup"),
             ("efficiency", "efficiency"), ("F1", "F1_us"), ("X", "X_us"), ("F_p", "Fp_us"),
             ("X/F_p", "X_over_Fp"), ("step/F1", "step_over_F1")]
-    for op in sorted({r["op"] for r in rows}):
-        lines += [f"## {op}", ""] + md_table(cols, [r for r in rows if r["op"] == op], DIGITS) + [""]
-    with open(os.path.join(out, prefix + "-strong.md"), "w") as f:
-        f.write("\n".join(lines))
+    write_md(os.path.join(out, prefix + "-strong.md"), lines, cols, rows)
 
 
 def write_weak(rows, chosen, parts, device, out, prefix, plots, title_prefix, tmp):
@@ -307,10 +312,7 @@ def write_weak(rows, chosen, parts, device, out, prefix, plots, title_prefix, tm
             ("step us", "step_us"), ("% of 1 GPU", "pct_one_gpu"), ("hidden %", "hidden_pct"),
             ("vs alone", "eff_alone"), ("F1", "F1_us"), ("X", "X_us"), ("F_p", "Fp_us"),
             ("X/F_p", "X_over_Fp")]
-    for op in sorted({r["op"] for r in rows}):
-        lines += [f"## {op}", ""] + md_table(cols, [r for r in rows if r["op"] == op], DIGITS) + [""]
-    with open(os.path.join(out, prefix + "-weak.md"), "w") as f:
-        f.write("\n".join(lines))
+    write_md(os.path.join(out, prefix + "-weak.md"), lines, cols, rows)
     summary = os.path.join(out, prefix + "-weak.csv")
     folders = [folder for (_, folder) in chosen.values()]
     p = subprocess.run([sys.executable, os.path.join(SCALING, "collect.py"), *folders, "--study", "weak",

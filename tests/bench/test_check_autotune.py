@@ -13,15 +13,13 @@ import subprocess
 import sys
 import tempfile
 
+import checks  # noqa: E402 (tests/bench/checks.py, beside this file)
+from checks import check  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "..", "..", "bench", "multigpu", "check_autotune.py")
-failed = 0
 
 
-def check(name, cond, detail=""):
-    global failed
-    print(("PASS: " if cond else "FAIL: ") + name + ("" if cond else f": {detail}"))
-    failed += not cond
 
 
 def cand(kernel, ms, loop=None, rounds=None, chosen=False):
@@ -93,4 +91,4 @@ planted("rounds without a loop time", one,
 planted("two rounds of loop trials", one,
         lambda c, t: t.update(trial_rounds=2), "trial_rounds")
 
-sys.exit(1 if failed else 0)
+sys.exit(1 if checks.failed else 0)

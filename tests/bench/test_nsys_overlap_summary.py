@@ -13,18 +13,14 @@ import subprocess
 import sys
 import tempfile
 
+import checks  # noqa: E402 (tests/bench/checks.py, beside this file)
+from checks import check  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "..", "..", "bench", "profile", "nsys_overlap.py")
 US = 1000  # ns
-failed = 0
-passed = 0
 
 
-def check(name, cond, detail=""):
-    global failed, passed
-    print(("PASS: " if cond else "FAIL: ") + name + ("" if cond else f": {detail}"))
-    failed += not cond
-    passed += bool(cond)
 
 
 def make_db(path, names, with_demangled=True):
@@ -109,5 +105,5 @@ check("fallback from fdmini's timings: phases, overlap and hidden share",
       rc == 0 and "NO timeline" in out and "sum of the phases 0.4900 ms against a step of 0.4300 ms: "
       "0.0600 ms of the 0.0700 ms" in out and "90.0 / 95.0 / 100.0 %" in out, out)
 shutil.rmtree(work, ignore_errors=True)
-print(f"nsys summary test: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+print(f"nsys summary test: {checks.passed} passed, {checks.failed} failed")
+sys.exit(1 if checks.failed else 0)

@@ -16,15 +16,13 @@ import sys
 import tarfile
 import tempfile
 
+import checks  # noqa: E402 (tests/bench/checks.py, beside this file)
+from checks import check  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "..", "..", "bench", "multigpu", "scaling_table.py")
-failed = 0
 
 
-def check(name, cond, detail=""):
-    global failed
-    print(("PASS: " if cond else "FAIL: ") + name + ("" if cond else f": {detail}"))
-    failed += not cond
 
 
 def stat(v):
@@ -196,5 +194,5 @@ try:
     check("failed verification refused", code == 1 and "strong-jacobi-512-T1-g4r4-r2" in text, text)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
-print(f"scaling_table test: {'FAILED' if failed else 'passed'} ({failed} failed)")
-sys.exit(1 if failed else 0)
+print(f"scaling_table test: {'FAILED' if checks.failed else 'passed'} ({checks.failed} failed)")
+sys.exit(1 if checks.failed else 0)

@@ -12,15 +12,13 @@ import subprocess
 import sys
 import tempfile
 
+import checks  # noqa: E402 (tests/bench/checks.py, beside this file)
+from checks import check  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "..", "..", "bench", "strong", "table.py")
-failed = 0
 
 
-def check(name, cond, detail=""):
-    global failed
-    print(("PASS: " if cond else "FAIL: ") + name + ("" if cond else f": {detail}"))
-    failed += not cond
 
 
 def record(step_ms, floors=None, T=1, passed=True):
@@ -98,4 +96,4 @@ try:
     check("a failed verification is refused", code != 0 and "verification did not pass" in out, out)
 finally:
     shutil.rmtree(tmp)
-sys.exit(1 if failed else 0)
+sys.exit(1 if checks.failed else 0)
