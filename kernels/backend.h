@@ -542,6 +542,28 @@ typedef struct {
   uint32_t *words;                       /* this rank's BE_SIG_WORDS words */
   uint32_t *peer_in[FD_FACES];           /* the neighbour across f: its word in[opposite(f)] */
 } be_signals;
+/* What a signalled pass's stencil may add to be_stencil's for the operators beyond heat and
+ * jacobi (be_signals_pass; NULL: none of it): the two-layer wave's coefficients by plane, the
+ * laplacian's faces (u stays, so the next exchange sends u's layers again) and the wave's point
+ * source where it lies in the shell (a point of the interior is the caller's: be_add_point after
+ * the pass, as the other schedules add it). */
+typedef struct {
+  const fd_coeffs *c2;     /* the coefficients of planes k > k1 (c those of k <= k1); NULL: c for
+                              every plane (k1 unused) */
+  int k1;
+  int pack_u;              /* 1: the layers packed for the next exchange are u's, not out's */
+  int src_on;              /* 1: the source point src (i, j, k), in the shell of x->exchange (1..n
+                              outside fd_interior_box), gets src_vals[e] added to its new value in
+                              exchange e (seq when the launch starts), none from e = src_len on,
+                              nothing where the value is 0 (be_add_point's u[p] += value) */
+  int src[3];
+  const real_t *src_vals;  /* device memory: src_len values */
+  uint32_t src_len;
+} be_sig_stencil;
+/* be_signals_pass's check of v (not NULL) against g and x->exchange, the same for every backend
+ * (common.c): 0, or -1 with the reason, naming `who`, in why[0..len-1]. Pure. */
+int fd_sig_stencil_check(const fd_grid *g, const be_signals *x, const be_sig_stencil *v, const char *who,
+                         char *why, size_t len);
 /* The start of a run of signalled passes (after the reset): packs the layers of u next to the
  * exchanged faces into out[f][seq % 2] and sets each neighbour's in = seq + 1. One launch.
  * Asynchronous on s. */
@@ -550,13 +572,14 @@ int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_
  * be_stencil(FD_REGION_INTERIOR, x->exchange) with configuration k, and exchange seq: wait for
  * the neighbours' words, then the shell of x->exchange as be_shell_exchange would compute it
  * (its ghosts read from in[f], also written into u's ghosts where unpack has them) and the
- * pack of its layers into out[f] for the next exchange; the same bits as those calls. With
- * out == NULL the exchange alone (X): the unpack and the pack of u's own layers (c, f and k
- * unused). The kernel waits on the device for words other processes' launches set: those must
+ * pack of its layers into out[f] for the next exchange; the same bits as those calls. v (or
+ * NULL) adds the second layer's coefficients (be_stencil_zrange's split at plane v->k1), the
+ * source and the pack of u's layers (be_sig_stencil). With out == NULL the exchange alone (X):
+ * the unpack and the pack of u's own layers (c, f, k and v unused). The kernel waits on the device for words other processes' launches set: those must
  * be able to run beside it (ranks sharing a device under MPS, or their own devices); the host
  * backend, which cannot wait, fails (BE_ERROR) where a word is not yet set. Asynchronous on s. */
 int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f, real_t *out,
-                    fd_kernel k, const be_signals *x, be_stream s);
+                    fd_kernel k, const be_signals *x, const be_sig_stencil *v, be_stream s);
 /* *face = the face whose word a launch of x waited for longer than x->wait_s (the first stall
  * since the words' reset) and *exchange its exchange, or *face = -1: none. Call once the
  * launches are complete (the caller synchronised their stream). Synchronous. */

@@ -191,3 +191,26 @@ int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, cha
   }
   return 0;
 }
+
+int fd_sig_stencil_check(const fd_grid *g, const be_signals *x, const be_sig_stencil *v, const char *who,
+                         char *why, size_t len)
+{
+  if (!v->src_on) return 0;
+  int lo[3], hi[3];
+  fd_interior_box(g, x->exchange, lo, hi);
+  int inside = 1, interior = 1;
+  for (int d = 0; d < 3; d++) {
+    inside &= v->src[d] >= 1 && v->src[d] <= g->n[d];
+    interior &= v->src[d] >= lo[d] && v->src[d] <= hi[d];
+  }
+  if (!inside || interior) {
+    snprintf(why, len, "%s: the source point (%d,%d,%d) is not in the shell of the %dx%dx%d block", who, v->src[0],
+             v->src[1], v->src[2], g->n[0], g->n[1], g->n[2]);
+    return -1;
+  }
+  if (v->src_len > 0 && !v->src_vals) {
+    snprintf(why, len, "%s: the source has %u values and no array", who, v->src_len);
+    return -1;
+  }
+  return 0;
+}

@@ -464,22 +464,27 @@ static void test_signalled_passes_match_one_grid(void **state)
   for (size_t q = 0; q < sizeof sizes / sizeof sizes[0]; q++)
     for (int v = 0; v < 4; v++) { /* f off/on; loads / stores */
       const int *n = sizes[q], with_f = v & 1, store = v >> 1;
-      long bad = signals_case(n[0], n[1], n[2], n[3], with_f, FD_KERNEL_REORDERED, 5, 0, 0, store, s, NULL, why, sizeof why);
+      long bad = signals_case(n[0], n[1], n[2], n[3], with_f, FD_KERNEL_REORDERED, 5, 0, 0, store, NULL, s, NULL, why, sizeof why);
       if (bad != 0)
         fail_msg("%dx%dx(%d+%d) f %d store %d: %ld points differ %s", n[0], n[1], n[2], n[3], with_f, store, bad, why);
       /* the planted fault: A's ghosts never unpacked */
-      bad = signals_case(n[0], n[1], n[2], n[3], with_f, FD_KERNEL_REORDERED, 5, 1, 0, store, s, NULL, why, sizeof why);
+      bad = signals_case(n[0], n[1], n[2], n[3], with_f, FD_KERNEL_REORDERED, 5, 1, 0, store, NULL, s, NULL, why, sizeof why);
       if (bad <= 0)
         fail_msg("%dx%dx(%d+%d) f %d store %d: the dropped unpack went unseen (%ld, %s)", n[0], n[1], n[2], n[3], with_f,
                  store, bad, why);
     }
-  assert_int_equal(signals_case(6, 5, 3, 4, 0, FD_KERNEL_REORDERED, 0, 0, 1, 0, s, NULL, why, sizeof why), 0);
-  assert_int_equal(signals_case(6, 5, 3, 4, 0, FD_KERNEL_REORDERED, 0, 0, 1, 1, s, NULL, why, sizeof why), 0);
+  assert_int_equal(signals_case(6, 5, 3, 4, 0, FD_KERNEL_REORDERED, 0, 0, 1, 0, NULL, s, NULL, why, sizeof why), 0);
+  assert_int_equal(signals_case(6, 5, 3, 4, 0, FD_KERNEL_REORDERED, 0, 0, 1, 1, NULL, s, NULL, why, sizeof why), 0);
+  /* the laplacian, two layers, the source (be_sig_stencil) */
+  for (int store = 0; store < 2; store++)
+    if (signals_variant_cases(7, 6, 5, 4, FD_KERNEL_REORDERED, 6, store, s, NULL, why, sizeof why) != 0)
+      fail_msg("store %d: %s", store, why);
 }
 
 static void test_signalled_pass_refuses_an_unpacked_neighbour(void **state)
 {
   (void)state;
+  char why[200];
   const int n[3] = {4, 3, 2};
   fd_grid g;
   assert_int_equal(fd_grid_init(&g, n, 1), 0);
@@ -505,16 +510,16 @@ static void test_signalled_pass_refuses_an_unpacked_neighbour(void **state)
   k.id = FD_KERNEL_REORDERED;
   assert_int_equal(be_signals_prime(&g, &x, u, s), BE_OK);
   assert_int_equal(peer_words[4], 1u);
-  assert_int_not_equal(be_signals_pass(&g, &c, u, NULL, out, k, &x, s), BE_OK); /* in[5] = 0 */
+  assert_int_not_equal(be_signals_pass(&g, &c, u, NULL, out, k, &x, NULL, s), BE_OK); /* in[5] = 0 */
   assert_non_null(strstr(be_error_message(), "has not packed exchange 0"));
   words[5] = 1; /* the neighbour packed exchange 0 */
-  assert_int_equal(be_signals_pass(&g, &c, u, NULL, out, k, &x, s), BE_OK);
+  assert_int_equal(be_signals_pass(&g, &c, u, NULL, out, k, &x, NULL, s), BE_OK);
   assert_int_equal(words[BE_SIG_SEQ], 1u);
   assert_int_equal(peer_words[4], 2u);
-  assert_int_not_equal(be_signals_pass(&g, &c, out, NULL, u, k, &x, s), BE_OK); /* exchange 1: not yet */
+  assert_int_not_equal(be_signals_pass(&g, &c, out, NULL, u, k, &x, NULL, s), BE_OK); /* exchange 1: not yet */
   /* the test bits: NOWAIT goes on without the word, MUTE leaves the neighbour's word alone */
   x.test = BE_SIG_TEST_NOWAIT | BE_SIG_TEST_MUTE;
-  assert_int_equal(be_signals_pass(&g, &c, out, NULL, u, k, &x, s), BE_OK);
+  assert_int_equal(be_signals_pass(&g, &c, out, NULL, u, k, &x, NULL, s), BE_OK);
   assert_int_equal(words[BE_SIG_SEQ], 2u);
   assert_int_equal(peer_words[4], 2u);
   x.test = 0;
@@ -527,6 +532,20 @@ static void test_signalled_pass_refuses_an_unpacked_neighbour(void **state)
   assert_int_equal(be_signals_stall(&x, &face, &at), BE_OK);
   assert_int_equal(face, 5);
   assert_int_equal(at, 7u);
+  /* the source must lie in the shell (here plane 2, next to face 5), with its values */
+  be_sig_stencil v;
+  memset(&v, 0, sizeof v);
+  v.src_on = 1, v.src[0] = 2, v.src[1] = 2, v.src[2] = 1;
+  assert_int_not_equal(fd_sig_stencil_check(&g, &x, &v, "t", why, sizeof why), 0);
+  assert_non_null(strstr(why, "is not in the shell"));
+  v.src[2] = 2, v.src_len = 3;
+  assert_int_not_equal(fd_sig_stencil_check(&g, &x, &v, "t", why, sizeof why), 0);
+  assert_non_null(strstr(why, "no array"));
+  v.src_vals = out;
+  assert_int_equal(fd_sig_stencil_check(&g, &x, &v, "t", why, sizeof why), 0);
+  v.src[0] = 5; /* beyond the block */
+  assert_int_not_equal(be_signals_pass(&g, &c, u, NULL, out, k, &x, &v, s), BE_OK);
+  assert_non_null(strstr(be_error_message(), "is not in the shell"));
   x.wait_s = 0;
   assert_int_not_equal(be_signals_prime(&g, &x, u, s), BE_OK);
   x.wait_s = 1.0;

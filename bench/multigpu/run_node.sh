@@ -12,9 +12,8 @@
 # --graphs on and off bitwise equal; the single-step autotune's loop trials of its closest
 # candidates, check_autotune.py; under MPS, ranks sharing the GPU exchanging inside the pass's
 # launch, signalled_cases; on 2 or more GPUs, ranks on different GPUs exchanging inside the
-# pass's launch, xdev_cases (issue 49: one rank per GPU on 2 and 4 GPUs, 8 ranks on 4 under
-# MPS, heat and jacobi signalled and bitwise equal to 1 GPU with graphs on and off, laplacian
-# and wave bitwise equal, F_p in the floors, the exchange and order faults failing through
+# pass's launch, xdev_cases (issue 49: one rank per GPU on 2, 3 and 4 GPUs, 8 ranks on 4 under
+# MPS, every operator signalled and bitwise equal to 1 GPU, graphs on and off, F_p in the floors, the exchange and order faults failing through
 # signalled passes, --test-delays, --test-stall ending with exit 3, compute-sanitizer; alone:
 # run_node.sh xdev)), and the halo-path benchmarks (halo); the strong and weak scaling
 # benchmark is bench/multigpu/scaling.sh. The tests end with checkpoint and restart on the GPU (ckpt_cases). The
@@ -28,7 +27,8 @@
 #   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
 #   .device/bin/test_gpu_regions the halo regions' pack/unpack tests (tests/gpu)
 #   .device/bin/kernel_sweep     the kernel sweep (bench/run_fuse_sweep.sh KERNEL_SWEEP=)
-# Usage: bench/multigpu/run_node.sh tests|halo|defaults|xdev|all...   (writes under $OUT; all = tests)
+# Usage: bench/multigpu/run_node.sh tests|base|halo|defaults|xdev|all...   (writes under $OUT;
+# all = tests = base + xdev)
 set -uo pipefail
 [ $# -eq 0 ] && set -- all
 OUT=${OUT:-/tmp/fdmini-out}
@@ -247,8 +247,9 @@ fault_cases() {
 # signalled_cases: under MPS, ranks sharing the GPU exchange inside the pass's launch (the
 # path trial takes it over flags at these blocks): heat and jacobi on 2, 4 and 8 ranks, graphs
 # on and off, bitwise equal to 1 GPU, with the report's signalled line; the exchange fault
-# FAILs there too; and 2 ranks on 128^3 blocks, whose interior marches down on alternate
-# passes (each rank's share of L2), bitwise equal to 1 GPU
+# FAILs there too; 2 ranks on 128^3 blocks, whose interior marches down on alternate passes
+# (each rank's share of L2), bitwise equal to 1 GPU; the laplacian and the wave on 2 and 8
+# ranks, graphs on, bitwise equal and signalled
 signalled_cases() {
   local op cfg np procs g
   nvidia-cuda-mps-control -d 2>/dev/null || log "note: MPS did not start"
@@ -282,22 +283,34 @@ signalled_cases() {
     fi
     rm -f "$work/d.raw" "$work/big.raw"
   done
+  # the laplacian and the wave (the default source in the shell of the rank below the split)
+  for op in laplacian wave; do
+    for cfg in "2 1,1,2" "8 2,2,2"; do
+      read -r np procs <<< "$cfg"
+      case_run "$np" "$procs" ipc "$op" --graphs on
+      grep -q "^  signalled   [1-9][0-9]* of the timed passes exchanged inside their one launch" "$work/last.log" ||
+        bad "$np ranks ($procs) ipc $op --graphs on: no signalled passes ($(grep -o 'took [A-Za-z ]*$' "$work/last.log"))"
+    done
+  done
   echo quit | nvidia-cuda-mps-control 2>/dev/null
 }
 
 # xdev_cases: issue 49, ranks on different GPUs of the node exchanging inside the pass's one
 # launch (signalled passes: blocks wait on device words the neighbours on other GPUs set). One
-# rank per GPU, no MPS, on 2 GPUs (1,1,2) and 4 GPUs (1,2,2), and 8 ranks on 4 GPUs under MPS
-# (2,2,2: neighbours on the rank's own GPU and on others): heat and jacobi at small blocks
-# (64^3 and the odd 97,81,71, where the path trial takes signalled passes), graphs on and off,
-# each bitwise equal to 1 GPU and with the report's signalled line (a case without it FAILs,
-# naming the path it took); the floors' F_p (the largest face to a neighbour on another GPU)
-# in the report and the JSON; laplacian and wave on 2 and 4 GPUs bitwise equal to 1 GPU,
-# whatever path; the exchange and order faults FAIL through signalled passes on 2 and 4 GPUs;
+# rank per GPU, no MPS, on 2 GPUs (1,1,2), 3 (1,1,3) and 4 GPUs (1,2,2), and 8 ranks on 4 GPUs
+# under MPS (2,2,2: neighbours on the rank's own GPU and on others), every operator through
+# signalled passes, each bitwise equal to 1 GPU and with the report's signalled line (a case
+# without it FAILs, naming the path it took): heat and jacobi at small blocks (64^3 and the odd
+# 97,81,71), graphs on and off; the laplacian (its faces are u's); the wave with its source
+# added inside the launch (in the shell) and after it (in the interior), with two velocities
+# (coefficients by plane, the interface inside a rank's interior on 3 GPUs); the floors' F_p
+# (the largest face to a neighbour on another GPU) in the report and the JSON; the exchange and
+# order faults FAIL through signalled passes (heat, jacobi, the wave) on 2 and 4 GPUs;
 # --test-delays (random host sleeps and device spins before passes) PASS and bitwise equal on
 # 2 GPUs and on 8 ranks on 4; compute-sanitizer memcheck on 2 GPUs through signalled passes;
-# --test-stall 1 on 2 GPUs ends (no hang) with exit 3 and "waited more than". About 30 runs of
-# 22 steps, each under a timeout; the 4-GPU cases are skipped (a note) on fewer GPUs. Alone:
+# --test-stall 1 on 2 GPUs ends (no hang) with exit 3 and "waited more than". About 45 runs of
+# 22 steps, each under a timeout; the 3- and 4-GPU cases are skipped (a note) on fewer GPUs.
+# Alone:
 # run_node.sh xdev
 xdev_steps=(--iters 20 --warmup 2)
 
@@ -314,17 +327,24 @@ xdev_path() {
   printf 'path %s%s' "${p:-none (no report)}" "${t:+, path trial $t}"
 }
 
-# xdev_ref OP GRID: the 1-GPU run of OP on GRID, reference of the cases on that grid
-# ($work/xref-OP-GRID.raw, made once); returns 1 where it did not PASS
+# xdev_phys: the problem's own arguments for the next cases and their reference (the wave's
+# --velocity V1,V2 and --source I,J,K), empty for the others
+xdev_phys=()
+
+# xdev_ref OP GRID: the 1-GPU run of OP on GRID (with xdev_phys), reference of the cases on
+# that grid ($work/xref-OP-GRID[-PHYS].raw, made once); returns 1 where it did not PASS
 xdev_ref() {
-  local f=$work/xref-$1-$2.raw
+  local key
+  key=$(printf '%s' "${xdev_phys[*]}" | tr -c 'A-Za-z0-9.,' '_')
+  local f=$work/xref-$1-$2${key:+-$key}.raw
+  xdev_ref_file=$f
   [ -s "$f" ] && return 0
   [ -e "$f.bad" ] && return 1
-  if fd 1 --op "$1" --global "$2" "${xdev_steps[@]}" --dump "$f" && grep -q "verification: PASS" "$work/last.log"; then
-    ok "xdev: 1 GPU $1 $2 ${xdev_steps[*]}: PASS (the reference)"
+  if fd 1 --op "$1" --global "$2" "${xdev_steps[@]}" "${xdev_phys[@]}" --dump "$f" && grep -q "verification: PASS" "$work/last.log"; then
+    ok "xdev: 1 GPU $1 $2 ${xdev_steps[*]}${xdev_phys[*]:+ ${xdev_phys[*]}}: PASS (the reference)"
     return 0
   fi
-  bad "xdev: 1 GPU $1 $2 ${xdev_steps[*]} (the reference)"
+  bad "xdev: 1 GPU $1 $2 ${xdev_steps[*]}${xdev_phys[*]:+ ${xdev_phys[*]}} (the reference)"
   tail -20 "$work/last.log" >> "$OUT/tests.log"
   rm -f "$f"
   touch "$f.bad"
@@ -338,18 +358,18 @@ xdev_ref() {
 xdev_case() {
   local np=$1 procs=$2 want=$3 op=$4 grid=$5 rc why=
   shift 5
-  local what="xdev: $np ranks ($procs) on $((np < ngpu ? np : ngpu)) GPUs, ipc $op $grid${*:+ $*}"
+  local what="xdev: $np ranks ($procs) on $((np < ngpu ? np : ngpu)) GPUs, ipc $op $grid${xdev_phys[*]:+ ${xdev_phys[*]}}${*:+ $*}"
   if ! xdev_ref "$op" "$grid"; then
     bad "$what: no 1-GPU reference"
     return
   fi
   rm -f "$work/d.raw" "$work/x.json"
-  fd "$np" --op "$op" --global "$grid" "${xdev_steps[@]}" --procs "$procs" --halo-path ipc "$@" \
+  fd "$np" --op "$op" --global "$grid" "${xdev_steps[@]}" "${xdev_phys[@]}" --procs "$procs" --halo-path ipc "$@" \
     --dump "$work/d.raw" --json "$work/x.json"
   rc=$?
   [ $rc -eq 0 ] || why+=", exit $rc"
   grep -q "verification: PASS" "$work/last.log" || why+=", no PASS"
-  cmp -s "$work/d.raw" "$work/xref-$op-$grid.raw" || why+=", not bitwise equal to 1 GPU"
+  cmp -s "$work/d.raw" "$xdev_ref_file" || why+=", not bitwise equal to 1 GPU"
   if [[ " $* " == *" --graphs on "* ]] && ! grep -q "graphs      on" "$work/last.log"; then why+=", graphs not on"; fi
   if [ "$want" = sig ] && ! xdev_signalled; then why+=", no signalled passes"; fi
   if [ -z "$why" ]; then
@@ -459,14 +479,28 @@ xdev_cases() {
       xdev_case "$np" "$procs" sig "$op" 97,81,71 --graphs "$g2"
     done
   done
+  # the laplacian (u stays: its faces are u's) and the wave: the default source lies in the
+  # shell next to the split (added inside the launch), --source 20,20,20 in a rank's interior
+  # (added after it); two velocities (coefficients by plane; on 3 GPUs the interface plane
+  # splits rank 1's interior: two interior launches)
   for cfg in "2 1,1,2" "4 1,2,2"; do
     read -r np procs <<< "$cfg"
     [ "$np" -gt "$ngpu" ] && continue
-    xdev_case "$np" "$procs" any laplacian 64,64,64
-    xdev_case "$np" "$procs" any wave 97,81,71
+    xdev_case "$np" "$procs" sig laplacian 64,64,64 --graphs on
+    xdev_case "$np" "$procs" sig wave 64,64,64
+    xdev_phys=(--velocity "1.5,3")
+    xdev_case "$np" "$procs" sig wave 97,81,71
+    xdev_phys=()
   done
+  xdev_phys=(--source "20,20,20")
+  xdev_case 2 1,1,2 sig wave 64,64,64 --graphs off
+  xdev_phys=(--velocity "1.5,3")
+  [ "$ngpu" -ge 3 ] && xdev_case 3 1,1,3 sig wave 64,64,64
+  xdev_phys=()
   xdev_fault exchange 2 1,1,2 heat 64,64,64
+  xdev_fault exchange 2 1,1,2 wave 64,64,64
   xdev_fault order 2 1,1,2 jacobi 97,81,71
+  xdev_fault order 2 1,1,2 wave 64,64,64
   if [ "$ngpu" -ge 4 ]; then
     xdev_fault exchange 4 1,2,2 jacobi 97,81,71
     xdev_fault order 4 1,2,2 heat 64,64,64
@@ -484,6 +518,10 @@ xdev_cases() {
       xdev_case 8 2,2,2 sig "$op" 97,81,71 --graphs "$g2"
     done
     xdev_case 8 2,2,2 sig heat 97,81,71 --test-delays
+    xdev_case 8 2,2,2 sig laplacian 64,64,64
+    xdev_phys=(--velocity "1.5,3")
+    xdev_case 8 2,2,2 sig wave 97,81,71
+    xdev_phys=()
     echo quit | nvidia-cuda-mps-control 2>/dev/null
   fi
   # last: a run that hangs despite its bound is killed, and must not hold a GPU under the others
@@ -585,7 +623,10 @@ run_xdev() {
   xdev_cases
 }
 
+# run_tests [0]: the tests; with 0 (run_node.sh base) all but xdev_cases, so that the two
+# halves fit calls of a bounded time (base, then xdev)
 run_tests() {
+  local with_xdev=${1:-1}
   log "== multi-GPU tests on $ngpu x $device ($(date -u +%FT%TZ))"
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
   # the single-GPU kernel tests (tests/gpu) and a memcheck run
@@ -646,7 +687,7 @@ run_tests() {
   order_cases
   [ "$ngpu" -lt 2 ] && signalled_cases
   # 2 or more GPUs: ranks on different GPUs exchanging inside the pass's launch (issue 49)
-  [ "$ngpu" -ge 2 ] && xdev_cases
+  [ "$ngpu" -ge 2 ] && [ "$with_xdev" = 1 ] && xdev_cases
   # every PASS above ran with the ghosts an exchange fills NaN until it does; with one unpack
   # dropped every operator must FAIL
   fault_cases
@@ -780,11 +821,12 @@ run_defaults() {
 for what in "$@"; do
   case $what in
   tests) run_tests ;;
+  base) run_tests 0 ;;
   halo) run_halo ;;
   defaults) run_defaults ;;
   xdev) run_xdev ;;
   all) run_tests ;;
-  *) echo "usage: $0 tests|halo|defaults|xdev|all... (the scaling study: bench/multigpu/scaling.sh; the deep-halo study: bench/strong/run_node.sh deep)"; exit 2 ;;
+  *) echo "usage: $0 tests|base|halo|defaults|xdev|all... (the scaling study: bench/multigpu/scaling.sh; the deep-halo study: bench/strong/run_node.sh deep)"; exit 2 ;;
   esac
 done
 rm -rf "$work"

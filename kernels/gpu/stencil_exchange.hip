@@ -5,6 +5,7 @@
  * Every point is evaluated by fd_stencil_point[_f] as in stencil_step.hip, whose launch_box
  * runs the interior where it has a launch of its own; the rules: stencil_config.hip.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,6 +107,12 @@ enum { XG_PRIME = 0, XG_COPY = 1, XG_PASS = 2 };
 
 struct xg_args {
   st_args s;                       /* the shell's stencil: u (written: its ghosts), f, out */
+  st_args s2;                      /* the coefficients of planes k > k1 (be_sig_stencil) */
+  int k1;                          /* planes k <= k1: s's coefficients */
+  unsigned pack_u;                 /* the layers packed are u's (be_sig_stencil.pack_u) */
+  long long src_p;                 /* the source point (its element), -1: none */
+  const real_t *src_vals;          /* its value by exchange, src_len of them */
+  unsigned src_len;
   shell_slabs sl;                  /* the shell of the exchanged faces */
   int n[3];
   const real_t *in[FD_FACES][2];   /* face f's values from the neighbour, by slot */
@@ -188,18 +195,28 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
     const real_t n3 = from_peer >> 3 & 1u ? gpu_ld_shared_l2(x.in[3][rs] + at_y) : u[p + a.sx];
     const real_t n4 = from_peer >> 4 & 1u ? gpu_ld_shared_l2(x.in[4][rs] + at_z) : u[p - a.sxy];
     const real_t n5 = from_peer >> 5 & 1u ? gpu_ld_shared_l2(x.in[5][rs] + at_z) : u[p + a.sxy];
-    real_t v = u[p];
+    const real_t up = u[p];
+    real_t v = up;
     if (MODE == XG_PASS) {
-      v = stencil_at<HAS_F>(a, v, n0, n1, n2, n3, n4, n5, f_at<HAS_F>(a, p));
+      const bool l2 = c2 > x.k1; /* the second layer's coefficients (scalars: no copy of a struct) */
+      const real_t kc = l2 ? x.s2.cc : a.cc, kx = l2 ? x.s2.cx : a.cx, ky = l2 ? x.s2.cy : a.cy,
+                   kz = l2 ? x.s2.cz : a.cz, kf = l2 ? x.s2.cf : a.cf;
+      v = HAS_F ? fd_stencil_point_f(kc, kx, ky, kz, kf, v, n0, n1, n2, n3, n4, n5, f_at<HAS_F>(a, p))
+                : fd_stencil_point(kc, kx, ky, kz, v, n0, n1, n2, n3, n4, n5);
+      if (p == x.src_p) { /* be_add_point's sum, where the value is not 0 */
+        const real_t sv = e < x.src_len ? x.src_vals[e] : (real_t)0;
+        if (sv != (real_t)0) v += sv;
+      }
       a.out[p] = v;
     }
+    const real_t sent = x.pack_u ? up : v;
     const unsigned packs = on & x.exchange;
-    if (packs & 1u) x.out[0][ws][at_x] = v;
-    if (packs >> 1 & 1u) x.out[1][ws][at_x] = v;
-    if (packs >> 2 & 1u) x.out[2][ws][at_y] = v;
-    if (packs >> 3 & 1u) x.out[3][ws][at_y] = v;
-    if (packs >> 4 & 1u) x.out[4][ws][at_z] = v;
-    if (packs >> 5 & 1u) x.out[5][ws][at_z] = v;
+    if (packs & 1u) x.out[0][ws][at_x] = sent;
+    if (packs >> 1 & 1u) x.out[1][ws][at_x] = sent;
+    if (packs >> 2 & 1u) x.out[2][ws][at_y] = sent;
+    if (packs >> 3 & 1u) x.out[3][ws][at_y] = sent;
+    if (packs >> 4 & 1u) x.out[4][ws][at_z] = sent;
+    if (packs >> 5 & 1u) x.out[5][ws][at_z] = sent;
     if (from_peer & 1u) u[p - 1] = n0;
     if (from_peer >> 1 & 1u) u[p + 1] = n1;
     if (from_peer >> 2 & 1u) u[p - a.sx] = n2;
@@ -295,18 +312,29 @@ extern "C" int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_c
 
 /* be_signals' arguments as the kernels take them, the exchange blocks sized for `threads`
  * threads each; BE_ERROR for arguments no backend takes. */
-static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *c, const real_t *u,
-                        const real_t *f, real_t *out, unsigned threads, xg_args *a, const char *who)
+static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *c, const be_sig_stencil *v,
+                        const real_t *u, const real_t *f, real_t *out, unsigned threads, xg_args *a, const char *who)
 {
   char why[160];
   if (!gpu_initialized_private) return gpu_failf_private(BE_ERROR, "%s: be_init was not called", who);
   if (fd_signals_check(g, x, who, why, sizeof why)) return gpu_failf_private(BE_ERROR, "%s", why);
+  if (out && v && fd_sig_stencil_check(g, x, v, who, why, sizeof why)) return gpu_failf_private(BE_ERROR, "%s", why);
   if (u == out) return gpu_failf_private(BE_ERROR, "%s: u and out must differ", who);
   if (out && !c) return gpu_failf_private(BE_ERROR, "%s: the stencil needs its coefficients", who);
   memset(a, 0, sizeof *a);
   a->s.u = u, a->s.f = f, a->s.out = out;
   if (c) a->s.cc = c->cc, a->s.cx = c->cx, a->s.cy = c->cy, a->s.cz = c->cz, a->s.cf = c->cf;
   a->s.sx = g->sx, a->s.sxy = g->sxy, a->s.origin = g->origin;
+  a->s2 = a->s, a->k1 = INT_MAX, a->src_p = -1;
+  if (out && v) {
+    const fd_coeffs *c2 = v->c2;
+    if (c2) a->s2.cc = c2->cc, a->s2.cx = c2->cx, a->s2.cy = c2->cy, a->s2.cz = c2->cz, a->s2.cf = c2->cf, a->k1 = v->k1;
+    a->pack_u = v->pack_u != 0;
+    if (v->src_on) {
+      a->src_p = fd_grid_index(g, v->src[0], v->src[1], v->src[2]);
+      a->src_vals = v->src_vals, a->src_len = v->src_len;
+    }
+  }
   shell_plan(g, x->exchange, 1, g->n[2], &a->sl);
   for (int d = 0; d < 3; d++) a->n[d] = g->n[d];
   for (int fc = 0; fc < FD_FACES; fc++) {
@@ -336,7 +364,7 @@ extern "C" int be_signals_prime(const fd_grid *g, const be_signals *x, const rea
 {
   xg_args a;
   memset(&a, 0, sizeof a);
-  const int rc = signals_args(g, x, NULL, u, NULL, NULL, PLANE_MAX_BLOCK, &a, "be_signals_prime");
+  const int rc = signals_args(g, x, NULL, NULL, u, NULL, NULL, PLANE_MAX_BLOCK, &a, "be_signals_prime");
   if (rc) return rc;
   k_sig<false, XG_PRIME><<<a.nb, PLANE_MAX_BLOCK, 0, gpu_stream(s)>>>(a);
   GPU_LAUNCHED("k_sig<prime>");
@@ -344,13 +372,13 @@ extern "C" int be_signals_prime(const fd_grid *g, const be_signals *x, const rea
 }
 
 extern "C" int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f, real_t *out,
-                               fd_kernel k, const be_signals *x, be_stream s)
+                               fd_kernel k, const be_signals *x, const be_sig_stencil *v, be_stream s)
 {
   const hipStream_t st = gpu_stream(s);
   xg_args a;
   memset(&a, 0, sizeof a);
   if (!out) { /* the exchange alone */
-    const int rc = signals_args(g, x, NULL, u, NULL, NULL, PLANE_MAX_BLOCK, &a, "be_signals_pass");
+    const int rc = signals_args(g, x, NULL, NULL, u, NULL, NULL, PLANE_MAX_BLOCK, &a, "be_signals_pass");
     if (rc) return rc;
     k_sig<false, XG_COPY><<<a.nb, PLANE_MAX_BLOCK, 0, st>>>(a);
     GPU_LAUNCHED("k_sig<copy>");
@@ -359,16 +387,24 @@ extern "C" int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, 
   int lo[3], hi[3];
   fd_interior_box(g, x->exchange, lo, hi);
   const bool empty = hi[0] < lo[0] || hi[1] < lo[1] || hi[2] < lo[2];
+  /* the interior's coefficients: c, or v's second layer's where all its planes lie beyond
+   * v->k1; planes on both sides (split) take two launches of their own */
+  const fd_coeffs *ci = c;
+  bool split = false;
+  if (v && v->c2 && c) {
+    if (lo[2] > v->k1) ci = v->c2;
+    else if (hi[2] > v->k1) split = true;
+  }
   st_args m; /* the interior's */
   memset(&m, 0, sizeof m);
   m.u = u, m.f = f, m.out = out;
-  m.cc = c ? c->cc : 0, m.cx = c ? c->cx : 0, m.cy = c ? c->cy : 0, m.cz = c ? c->cz : 0, m.cf = c ? c->cf : 0;
+  m.cc = ci ? ci->cc : 0, m.cx = ci ? ci->cx : 0, m.cy = ci ? ci->cy : 0, m.cz = ci ? ci->cz : 0, m.cf = ci ? ci->cf : 0;
   m.sx = g->sx, m.sxy = g->sxy, m.origin = g->origin;
   const bool aligned = ((uintptr_t)u | (uintptr_t)out | (uintptr_t)f) % (2 * sizeof(real_t)) == 0;
-  if (!empty && k.id == FD_KERNEL_ZMARCH) { /* one launch */
+  if (!empty && !split && k.id == FD_KERNEL_ZMARCH) { /* one launch */
     int rc = resolve(g, &k, lo, hi, aligned);
     if (!rc) rc = setup_tiles(g, &k, lo, hi, &m);
-    if (!rc) rc = signals_args(g, x, c, u, f, out, (unsigned)(k.block[0] * k.block[1]), &a, "be_signals_pass");
+    if (!rc) rc = signals_args(g, x, c, v, u, f, out, (unsigned)(k.block[0] * k.block[1]), &a, "be_signals_pass");
     if (rc) return rc;
     const long long gz = (long long)k.strips * m.nchunks, blocks = (long long)m.ntx * m.tps * gz + a.nb;
     if (gz > 65535 || m.tps > 65535 || blocks > 0x7fffffffLL)
@@ -380,12 +416,21 @@ extern "C" int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, 
     GPU_LAUNCHED("k_zmarch_x");
     return BE_OK;
   }
-  /* the interior in its own launch, then the exchange (the same stream: no edge) */
-  const int rc = signals_args(g, x, c, u, f, out, PLANE_MAX_BLOCK, &a, "be_signals_pass");
+  /* the interior in its own launch (two: planes to v->k1, then the rest, where split), then
+   * the exchange (the same stream: no edge) */
+  const int rc = signals_args(g, x, c, v, u, f, out, PLANE_MAX_BLOCK, &a, "be_signals_pass");
   if (rc) return rc;
   if (empty) {
     const int all_lo[3] = {1, 1, 1}, all_hi[3] = {g->n[0], g->n[1], g->n[2]};
     const int r2 = resolve(g, &k, all_lo, all_hi, true);
+    if (r2) return r2;
+  } else if (split) {
+    int hi1[3] = {hi[0], hi[1], v->k1}, lo2[3] = {lo[0], lo[1], v->k1 + 1};
+    st_args m2 = m;
+    m2.cc = v->c2->cc, m2.cx = v->c2->cx, m2.cy = v->c2->cy, m2.cz = v->c2->cz, m2.cf = v->c2->cf;
+    fd_kernel k2 = k;
+    int r2 = launch_box(g, lo, hi1, m, &k, st);
+    if (!r2) r2 = launch_box(g, lo2, hi, m2, &k2, st);
     if (r2) return r2;
   } else {
     const int r2 = launch_box(g, lo, hi, m, &k, st);

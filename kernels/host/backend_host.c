@@ -5,6 +5,7 @@
  * same loop here: they differ only in how a GPU schedules loads.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -85,6 +86,9 @@ typedef struct {
   be_event event;
   unsigned unpack, pack; /* OP_SHELL_X: u is the field (written), src recv, dst send */
   be_signals sig;        /* OP_SIG_PRIME, OP_SIG_PASS */
+  be_sig_stencil sv;     /* OP_SIG_PASS where has_sv (its c2: &c2) */
+  fd_coeffs c2;
+  int has_sv;
 } host_op;
 
 struct be_graph_s {
@@ -389,7 +393,12 @@ int be_graph_launch(be_graph g, be_stream s)
                              o->unpack, o->dst, o->pack, s);
       break;
     case OP_SIG_PRIME: rc = be_signals_prime(&o->g, &o->sig, o->u, s); break;
-    case OP_SIG_PASS: rc = be_signals_pass(&o->g, &o->c, (real_t *)o->u, o->f, o->out, o->kern, &o->sig, s); break;
+    case OP_SIG_PASS: {
+      be_sig_stencil v = o->sv;
+      if (v.c2) v.c2 = &o->c2;
+      rc = be_signals_pass(&o->g, &o->c, (real_t *)o->u, o->f, o->out, o->kern, &o->sig, o->has_sv ? &v : NULL, s);
+      break;
+    }
     case OP_MEMCPY: rc = be_memcpy_async(o->dst, o->src, o->bytes, BE_COPY_D2D, s); break;
     case OP_ADD_POINT: rc = be_add_point(&o->g, o->pt[0], o->pt[1], o->pt[2], o->value, o->out, s); break;
     case OP_RECORD: rc = be_event_record(o->event, s); break;
@@ -695,11 +704,21 @@ int be_norms(const fd_grid *g, const real_t *a, const real_t *b, const fd_field 
   return BE_OK;
 }
 
+/* The stencil of a shell point (shell_exchange_point): c for planes k <= k1, c2 beyond; the
+ * value packed is the new one, or u's (pack_u); the point src_p (a grid index, -1: none) gets
+ * src_v added to its new value where src_v != 0. */
+typedef struct {
+  const fd_coeffs *c, *c2;
+  int k1, pack_u;
+  long long src_p;
+  real_t src_v;
+} shell_stencil;
+
 /* One point (i, j, k) of be_shell_exchange and be_signals_pass: its neighbour across face
  * fc = 2*d + side is recv[fc]'s (the face's region, at its point (p, q) = p + n[a]*q) where fc
  * is in unpack and the point lies in fc's layer, else u's; its new value (u's without out)
  * goes to send[fc] (face fc's region, the same order) where fc is in pack. */
-static void shell_exchange_point(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f,
+static void shell_exchange_point(const fd_grid *g, const shell_stencil *st, real_t *u, const real_t *f,
                                  real_t *out, const real_t *const recv[FD_FACES], unsigned unpack,
                                  real_t *const send[FD_FACES], unsigned pack, int i, int j, int k)
 {
@@ -715,23 +734,27 @@ static void shell_exchange_point(const fd_grid *g, const fd_coeffs *c, real_t *u
     if (x[d] == (side ? g->n[d] : 1)) on |= 1u << fc;
     nb[fc] = (unpack & on) >> fc & 1u ? recv[fc][idx[fc]] : u[q];
   }
-  real_t v = u[p];
+  const real_t up = u[p];
+  real_t v = up;
   if (out) {
-    v = fd_stencil_point(c->cc, c->cx, c->cy, c->cz, u[p], nb[0], nb[1], nb[2], nb[3], nb[4], nb[5]);
+    const fd_coeffs *c = k > st->k1 ? st->c2 : st->c;
+    v = fd_stencil_point(c->cc, c->cx, c->cy, c->cz, up, nb[0], nb[1], nb[2], nb[3], nb[4], nb[5]);
     if (f) v += c->cf * f[p];
+    if (p == st->src_p && st->src_v != 0) v += st->src_v;
     out[p] = v;
   }
+  const real_t sent = st->pack_u ? up : v;
   for (int fc = 0; fc < FD_FACES; fc++) {
     if (!(on >> fc & 1u)) continue;
     const int d = fc / 2, side = fc % 2;
-    if (pack >> fc & 1u) send[fc][idx[fc]] = v;
+    if (pack >> fc & 1u) send[fc][idx[fc]] = sent;
     if (unpack >> fc & 1u) u[p + (side ? stride[d] : -stride[d])] = nb[fc];
   }
 }
 
 /* The shell of `deferred` as be_stencil's, point by point (shell_exchange_point): whole rows
  * outside the interior box's (j, k) range, else the points left of lo[0] and right of hi[0]. */
-static void shell_exchange_loop(const fd_grid *g, unsigned deferred, const fd_coeffs *c, real_t *u,
+static void shell_exchange_loop(const fd_grid *g, unsigned deferred, const shell_stencil *st, real_t *u,
                                 const real_t *f, real_t *out, const real_t *const recv[FD_FACES],
                                 unsigned unpack, real_t *const send[FD_FACES], unsigned pack)
 {
@@ -744,9 +767,9 @@ static void shell_exchange_loop(const fd_grid *g, unsigned deferred, const fd_co
       const int whole = k < lo[2] || k > hi[2] || j < lo[1] || j > hi[1] || hi[0] < lo[0];
       const int left = whole ? nx : lo[0] - 1, right = whole ? nx + 1 : hi[0] + 1;
       for (int i = 1; i <= left; i++)
-        shell_exchange_point(g, c, u, f, out, recv, unpack, send, pack, i, j, k);
+        shell_exchange_point(g, st, u, f, out, recv, unpack, send, pack, i, j, k);
       for (int i = right > left ? right : left + 1; i <= nx; i++)
-        shell_exchange_point(g, c, u, f, out, recv, unpack, send, pack, i, j, k);
+        shell_exchange_point(g, st, u, f, out, recv, unpack, send, pack, i, j, k);
     }
 }
 
@@ -770,7 +793,8 @@ int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, r
     rf[fc] = recv ? recv + faces->offset[fc] : NULL;
     sf[fc] = send ? send + faces->offset[fc] : NULL;
   }
-  shell_exchange_loop(g, deferred, c, u, f, out, rf, unpack, sf, pack);
+  const shell_stencil st = {c, c, INT_MAX, 0, -1, 0};
+  shell_exchange_loop(g, deferred, &st, u, f, out, rf, unpack, sf, pack);
   return BE_OK;
 }
 
@@ -786,22 +810,26 @@ int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_
   const real_t *none[FD_FACES] = {NULL};
   real_t *sf[FD_FACES] = {NULL};
   for (int r = 0; r < FD_FACES; r++) sf[r] = x->out[r][e & 1u];
-  shell_exchange_loop(g, x->exchange, NULL, (real_t *)u, NULL, NULL, none, 0u, sf, x->exchange);
+  const shell_stencil st = {NULL, NULL, INT_MAX, 0, -1, 0};
+  shell_exchange_loop(g, x->exchange, &st, (real_t *)u, NULL, NULL, none, 0u, sf, x->exchange);
   for (int r = 0; r < FD_FACES && !(x->test & BE_SIG_TEST_MUTE); r++)
     if (x->exchange >> r & 1u) *x->peer_in[r] = e + 1;
   return BE_OK;
 }
 
 int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_t *f, real_t *out,
-                    fd_kernel k, const be_signals *x, be_stream s)
+                    fd_kernel k, const be_signals *x, const be_sig_stencil *v, be_stream s)
 {
   if (capturing(s)) {
-    const host_op op = {.kind = OP_SIG_PASS, .g = *g, .c = c ? *c : (fd_coeffs){0}, .u = u, .f = f, .out = out,
-                        .kern = k, .sig = *x};
+    host_op op = {.kind = OP_SIG_PASS, .g = *g, .c = c ? *c : (fd_coeffs){0}, .u = u, .f = f, .out = out,
+                  .kern = k, .sig = *x, .has_sv = v != NULL};
+    if (v) op.sv = *v;
+    if (v && v->c2) op.c2 = *v->c2;
     return record(s, &op);
   }
   char why[160];
   if (fd_signals_check(g, x, "be_signals_pass", why, sizeof why)) return fail("%s", why);
+  if (out && v && fd_sig_stencil_check(g, x, v, "be_signals_pass", why, sizeof why)) return fail("%s", why);
   if (out == u) return fail("be_signals_pass: u and out must differ");
   if (out && !c) return fail("be_signals_pass: the stencil needs its coefficients");
   const uint32_t e = x->words[BE_SIG_SEQ];
@@ -815,8 +843,24 @@ int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_
     rf[fc] = x->in[fc][e & 1u];
     sf[fc] = x->out[fc][(e + 1) & 1u];
   }
-  shell_exchange_loop(g, x->exchange, c, u, f, out, rf, x->unpack, sf, x->exchange);
-  if (out && be_stencil(g, FD_REGION_INTERIOR, x->exchange, c, u, f, out, k, s) != BE_OK) return BE_ERROR;
+  /* the stencil: by plane, where v has a second layer; the source's value of exchange e */
+  shell_stencil st = {c, c, INT_MAX, 0, -1, 0};
+  if (out && v) {
+    if (v->c2) st.c2 = v->c2, st.k1 = v->k1;
+    st.pack_u = v->pack_u;
+    if (v->src_on) {
+      st.src_p = fd_grid_index(g, v->src[0], v->src[1], v->src[2]);
+      st.src_v = e < v->src_len ? v->src_vals[e] : 0;
+    }
+  }
+  shell_exchange_loop(g, x->exchange, &st, u, f, out, rf, x->unpack, sf, x->exchange);
+  if (out) {
+    const int nz = g->n[2], k1 = st.k1 < 0 ? 0 : (st.k1 > nz ? nz : st.k1);
+    if (k1 >= 1 && be_stencil_zrange(g, FD_REGION_INTERIOR, x->exchange, 1, k1, c, u, f, out, k, s) != BE_OK)
+      return BE_ERROR;
+    if (k1 < nz && be_stencil_zrange(g, FD_REGION_INTERIOR, x->exchange, k1 + 1, nz, st.c2, u, f, out, k, s) != BE_OK)
+      return BE_ERROR;
+  }
   x->words[BE_SIG_SEQ] = e + 1;
   for (int fc = 0; fc < FD_FACES && !(x->test & BE_SIG_TEST_MUTE); fc++)
     if (x->exchange >> fc & 1u) *x->peer_in[fc] = e + 2;

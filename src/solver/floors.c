@@ -243,12 +243,12 @@ static int signals_time(fd_state *s, const char *who, const be_signals *x, int a
   be_graph graph = NULL;
   if (active) {
     FD_BE(be_signals_prime(g, x, u, h->stream));
-    for (int r = 0; r < 2; r++) FD_BE(be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, h->stream));
+    for (int r = 0; r < 2; r++) FD_BE(be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, NULL, h->stream));
     if (s->xchains.on && !s->xchains.failed) { /* as the passes' chains run them: one graph */
       FD_BE(be_graph_begin(h->stream));
       int rc = FD_OK;
       for (int r = 0; r < reps && rc == FD_OK; r++)
-        rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+        rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, NULL, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
       const int end = be_graph_end(h->stream, &graph);
       if (rc != FD_OK || end != BE_OK) {
         (void)be_graph_destroy(graph);
@@ -265,7 +265,7 @@ static int signals_time(fd_state *s, const char *who, const be_signals *x, int a
   int rc = FD_OK;
   if (graph) rc = be_graph_launch(graph, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
   for (int r = 0; r < reps && active && !graph && rc == FD_OK; r++)
-    rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+    rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, NULL, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
   if (rc == FD_OK) rc = be_stream_sync(h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
   if (active) *us = (fd_now() - t0) * 1e6 / reps;
   (void)be_graph_destroy(graph);

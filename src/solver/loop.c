@@ -8,11 +8,24 @@
 
 /* Before signalled passes: where the words and slots do not hold u's layers, every rank waits
  * for its device, the words are reset (halo_signals_reset) and each rank primes its slots
- * with u on the compute stream. Collective (every rank decides alike). */
+ * with u on the compute stream; the wave's source, where the launches add it (src_shell),
+ * gets its values from this step on (src_sig[e]: step s->steps + e). Collective (every rank
+ * decides alike). */
 static int signals_prime(fd_state *s)
 {
   if (!step_signalled(s) || s->sig_primed) return FD_OK;
   FD_BE(be_stream_sync(s->compute));
+  if (s->src_shell) {
+    const size_t n = (size_t)s->src_steps;
+    real_t *h = NULL;
+    FD_BE(be_host_alloc((void **)&h, n * sizeof(real_t)));
+    for (size_t e = 0; e < n; e++)
+      h[e] = s->steps + (long long)e < s->src_steps ? step_source_value(s, s->steps + (long long)e) : (real_t)0;
+    int rc = be_memcpy_async(s->src_sig, h, n * sizeof(real_t), BE_COPY_H2D, s->compute);
+    if (rc == BE_OK) rc = be_stream_sync(s->compute);
+    (void)be_host_free(h);
+    FD_BE(rc);
+  }
   FD_CALL(halo_signals_reset(&s->halo));
   FD_BE(be_signals_prime(&s->grid, &s->sig, s->u, s->compute));
   s->sig_primed = 1;

@@ -117,6 +117,22 @@ static int alloc_source_history(fd_state *s)
   return fd_agree(s->dec.cart, err);
 }
 
+/* wave, width 1: whether the source point lies in the shell of this rank's faces with a
+ * neighbour (src_shell), and then src_sig, which the signalled passes read (step.c). Agreed.
+ * Collective. */
+static int alloc_source_signals(fd_state *s)
+{
+  int lo[3], hi[3], interior = 1;
+  fd_interior_box(&s->grid, s->sides, lo, hi);
+  for (int d = 0; d < 3; d++) interior &= s->src_local[d] >= lo[d] && s->src_local[d] <= hi[d];
+  s->src_shell = s->src_owned && s->width == 1 && s->src_steps > 0 && !interior;
+  int err = FD_OK;
+  if (s->src_shell && be_malloc((void **)&s->src_sig, (size_t)s->src_steps * sizeof(real_t)) != BE_OK)
+    err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the source's values (%lld): %s", s->dec.rank,
+                       s->src_steps, be_error_message());
+  return fd_agree(s->dec.cart, err);
+}
+
 /* Host memory a run needs only at its end, allocated before its first step so that a run too
  * large for its memory fails at start, not after its steps: with checks, the source record's
  * copies (wave, every rank) and what the checks take (verify_reserve); with --dump its buffers
@@ -294,6 +310,7 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
         break;
       }
   if (o->inject_fault == FD_FAULT_ZERO) halo_test_send_nothing(&s->halo); /* test only: every rank */
+  FD_CALL(alloc_source_signals(s));
   s->test_rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(s->dec.rank + 1); /* --test-delays */
   FD_CALL(state_agree_signals(s));
   const fd_snapshot_config snap = {o->snapshot_every, o->snapshot_dir, fd_op_name(o->op),
@@ -325,6 +342,7 @@ int state_destroy(fd_state *s)
   for (int b = 0; b < s->npool; b++) FD_BE(be_free(s->pool[b]));
   FD_BE(be_free(s->f));
   FD_BE(be_free(s->src_hist));
+  FD_BE(be_free(s->src_sig));
   release_host_memory(s);
   FD_CALL(state_graphs_clear(s));
   if (s->ready) FD_BE(be_event_destroy(s->ready));
@@ -358,6 +376,7 @@ void state_abandon(fd_state *s)
   for (int b = 0; b < s->npool; b++) (void)be_free(s->pool[b]);
   (void)be_free(s->f);
   (void)be_free(s->src_hist);
+  (void)be_free(s->src_sig);
   release_host_memory(s);
   (void)state_graphs_clear(s);
   if (s->ready) (void)be_event_destroy(s->ready);

@@ -68,6 +68,12 @@ typedef struct {
                         too many to record (the energy check then does not apply) */
   real_t *src_hist;  /* wave, the source's owner: device array of src_steps + 1 values, the
                         field at the source point after each of those steps (index 0: U^0 = 0) */
+  int src_shell;     /* wave: the source's owner, at width 1, with the point in the shell of its
+                        faces with a neighbour: a signalled pass adds the source in its launch
+                        (be_sig_stencil), not be_add_point after it */
+  real_t *src_sig;   /* where src_shell: device array of src_steps values, the one added by
+                        exchange e of the signalled passes since their prime (src_sig[e], the
+                        step at the prime + e; 0 past the wavelet), written by each prime */
   real_t *hist_recv; /* wave with checks, every rank: host copy of src_hist, broadcast from its
                         owner at the end (src_steps + 1 values; state_create allocates it) */
   double *hist_host; /* the same as the checks read it (src_steps + 1 doubles) */
@@ -173,6 +179,9 @@ int solver_pass(fd_state *s, int len);
  * whether they are signalled (the whole pass one launch). The same on every rank. Pure. */
 int step_receives_fused(const fd_state *s);
 int step_signalled(const fd_state *s);
+/* wave: the source's value added to the point by step `step` (U^{step+1}); the same on every
+ * rank and every schedule. Pure. */
+real_t step_source_value(const fd_state *s, long long step);
 /* Whether window w of a loop runs eagerly with timing events. Pure. */
 int step_sampled_window(const fd_state *s, long long w);
 /* Adds the sampled pass of parity q to the phase sums (waits for its events). Not Collective. */

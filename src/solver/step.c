@@ -115,11 +115,23 @@ static int pass_receive(fd_state *s, const fd_pass *p, be_stream st, real_t *out
 }
 
 /* A signalled pass (step_signalled): the interior update, the exchange and the shell in one launch on
- * st (be_signals_pass). */
+ * st (be_signals_pass); the two-layer wave's second coefficients from plane layer_k1 + 1 on, the
+ * laplacian's faces from u (it stays), the wave's source in the launch where the shell holds it
+ * (src_shell: src_sig, which signals_prime in loop.c wrote). */
 static int pass_signal(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
   (void)p;
-  FD_BE(be_signals_pass(&s->grid, &s->prob.coeffs, s->u, second_input(s), out, s->kernel, &s->sig, st));
+  be_sig_stencil v;
+  memset(&v, 0, sizeof v);
+  if (s->two_layers) v.c2 = &s->prob.coeffs2, v.k1 = s->layer_k1;
+  v.pack_u = !s->prob.swaps;
+  if (s->src_shell) {
+    v.src_on = 1;
+    for (int d = 0; d < 3; d++) v.src[d] = s->src_local[d];
+    v.src_vals = s->src_sig;
+    v.src_len = (uint32_t)s->src_steps;
+  }
+  FD_BE(be_signals_pass(&s->grid, &s->prob.coeffs, s->u, second_input(s), out, s->kernel, &s->sig, &v, st));
   return FD_OK;
 }
 
@@ -234,13 +246,22 @@ int step_receives_fused(const fd_state *s)
 /* Whether the exchanging passes are signalled: the pass is one launch on the compute stream
  * (be_signals_pass: the interior update, the wait for the neighbours' words, the shell with
  * the unpack and the next pack), where every rank's faces all go by IPC to neighbours on its
- * own device or on peers (sig_able) and the pass would receive fused; the zero and shell
- * faults plant theirs in the halo's copies and messages and in pass_shell (the order fault
- * works on both: pass_signalled). The same on every rank. Pure. */
+ * own device or on peers (sig_able), one ghost layer of one field, one step per pass, with
+ * overlap; every operator (the wave where its source's values fit src_sig: src_steps >= 0);
+ * the zero and shell faults plant theirs in the halo's copies and messages and in pass_shell
+ * (the order fault works on both: pass_signalled). The same on every rank. Pure. */
 int step_signalled(const fd_state *s)
 {
   const fd_fault f = s->opt->inject_fault;
-  return s->sig_able && !s->sig_off && step_receives_fused(s) && f != FD_FAULT_ZERO && f != FD_FAULT_SHELL;
+  return s->sig_able && !s->sig_off && !s->alone && s->width == 1 && s->fuse == 1 && s->opt->overlap &&
+         s->halo.fields == 1 && s->halo.n_msgs > 0 && (s->prob.op != FD_OP_WAVE || s->src_steps >= 0) &&
+         f != FD_FAULT_ZERO && f != FD_FAULT_SHELL;
+}
+
+real_t step_source_value(const fd_state *s, long long step)
+{
+  const fd_problem *pr = &s->prob;
+  return (real_t)(pr->src_scale * problem_ricker(pr, (double)step * pr->dt));
 }
 
 /* Test only, before an eager signalled pass: --test-delays, a random host sleep (up to 200 us)
@@ -432,10 +453,10 @@ static int pass_account(fd_state *s, const fd_pass *p, real_t *out)
      * point (the same value, the same rounding). While the wavelet is on, the owner records
      * the point's new value for the energy check (verify.h): one value copied on the device,
      * no host wait */
-    const fd_problem *pr = &s->prob;
     const int *sl = s->src_local;
-    real_t val = (real_t)(pr->src_scale * problem_ricker(pr, (double)s->steps * pr->dt));
-    if (val != 0) FD_BE(be_add_point(&s->grid, sl[0], sl[1], sl[2], val, out, s->compute));
+    const real_t val = step_source_value(s, s->steps);
+    /* (a signalled pass added it in its launch where the shell holds it) */
+    if (val != 0 && !(p->sig && s->src_shell)) FD_BE(be_add_point(&s->grid, sl[0], sl[1], sl[2], val, out, s->compute));
     if (s->src_owned && s->src_hist && s->steps < s->src_steps)
       FD_BE(be_memcpy_async(s->src_hist + s->steps + 1, out + fd_grid_index(&s->grid, sl[0], sl[1], sl[2]),
                             sizeof(real_t), BE_COPY_D2D, s->compute));

@@ -265,8 +265,8 @@ static void check_signals_stall(be_stream st)
   k.id = FD_KERNEL_ZMARCH;
   REQUIRE(be_signals_prime(&g, &x, u, st));
   const double t0 = wall_s();
-  REQUIRE(be_signals_pass(&g, &c, u, NULL, out, k, &x, st));
-  REQUIRE(be_signals_pass(&g, &c, out, NULL, u, k, &x, st));
+  REQUIRE(be_signals_pass(&g, &c, u, NULL, out, k, &x, NULL, st));
+  REQUIRE(be_signals_pass(&g, &c, out, NULL, u, k, &x, NULL, st));
   REQUIRE(be_stream_sync(st));
   const double took = wall_s() - t0;
   int face = -1;
@@ -325,16 +325,25 @@ int main(int argc, char **argv)
         const int *n = ssizes[q], with_f = v & 1, store = v >> 2 & 1;
         be_stream sb = v & 2 ? s2 : NULL;
         why[0] = '\0';
-        long bad = signals_case(n[0], n[1], n[2], n[3], with_f, kids[kq], 7, 0, 0, store, S, sb, why, sizeof why);
+        long bad = signals_case(n[0], n[1], n[2], n[3], with_f, kids[kq], 7, 0, 0, store, NULL, S, sb, why, sizeof why);
         check(bad == 0, "signalled %dx%dx(%d+%d) %s f %d streams %d store %d: %ld points differ %s", n[0], n[1], n[2],
               n[3], fd_kernel_name(kids[kq]), with_f, sb ? 2 : 1, store, bad, why);
-        bad = signals_case(n[0], n[1], n[2], n[3], with_f, kids[kq], 7, 1, 0, store, S, sb, why, sizeof why);
+        bad = signals_case(n[0], n[1], n[2], n[3], with_f, kids[kq], 7, 1, 0, store, NULL, S, sb, why, sizeof why);
         check(bad > 0, "signalled %dx%dx(%d+%d) %s f %d streams %d store %d: the dropped unpack went unseen (%ld %s)",
               n[0], n[1], n[2], n[3], fd_kernel_name(kids[kq]), with_f, sb ? 2 : 1, store, bad, why);
       }
-  check(signals_case(6, 5, 3, 4, 0, FD_KERNEL_ZMARCH, 0, 0, 1, 0, S, NULL, why, sizeof why) == 0, "signalled exchange alone: %s", why);
-  check(signals_case(6, 5, 3, 4, 0, FD_KERNEL_ZMARCH, 0, 0, 1, 1, S, NULL, why, sizeof why) == 0,
+  check(signals_case(6, 5, 3, 4, 0, FD_KERNEL_ZMARCH, 0, 0, 1, 0, NULL, S, NULL, why, sizeof why) == 0, "signalled exchange alone: %s", why);
+  check(signals_case(6, 5, 3, 4, 0, FD_KERNEL_ZMARCH, 0, 0, 1, 1, NULL, S, NULL, why, sizeof why) == 0,
         "signalled exchange alone (stores): %s", why);
+  /* the laplacian, two layers, the source (be_sig_stencil): both kernels (ZMARCH in one launch
+   * where the layers do not split the interior), one stream and two, loads and stores */
+  for (int kq = 0; kq < 2; kq++)
+    for (int v = 0; v < 4; v++) {
+      why[0] = '\0';
+      const int rc = signals_variant_cases(37, 23, 19, 11, kids[kq], 7, v >> 1, S, v & 1 ? s2 : NULL, why, sizeof why);
+      check(rc == 0, "signalled variants %s streams %d store %d: %s", fd_kernel_name(kids[kq]), v & 1 ? 2 : 1, v >> 1,
+            why);
+    }
   check_signals_stall(S);
   REQUIRE(be_stream_destroy(s2));
   REQUIRE(be_stream_destroy(S));
