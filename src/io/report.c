@@ -122,8 +122,8 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
   if (r->sig_passes)
-    fprintf(out, "  signalled   %lld of the timed passes exchanged inside their one launch (every neighbour on the rank's own\n"
-                 "              device: the kernel waits for their words); phases: the launch counts as the interior\n",
+    fprintf(out, "  signalled   %lld of the timed passes exchanged inside their one launch (the kernel waits on the\n"
+                 "              device for its neighbours' words, on this GPU or others); phases: the launch counts as the interior\n",
             r->sig_passes);
   if (r->path_trial_us[0] > 0 || r->path_trial_us[1] > 0) {
     char sig[96] = "", mpi[64] = "";
