@@ -303,6 +303,19 @@ static inline void fd_interior_box(const fd_grid *g, unsigned deferred, int lo[3
   }
 }
 
+/* Whether point p (i, j, k) lies in the shell of `deferred` on grid g: in 1..n, outside
+ * fd_interior_box. Pure. */
+static inline int fd_in_shell(const fd_grid *g, unsigned deferred, const int p[3])
+{
+  int lo[3], hi[3], inside = 1, interior = 1;
+  fd_interior_box(g, deferred, lo, hi);
+  for (int d = 0; d < 3; d++) {
+    inside &= p[d] >= 1 && p[d] <= g->n[d];
+    interior &= p[d] >= lo[d] && p[d] <= hi[d];
+  }
+  return inside && !interior;
+}
+
 /* Stencil variants (docs/kernels.md; kernels/gpu/stencil_step.hip has the index maths):
  *   BASELINE   one point per thread (the lab notes' kernel 1)
  *   REORDERED  per plane: each thread updates `tile` points along y of one plane, loads in

@@ -196,14 +196,7 @@ int fd_sig_stencil_check(const fd_grid *g, const be_signals *x, const be_sig_ste
                          char *why, size_t len)
 {
   if (!v->src_on) return 0;
-  int lo[3], hi[3];
-  fd_interior_box(g, x->exchange, lo, hi);
-  int inside = 1, interior = 1;
-  for (int d = 0; d < 3; d++) {
-    inside &= v->src[d] >= 1 && v->src[d] <= g->n[d];
-    interior &= v->src[d] >= lo[d] && v->src[d] <= hi[d];
-  }
-  if (!inside || interior) {
+  if (!fd_in_shell(g, x->exchange, v->src)) {
     snprintf(why, len, "%s: the source point (%d,%d,%d) is not in the shell of the %dx%dx%d block", who, v->src[0],
              v->src[1], v->src[2], g->n[0], g->n[1], g->n[2]);
     return -1;

@@ -122,10 +122,7 @@ static int alloc_source_history(fd_state *s)
  * Collective. */
 static int alloc_source_signals(fd_state *s)
 {
-  int lo[3], hi[3], interior = 1;
-  fd_interior_box(&s->grid, s->sides, lo, hi);
-  for (int d = 0; d < 3; d++) interior &= s->src_local[d] >= lo[d] && s->src_local[d] <= hi[d];
-  s->src_shell = s->src_owned && s->width == 1 && s->src_steps > 0 && !interior;
+  s->src_shell = s->src_owned && s->width == 1 && s->src_steps > 0 && fd_in_shell(&s->grid, s->sides, s->src_local);
   int err = FD_OK;
   if (s->src_shell && be_malloc((void **)&s->src_sig, (size_t)s->src_steps * sizeof(real_t)) != BE_OK)
     err = fd_set_error(FD_ERR_RUNTIME, "rank %d: cannot allocate the source's values (%lld): %s", s->dec.rank,
