@@ -370,10 +370,11 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
       h->n_msgs++;
     }
   }
-  /* the signalled exchange needs one field at width 1 and IPC (faces on this rank's device):
-   * without IPC (the host backend, --halo-path mpi) its two slots would never be used */
+  /* the signalled exchange needs IPC (faces on this rank's device) and, at width 1, one field
+   * (deeper ones take both: be_signals_pack): without IPC (the host backend, --halo-path mpi)
+   * its two slots would never be used */
   char why[256];
-  const int may_signal = fields == 1 && h->width == 1 && path != FD_HALO_PATH_MPI && be_ipc_supported(why, sizeof why);
+  const int may_signal = (fields == 1 || h->width > 1) && path != FD_HALO_PATH_MPI && be_ipc_supported(why, sizeof why);
   FD_CALL(allocate_buffers(h, may_signal));
   FD_CALL(choose_transport(h, path, dev, node));
   FD_CALL(count_faces(h));
@@ -859,6 +860,7 @@ static void signals_init(const fd_halo *h, be_signals *x)
 {
   memset(x, 0, sizeof *x);
   x->faces = &h->faces;
+  x->faces2 = h->fields > 1 ? &h->faces2 : NULL;
   x->wait_s = h->sig_wait_s;
   x->words = h->flags + SIG_WORDS_AT;
 }
@@ -867,7 +869,7 @@ void halo_signals(const fd_halo *h, be_signals *x)
 {
   signals_init(h, x);
   x->test = h->sig_test;
-  for (int f = 0; f < FD_FACES; f++) {
+  for (int f = 0; f < FD_REGIONS; f++) {
     if (!h->faces.active[f]) continue;
     x->exchange |= 1u << f;
     if (f != h->drop_region) x->unpack |= 1u << f;
@@ -877,26 +879,29 @@ void halo_signals(const fd_halo *h, be_signals *x)
 
 int halo_signals_able(const fd_halo *h)
 {
-  if (h->fields != 1 || h->width != 1 || h->slots != 4 || h->n_mpi || !h->n_ipc) return 0;
+  if ((h->width == 1 && h->fields != 1) || h->slots != 4 || h->n_mpi || !h->n_ipc) return 0;
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->faces.active[f] && (f >= FD_FACES || !h->ipc[f])) return 0;
-  /* and what be_signals_pass takes (the neighbours' slots mapped, faces below its limit) */
+    if (h->faces.active[f] && !h->ipc[f]) return 0;
+  /* and what be_signals_pass (width 1) or be_signals_pack takes (the neighbours' slots
+   * mapped, regions below its limit) */
   be_signals x;
   halo_signals(h, &x);
-  char why[160];
+  char why[192];
+  if (h->width > 1) return fd_signals_regions_check(&h->grid, &x, "halo_signals_able", why, sizeof why) == 0;
   return fd_signals_check(&h->grid, &x, "halo_signals_able", why, sizeof why) == 0;
 }
 
 int halo_signals_face(const fd_halo *h, int f, be_signals *x)
 {
   memset(x, 0, sizeof *x);
-  if (f < 0 || f >= FD_FACES || h->fields != 1 || h->width != 1 || h->slots != 4 || !h->faces.active[f] ||
+  if (f < 0 || f >= FD_FACES || (h->width == 1 && h->fields != 1) || h->slots != 4 || !h->faces.active[f] ||
       !h->ipc_able[f] || h->same_device[f] || !h->peer_sig[f][0] || !h->flags)
     return 0;
   signals_init(h, x); /* no test bits: the floor is timed as it is */
   x->exchange = x->unpack = 1u << f;
   signal_slots(h, f, x);
-  char why[160];
+  char why[192];
+  if (h->width > 1) return fd_signals_regions_check(&h->grid, x, "halo_signals_face", why, sizeof why) == 0;
   return fd_signals_check(&h->grid, x, "halo_signals_face", why, sizeof why) == 0;
 }
 
@@ -917,9 +922,9 @@ int halo_signals_stalled(fd_halo *h, int rank, char *why, size_t len)
   FD_CALL(read_stall(h));
   const int face = h->sig_stall_face;
   if (face < 0) return FD_OK;
-  snprintf(why, len, "rank %d: the signalled exchange waited more than %g s for rank %d (face %d) at exchange %u: "
+  snprintf(why, len, "rank %d: the signalled exchange waited more than %g s for rank %d (region %d) at exchange %u: "
            "that neighbour stopped stepping, so this run's results are wrong", rank, h->sig_wait_s,
-           face < FD_FACES ? h->nbr[face] : -1, face, (unsigned)h->sig_stall_at);
+           face < FD_REGIONS ? h->nbr[face] : -1, face, (unsigned)h->sig_stall_at);
   return FD_ERR_RUNTIME;
 }
 

@@ -53,8 +53,9 @@ typedef struct {
   long long uses[2];      /* exchanges made with IPC faces, by parity: the flags' values (halo.c) */
   int direct;             /* halo_capture: the work goes straight to the stream (no graph of
                              the halo's own), for a caller that captures it */
-  int slots;              /* send_block's slots of faces.total: 2, or 4 where one field at
-                             width 1 may be signalled (slots 2 and 3: halo_signals): IPC is
+  int slots;              /* send_block's slots of faces.total: 2, or 4 where the exchange may
+                             be signalled (one field at width 1, any at S > 1; slots 2 and 3:
+                             halo_signals): IPC is
                              possible (be_ipc_supported, a path other than mpi); never on the
                              host backend */
   int same_device[FD_REGIONS]; /* IPC faces whose neighbour uses this rank's device */
@@ -276,7 +277,9 @@ int halo_flush_timers(fd_halo *h);
 void halo_reset_timers(fd_halo *h);
 
 /* The exchange signalled inside the pass's launch (backend.h, be_signals_pass), for the solver's
- * passes of one field at width 1 where every face goes by IPC, to a neighbour on this rank's
+ * passes of one field at width 1, and at width S > 1 in a pack and an unpack launch of its own
+ * (be_signals_pack, be_signals_unpack: every region, both fields where there are two), where
+ * every face goes by IPC, to a neighbour on this rank's
  * own device (ranks sharing one GPU, under MPS) or on another device of the node that this one
  * reaches as a peer: no halo stream, no host call per exchange; the slots are the halo's
  * (send_block's slots 2 and 3, mapped by the neighbours) and so are the words (after the IPC

@@ -513,8 +513,8 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
  * Neighbours on this rank's own device (ranks sharing one GPU) or on other devices of the node
  * (peers: halo/ maps each one's slots and words), one field at width 1. Each rank has two slots
  * (the faces layout) and BE_SIG_WORDS words of device memory:
- *   in[f]    (word f, 0..5)  written only by the neighbour across face f: the number of
- *                            exchanges it has packed for this rank
+ *   in[f]    (word f, 0..25) written only by the neighbour across face (region) f: the number
+ *                            of exchanges it has packed for this rank
  *   seq      (BE_SIG_SEQ)    the exchanges this rank has received (its launches' own count)
  *   arrivals (BE_SIG_ARRIVALS) a launch's exchange blocks that have finished (0 between launches)
  *   stall    (BE_SIG_STALL)  0, or 1 + the face whose word a launch waited for longer than
@@ -537,23 +537,28 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
  * (this launch and every later one: their results are wrong) and sets its neighbours' words as
  * usual, so that no rank waits for ever; the caller reads the record (be_signals_stall) and
  * fails the run. Memory a peer device polls, loads or stores must be be_malloc_peer's. */
-enum { BE_SIG_SEQ = FD_FACES, BE_SIG_ARRIVALS, BE_SIG_STALL, BE_SIG_STALL_AT, BE_SIG_GO, BE_SIG_WORDS };
+enum { BE_SIG_SEQ = FD_REGIONS, BE_SIG_ARRIVALS, BE_SIG_STALL, BE_SIG_STALL_AT, BE_SIG_GO, BE_SIG_WORDS };
 /* be_signals.test bits (test faults only): NOWAIT, the launches do not wait for the words (an
  * ordering left out); MUTE, they never set the neighbours' words (a rank that stopped) */
 enum { BE_SIG_TEST_NOWAIT = 1, BE_SIG_TEST_MUTE = 2 };
 typedef struct {
-  const fd_faces *faces;                 /* this rank's layout (width 1, one field) */
-  unsigned exchange;                     /* the faces with a neighbour (the deferred faces) */
+  const fd_faces *faces;                 /* this rank's layout (field 0; width 1 and one field for
+                                            be_signals_prime and be_signals_pass) */
+  const fd_faces *faces2;                /* field 1's, where faces->fields is 2 (be_signals_pack
+                                            and be_signals_unpack only), else NULL */
+  unsigned exchange;                     /* the faces (regions: bit r) with a neighbour (the
+                                            deferred faces) */
   unsigned unpack;                       /* those whose ghosts come from the neighbour (a test's
                                             dropped face is not: its ghosts stay as they are) */
   unsigned remote;                       /* those whose neighbour runs on another device */
   unsigned test;                         /* BE_SIG_TEST_* bits, 0 outside tests */
   double wait_s;                         /* the longest wait for a word (> 0) */
-  const real_t *in[FD_FACES][2];         /* face f's values from the neighbour, by slot (count
-                                            faces->count[f] points, the face's region order) */
-  real_t *out[FD_FACES][2];              /* where this rank's layer next to face f goes, by slot */
+  const real_t *in[FD_REGIONS][2];       /* region f's values from the neighbour, by slot (count
+                                            faces->count[f] points of each field, one field's
+                                            box after the other, the region's order) */
+  real_t *out[FD_REGIONS][2];            /* where this rank's region f goes, by slot */
   uint32_t *words;                       /* this rank's BE_SIG_WORDS words */
-  uint32_t *peer_in[FD_FACES];           /* the neighbour across f: its word in[opposite(f)] */
+  uint32_t *peer_in[FD_REGIONS];         /* the neighbour across f: its word in[opposite(f)] */
 } be_signals;
 /* What a signalled pass's stencil may add to be_stencil's for the operators beyond heat and
  * jacobi (be_signals_pass; NULL: none of it): the two-layer wave's coefficients by plane, the
@@ -602,6 +607,31 @@ int be_signals_stall(const be_signals *x, int *face, uint32_t *exchange);
  * slots and neighbour, wait_s, and faces of fewer than 2^31 points. 0, or -1 with the reason,
  * naming `who`, in why[0..len-1]. Pure. */
 int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, char *why, size_t len);
+
+/* ---- the deep exchange signalled on the device ------------------------------------------
+ * The same words and slots for S ghost layers (faces, edges, corners: faces.h) and one or two
+ * fields, in two launches of their own around a window of passes (no prime):
+ *   be_signals_pack    exchange seq: the send boxes of every region of x->exchange (u's, then
+ *                      u2's where x->faces2) into out[r][seq % 2], then each neighbour's
+ *                      in = seq + 1; it never waits;
+ *   be_signals_unpack  waits until every in[r] >= seq + 1, copies in[r][seq % 2] into the
+ *                      receive boxes (ghosts) of u (and u2) where x->unpack has r, then sets
+ *                      seq = seq + 1.
+ * Call the two in this order on one stream for each exchange. A slot is written again
+ * (exchange e + 2) only after this rank's unpack of e + 1 has seen the neighbour's pack of
+ * e + 1, which its stream ran after its unpack of e, the last reader of the slot: no slot is
+ * read while written, whichever side holds it. No deadlock: a pack waits for nothing, and
+ * every unpack waits for packs its neighbours enqueue before their own unpacks. Waits,
+ * stalls, fences and test bits as be_signals_pass; the host backend fails (BE_ERROR) where a
+ * word is not yet set. Asynchronous on s. */
+int be_signals_pack(const fd_grid *g, const be_signals *x, const real_t *u, const real_t *u2, be_stream s);
+int be_signals_unpack(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s);
+/* The deep calls' check of *x against g (common.c): the words, x->faces (and faces2) built for
+ * g's extents at a width of at most g->ghost, every region of exchange active and used at that
+ * width, unpack within exchange, each exchanged region's slots and neighbour's word, wait_s,
+ * and messages of fewer than 2^31 elements. 0, or -1 with the reason, naming `who`, in
+ * why[0..len-1]. Pure. */
+int fd_signals_regions_check(const fd_grid *g, const be_signals *x, const char *who, char *why, size_t len);
 
 /* Test only (--test-delays): work enqueued on s after this call starts `us` microseconds later
  * than it would (a device-side wait; the host backend sleeps). Asynchronous on s. */

@@ -192,6 +192,50 @@ int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, cha
   return 0;
 }
 
+int fd_signals_regions_check(const fd_grid *g, const be_signals *x, const char *who, char *why, size_t len)
+{
+  const fd_faces *fa = x->faces;
+  if (!fa || !x->words) {
+    snprintf(why, len, "%s: no faces or words", who);
+    return -1;
+  }
+  if (!(x->wait_s > 0)) {
+    snprintf(why, len, "%s: the longest wait for a word must be positive (%g s)", who, x->wait_s);
+    return -1;
+  }
+  for (int d = 0; d < 3; d++)
+    if (fa->n[d] != g->n[d] || fa->width < 1 || fa->width > g->ghost) {
+      snprintf(why, len, "%s: regions built for %dx%dx%d width %d, grid is %dx%dx%d with %d ghost layers", who,
+               fa->n[0], fa->n[1], fa->n[2], fa->width, g->n[0], g->n[1], g->n[2], g->ghost);
+      return -1;
+    }
+  if (fa->fields < 1 || fa->fields > FD_HALO_FIELDS_MAX || (fa->fields == 2) != (x->faces2 != NULL)) {
+    snprintf(why, len, "%s: %d fields, %s second layout", who, fa->fields, x->faces2 ? "a" : "no");
+    return -1;
+  }
+  if (x->unpack & ~x->exchange) {
+    snprintf(why, len, "%s: regions 0x%x unpacked but not exchanged (0x%x)", who, x->unpack, x->exchange);
+    return -1;
+  }
+  for (int r = 0; r < 32; r++) {
+    if (!(x->exchange >> r & 1u)) continue;
+    if (r >= FD_REGIONS || !fa->active[r] || fa->count[r] == 0) {
+      snprintf(why, len, "%s: region %d is exchanged but not active at width %d", who, r, fa->width);
+      return -1;
+    }
+    if (!x->in[r][0] || !x->in[r][1] || !x->out[r][0] || !x->out[r][1] || !x->peer_in[r]) {
+      snprintf(why, len, "%s: region %d has no neighbour's slots or word", who, r);
+      return -1;
+    }
+    if (fa->count[r] * (size_t)fa->fields > 0x7fffffffu) {
+      snprintf(why, len, "%s: region %d has %zu elements, more than a signalled exchange takes (2^31 - 1)", who, r,
+               fa->count[r] * (size_t)fa->fields);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 int fd_sig_stencil_check(const fd_grid *g, const be_signals *x, const be_sig_stencil *v, const char *who,
                          char *why, size_t len)
 {

@@ -25,6 +25,7 @@
 #include "fd_error.h"
 #include "halo.h"
 #include "signals_case.h"
+#include "signals_deep_case.h"
 
 static be_stream s;
 
@@ -557,6 +558,101 @@ static void test_signalled_pass_refuses_an_unpacked_neighbour(void **state)
   free(peer);
 }
 
+/* The deep exchange signalled on the device (be_signals_pack, be_signals_unpack): blocks of a
+ * global grid split along every dimension, widths 1 to 4, one and two fields, loads and stores;
+ * a region left out of one block's unpack must be seen. */
+static void test_deep_signalled_exchange_matches_the_global_field(void **state)
+{
+  (void)state;
+  char why[200];
+  const int n[3] = {12, 9, 8}; /* blocks of at least 4 points along a split: S <= 4 */
+  const int splits[3][3] = {{2, 2, 2}, {1, 1, 2}, {3, 1, 2}};
+  for (int sp = 0; sp < 3; sp++)
+    for (int S = 1; S <= 4; S++)
+      for (int fields = 1; fields <= 2; fields++)
+        for (int store = 0; store < 2; store++) {
+          const long bad = signals_deep_case(n, splits[sp], S, fields, 3, store, -1, s, NULL, why, sizeof why);
+          if (bad != 0)
+            fail_msg("split %dx%dx%d S %d fields %d store %d: %s", splits[sp][0], splits[sp][1], splits[sp][2], S,
+                     fields, store, why);
+        }
+  /* the planted fault: block 0's unpack leaves out a face, an edge, a corner */
+  const int drops[3] = {1, 6 + 3, 18 + 7};
+  for (int q = 0; q < 3; q++) {
+    const long bad = signals_deep_case(n, splits[0], 3, 2, 2, q % 2, drops[q], s, NULL, why, sizeof why);
+    if (bad <= 0) fail_msg("region %d left out went unseen (%ld, %s)", drops[q], bad, why);
+  }
+}
+
+/* be_signals_unpack refuses to go on without the neighbour's word (the host cannot wait),
+ * unless the test says NOWAIT; be_signals_pack sets the word (not under MUTE); the checks of
+ * the arguments. */
+static void test_deep_signalled_exchange_refuses_an_unpacked_neighbour(void **state)
+{
+  (void)state;
+  char why[200];
+  const int n[3] = {5, 4, 6};
+  fd_grid g;
+  assert_int_equal(fd_grid_init(&g, n, 3), 0);
+  fd_faces fa, fb;
+  fd_faces_init_deep(&fa, n, 3, 2, 0);
+  fd_faces_init_deep(&fb, n, 3, 2, 1);
+  const int r = 18 + 7; /* the high corner */
+  fa.active[r] = fb.active[r] = 1;
+  real_t *u = calloc(g.elems, sizeof(real_t)), *u2 = calloc(g.elems, sizeof(real_t));
+  real_t *slots = calloc(2 * fa.total, sizeof(real_t));
+  uint32_t words[BE_SIG_WORDS] = {0}, peer_words[BE_SIG_WORDS] = {0};
+  be_signals x;
+  memset(&x, 0, sizeof x);
+  x.faces = &fa;
+  x.faces2 = &fb;
+  x.exchange = x.unpack = 1u << r;
+  x.wait_s = 1.0;
+  for (int q = 0; q < 2; q++) x.in[r][q] = x.out[r][q] = slots + q * fa.total + fa.offset[r];
+  x.words = words;
+  x.peer_in[r] = peer_words + 18;
+  assert_int_equal(be_signals_pack(&g, &x, u, u2, s), BE_OK);
+  assert_int_equal(peer_words[18], 1u);
+  assert_int_not_equal(be_signals_unpack(&g, &x, u, u2, s), BE_OK);
+  assert_non_null(strstr(be_error_message(), "has not packed exchange 0"));
+  words[r] = 1;
+  assert_int_equal(be_signals_unpack(&g, &x, u, u2, s), BE_OK);
+  assert_int_equal(words[BE_SIG_SEQ], 1u);
+  x.test = BE_SIG_TEST_NOWAIT | BE_SIG_TEST_MUTE;
+  assert_int_equal(be_signals_pack(&g, &x, u, u2, s), BE_OK);
+  assert_int_equal(peer_words[18], 1u);
+  assert_int_equal(be_signals_unpack(&g, &x, u, u2, s), BE_OK);
+  assert_int_equal(words[BE_SIG_SEQ], 2u);
+  x.test = 0;
+  /* the checks: a second field without its field, one layout too few, a region not active,
+   * unpack beyond exchange, a missing slot, a width beyond the grid's ghosts */
+  assert_int_not_equal(be_signals_pack(&g, &x, u, NULL, s), BE_OK);
+  x.faces2 = NULL;
+  assert_int_not_equal(fd_signals_regions_check(&g, &x, "t", why, sizeof why), 0);
+  assert_non_null(strstr(why, "second layout"));
+  x.faces2 = &fb;
+  x.exchange |= 1u << 2;
+  assert_int_not_equal(fd_signals_regions_check(&g, &x, "t", why, sizeof why), 0);
+  assert_non_null(strstr(why, "region 2 is exchanged but not active"));
+  x.exchange = 1u << r;
+  x.unpack = 1u << 3;
+  assert_int_not_equal(fd_signals_regions_check(&g, &x, "t", why, sizeof why), 0);
+  assert_non_null(strstr(why, "unpacked but not exchanged"));
+  x.unpack = 1u << r;
+  x.in[r][1] = NULL;
+  assert_int_not_equal(fd_signals_regions_check(&g, &x, "t", why, sizeof why), 0);
+  assert_non_null(strstr(why, "no neighbour's slots"));
+  x.in[r][1] = slots + fa.total + fa.offset[r];
+  assert_int_equal(fd_signals_regions_check(&g, &x, "t", why, sizeof why), 0);
+  fd_grid g2;
+  assert_int_equal(fd_grid_init(&g2, n, 2), 0);
+  assert_int_not_equal(fd_signals_regions_check(&g2, &x, "t", why, sizeof why), 0);
+  assert_non_null(strstr(why, "ghost layers"));
+  free(u);
+  free(u2);
+  free(slots);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -575,6 +671,8 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_shell_exchange_refuses_faces_outside_the_shell),
     cmocka_unit_test(test_signalled_passes_match_one_grid),
     cmocka_unit_test(test_signalled_pass_refuses_an_unpacked_neighbour),
+    cmocka_unit_test(test_deep_signalled_exchange_matches_the_global_field),
+    cmocka_unit_test(test_deep_signalled_exchange_refuses_an_unpacked_neighbour),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   be_stream_destroy(s);

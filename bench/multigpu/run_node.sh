@@ -45,6 +45,9 @@ device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 pass=0
 fail=0
 log() { printf '%s\n' "$*" | tee -a "$OUT/tests.log"; }
+# the report's signalled line: width 1 (one launch) or deeper (a pack and an unpack launch)
+SIG_LINE="^  signalled   [1-9][0-9]* of the timed passes exchanged (inside their one launch|on the device before their update)"
+SIG_DEEP="^  signalled   [1-9][0-9]* of the timed passes exchanged on the device before their update"
 ok() { pass=$((pass + 1)); log "ok   $*"; }
 bad() { fail=$((fail + 1)); log "FAIL $*"; }
 
@@ -76,7 +79,7 @@ case_run() {
   # shellcheck disable=SC2046
   fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") "$@" --dump "$work/d.raw"
   local rc=$?
-  if [ "$want" = ipc ] && ! grep -qE "IPC faces  *(pulled: .*ordered on the device by flags|read inside the pass's launch)" "$work/last.log"; then rc=99; fi
+  if [ "$want" = ipc ] && ! grep -qE "IPC faces  *(pulled: .*ordered on the device by flags|read inside the pass's launch|unpacked from the slots)" "$work/last.log"; then rc=99; fi
   if [[ " $* " == *" --halo-width "* || " $* " == *" --fuse "* ]] && ! grep -q "deep halo   width\|fuse        " "$work/last.log"; then rc=98; fi
   if [[ " $* " == *" --graphs on "* ]] && ! grep -q "graphs      on" "$work/last.log"; then rc=97; fi
   if [ "$(grep -c "^  graphs  " "$work/last.log")" -ne 1 ]; then rc=95; fi # one graphs line, on or off
@@ -258,7 +261,7 @@ signalled_cases() {
       read -r np procs <<< "$cfg"
       for g in on off; do
         case_run "$np" "$procs" ipc "$op" --graphs "$g"
-        if grep -q "^  signalled   [1-9][0-9]* of the timed passes exchanged inside their one launch" "$work/last.log"; then
+        if grep -qE "$SIG_LINE" "$work/last.log"; then
           ok "$np ranks ($procs) ipc $op --graphs $g: $(grep -o 'took IPC [a-z]*' "$work/last.log") (signalled passes)"
         else
           bad "$np ranks ($procs) ipc $op --graphs $g: no signalled passes ($(grep -o 'took [A-Za-z ]*$' "$work/last.log"))"
@@ -273,7 +276,7 @@ signalled_cases() {
     if fd 1 --op "$op" --global 128,128,256 --iters 12 --warmup 1 --dump "$work/big.raw" &&
       fd 2 --op "$op" --global 128,128,256 --iters 12 --warmup 1 --procs 1,1,2 --halo-path ipc --dump "$work/d.raw" &&
       grep -q "verification: PASS" "$work/last.log" &&
-      grep -q "^  signalled   [1-9][0-9]* of the timed passes exchanged inside their one launch" "$work/last.log" &&
+      grep -qE "$SIG_LINE" "$work/last.log" &&
       grep -q "ranks share devices: up to 2 ranks on one device" "$work/last.log" &&
       cmp -s "$work/d.raw" "$work/big.raw"; then
       ok "2 ranks ipc $op 128^3 per rank, signalled (each rank's share of L2: marching down on alternate passes): PASS, bitwise equal to 1 GPU"
@@ -288,10 +291,27 @@ signalled_cases() {
     for cfg in "2 1,1,2" "8 2,2,2"; do
       read -r np procs <<< "$cfg"
       case_run "$np" "$procs" ipc "$op" --graphs on
-      grep -q "^  signalled   [1-9][0-9]* of the timed passes exchanged inside their one launch" "$work/last.log" ||
+      grep -qE "$SIG_LINE" "$work/last.log" ||
         bad "$np ranks ($procs) ipc $op --graphs on: no signalled passes ($(grep -o 'took [A-Za-z ]*$' "$work/last.log"))"
     done
   done
+  # deep halos (--halo-width S > 1): each window's exchange signalled in a pack and an unpack
+  # launch before its first pass, every operator, fused passes, graphs on and off
+  local deep extra
+  for deep in "2 1,1,2 heat on --halo-width 2" "4 1,2,2 jacobi off --halo-width 3 --fuse 3" \
+    "8 2,2,2 heat on --halo-width 4 --fuse 2" "2 1,1,2 wave on --halo-width 3" "8 2,2,2 laplacian off --halo-width 2" \
+    "8 2,2,2 wave off --halo-width 2"; do
+    read -r np procs op g extra <<< "$deep"
+    read -ra extra <<< "$extra"
+    case_run "$np" "$procs" ipc "$op" --graphs "$g" "${extra[@]}"
+    if grep -qE "$SIG_DEEP" "$work/last.log"; then
+      ok "$np ranks ($procs) ipc $op --graphs $g ${extra[*]}: the windows' exchanges signalled (pack and unpack launches)"
+    else
+      bad "$np ranks ($procs) ipc $op --graphs $g ${extra[*]}: no deep signalled exchanges ($(grep -o 'took [A-Za-z ]*$' "$work/last.log"))"
+    fi
+  done
+  fault_case 8 2,2,2 ipc heat --graphs on --halo-width 3
+  grep -qE "$SIG_DEEP" "$work/last.log" || bad "exchange fault 8 ranks ipc heat --halo-width 3: not signalled"
   echo quit | nvidia-cuda-mps-control 2>/dev/null
 }
 
@@ -316,7 +336,7 @@ xdev_steps=(--iters 20 --warmup 2)
 
 # xdev_signalled: the last run's report counts signalled passes
 xdev_signalled() {
-  grep -q "^  signalled   [1-9][0-9]* of the timed passes exchanged inside their one launch" "$work/last.log"
+  grep -qE "$SIG_LINE" "$work/last.log"
 }
 
 # xdev_path: the path the last run took, for the log: the halo path and the path trial's choice
@@ -397,13 +417,14 @@ PY
   fi
 }
 
-# xdev_fault KIND NP PROCS OP GRID: --test-inject-fault=KIND through signalled passes must exit
+# xdev_fault KIND NP PROCS OP GRID [FDMINI_ARGS...]: --test-inject-fault=KIND through signalled passes must exit
 # 1 with FAIL; a run without signalled passes is FAIL "not signalled" (the fault missed them)
 xdev_fault() {
   local kind=$1 np=$2 procs=$3 op=$4 grid=$5 rc
-  fd "$np" --op "$op" --global "$grid" "${xdev_steps[@]}" --procs "$procs" --halo-path ipc --test-inject-fault="$kind"
+  shift 5
+  fd "$np" --op "$op" --global "$grid" "${xdev_steps[@]}" --procs "$procs" --halo-path ipc "$@" --test-inject-fault="$kind"
   rc=$?
-  local what="xdev: $kind fault, $np ranks ($procs) on $np GPUs, ipc $op $grid"
+  local what="xdev: $kind fault, $np ranks ($procs) on $np GPUs, ipc $op $grid${*:+ $*}"
   if ! xdev_signalled; then
     bad "$what: not signalled (rc $rc, $(xdev_path))"
   elif [ $rc -eq 1 ] && grep -q "verification: FAIL" "$work/last.log"; then
@@ -435,22 +456,22 @@ xdev_sanitizer() {
   fi
 }
 
-# xdev_stall: --test-stall 1 on 2 GPUs: rank 1's signalled launches never set the neighbours'
+# xdev_stall [FDMINI_ARGS...]: --test-stall 1 on 2 GPUs: rank 1's signalled launches never set the neighbours'
 # words and every bounded wait is 2 s: the run must end, exit 3, with a line that says which
 # wait "waited more than", well inside its 45 s (a hang is killed there and FAILs)
 xdev_stall() {
   local t0=$SECONDS rc el n left
-  fd_timeout=45 fd 2 --op heat --global 64,64,64 "${xdev_steps[@]}" --procs 1,1,2 --halo-path ipc --test-stall 1
+  fd_timeout=45 fd 2 --op heat --global 64,64,64 "${xdev_steps[@]}" --procs 1,1,2 --halo-path ipc "$@" --test-stall 1
   rc=$?
   el=$((SECONDS - t0))
   n=$(grep -c "waited more than" "$work/last.log")
   if [ $rc -eq 3 ] && [ "$n" -ge 1 ]; then
-    ok "xdev: --test-stall 1, 2 ranks on 2 GPUs, ipc heat 64^3: exit 3 after $el s, $n line(s): $(grep -m1 "waited more than" "$work/last.log" | cut -c1-160)"
+    ok "xdev: --test-stall 1, 2 ranks on 2 GPUs, ipc heat 64^3${*:+ $*}: exit 3 after $el s, $n line(s): $(grep -m1 "waited more than" "$work/last.log" | cut -c1-160)"
   elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-    bad "xdev: --test-stall 1, 2 ranks on 2 GPUs: hung, killed by the timeout after $el s"
+    bad "xdev: --test-stall 1, 2 ranks on 2 GPUs${*:+ $*}: hung, killed by the timeout after $el s"
     tail -20 "$work/last.log" >> "$OUT/tests.log"
   else
-    bad "xdev: --test-stall 1, 2 ranks on 2 GPUs: rc $rc after $el s, $n \"waited more than\" lines (expected exit 3 and the line)"
+    bad "xdev: --test-stall 1, 2 ranks on 2 GPUs${*:+ $*}: rc $rc after $el s, $n \"waited more than\" lines (expected exit 3 and the line)"
     tail -20 "$work/last.log" >> "$OUT/tests.log"
   fi
   # nothing of the stalled run may be left on the GPUs
@@ -506,6 +527,19 @@ xdev_cases() {
     xdev_fault order 4 1,2,2 heat 64,64,64
   fi
   xdev_case 2 1,1,2 sig jacobi 97,81,71 --test-delays
+  # deep halos: each window's exchange signalled in a pack and an unpack launch across GPUs,
+  # fused passes (auto: the trial's choice), the wave's two levels, F_p of the S-deep face
+  for cfg in "2 1,1,2" "4 1,2,2"; do
+    read -r np procs <<< "$cfg"
+    [ "$np" -gt "$ngpu" ] && continue
+    xdev_case "$np" "$procs" sig heat 97,81,71 --halo-width 4 --fuse auto --graphs on
+    xdev_fp "$np ranks ($procs) on $np GPUs, --halo-width 4"
+    xdev_case "$np" "$procs" sig jacobi 64,64,64 --halo-width 2 --fuse 2 --graphs off
+    xdev_case "$np" "$procs" sig wave 64,64,64 --halo-width 3
+  done
+  xdev_fault exchange 2 1,1,2 heat 64,64,64 --halo-width 3
+  xdev_fault order 2 1,1,2 jacobi 97,81,71 --halo-width 2
+  xdev_case 2 1,1,2 sig heat 97,81,71 --halo-width 4 --fuse 2 --test-delays
   xdev_sanitizer
   if [ "$ngpu" -ge 4 ]; then
     # 8 ranks on 4 GPUs (rank r on GPU r % 4), under MPS: neighbours on the same GPU and on others
@@ -522,10 +556,13 @@ xdev_cases() {
     xdev_phys=(--velocity "1.5,3")
     xdev_case 8 2,2,2 sig wave 97,81,71
     xdev_phys=()
+    xdev_case 8 2,2,2 sig heat 64,64,64 --halo-width 3 --fuse 3 --graphs on
+    xdev_case 8 2,2,2 sig wave 97,81,71 --halo-width 2
     echo quit | nvidia-cuda-mps-control 2>/dev/null
   fi
   # last: a run that hangs despite its bound is killed, and must not hold a GPU under the others
   xdev_stall
+  xdev_stall --halo-width 2
   log "cross-device cases: $((pass - p0)) passed, $((fail - f0)) failed"
 }
 
@@ -761,7 +798,7 @@ run_tests() {
     cat "$work/last.log" >> "$OUT/sanitizer-ipc.log"
     # (the path trial takes flags or signalled passes, whichever ran faster under the tool)
     if [ $rc -eq 0 ] && [ "$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")" -eq 2 ] &&
-      grep -qE "IPC faces  *(pulled|read inside the pass's launch)" "$work/last.log"; then
+      grep -qE "IPC faces  *(pulled|read inside the pass's launch|unpacked from the slots)" "$work/last.log"; then
       ok "compute-sanitizer memcheck, 2 ranks, ipc ($(grep -o 'took [A-Za-z ]*$' "$work/last.log")): 0 errors"; else bad "compute-sanitizer ipc (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
   fi
   ckpt_cases

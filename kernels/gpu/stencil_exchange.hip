@@ -257,6 +257,100 @@ __global__ void __launch_bounds__(FD_KERNEL_MAX_BLOCK) k_zmarch_x(const st_args 
   zmarch_body<R, V, HAS_F>(a, L % x.gx, L / x.gx % x.gy, L / (x.gx * x.gy));
 }
 
+/* ---- the deep exchange signalled on the device (be_signals_pack, be_signals_unpack) -----------
+ * backend.h has the protocol. One launch packs, one unpacks; the regions' elements (each
+ * field's box, one after the other: the region's message) flattened into one list that nb
+ * blocks stride over. The unpack's blocks wait and acquire as the exchange blocks of a
+ * signalled pass (xg_block: each for itself, or on AMD block 0 for all through `go`); the
+ * pack's last block (arrivals) fences once and sets the neighbours' words, as there. Memory a
+ * waiting block holds is capped as for the exchange blocks where a neighbour shares this
+ * device (the pack, which never waits, runs beside the waiting unpacks of the other ranks). */
+struct xd_args {
+  real_t *u, *u2;                  /* field 0 and field 1 (u2: NULL with one field) */
+  long long sx, sxy, origin;
+  int nr;                          /* regions in the list */
+  int lo[FD_REGIONS][3];           /* region q's box origin: its send box (pack), receive box (unpack) */
+  int e0[FD_REGIONS], e1[FD_REGIONS];
+  unsigned count[FD_REGIONS];      /* points of one field's box */
+  unsigned long long start[FD_REGIONS + 1]; /* first element of each in the flattened list */
+  real_t *buf[FD_REGIONS][2];      /* by slot: out[r] (pack), in[r] (unpack) */
+  uint32_t *words, *peer_in[FD_REGIONS]; /* peer_in of the list's regions (pack) */
+  unsigned exchange, remote, test, once;
+  unsigned long long wait_ticks;
+  unsigned nb;
+};
+
+/* Thread 0 of an unpack block: xg_wait over the regions of x.exchange. */
+__device__ __forceinline__ void xd_wait(const xd_args &x, uint32_t e)
+{
+  if (x.test & BE_SIG_TEST_NOWAIT) return;
+  if (gpu_ld_sys(x.words + BE_SIG_STALL) != 0u) return;
+  for (int r = 0; r < FD_REGIONS; r++) {
+    if (!(x.exchange >> r & 1u)) continue;
+    if ((int32_t)(gpu_ld_sys(x.words + r) - (e + 1u)) >= 0) continue;
+    const unsigned long long t0 = gpu_wall_ticks();
+    while ((int32_t)(gpu_ld_sys(x.words + r) - (e + 1u)) < 0) {
+      if (gpu_wall_ticks() - t0 > x.wait_ticks) {
+        if (atomicCAS(x.words + BE_SIG_STALL, 0u, (unsigned)r + 1u) == 0u) gpu_st_sys(x.words + BE_SIG_STALL_AT, e);
+        return;
+      }
+    }
+  }
+}
+
+template <bool PACK> __global__ void __launch_bounds__(256) k_sigd(const xd_args x)
+{
+  const uint32_t e = gpu_ld_sys(x.words + BE_SIG_SEQ);
+  const unsigned tid = threadIdx.x, b = blockIdx.x;
+  if (!PACK) {
+    if (tid == 0) {
+      if (!x.remote || !x.once) {
+        xd_wait(x, e);
+        if (x.remote) gpu_acquire_system();
+        else __threadfence();
+      } else if (b == 0) {
+        xd_wait(x, e);
+        gpu_acquire_system();
+        gpu_st_sys(x.words + BE_SIG_GO, e + 1u);
+      } else {
+        while ((int32_t)(gpu_ld_sys(x.words + BE_SIG_GO) - (e + 1u)) < 0) {
+        }
+        __threadfence();
+      }
+    }
+    __syncthreads();
+  }
+  const unsigned slot = e & 1u;
+  const unsigned long long total = x.start[x.nr];
+  for (unsigned long long t = (unsigned long long)b * 256u + tid; t < total; t += (unsigned long long)x.nb * 256u) {
+    int q = 0;
+    for (int r = 1; r < x.nr; r++)
+      if (t >= x.start[r]) q = r;
+    const unsigned l = (unsigned)(t - x.start[q]);
+    const unsigned field = l >= x.count[q] ? 1u : 0u, pt = l - field * x.count[q];
+    const unsigned e0 = (unsigned)x.e0[q], plane = e0 * (unsigned)x.e1[q];
+    const unsigned k = pt / plane, rest = pt - k * plane, j = rest / e0, i = rest - j * e0;
+    const long long fi = x.origin + (x.lo[q][0] + (int)i) + x.sx * (long long)(x.lo[q][1] + (int)j) +
+                         x.sxy * (long long)(x.lo[q][2] + (int)k);
+    real_t *fld = field ? x.u2 : x.u;
+    if (PACK) x.buf[q][slot][l] = fld[fi];
+    else fld[fi] = gpu_ld_shared_l2(x.buf[q][slot] + l);
+  }
+  __threadfence();
+  __syncthreads();
+  if (tid == 0 && atomicAdd(x.words + BE_SIG_ARRIVALS, 1u) == x.nb - 1) {
+    x.words[BE_SIG_ARRIVALS] = 0;
+    if (!PACK) {
+      gpu_st_sys(x.words + BE_SIG_SEQ, e + 1u);
+      return;
+    }
+    if (x.remote) __threadfence_system(); /* once per launch (see xg_block) */
+    else __threadfence();
+    for (int q = 0; q < x.nr && !(x.test & BE_SIG_TEST_MUTE); q++) gpu_st_sys(x.peer_in[q], e + 1u);
+    if (x.remote) gpu_push_system();
+  }
+}
+
 /* ---- the kernel instances -------------------------------------------------------------------- */
 
 typedef void (*kxfn)(st_args, xg_args);
@@ -449,6 +543,72 @@ extern "C" int be_signals_stall(const be_signals *x, int *face, uint32_t *exchan
   GPU(hipMemcpy(w, x->words + BE_SIG_STALL, sizeof w, hipMemcpyDeviceToHost));
   *face = w[0] ? (int)w[0] - 1 : -1;
   *exchange = w[1];
+  return BE_OK;
+}
+
+namespace stencil {
+namespace {
+/* be_signals_pack's (pack) or be_signals_unpack's arguments as k_sigd takes them. */
+int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, bool pack, xd_args *a,
+                     const char *who)
+{
+  char why[192];
+  if (!gpu_initialized_private) return gpu_failf_private(BE_ERROR, "%s: be_init was not called", who);
+  if (fd_signals_regions_check(g, x, who, why, sizeof why)) return gpu_failf_private(BE_ERROR, "%s", why);
+  if (x->faces2 && !u2) return gpu_failf_private(BE_ERROR, "%s: two fields and no second one", who);
+  memset(a, 0, sizeof *a);
+  a->u = u, a->u2 = x->faces2 ? u2 : NULL;
+  a->sx = g->sx, a->sxy = g->sxy, a->origin = g->origin;
+  const fd_faces *fa = x->faces;
+  const unsigned list = pack ? x->exchange : x->unpack;
+  for (int r = 0; r < FD_REGIONS; r++) {
+    if (!(list >> r & 1u)) continue;
+    int lo[3], hi[3];
+    fd_region_box(fa->n, fa->width, r, !pack, lo, hi);
+    const int q = a->nr++;
+    for (int d = 0; d < 3; d++) a->lo[q][d] = lo[d];
+    a->e0[q] = hi[0] - lo[0] + 1, a->e1[q] = hi[1] - lo[1] + 1;
+    a->count[q] = (unsigned)fa->count[r];
+    a->start[q + 1] = a->start[q] + (unsigned long long)fa->count[r] * (unsigned)fa->fields;
+    for (int sl = 0; sl < 2; sl++) a->buf[q][sl] = pack ? x->out[r][sl] : (real_t *)x->in[r][sl];
+    a->peer_in[q] = x->peer_in[r];
+  }
+  a->words = x->words;
+  a->exchange = x->exchange, a->remote = x->remote & x->exchange, a->test = x->test;
+  a->once = GPU_ACQUIRE_ONCE;
+  static double hz = 0;
+  if (hz == 0) hz = gpu_wall_hz();
+  a->wait_ticks = (unsigned long long)(x->wait_s * hz);
+  /* waiting blocks where a neighbour shares this device: as signals_args */
+  long long most = 4LL * gpu_props_private.sm_count;
+  if (!pack && a->remote != a->exchange) {
+    most = (long long)gpu_props_private.sm_count / gpu_sharers_private;
+    most = most < (long long)XG_MAX_BLOCKS ? (long long)XG_MAX_BLOCKS : most > (long long)XG_MAX_BLOCKS_PEERS ? (long long)XG_MAX_BLOCKS_PEERS : most;
+  }
+  const long long need = (long long)((a->start[a->nr] + 255) / 256);
+  a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
+  return BE_OK;
+}
+} /* namespace */
+} /* namespace stencil */
+
+extern "C" int be_signals_pack(const fd_grid *g, const be_signals *x, const real_t *u, const real_t *u2, be_stream s)
+{
+  xd_args a;
+  const int rc = sigd_args(g, x, (real_t *)u, (real_t *)u2, true, &a, "be_signals_pack");
+  if (rc) return rc;
+  k_sigd<true><<<a.nb, 256, 0, gpu_stream(s)>>>(a);
+  GPU_LAUNCHED("k_sigd<pack>");
+  return BE_OK;
+}
+
+extern "C" int be_signals_unpack(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s)
+{
+  xd_args a;
+  const int rc = sigd_args(g, x, u, u2, false, &a, "be_signals_unpack");
+  if (rc) return rc;
+  k_sigd<false><<<a.nb, 256, 0, gpu_stream(s)>>>(a);
+  GPU_LAUNCHED("k_sigd<unpack>");
   return BE_OK;
 }
 

@@ -62,6 +62,8 @@ typedef enum {
   OP_SHELL_X,
   OP_SIG_PRIME,
   OP_SIG_PASS,
+  OP_SIGD_PACK,
+  OP_SIGD_UNPACK,
   OP_MEMCPY,
   OP_ADD_POINT,
   OP_RECORD
@@ -85,7 +87,7 @@ typedef struct {
   real_t value;
   be_event event;
   unsigned unpack, pack; /* OP_SHELL_X: u is the field (written), src recv, dst send */
-  be_signals sig;        /* OP_SIG_PRIME, OP_SIG_PASS */
+  be_signals sig;        /* OP_SIG_PRIME, OP_SIG_PASS, OP_SIGD_* (u2: dst) */
   be_sig_stencil sv;     /* OP_SIG_PASS where has_sv (its c2: &c2) */
   fd_coeffs c2;
   int has_sv;
@@ -399,6 +401,8 @@ int be_graph_launch(be_graph g, be_stream s)
       rc = be_signals_pass(&o->g, &o->c, (real_t *)o->u, o->f, o->out, o->kern, &o->sig, o->has_sv ? &v : NULL, s);
       break;
     }
+    case OP_SIGD_PACK: rc = be_signals_pack(&o->g, &o->sig, o->u, o->dst, s); break;
+    case OP_SIGD_UNPACK: rc = be_signals_unpack(&o->g, &o->sig, (real_t *)o->u, o->dst, s); break;
     case OP_MEMCPY: rc = be_memcpy_async(o->dst, o->src, o->bytes, BE_COPY_D2D, s); break;
     case OP_ADD_POINT: rc = be_add_point(&o->g, o->pt[0], o->pt[1], o->pt[2], o->value, o->out, s); break;
     case OP_RECORD: rc = be_event_record(o->event, s); break;
@@ -864,6 +868,66 @@ int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_
   x->words[BE_SIG_SEQ] = e + 1;
   for (int fc = 0; fc < FD_FACES && !(x->test & BE_SIG_TEST_MUTE); fc++)
     if (x->exchange >> fc & 1u) *x->peer_in[fc] = e + 2;
+  return BE_OK;
+}
+
+/* Region r's box of one field between u (its send box, to_msg; else its receive box) and
+ * msg, the region's message in the region's order (faces.h). */
+static void region_box_copy(const fd_grid *g, const fd_faces *fa, int r, real_t *u, real_t *msg, int to_msg)
+{
+  int lo[3], hi[3];
+  fd_region_box(fa->n, fa->width, r, !to_msg, lo, hi);
+  const int e0 = hi[0] - lo[0] + 1, e1 = hi[1] - lo[1] + 1;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = lo[2]; k <= hi[2]; k++)
+    for (int j = lo[1]; j <= hi[1]; j++) {
+      real_t *row = u + fd_grid_index(g, lo[0], j, k);
+      real_t *mr = msg + (size_t)e0 * ((size_t)(j - lo[1]) + (size_t)e1 * (size_t)(k - lo[2]));
+      if (to_msg) memcpy(mr, row, (size_t)e0 * sizeof(real_t));
+      else memcpy(row, mr, (size_t)e0 * sizeof(real_t));
+    }
+}
+
+int be_signals_pack(const fd_grid *g, const be_signals *x, const real_t *u, const real_t *u2, be_stream s)
+{
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_SIGD_PACK, .g = *g, .u = u, .dst = (void *)u2, .sig = *x};
+    return record(s, &op);
+  }
+  char why[192];
+  if (fd_signals_regions_check(g, x, "be_signals_pack", why, sizeof why)) return fail("%s", why);
+  if (x->faces2 && !u2) return fail("be_signals_pack: two fields and no second one");
+  const uint32_t e = x->words[BE_SIG_SEQ];
+  for (int r = 0; r < FD_REGIONS; r++) {
+    if (!(x->exchange >> r & 1u)) continue;
+    region_box_copy(g, x->faces, r, (real_t *)u, x->out[r][e & 1u], 1);
+    if (x->faces2) region_box_copy(g, x->faces2, r, (real_t *)u2, x->out[r][e & 1u] + x->faces->count[r], 1);
+  }
+  for (int r = 0; r < FD_REGIONS && !(x->test & BE_SIG_TEST_MUTE); r++)
+    if (x->exchange >> r & 1u) *x->peer_in[r] = e + 1;
+  return BE_OK;
+}
+
+int be_signals_unpack(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s)
+{
+  if (capturing(s)) {
+    const host_op op = {.kind = OP_SIGD_UNPACK, .g = *g, .u = u, .dst = u2, .sig = *x};
+    return record(s, &op);
+  }
+  char why[192];
+  if (fd_signals_regions_check(g, x, "be_signals_unpack", why, sizeof why)) return fail("%s", why);
+  if (x->faces2 && !u2) return fail("be_signals_unpack: two fields and no second one");
+  const uint32_t e = x->words[BE_SIG_SEQ];
+  for (int r = 0; r < FD_REGIONS; r++)
+    if ((x->exchange >> r & 1u) && (int32_t)(x->words[r] - (e + 1)) < 0 && !(x->test & BE_SIG_TEST_NOWAIT))
+      return fail("be_signals_unpack: the neighbour across region %d has not packed exchange %u (its word says %u); "
+                  "the host backend cannot wait for it", r, e, x->words[r]);
+  for (int r = 0; r < FD_REGIONS; r++) {
+    if (!(x->unpack >> r & 1u)) continue;
+    region_box_copy(g, x->faces, r, u, (real_t *)x->in[r][e & 1u], 0);
+    if (x->faces2) region_box_copy(g, x->faces2, r, u2, (real_t *)x->in[r][e & 1u] + x->faces->count[r], 0);
+  }
+  x->words[BE_SIG_SEQ] = e + 1;
   return BE_OK;
 }
 

@@ -121,7 +121,12 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
-  if (r->sig_passes)
+  if (r->sig_passes && r->halo_width > 1)
+    fprintf(out, "  signalled   %lld of the timed passes exchanged on the device before their update, in a pack and an\n"
+                 "              unpack launch (the unpack waits for its neighbours' words, on this GPU or others); phases:\n"
+                 "              the two launches count as the boundary, the update of the window's box as the interior\n",
+            r->sig_passes);
+  else if (r->sig_passes)
     fprintf(out, "  signalled   %lld of the timed passes exchanged inside their one launch (the kernel waits on the\n"
                  "              device for its neighbours' words, on this GPU or others); phases: the launch counts as the interior\n",
             r->sig_passes);
@@ -158,7 +163,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   for (int k = 0; k < PH_COUNT; k++)
     fprintf(out, "  %-10s %12.4f %12.4f %12.4f\n", fd_phase_name(k), r->phase[k].min,
             r->phase[k].avg, r->phase[k].max);
-  if (r->sig_passes)
+  if (r->sig_passes && r->halo_width == 1)
     fprintf(out, "  (signalled passes: one launch holds the exchange, the interior and the shell; its time is the\n"
                  "  interior's, and X below is the exchange alone)\n");
   fprintf(out, "\n  effective bandwidth  %.2f / %.2f / %.2f GB/s per rank (min/avg/max), %.2f GB/s total\n",
@@ -206,8 +211,9 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     fprintf(out, "  redundant points     %.0f / %.0f / %.0f per step per rank (min/avg/max) updated beyond the block: %.2f %% of the grid\n",
             r->redundant.min, r->redundant.avg, r->redundant.max, 100 * r->redundant_share);
   if (r->ipc_faces && r->sig_passes)
-    fprintf(out, "  IPC faces            read inside the pass's launch from the neighbours' slots; ordered on the device by\n"
-                 "                       words the launches set and await\n");
+    fprintf(out, "  IPC faces            %s; ordered on the device by\n"
+                 "                       words the launches set and await\n",
+            r->halo_width > 1 ? "unpacked from the slots the neighbours' packs filled" : "read inside the pass's launch from the neighbours' slots");
   else if (r->ipc_faces)
     fprintf(out, "  IPC faces            pulled: copies %.4f / %.4f / %.4f ms per step (the copies alone); ordered on the device by flags\n",
             r->ipc_copy_ms.min, r->ipc_copy_ms.avg, r->ipc_copy_ms.max);

@@ -227,8 +227,17 @@ static int exchange_alone(fd_state *s, real_t *u, real_t *u2, int reps, int fuse
   return rc;
 }
 
-/* `reps` exchanges of x alone on u (be_signals_pass without an output: the unpack and the
- * pack) back to back on the halo stream, as one graph where chains may hold exchanges, after a
+/* One exchange of x alone on u (and u2, a second field) on st: at width 1 be_signals_pass
+ * without an output (the unpack and the pack in one launch), deeper the pack and the unpack
+ * launches of the passes. BE_OK or BE_ERROR. */
+static int signals_once(const fd_state *s, const be_signals *x, real_t *u, real_t *u2, be_stream st)
+{
+  if (s->width == 1) return be_signals_pass(&s->grid, NULL, u, NULL, NULL, (fd_kernel){0}, x, NULL, st);
+  const int rc = be_signals_pack(&s->grid, x, u, u2, st);
+  return rc != BE_OK ? rc : be_signals_unpack(&s->grid, x, u, u2, st);
+}
+
+/* `reps` exchanges of x alone on u (signals_once) back to back on the halo stream, as one graph where chains may hold exchanges, after a
  * reset, a prime and two untimed ones (and the graph's warm-up launch); wall time per exchange
  * in microseconds; a failure's line names `who` (the floor). A rank with `active` = 0 only
  * takes part in the reset and the barrier (*us = 0). Overwrites u's ghosts and leaves the words to be reset (the passes prime again:
@@ -241,14 +250,15 @@ static int signals_time(fd_state *s, const char *who, const be_signals *x, int a
   *us = 0.0;
   FD_CALL(halo_signals_reset(h));
   be_graph graph = NULL;
+  real_t *u2 = x->faces2 ? s->pool[2] : NULL;
   if (active) {
-    FD_BE(be_signals_prime(g, x, u, h->stream));
-    for (int r = 0; r < 2; r++) FD_BE(be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, NULL, h->stream));
+    if (s->width == 1) FD_BE(be_signals_prime(g, x, u, h->stream));
+    for (int r = 0; r < 2; r++) FD_BE(signals_once(s, x, u, u2, h->stream));
     if (s->xchains.on && !s->xchains.failed) { /* as the passes' chains run them: one graph */
       FD_BE(be_graph_begin(h->stream));
       int rc = FD_OK;
       for (int r = 0; r < reps && rc == FD_OK; r++)
-        rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, NULL, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+        rc = signals_once(s, x, u, u2, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
       const int end = be_graph_end(h->stream, &graph);
       if (rc != FD_OK || end != BE_OK) {
         (void)be_graph_destroy(graph);
@@ -265,7 +275,7 @@ static int signals_time(fd_state *s, const char *who, const be_signals *x, int a
   int rc = FD_OK;
   if (graph) rc = be_graph_launch(graph, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
   for (int r = 0; r < reps && active && !graph && rc == FD_OK; r++)
-    rc = be_signals_pass(g, NULL, u, NULL, NULL, (fd_kernel){0}, x, NULL, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+    rc = signals_once(s, x, u, u2, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
   if (rc == FD_OK) rc = be_stream_sync(h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
   if (active) *us = (fd_now() - t0) * 1e6 / reps;
   (void)be_graph_destroy(graph);
@@ -326,7 +336,7 @@ static int peer_floor(fd_state *s, real_t *u, double *us)
  * the halo's path). Overwrites the fields' ghosts. Collective. */
 static int time_exchange_alone(fd_state *s, double *us)
 {
-  if (step_signalled(s)) { /* the run's exchange: one launch of the unpack and the pack */
+  if (step_signalled(s)) { /* the run's exchange: signals_once */
     FD_BE(be_stream_sync(s->compute));
     s->sig_primed = 0; /* the measurement primes and moves the words itself */
     return signals_alone(s, s->pool[0], 20, us);

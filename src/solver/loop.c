@@ -7,10 +7,10 @@
 #include "state.h"
 
 /* Before signalled passes: where the words and slots do not hold u's layers, every rank waits
- * for its device, the words are reset (halo_signals_reset) and each rank primes its slots
- * with u on the compute stream; the wave's source, where the launches add it (src_shell),
- * gets its values from this step on (src_sig[e]: step s->steps + e). Collective (every rank
- * decides alike). */
+ * for its device, the words are reset (halo_signals_reset) and, at width 1, each rank primes
+ * its slots with u on the compute stream (deeper, each window's exchange packs its own); the
+ * wave's source, where the launches add it (src_shell), gets its values from this step on
+ * (src_sig[e]: step s->steps + e). Collective (every rank decides alike). */
 static int signals_prime(fd_state *s)
 {
   if (!step_signalled(s) || s->sig_primed) return FD_OK;
@@ -27,7 +27,7 @@ static int signals_prime(fd_state *s)
     FD_BE(rc);
   }
   FD_CALL(halo_signals_reset(&s->halo));
-  FD_BE(be_signals_prime(&s->grid, &s->sig, s->u, s->compute));
+  if (s->width == 1) FD_BE(be_signals_prime(&s->grid, &s->sig, s->u, s->compute));
   s->sig_primed = 1;
   return FD_OK;
 }

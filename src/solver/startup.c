@@ -335,8 +335,9 @@ static int use_kernel(fd_state *s, fd_tune *t, int i)
  * with each candidate, in FD_PATH_ROUNDS rounds of alternating order; the one whose slowest
  * rank's best step is lowest stays (the same on every rank), its us per step in
  * r->path_trial_us. The candidates: with --halo-path auto every face through MPI and those
- * faces by IPC with flags; with auto or ipc, where every rank's neighbours share its device and
- * the passes receive fused, by IPC signalled inside the pass's launch too. None wins
+ * faces by IPC with flags; with auto or ipc, where every face goes by IPC (step_signalled), by
+ * IPC signalled on the device too (inside the pass's launch; deeper halos in launches of their
+ * own). None wins
  * everywhere: ranks sharing one GPU under MPS step faster by IPC in pairs and slower by it
  * eight at a time with flags, where X, the exchange alone, does not tell the two apart; the
  * signalled launch needs more registers, which large blocks pay (bench/results/README.md, "The
@@ -406,7 +407,7 @@ static int choose_path(fd_state *s, fd_result *r)
 static int confirm_kernel(fd_state *s, fd_tune *t)
 {
   int fin[FD_TUNE_MAX], trial;
-  const int sig = step_signalled(s);
+  const int sig = step_signalled(s) && s->width == 1; /* the one launch of be_signals_pass */
   const int close = tune_kernel_finalists(t, FD_KERNEL_MARGIN, FD_KERNEL_FINALISTS, fin);
   const int n = sig ? tune_family_finalists(t, FD_KERNEL_ZMARCH, fin, close) : close;
   if (n < 2 || s->opt->fuse > 1) return FD_OK;

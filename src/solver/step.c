@@ -135,6 +135,25 @@ static int pass_signal(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
   return FD_OK;
 }
 
+/* A deep signalled exchange (width S > 1): the pack of u (and um) into the slots, which sets
+ * the neighbours' words, and the unpack of theirs into the ghosts once their words are set,
+ * two launches on st (be_signals_pack, be_signals_unpack). */
+static int pass_sig_exchange(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
+{
+  (void)p, (void)out;
+  real_t *u2 = s->halo.fields > 1 ? s->um : NULL;
+  FD_BE(be_signals_pack(&s->grid, &s->sig, s->u, u2, st));
+  FD_BE(be_signals_unpack(&s->grid, &s->sig, s->u, u2, st));
+  return FD_OK;
+}
+
+/* ... and then the window's first pass over its whole box, all on st. */
+static int pass_sig_deep(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
+{
+  FD_CALL(pass_sig_exchange(s, p, st, out));
+  return pass_interior(s, p, st, out);
+}
+
 /* Without overlap, the interior and the shell one after the other. */
 static int pass_serial(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
@@ -243,19 +262,25 @@ int step_receives_fused(const fd_state *s)
          s->opt->inject_fault != FD_FAULT_SHELL; /* its launch updates the shell */
 }
 
-/* Whether the exchanging passes are signalled: the pass is one launch on the compute stream
- * (be_signals_pass: the interior update, the wait for the neighbours' words, the shell with
- * the unpack and the next pack), where every rank's faces all go by IPC to neighbours on its
- * own device or on peers (sig_able), one ghost layer of one field, one step per pass, with
- * overlap; every operator (the wave where its source's values fit src_sig: src_steps >= 0);
- * the zero and shell faults plant theirs in the halo's copies and messages and in pass_shell
+/* Whether the exchanging passes are signalled, where every rank's faces all go by IPC to
+ * neighbours on its own device or on peers (sig_able), with overlap, every operator:
+ * - width 1: the pass is one launch on the compute stream (be_signals_pass: the interior
+ *   update, the wait for the neighbours' words, the shell with the unpack and the next pack),
+ *   one field, one step per pass (the wave where its source's values fit src_sig:
+ *   src_steps >= 0);
+ * - width S > 1: the window's exchange is a pack and an unpack launch on the compute stream
+ *   (pass_sig_exchange), then its first pass updates its whole box there; any --fuse, both
+ *   fields of the wave.
+ * The zero and shell faults plant theirs in the halo's copies and messages and in pass_shell
  * (the order fault works on both: pass_signalled). The same on every rank. Pure. */
 int step_signalled(const fd_state *s)
 {
   const fd_fault f = s->opt->inject_fault;
-  return s->sig_able && !s->sig_off && !s->alone && s->width == 1 && s->fuse == 1 && s->opt->overlap &&
-         s->halo.fields == 1 && s->halo.n_msgs > 0 && (s->prob.op != FD_OP_WAVE || s->src_steps >= 0) &&
-         f != FD_FAULT_ZERO && f != FD_FAULT_SHELL;
+  if (!s->sig_able || s->sig_off || s->alone || !s->opt->overlap || s->halo.n_msgs == 0 || f == FD_FAULT_ZERO ||
+      f == FD_FAULT_SHELL)
+    return 0;
+  if (s->width > 1) return 1;
+  return s->fuse == 1 && s->halo.fields == 1 && (s->prob.op != FD_OP_WAVE || s->src_steps >= 0);
 }
 
 real_t step_source_value(const fd_state *s, long long step)
@@ -320,14 +345,20 @@ static void pass_plan(fd_state *s, int len, fd_pass *p)
   /* the receive is one launch that also packs the next pass's u, whose regions its shell
    * writes (step_receives_fused); a timed pass packs again (its timing events) */
   p->sig = p->exchange && step_signalled(s);
+  if (p->sig && s->width > 1) { /* the exchange before the pass, which then updates its whole box */
+    p->overlap = 0;
+    p->inner = p->box;
+    p->has_shell = 0;
+  }
   p->pack_next = step_receives_fused(s) && p->exchange && p->regions && !p->timed && !p->sig;
   p->ahead = s->ahead_u == s->u && s->ahead_exchange == s->halo.exchanges && !p->timed;
   p->enqueue = s->chain_mode != CHAIN_DRY;
   s->ahead_u = NULL;
 }
 
-/* A signalled pass: one launch on the compute stream; a sampled one times it as the interior,
- * the boundary empty. */
+/* A signalled pass on the compute stream: at width 1 one launch, which a sampled pass times as
+ * the interior (the boundary empty); deeper, the exchange's two launches and the update of the
+ * whole box, which a sampled pass times as the boundary and the interior. */
 static int pass_signalled(fd_state *s, const fd_pass *p, real_t *out)
 {
   if (!s->sig_primed) return fd_set_error(FD_ERR_RUNTIME, "rank %d: a signalled pass before the prime", s->dec.rank);
@@ -335,12 +366,23 @@ static int pass_signalled(fd_state *s, const fd_pass *p, real_t *out)
     be_event *ev = s->t_ev[p->q];
     be_range_push("pass");
     if (!s->chain_mode) FD_CALL(pass_test_waits(s));
-    if (p->timed) FD_BE(be_event_record(ev[0], s->compute));
-    FD_CALL(pass_segment(s, SEG_SIGNAL, pass_signal, p, s->compute, out));
-    if (p->timed) {
-      FD_BE(be_event_record(ev[1], s->compute));
+    if (s->width > 1 && p->timed) {
       FD_BE(be_event_record(ev[2], s->compute));
+      FD_CALL(pass_sig_exchange(s, p, s->compute, out));
       FD_BE(be_event_record(ev[3], s->compute));
+      FD_BE(be_event_record(ev[0], s->compute));
+      FD_CALL(pass_interior(s, p, s->compute, out));
+      FD_BE(be_event_record(ev[1], s->compute));
+    } else if (s->width > 1) {
+      FD_CALL(pass_segment(s, SEG_SIGNAL, pass_sig_deep, p, s->compute, out));
+    } else {
+      if (p->timed) FD_BE(be_event_record(ev[0], s->compute));
+      FD_CALL(pass_segment(s, SEG_SIGNAL, pass_signal, p, s->compute, out));
+      if (p->timed) {
+        FD_BE(be_event_record(ev[1], s->compute));
+        FD_BE(be_event_record(ev[2], s->compute));
+        FD_BE(be_event_record(ev[3], s->compute));
+      }
     }
     be_range_pop();
   }
@@ -431,7 +473,8 @@ static int pass_account(fd_state *s, const fd_pass *p, real_t *out)
 {
   const int *n = s->grid.n;
   const unsigned sides = s->alone ? 0u : s->sides;
-  if (s->sig_able && !p->sig) s->sig_primed = 0; /* u is not what the slots hold */
+  /* width 1: u is not what the slots hold; deeper: the words moved without signals */
+  if (s->sig_able && !p->sig && (s->width == 1 || p->exchange)) s->sig_primed = 0;
   if (p->pack_next) { /* the receive packed the next exchange (in a chain's graph too) */
     s->ahead_u = out;
     s->ahead_exchange = s->halo.exchanges;
@@ -456,7 +499,7 @@ static int pass_account(fd_state *s, const fd_pass *p, real_t *out)
     const int *sl = s->src_local;
     const real_t val = step_source_value(s, s->steps);
     /* (a signalled pass added it in its launch where the shell holds it) */
-    if (val != 0 && !(p->sig && s->src_shell)) FD_BE(be_add_point(&s->grid, sl[0], sl[1], sl[2], val, out, s->compute));
+    if (val != 0 && !(p->sig && s->width == 1 && s->src_shell)) FD_BE(be_add_point(&s->grid, sl[0], sl[1], sl[2], val, out, s->compute));
     if (s->src_owned && s->src_hist && s->steps < s->src_steps)
       FD_BE(be_memcpy_async(s->src_hist + s->steps + 1, out + fd_grid_index(&s->grid, sl[0], sl[1], sl[2]),
                             sizeof(real_t), BE_COPY_D2D, s->compute));
@@ -500,8 +543,9 @@ static void pass_advance(fd_state *s, int len, real_t *out)
  *   host:                 wait(pack_end) -> MPI_Isend (Irecv preposted) -> MPI_Waitall
  *
  * Heat and jacobi receive in one launch that also packs the next pass's faces; faces by IPC
- * need no host wait (flags order the copies); where every neighbour shares the device the
- * whole pass is one launch (signalled). With --halo-width S a window of passes shares one
+ * need no host wait (flags order the copies); where every face goes by IPC the whole pass is
+ * one launch (signalled; at --halo-width S > 1 the window's exchange is two launches before
+ * its first pass, pass_signalled). With --halo-width S a window of passes shares one
  * S-deep exchange; with --fuse T a pass is T steps of the fused kernel. Each pass's device work
  * is replayed from graphs, and runs of passes are chains (loop.c). docs/ explains the
  * schedule in full: why each wait is there and why no buffer is read while written. */

@@ -29,6 +29,7 @@
 #include "backend.h"
 #include "gpu_check.h"
 #include "../signals_case.h"
+#include "../signals_deep_case.h"
 
 static void copy(void *dst, const void *src, size_t bytes, be_copy_kind kind)
 {
@@ -344,6 +345,31 @@ int main(int argc, char **argv)
       check(rc == 0, "signalled variants %s streams %d store %d: %s", fd_kernel_name(kids[kq]), v & 1 ? 2 : 1, v >> 1,
             why);
     }
+  /* the deep exchange signalled on the device (be_signals_pack, be_signals_unpack): blocks of a
+   * global grid split along every dimension, widths 1..4, one and two fields, one stream and
+   * two (unpacks that wait on the device), loads and stores; a region one block's unpack leaves
+   * out (a face, an edge, a corner) must be seen */
+  const int dsizes[][3] = {{12, 9, 8}, {37, 23, 19}, {130, 9, 16}};
+  const int dsplits[][3] = {{2, 2, 2}, {1, 1, 2}, {3, 1, 2}};
+  const int nds = quick ? 1 : (int)(sizeof dsizes / sizeof dsizes[0]);
+  for (int q = 0; q < nds; q++)
+    for (int sp = 0; sp < 3; sp++)
+      for (int w = 1; w <= 4; w++)
+        for (int v = 0; v < 8; v++) { /* fields 1/2, one stream / two, loads / stores */
+          const int fields = 1 + (v & 1), store = v >> 2 & 1;
+          be_stream sb = v & 2 ? s2 : NULL;
+          why[0] = '\0';
+          const long bad = signals_deep_case(dsizes[q], dsplits[sp], w, fields, 3, store, -1, S, sb, why, sizeof why);
+          check(bad == 0, "deep signalled %dx%dx%d split %dx%dx%d S %d fields %d streams %d store %d: %s", dsizes[q][0],
+                dsizes[q][1], dsizes[q][2], dsplits[sp][0], dsplits[sp][1], dsplits[sp][2], w, fields, sb ? 2 : 1, store,
+                why);
+        }
+  const int drops[3] = {1, 6 + 3, 18 + 7};
+  for (int q = 0; q < 3; q++) {
+    why[0] = '\0';
+    const long bad = signals_deep_case(dsizes[1], dsplits[0], 3, 2, 2, q % 2, drops[q], S, s2, why, sizeof why);
+    check(bad > 0, "deep signalled: region %d left out of an unpack went unseen (%ld %s)", drops[q], bad, why);
+  }
   check_signals_stall(S);
   REQUIRE(be_stream_destroy(s2));
   REQUIRE(be_stream_destroy(S));
