@@ -277,8 +277,8 @@ int halo_flush_timers(fd_halo *h);
 void halo_reset_timers(fd_halo *h);
 
 /* The exchange signalled inside the pass's launch (backend.h, be_signals_pass), for the solver's
- * passes of one field at width 1, and at width S > 1 in a pack and an unpack launch of its own
- * (be_signals_pack, be_signals_unpack: every region, both fields where there are two), where
+ * passes of one field at width 1, and at width S > 1 in a launch of its own that packs and
+ * unpacks (be_signals_exchange: every region, both fields where there are two), where
  * every face goes by IPC, to a neighbour on this rank's
  * own device (ranks sharing one GPU, under MPS) or on another device of the node that this one
  * reaches as a peer: no halo stream, no host call per exchange; the slots are the halo's

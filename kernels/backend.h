@@ -519,6 +519,8 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
  *   arrivals (BE_SIG_ARRIVALS) a launch's exchange blocks that have finished (0 between launches)
  *   stall    (BE_SIG_STALL)  0, or 1 + the face whose word a launch waited for longer than
  *                            wait_s (the first such); stall_at (BE_SIG_STALL_AT) its exchange
+ *   packs    (BE_SIG_PACKS)  a deep pack's blocks that have finished (be_signals_pack; 0
+ *                            between launches)
  *   go       (BE_SIG_GO)     e + 1 once the launch of exchange e has seen every neighbour's
  *                            word (its first exchange block tells the others: the backends'
  *                            kernels, where a neighbour is on another device)
@@ -537,7 +539,7 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
  * (this launch and every later one: their results are wrong) and sets its neighbours' words as
  * usual, so that no rank waits for ever; the caller reads the record (be_signals_stall) and
  * fails the run. Memory a peer device polls, loads or stores must be be_malloc_peer's. */
-enum { BE_SIG_SEQ = FD_REGIONS, BE_SIG_ARRIVALS, BE_SIG_STALL, BE_SIG_STALL_AT, BE_SIG_GO, BE_SIG_WORDS };
+enum { BE_SIG_SEQ = FD_REGIONS, BE_SIG_ARRIVALS, BE_SIG_STALL, BE_SIG_STALL_AT, BE_SIG_GO, BE_SIG_PACKS, BE_SIG_WORDS };
 /* be_signals.test bits (test faults only): NOWAIT, the launches do not wait for the words (an
  * ordering left out); MUTE, they never set the neighbours' words (a rank that stopped) */
 enum { BE_SIG_TEST_NOWAIT = 1, BE_SIG_TEST_MUTE = 2 };
@@ -617,15 +619,20 @@ int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, cha
  *   be_signals_unpack  waits until every in[r] >= seq + 1, copies in[r][seq % 2] into the
  *                      receive boxes (ghosts) of u (and u2) where x->unpack has r, then sets
  *                      seq = seq + 1.
- * Call the two in this order on one stream for each exchange. A slot is written again
- * (exchange e + 2) only after this rank's unpack of e + 1 has seen the neighbour's pack of
- * e + 1, which its stream ran after its unpack of e, the last reader of the slot: no slot is
- * read while written, whichever side holds it. No deadlock: a pack waits for nothing, and
+ * Call the two in this order on one stream for each exchange (or be_signals_exchange, both in
+ * one launch). A slot is written again (exchange e + 2) only after this rank's unpack of e + 1
+ * has seen the neighbour's pack of e + 1, which its stream ran after its unpack of e, the last
+ * reader of the slot: no slot is read while written, whichever side holds it. No deadlock: a pack waits for nothing, and
  * every unpack waits for packs its neighbours enqueue before their own unpacks. Waits,
  * stalls, fences and test bits as be_signals_pass; the host backend fails (BE_ERROR) where a
  * word is not yet set. Asynchronous on s. */
 int be_signals_pack(const fd_grid *g, const be_signals *x, const real_t *u, const real_t *u2, be_stream s);
 int be_signals_unpack(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s);
+/* The two in one launch, the same bits: each block packs its share, then waits for the
+ * neighbours' words and unpacks (the GPU backends keep every block of such launches resident at
+ * once, so that no block waits for one that cannot start). The host backend packs, then
+ * unpacks, and fails where a neighbour has not packed. Asynchronous on s. */
+int be_signals_exchange(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s);
 /* The deep calls' check of *x against g (common.c): the words, x->faces (and faces2) built for
  * g's extents at a width of at most g->ghost, every region of exchange active and used at that
  * width, unpack within exchange, each exchanged region's slots and neighbour's word, wait_s,

@@ -13,8 +13,10 @@
  * point its own value, and every other ghost is still NaN (nothing else written). `store`: the
  * sender stores into the receiver's slots, else the receiver loads from the sender's (as
  * halo/'s signal_slots). `drop` >= 0 plants the fault: block 0 never unpacks region `drop` (its
- * ghosts keep NaN, then older rounds' values), which the comparison must see. Returns the
- * number of values that differ, or -1 where a backend call failed (*why: its message). */
+ * ghosts keep NaN, then older rounds' values), which the comparison must see. `one`: each
+ * block makes each exchange in one launch (be_signals_exchange) on a stream of its own, all at
+ * once (GPUs: a block's launch waits on the device for the others' packs). Returns the number
+ * of values that differ, or -1 where a backend call failed (*why: its message). */
 #ifndef FDMINI_TEST_SIGNALS_DEEP_CASE_H
 #define FDMINI_TEST_SIGNALS_DEEP_CASE_H
 
@@ -58,7 +60,7 @@ static int sigd_in_box(const fd_faces *f, int r, int i, int j, int k)
   } while (0)
 
 static long signals_deep_case(const int n[3], const int p[3], int S, int fields, int rounds, int store, int drop,
-                              be_stream sa, be_stream sb, char *why, size_t why_len)
+                              int one, be_stream sa, be_stream sb, char *why, size_t why_len)
 {
   const int nblk = p[0] * p[1] * p[2];
   if (nblk < 1 || nblk > SIGD_BLOCKS || fields < 1 || fields > 2) {
@@ -73,7 +75,9 @@ static long signals_deep_case(const int n[3], const int p[3], int S, int fields,
   uint32_t *w[SIGD_BLOCKS];
   be_signals x[SIGD_BLOCKS];
   real_t *h = NULL;
+  be_stream own[SIGD_BLOCKS];
   const uint32_t zero[BE_SIG_WORDS] = {0};
+  memset(own, 0, sizeof own);
   memset(du, 0, sizeof du);
   memset(slots, 0, sizeof slots);
   memset(w, 0, sizeof w);
@@ -116,6 +120,7 @@ static long signals_deep_case(const int n[3], const int p[3], int S, int fields,
     SIGD_TRY(be_memcpy_async(w[b], zero, sizeof zero, BE_COPY_H2D, sa));
   }
   SIGD_TRY(be_stream_sync(sa));
+  for (int b = 0; b < nblk && one; b++) SIGD_TRY(be_stream_create(&own[b], BE_PRIORITY_NORMAL));
   for (int b = 0; b < nblk; b++) {
     be_signals *xb = &x[b];
     memset(xb, 0, sizeof *xb);
@@ -155,10 +160,15 @@ static long signals_deep_case(const int n[3], const int p[3], int S, int fields,
         SIGD_TRY(be_stream_sync(sa));
       }
     be_stream su = sb ? sb : sa;
-    for (int b = nblk - 1; b >= 0; b--) /* the odd blocks' unpacks may start before these end */
-      SIGD_TRY(be_signals_pack(&g[b], &x[b], du[b][0], du[b][1], sa));
-    for (int b = 0; b < nblk; b++)
-      SIGD_TRY(be_signals_unpack(&g[b], &x[b], du[b][0], du[b][1], b % 2 ? su : sa));
+    if (one) {
+      for (int b = 0; b < nblk; b++) SIGD_TRY(be_signals_exchange(&g[b], &x[b], du[b][0], du[b][1], own[b]));
+      for (int b = 0; b < nblk; b++) SIGD_TRY(be_stream_sync(own[b]));
+    } else {
+      for (int b = nblk - 1; b >= 0; b--) /* the odd blocks' unpacks may start before these end */
+        SIGD_TRY(be_signals_pack(&g[b], &x[b], du[b][0], du[b][1], sa));
+      for (int b = 0; b < nblk; b++)
+        SIGD_TRY(be_signals_unpack(&g[b], &x[b], du[b][0], du[b][1], b % 2 ? su : sa));
+    }
     SIGD_TRY(be_stream_sync(sa));
     SIGD_TRY(be_stream_sync(su));
     for (int b = 0; b < nblk; b++)
@@ -194,6 +204,7 @@ static long signals_deep_case(const int n[3], const int p[3], int S, int fields,
   }
 done:
   for (int b = 0; b < nblk; b++) {
+    if (own[b]) (void)be_stream_destroy(own[b]);
     for (int q = 0; q < 2; q++) (void)be_free(du[b][q]);
     (void)be_free(slots[b]);
     (void)be_free(w[b]);

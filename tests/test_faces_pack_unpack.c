@@ -571,7 +571,7 @@ static void test_deep_signalled_exchange_matches_the_global_field(void **state)
     for (int S = 1; S <= 4; S++)
       for (int fields = 1; fields <= 2; fields++)
         for (int store = 0; store < 2; store++) {
-          const long bad = signals_deep_case(n, splits[sp], S, fields, 3, store, -1, s, NULL, why, sizeof why);
+          const long bad = signals_deep_case(n, splits[sp], S, fields, 3, store, -1, 0, s, NULL, why, sizeof why);
           if (bad != 0)
             fail_msg("split %dx%dx%d S %d fields %d store %d: %s", splits[sp][0], splits[sp][1], splits[sp][2], S,
                      fields, store, why);
@@ -579,7 +579,7 @@ static void test_deep_signalled_exchange_matches_the_global_field(void **state)
   /* the planted fault: block 0's unpack leaves out a face, an edge, a corner */
   const int drops[3] = {1, 6 + 3, 18 + 7};
   for (int q = 0; q < 3; q++) {
-    const long bad = signals_deep_case(n, splits[0], 3, 2, 2, q % 2, drops[q], s, NULL, why, sizeof why);
+    const long bad = signals_deep_case(n, splits[0], 3, 2, 2, q % 2, drops[q], 0, s, NULL, why, sizeof why);
     if (bad <= 0) fail_msg("region %d left out went unseen (%ld, %s)", drops[q], bad, why);
   }
 }
@@ -644,6 +644,13 @@ static void test_deep_signalled_exchange_refuses_an_unpacked_neighbour(void **st
   assert_non_null(strstr(why, "no neighbour's slots"));
   x.in[r][1] = slots + fa.total + fa.offset[r];
   assert_int_equal(fd_signals_regions_check(&g, &x, "t", why, sizeof why), 0);
+  /* both in one call: the pack (exchange 2), then the unpack, which needs the neighbour's */
+  assert_int_not_equal(be_signals_exchange(&g, &x, u, u2, s), BE_OK);
+  assert_non_null(strstr(be_error_message(), "has not packed exchange 2"));
+  assert_int_equal(peer_words[18], 3u);
+  words[r] = 3;
+  assert_int_equal(be_signals_exchange(&g, &x, u, u2, s), BE_OK);
+  assert_int_equal(words[BE_SIG_SEQ], 3u);
   fd_grid g2;
   assert_int_equal(fd_grid_init(&g2, n, 2), 0);
   assert_int_not_equal(fd_signals_regions_check(&g2, &x, "t", why, sizeof why), 0);

@@ -257,24 +257,34 @@ __global__ void __launch_bounds__(FD_KERNEL_MAX_BLOCK) k_zmarch_x(const st_args 
   zmarch_body<R, V, HAS_F>(a, L % x.gx, L / x.gx % x.gy, L / (x.gx * x.gy));
 }
 
-/* ---- the deep exchange signalled on the device (be_signals_pack, be_signals_unpack) -----------
- * backend.h has the protocol. One launch packs, one unpacks; the regions' elements (each
- * field's box, one after the other: the region's message) flattened into one list that nb
- * blocks stride over. The unpack's blocks wait and acquire as the exchange blocks of a
- * signalled pass (xg_block: each for itself, or on AMD block 0 for all through `go`); the
- * pack's last block (arrivals) fences once and sets the neighbours' words, as there. Memory a
- * waiting block holds is capped as for the exchange blocks where a neighbour shares this
- * device (the pack, which never waits, runs beside the waiting unpacks of the other ranks). */
+/* ---- the deep exchange signalled on the device (be_signals_pack, _unpack, _exchange) ---------
+ * backend.h has the protocol. The exchanged regions' elements (each field's box, one after
+ * the other: the region's message) flattened into one list that the launch's nb blocks stride
+ * over: the pack (SIGD_PACK) stores them into the slots, and its last block (the count
+ * BE_SIG_PACKS) fences once and sets the neighbours' words, as xg_block's last block; the
+ * unpack (SIGD_UNPACK) waits and acquires as the exchange blocks of a signalled pass
+ * (xg_block: each block for itself, or on AMD block 0 for all through `go`), loads the
+ * neighbours' values into the ghosts, and its last block (BE_SIG_ARRIVALS) sets seq. One
+ * launch may do both (SIGD_BOTH: each block packs its share, counts itself, then waits): a
+ * block then waits for the neighbours' packs while blocks of the same launch may not have
+ * packed yet, so every block of every such launch on the device must be resident at once: nb
+ * is at most 4 x the multiprocessors over the ranks sharing the device (sigd_args), 256
+ * threads each, half of what a multiprocessor holds, so the waiting blocks of all ranks leave
+ * room for every block they wait for. */
+enum { SIGD_PACK = 1, SIGD_UNPACK = 2, SIGD_BOTH = 3 };
+
 struct xd_args {
   real_t *u, *u2;                  /* field 0 and field 1 (u2: NULL with one field) */
   long long sx, sxy, origin;
-  int nr;                          /* regions in the list */
-  int lo[FD_REGIONS][3];           /* region q's box origin: its send box (pack), receive box (unpack) */
+  int nr;                          /* regions in the list (those of exchange) */
+  unsigned unpack;                 /* bit q: list entry q is unpacked */
+  int lo_s[FD_REGIONS][3], lo_r[FD_REGIONS][3]; /* entry q's send box and receive box origins */
   int e0[FD_REGIONS], e1[FD_REGIONS];
   unsigned count[FD_REGIONS];      /* points of one field's box */
   unsigned long long start[FD_REGIONS + 1]; /* first element of each in the flattened list */
-  real_t *buf[FD_REGIONS][2];      /* by slot: out[r] (pack), in[r] (unpack) */
-  uint32_t *words, *peer_in[FD_REGIONS]; /* peer_in of the list's regions (pack) */
+  real_t *out[FD_REGIONS][2];      /* by slot */
+  const real_t *in[FD_REGIONS][2];
+  uint32_t *words, *peer_in[FD_REGIONS];
   unsigned exchange, remote, test, once;
   unsigned long long wait_ticks;
   unsigned nb;
@@ -298,11 +308,47 @@ __device__ __forceinline__ void xd_wait(const xd_args &x, uint32_t e)
   }
 }
 
-template <bool PACK> __global__ void __launch_bounds__(256) k_sigd(const xd_args x)
+/* Element t of the list: its entry *q, its place l in the entry's message and its field's
+ * element in the box of origin lo (lo_s or lo_r). */
+__device__ __forceinline__ long long xd_point(const xd_args &x, unsigned long long t, bool recv, int *q, unsigned *l,
+                                              real_t **fld)
+{
+  int e = 0;
+  for (int r = 1; r < x.nr; r++)
+    if (t >= x.start[r]) e = r;
+  const unsigned m = (unsigned)(t - x.start[e]);
+  const unsigned field = m >= x.count[e] ? 1u : 0u, pt = m - field * x.count[e];
+  const unsigned e0 = (unsigned)x.e0[e], plane = e0 * (unsigned)x.e1[e];
+  const unsigned k = pt / plane, rest = pt - k * plane, j = rest / e0, i = rest - j * e0;
+  const int *lo = recv ? x.lo_r[e] : x.lo_s[e];
+  *q = e, *l = m, *fld = field ? x.u2 : x.u;
+  return x.origin + (lo[0] + (int)i) + x.sx * (long long)(lo[1] + (int)j) + x.sxy * (long long)(lo[2] + (int)k);
+}
+
+template <int MODE> __global__ void __launch_bounds__(256) k_sigd(const xd_args x)
 {
   const uint32_t e = gpu_ld_sys(x.words + BE_SIG_SEQ);
-  const unsigned tid = threadIdx.x, b = blockIdx.x;
-  if (!PACK) {
+  const unsigned tid = threadIdx.x, b = blockIdx.x, slot = e & 1u;
+  const unsigned long long total = x.start[x.nr], stride = (unsigned long long)x.nb * 256u;
+  if (MODE & SIGD_PACK) {
+    for (unsigned long long t = (unsigned long long)b * 256u + tid; t < total; t += stride) {
+      int q;
+      unsigned l;
+      real_t *fld;
+      const long long fi = xd_point(x, t, false, &q, &l, &fld);
+      x.out[q][slot][l] = fld[fi];
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0 && atomicAdd(x.words + BE_SIG_PACKS, 1u) == x.nb - 1) {
+      x.words[BE_SIG_PACKS] = 0;
+      if (x.remote) __threadfence_system(); /* once per launch (see xg_block) */
+      else __threadfence();
+      for (int q = 0; q < x.nr && !(x.test & BE_SIG_TEST_MUTE); q++) gpu_st_sys(x.peer_in[q], e + 1u);
+      if (x.remote) gpu_push_system();
+    }
+  }
+  if (MODE & SIGD_UNPACK) {
     if (tid == 0) {
       if (!x.remote || !x.once) {
         xd_wait(x, e);
@@ -319,35 +365,19 @@ template <bool PACK> __global__ void __launch_bounds__(256) k_sigd(const xd_args
       }
     }
     __syncthreads();
-  }
-  const unsigned slot = e & 1u;
-  const unsigned long long total = x.start[x.nr];
-  for (unsigned long long t = (unsigned long long)b * 256u + tid; t < total; t += (unsigned long long)x.nb * 256u) {
-    int q = 0;
-    for (int r = 1; r < x.nr; r++)
-      if (t >= x.start[r]) q = r;
-    const unsigned l = (unsigned)(t - x.start[q]);
-    const unsigned field = l >= x.count[q] ? 1u : 0u, pt = l - field * x.count[q];
-    const unsigned e0 = (unsigned)x.e0[q], plane = e0 * (unsigned)x.e1[q];
-    const unsigned k = pt / plane, rest = pt - k * plane, j = rest / e0, i = rest - j * e0;
-    const long long fi = x.origin + (x.lo[q][0] + (int)i) + x.sx * (long long)(x.lo[q][1] + (int)j) +
-                         x.sxy * (long long)(x.lo[q][2] + (int)k);
-    real_t *fld = field ? x.u2 : x.u;
-    if (PACK) x.buf[q][slot][l] = fld[fi];
-    else fld[fi] = gpu_ld_shared_l2(x.buf[q][slot] + l);
-  }
-  __threadfence();
-  __syncthreads();
-  if (tid == 0 && atomicAdd(x.words + BE_SIG_ARRIVALS, 1u) == x.nb - 1) {
-    x.words[BE_SIG_ARRIVALS] = 0;
-    if (!PACK) {
-      gpu_st_sys(x.words + BE_SIG_SEQ, e + 1u);
-      return;
+    for (unsigned long long t = (unsigned long long)b * 256u + tid; t < total; t += stride) {
+      int q;
+      unsigned l;
+      real_t *fld;
+      const long long fi = xd_point(x, t, true, &q, &l, &fld);
+      if (x.unpack >> q & 1u) fld[fi] = gpu_ld_shared_l2(x.in[q][slot] + l);
     }
-    if (x.remote) __threadfence_system(); /* once per launch (see xg_block) */
-    else __threadfence();
-    for (int q = 0; q < x.nr && !(x.test & BE_SIG_TEST_MUTE); q++) gpu_st_sys(x.peer_in[q], e + 1u);
-    if (x.remote) gpu_push_system();
+    __threadfence();
+    __syncthreads();
+    if (tid == 0 && atomicAdd(x.words + BE_SIG_ARRIVALS, 1u) == x.nb - 1) {
+      x.words[BE_SIG_ARRIVALS] = 0;
+      gpu_st_sys(x.words + BE_SIG_SEQ, e + 1u);
+    }
   }
 }
 
@@ -548,9 +578,8 @@ extern "C" int be_signals_stall(const be_signals *x, int *face, uint32_t *exchan
 
 namespace stencil {
 namespace {
-/* be_signals_pack's (pack) or be_signals_unpack's arguments as k_sigd takes them. */
-int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, bool pack, xd_args *a,
-                     const char *who)
+/* The arguments of k_sigd over x's exchanged regions. */
+int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, xd_args *a, const char *who)
 {
   char why[192];
   if (!gpu_initialized_private) return gpu_failf_private(BE_ERROR, "%s: be_init was not called", who);
@@ -560,17 +589,18 @@ int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, bool
   a->u = u, a->u2 = x->faces2 ? u2 : NULL;
   a->sx = g->sx, a->sxy = g->sxy, a->origin = g->origin;
   const fd_faces *fa = x->faces;
-  const unsigned list = pack ? x->exchange : x->unpack;
   for (int r = 0; r < FD_REGIONS; r++) {
-    if (!(list >> r & 1u)) continue;
-    int lo[3], hi[3];
-    fd_region_box(fa->n, fa->width, r, !pack, lo, hi);
+    if (!(x->exchange >> r & 1u)) continue;
+    int lo[3], hi[3], rlo[3], rhi[3];
+    fd_region_box(fa->n, fa->width, r, 0, lo, hi);
+    fd_region_box(fa->n, fa->width, r, 1, rlo, rhi);
     const int q = a->nr++;
-    for (int d = 0; d < 3; d++) a->lo[q][d] = lo[d];
+    for (int d = 0; d < 3; d++) a->lo_s[q][d] = lo[d], a->lo_r[q][d] = rlo[d];
     a->e0[q] = hi[0] - lo[0] + 1, a->e1[q] = hi[1] - lo[1] + 1;
     a->count[q] = (unsigned)fa->count[r];
     a->start[q + 1] = a->start[q] + (unsigned long long)fa->count[r] * (unsigned)fa->fields;
-    for (int sl = 0; sl < 2; sl++) a->buf[q][sl] = pack ? x->out[r][sl] : (real_t *)x->in[r][sl];
+    if (x->unpack >> r & 1u) a->unpack |= 1u << q;
+    for (int sl = 0; sl < 2; sl++) a->out[q][sl] = x->out[r][sl], a->in[q][sl] = x->in[r][sl];
     a->peer_in[q] = x->peer_in[r];
   }
   a->words = x->words;
@@ -579,14 +609,22 @@ int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, bool
   static double hz = 0;
   if (hz == 0) hz = gpu_wall_hz();
   a->wait_ticks = (unsigned long long)(x->wait_s * hz);
-  /* waiting blocks where a neighbour shares this device: as signals_args */
-  long long most = 4LL * gpu_props_private.sm_count;
-  if (!pack && a->remote != a->exchange) {
-    most = (long long)gpu_props_private.sm_count / gpu_sharers_private;
-    most = most < (long long)XG_MAX_BLOCKS ? (long long)XG_MAX_BLOCKS : most > (long long)XG_MAX_BLOCKS_PEERS ? (long long)XG_MAX_BLOCKS_PEERS : most;
-  }
+  /* resident beside the other ranks' waiting blocks (see k_sigd) */
+  long long most = 4LL * gpu_props_private.sm_count / gpu_sharers_private;
+  if (most < (long long)XG_MAX_BLOCKS) most = XG_MAX_BLOCKS;
   const long long need = (long long)((a->start[a->nr] + 255) / 256);
   a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
+  return BE_OK;
+}
+
+template <int MODE> int sigd_launch(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s,
+                                    const char *who)
+{
+  xd_args a;
+  const int rc = sigd_args(g, x, u, u2, &a, who);
+  if (rc) return rc;
+  k_sigd<MODE><<<a.nb, 256, 0, gpu_stream(s)>>>(a);
+  GPU_LAUNCHED(who);
   return BE_OK;
 }
 } /* namespace */
@@ -594,22 +632,17 @@ int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, bool
 
 extern "C" int be_signals_pack(const fd_grid *g, const be_signals *x, const real_t *u, const real_t *u2, be_stream s)
 {
-  xd_args a;
-  const int rc = sigd_args(g, x, (real_t *)u, (real_t *)u2, true, &a, "be_signals_pack");
-  if (rc) return rc;
-  k_sigd<true><<<a.nb, 256, 0, gpu_stream(s)>>>(a);
-  GPU_LAUNCHED("k_sigd<pack>");
-  return BE_OK;
+  return sigd_launch<SIGD_PACK>(g, x, (real_t *)u, (real_t *)u2, s, "be_signals_pack");
 }
 
 extern "C" int be_signals_unpack(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s)
 {
-  xd_args a;
-  const int rc = sigd_args(g, x, u, u2, false, &a, "be_signals_unpack");
-  if (rc) return rc;
-  k_sigd<false><<<a.nb, 256, 0, gpu_stream(s)>>>(a);
-  GPU_LAUNCHED("k_sigd<unpack>");
-  return BE_OK;
+  return sigd_launch<SIGD_UNPACK>(g, x, u, u2, s, "be_signals_unpack");
+}
+
+extern "C" int be_signals_exchange(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s)
+{
+  return sigd_launch<SIGD_BOTH>(g, x, u, u2, s, "be_signals_exchange");
 }
 
 namespace stencil {

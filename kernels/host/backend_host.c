@@ -931,6 +931,12 @@ int be_signals_unpack(const fd_grid *g, const be_signals *x, real_t *u, real_t *
   return BE_OK;
 }
 
+int be_signals_exchange(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s)
+{
+  if (be_signals_pack(g, x, u, u2, s) != BE_OK) return BE_ERROR;
+  return be_signals_unpack(g, x, u, u2, s);
+}
+
 /* The host backend never waits (be_signals_pass fails instead), so it never stalls: the word
  * is whatever a caller's test wrote. */
 int be_signals_stall(const be_signals *x, int *face, uint32_t *exchange)

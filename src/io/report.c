@@ -122,9 +122,9 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
   if (r->sig_passes && r->halo_width > 1)
-    fprintf(out, "  signalled   %lld of the timed passes exchanged on the device before their update, in a pack and an\n"
-                 "              unpack launch (the unpack waits for its neighbours' words, on this GPU or others); phases:\n"
-                 "              the two launches count as the boundary, the update of the window's box as the interior\n",
+    fprintf(out, "  signalled   %lld of the timed passes exchanged on the device before their update, in a launch that\n"
+                 "              packs, then waits for its neighbours' words (on this GPU or others) and unpacks; phases: that\n"
+                 "              launch counts as the boundary, the update of the window's box as the interior\n",
             r->sig_passes);
   else if (r->sig_passes)
     fprintf(out, "  signalled   %lld of the timed passes exchanged inside their one launch (the kernel waits on the\n"

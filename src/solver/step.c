@@ -135,15 +135,13 @@ static int pass_signal(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
   return FD_OK;
 }
 
-/* A deep signalled exchange (width S > 1): the pack of u (and um) into the slots, which sets
- * the neighbours' words, and the unpack of theirs into the ghosts once their words are set,
- * two launches on st (be_signals_pack, be_signals_unpack). */
+/* A deep signalled exchange (width S > 1) in one launch on st (be_signals_exchange): the pack
+ * of u (and um) into the slots, which sets the neighbours' words, and the unpack of theirs
+ * into the ghosts once their words are set. */
 static int pass_sig_exchange(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
   (void)p, (void)out;
-  real_t *u2 = s->halo.fields > 1 ? s->um : NULL;
-  FD_BE(be_signals_pack(&s->grid, &s->sig, s->u, u2, st));
-  FD_BE(be_signals_unpack(&s->grid, &s->sig, s->u, u2, st));
+  FD_BE(be_signals_exchange(&s->grid, &s->sig, s->u, s->halo.fields > 1 ? s->um : NULL, st));
   return FD_OK;
 }
 
@@ -268,7 +266,7 @@ int step_receives_fused(const fd_state *s)
  *   update, the wait for the neighbours' words, the shell with the unpack and the next pack),
  *   one field, one step per pass (the wave where its source's values fit src_sig:
  *   src_steps >= 0);
- * - width S > 1: the window's exchange is a pack and an unpack launch on the compute stream
+ * - width S > 1: the window's exchange is one launch of its own on the compute stream
  *   (pass_sig_exchange), then its first pass updates its whole box there; any --fuse, both
  *   fields of the wave.
  * The zero and shell faults plant theirs in the halo's copies and messages and in pass_shell
@@ -357,8 +355,8 @@ static void pass_plan(fd_state *s, int len, fd_pass *p)
 }
 
 /* A signalled pass on the compute stream: at width 1 one launch, which a sampled pass times as
- * the interior (the boundary empty); deeper, the exchange's two launches and the update of the
- * whole box, which a sampled pass times as the boundary and the interior. */
+ * the interior (the boundary empty); deeper, the exchange's launch and the update of the whole
+ * box, which a sampled pass times as the boundary and the interior. */
 static int pass_signalled(fd_state *s, const fd_pass *p, real_t *out)
 {
   if (!s->sig_primed) return fd_set_error(FD_ERR_RUNTIME, "rank %d: a signalled pass before the prime", s->dec.rank);
@@ -544,8 +542,8 @@ static void pass_advance(fd_state *s, int len, real_t *out)
  *
  * Heat and jacobi receive in one launch that also packs the next pass's faces; faces by IPC
  * need no host wait (flags order the copies); where every face goes by IPC the whole pass is
- * one launch (signalled; at --halo-width S > 1 the window's exchange is two launches before
- * its first pass, pass_signalled). With --halo-width S a window of passes shares one
+ * one launch (signalled; at --halo-width S > 1 the window's exchange is a launch of its own
+ * before its first pass, pass_signalled). With --halo-width S a window of passes shares one
  * S-deep exchange; with --fuse T a pass is T steps of the fused kernel. Each pass's device work
  * is replayed from graphs, and runs of passes are chains (loop.c). docs/ explains the
  * schedule in full: why each wait is there and why no buffer is read while written. */

@@ -355,20 +355,20 @@ int main(int argc, char **argv)
   for (int q = 0; q < nds; q++)
     for (int sp = 0; sp < 3; sp++)
       for (int w = 1; w <= 4; w++)
-        for (int v = 0; v < 8; v++) { /* fields 1/2, one stream / two, loads / stores */
-          const int fields = 1 + (v & 1), store = v >> 2 & 1;
-          be_stream sb = v & 2 ? s2 : NULL;
+        for (int v = 0; v < 12; v++) { /* fields 1/2, one stream / two / one launch a block on its own, loads / stores */
+          const int fields = 1 + (v & 1), store = v >> 1 & 1, streams = v >> 2, one = streams == 2;
+          be_stream sb = streams == 1 ? s2 : NULL;
           why[0] = '\0';
-          const long bad = signals_deep_case(dsizes[q], dsplits[sp], w, fields, 3, store, -1, S, sb, why, sizeof why);
-          check(bad == 0, "deep signalled %dx%dx%d split %dx%dx%d S %d fields %d streams %d store %d: %s", dsizes[q][0],
-                dsizes[q][1], dsizes[q][2], dsplits[sp][0], dsplits[sp][1], dsplits[sp][2], w, fields, sb ? 2 : 1, store,
-                why);
+          const long bad = signals_deep_case(dsizes[q], dsplits[sp], w, fields, 3, store, -1, one, S, sb, why, sizeof why);
+          check(bad == 0, "deep signalled %dx%dx%d split %dx%dx%d S %d fields %d %s store %d: %s", dsizes[q][0],
+                dsizes[q][1], dsizes[q][2], dsplits[sp][0], dsplits[sp][1], dsplits[sp][2], w, fields,
+                one ? "one launch each" : (sb ? "two streams" : "one stream"), store, why);
         }
   const int drops[3] = {1, 6 + 3, 18 + 7};
-  for (int q = 0; q < 3; q++) {
+  for (int q = 0; q < 6; q++) {
     why[0] = '\0';
-    const long bad = signals_deep_case(dsizes[1], dsplits[0], 3, 2, 2, q % 2, drops[q], S, s2, why, sizeof why);
-    check(bad > 0, "deep signalled: region %d left out of an unpack went unseen (%ld %s)", drops[q], bad, why);
+    const long bad = signals_deep_case(dsizes[1], dsplits[0], 3, 2, 2, q % 2, drops[q % 3], q >= 3, S, s2, why, sizeof why);
+    check(bad > 0, "deep signalled: region %d left out of an unpack went unseen (%ld %s)", drops[q % 3], bad, why);
   }
   check_signals_stall(S);
   REQUIRE(be_stream_destroy(s2));
