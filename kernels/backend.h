@@ -628,10 +628,11 @@ int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, cha
  * word is not yet set. Asynchronous on s. */
 int be_signals_pack(const fd_grid *g, const be_signals *x, const real_t *u, const real_t *u2, be_stream s);
 int be_signals_unpack(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s);
-/* The two in one launch, the same bits: each block packs its share, then waits for the
- * neighbours' words and unpacks (the GPU backends keep every block of such launches resident at
- * once, so that no block waits for one that cannot start). The host backend packs, then
- * unpacks, and fails where a neighbour has not packed. Asynchronous on s. */
+/* The two, the same bits: on a GPU in one launch where this rank is alone on its device and
+ * every neighbour on another (each block packs its share, then waits for the neighbours' words
+ * and unpacks; every block of the launch resident at once, so that no block waits for one that
+ * cannot start), else in two. The host backend packs, then unpacks, and fails where a
+ * neighbour has not packed. Asynchronous on s. */
 int be_signals_exchange(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s);
 /* The deep calls' check of *x against g (common.c): the words, x->faces (and faces2) built for
  * g's extents at a width of at most g->ghost, every region of exchange active and used at that

@@ -14,8 +14,10 @@
  * sender stores into the receiver's slots, else the receiver loads from the sender's (as
  * halo/'s signal_slots). `drop` >= 0 plants the fault: block 0 never unpacks region `drop` (its
  * ghosts keep NaN, then older rounds' values), which the comparison must see. `one`: each
- * block makes each exchange in one launch (be_signals_exchange) on a stream of its own, all at
- * once (GPUs: a block's launch waits on the device for the others' packs). Returns the number
+ * block makes each exchange with be_signals_exchange on a stream of its own, all at once, its
+ * neighbours marked remote (be_signals.remote) so that a GPU takes its one-launch kernel (each
+ * launch waits on the device for the others' packs; the blocks' launches are small enough to
+ * be resident together, which that kernel needs). Returns the number
  * of values that differ, or -1 where a backend call failed (*why: its message). */
 #ifndef FDMINI_TEST_SIGNALS_DEEP_CASE_H
 #define FDMINI_TEST_SIGNALS_DEEP_CASE_H
@@ -136,6 +138,7 @@ static long signals_deep_case(const int n[3], const int p[3], int S, int fields,
       nc = cb[0] + p[0] * (cb[1] + p[1] * cb[2]);
       const int back = fd_region_opposite(r);
       xb->exchange |= 1u << r;
+      if (one) xb->remote |= 1u << r;
       if (!(b == 0 && r == drop)) xb->unpack |= 1u << r;
       for (int s = 0; s < 2; s++) {
         real_t *mine = slots[b] + s * fa[b][0].total + fa[b][0].offset[r];

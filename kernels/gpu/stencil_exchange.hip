@@ -267,10 +267,12 @@ __global__ void __launch_bounds__(FD_KERNEL_MAX_BLOCK) k_zmarch_x(const st_args 
  * neighbours' values into the ghosts, and its last block (BE_SIG_ARRIVALS) sets seq. One
  * launch may do both (SIGD_BOTH: each block packs its share, counts itself, then waits): a
  * block then waits for the neighbours' packs while blocks of the same launch may not have
- * packed yet, so every block of every such launch on the device must be resident at once: nb
- * is at most 4 x the multiprocessors over the ranks sharing the device (sigd_args), 256
- * threads each, half of what a multiprocessor holds, so the waiting blocks of all ranks leave
- * room for every block they wait for. */
+ * packed yet, so every block of the launch must be resident at once. be_signals_exchange takes
+ * it only where this rank is alone on its device and every neighbour is on another (nothing
+ * else on the device waits), with nb at most 4 x the multiprocessors, 256 threads each (28
+ * registers on sm_90: half of what a multiprocessor holds); elsewhere the pack and the unpack
+ * are two launches, and the unpack's waiting blocks, which wait only for packs (which never
+ * wait), leave room as the exchange blocks of signals_args do. */
 enum { SIGD_PACK = 1, SIGD_UNPACK = 2, SIGD_BOTH = 3 };
 
 struct xd_args {
@@ -579,7 +581,7 @@ extern "C" int be_signals_stall(const be_signals *x, int *face, uint32_t *exchan
 namespace stencil {
 namespace {
 /* The arguments of k_sigd over x's exchanged regions. */
-int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, xd_args *a, const char *who)
+int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, int mode, xd_args *a, const char *who)
 {
   char why[192];
   if (!gpu_initialized_private) return gpu_failf_private(BE_ERROR, "%s: be_init was not called", who);
@@ -609,8 +611,13 @@ int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, xd_a
   static double hz = 0;
   if (hz == 0) hz = gpu_wall_hz();
   a->wait_ticks = (unsigned long long)(x->wait_s * hz);
-  /* resident beside the other ranks' waiting blocks (see k_sigd) */
+  /* the one-launch kernel: every block resident (see k_sigd); an unpack where a neighbour shares
+   * the device: the exchange blocks' room (signals_args) */
   long long most = 4LL * gpu_props_private.sm_count / gpu_sharers_private;
+  if (mode == SIGD_UNPACK && a->remote != a->exchange) {
+    most = (long long)gpu_props_private.sm_count / gpu_sharers_private;
+    most = most > (long long)XG_MAX_BLOCKS_PEERS ? (long long)XG_MAX_BLOCKS_PEERS : most;
+  }
   if (most < (long long)XG_MAX_BLOCKS) most = XG_MAX_BLOCKS;
   const long long need = (long long)((a->start[a->nr] + 255) / 256);
   a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
@@ -621,7 +628,7 @@ template <int MODE> int sigd_launch(const fd_grid *g, const be_signals *x, real_
                                     const char *who)
 {
   xd_args a;
-  const int rc = sigd_args(g, x, u, u2, &a, who);
+  const int rc = sigd_args(g, x, u, u2, MODE, &a, who);
   if (rc) return rc;
   k_sigd<MODE><<<a.nb, 256, 0, gpu_stream(s)>>>(a);
   GPU_LAUNCHED(who);
@@ -642,7 +649,12 @@ extern "C" int be_signals_unpack(const fd_grid *g, const be_signals *x, real_t *
 
 extern "C" int be_signals_exchange(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, be_stream s)
 {
-  return sigd_launch<SIGD_BOTH>(g, x, u, u2, s, "be_signals_exchange");
+  /* one launch only where nothing else on this device waits (see k_sigd): every neighbour on
+   * another device, no other rank on this one; else the pack, then the unpack */
+  if ((x->remote & x->exchange) == x->exchange && gpu_sharers_private == 1)
+    return sigd_launch<SIGD_BOTH>(g, x, u, u2, s, "be_signals_exchange");
+  const int rc = sigd_launch<SIGD_PACK>(g, x, u, u2, s, "be_signals_exchange(pack)");
+  return rc ? rc : sigd_launch<SIGD_UNPACK>(g, x, u, u2, s, "be_signals_exchange(unpack)");
 }
 
 namespace stencil {
