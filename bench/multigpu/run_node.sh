@@ -11,7 +11,8 @@
 # operator;
 # --graphs on and off bitwise equal; the single-step autotune's loop trials of its closest
 # candidates, check_autotune.py; under MPS, ranks sharing the GPU exchanging inside the pass's
-# launch, signalled_cases; on 2 or more GPUs, ranks on different GPUs exchanging inside the
+# launch (and deep halos' windows exchanging in launches of their own), signalled_cases; on 2
+# or more GPUs, ranks on different GPUs exchanging inside the
 # pass's launch, xdev_cases (issue 49: one rank per GPU on 2, 3 and 4 GPUs, 8 ranks on 4 under
 # MPS, every operator signalled and bitwise equal to 1 GPU, graphs on and off, F_p in the floors, the exchange and order faults failing through
 # signalled passes, --test-delays, --test-stall ending with exit 3, compute-sanitizer; alone:
@@ -27,8 +28,8 @@
 #   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
 #   .device/bin/test_gpu_regions the halo regions' pack/unpack tests (tests/gpu)
 #   .device/bin/kernel_sweep     the kernel sweep (bench/run_fuse_sweep.sh KERNEL_SWEEP=)
-# Usage: bench/multigpu/run_node.sh tests|base|halo|defaults|xdev|all...   (writes under $OUT;
-# all = tests = base + xdev)
+# Usage: bench/multigpu/run_node.sh tests|base|halo|defaults|xdev|signalled|all...   (writes
+# under $OUT; all = tests = base + xdev; signalled: the MPS cases of one GPU alone, on any node)
 set -uo pipefail
 [ $# -eq 0 ] && set -- all
 OUT=${OUT:-/tmp/fdmini-out}
@@ -655,6 +656,23 @@ ckpt_cases() {
 }
 
 # The cross-device cases alone (issue 49), as run_tests runs them on 2 or more GPUs
+# run_signalled: the signalled cases alone (under MPS, ranks sharing one GPU; the deep halos'
+# exchange launches among them) after the region tests (memcheck too) and their 1-GPU
+# references
+run_signalled() {
+  local op
+  log "== signalled cases on one of $ngpu x $device ($(date -u +%FT%TZ))"
+  if "$bin/test_gpu_regions" >> "$OUT/gpu-kernel-tests.log" 2>&1; then ok "test_gpu_regions: $(tail -1 "$OUT/gpu-kernel-tests.log")"; else bad "test_gpu_regions: $(tail -1 "$OUT/gpu-kernel-tests.log")"; fi
+  if compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$bin/test_gpu_regions" --quick >> "$OUT/gpu-kernel-tests.log" 2>&1; then
+    ok "test_gpu_regions --quick under compute-sanitizer memcheck: 0 errors"; else bad "test_gpu_regions memcheck"; fi
+  for op in laplacian heat jacobi wave; do
+    if fd 1 --op "$op" --global 130,97,65 --iters 12 --warmup 1 --dump "$work/ref-$op.raw" &&
+      grep -q "verification: PASS" "$work/last.log"; then ok "1 GPU $op PASS"; else bad "1 GPU $op"; fi
+  done
+  CUDA_VISIBLE_DEVICES=0 signalled_cases
+  log "signalled cases: $pass passed, $fail failed"
+}
+
 run_xdev() {
   log "== cross-device tests (signalled passes between GPUs) on $ngpu x $device ($(date -u +%FT%TZ))"
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
@@ -865,8 +883,9 @@ for what in "$@"; do
   halo) run_halo ;;
   defaults) run_defaults ;;
   xdev) run_xdev ;;
+  signalled) run_signalled ;;
   all) run_tests ;;
-  *) echo "usage: $0 tests|base|halo|defaults|xdev|all... (the scaling study: bench/multigpu/scaling.sh; the deep-halo study: bench/strong/run_node.sh deep)"; exit 2 ;;
+  *) echo "usage: $0 tests|base|halo|defaults|xdev|signalled|all... (the scaling study: bench/multigpu/scaling.sh; the deep-halo study: bench/strong/run_node.sh deep)"; exit 2 ;;
   esac
 done
 rm -rf "$work"
