@@ -307,7 +307,7 @@ signalled_cases() {
     read -ra extra <<< "$extra"
     case_run "$np" "$procs" ipc "$op" --graphs "$g" "${extra[@]}"
     if grep -qE "$SIG_DEEP" "$work/last.log"; then
-      ok "$np ranks ($procs) ipc $op --graphs $g ${extra[*]}: the windows' exchanges signalled (pack and unpack launches)"
+      ok "$np ranks ($procs) ipc $op --graphs $g ${extra[*]}: the windows' exchanges signalled in launches of their own"
     else
       bad "$np ranks ($procs) ipc $op --graphs $g ${extra[*]}: no deep signalled exchanges ($(grep -o 'took [A-Za-z ]*$' "$work/last.log"))"
     fi
@@ -330,7 +330,11 @@ signalled_cases() {
 # order faults FAIL through signalled passes (heat, jacobi, the wave) on 2 and 4 GPUs;
 # --test-delays (random host sleeps and device spins before passes) PASS and bitwise equal on
 # 2 GPUs and on 8 ranks on 4; compute-sanitizer memcheck on 2 GPUs through signalled passes;
-# --test-stall 1 on 2 GPUs ends (no hang) with exit 3 and "waited more than". About 45 runs of
+# deep halos whose windows exchange in a launch of their own (heat --halo-width 4 --fuse auto,
+# jacobi --halo-width 2 --fuse 2, the wave --halo-width 3 on 2 and 4 GPUs, heat and the wave on
+# 8 ranks on 4, F_p of the S-deep face, the exchange and order faults, --test-delays,
+# memcheck); --test-stall 1 on 2 GPUs (width 1 and 2) ends (no hang) with exit 3 and "waited
+# more than". About 60 runs of
 # 22 steps, each under a timeout; the 3- and 4-GPU cases are skipped (a note) on fewer GPUs.
 # Alone:
 # run_node.sh xdev
@@ -438,7 +442,8 @@ xdev_fault() {
   tail -20 "$work/last.log" >> "$OUT/tests.log"
 }
 
-# xdev_sanitizer: compute-sanitizer memcheck of 2 ranks on 2 GPUs through signalled passes.
+# xdev_sanitizer [FDMINI_ARGS...]: compute-sanitizer memcheck of 2 ranks on 2 GPUs through
+# signalled passes.
 # Staged MPI, so that Open MPI's own CUDA calls stay out of the report (as the sanitizer runs
 # of run_tests); every face goes by IPC anyway
 xdev_sanitizer() {
@@ -446,14 +451,14 @@ xdev_sanitizer() {
   [ -x "$csan" ] || csan=compute-sanitizer
   timeout -k 15 240 "$AWARE_RUN" -n 2 --bind-to none "$csan" --tool memcheck --error-exitcode 9 \
     "$bin/fdmini-aware" --progress 0 --op heat --global 64,64,64 --procs 1,1,2 --iters 6 --warmup 1 \
-    --mpi-gpu staged --halo-path ipc > "$work/last.log" 2>&1
+    --mpi-gpu staged --halo-path ipc "$@" > "$work/last.log" 2>&1
   rc=$?
   cat "$work/last.log" >> "$OUT/sanitizer-xdev.log"
   n=$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")
   if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && xdev_signalled; then
-    ok "xdev: compute-sanitizer memcheck, 2 ranks on 2 GPUs, ipc heat 64^3, signalled passes: 0 errors"
+    ok "xdev: compute-sanitizer memcheck, 2 ranks on 2 GPUs, ipc heat 64^3${*:+ $*}, signalled passes: 0 errors"
   else
-    bad "xdev: compute-sanitizer memcheck, 2 ranks on 2 GPUs, ipc heat 64^3: rc $rc, $n of 2 ranks with 0 errors, $(xdev_path)$(xdev_signalled || echo ', no signalled passes')"
+    bad "xdev: compute-sanitizer memcheck, 2 ranks on 2 GPUs, ipc heat 64^3${*:+ $*}: rc $rc, $n of 2 ranks with 0 errors, $(xdev_path)$(xdev_signalled || echo ', no signalled passes')"
     tail -30 "$work/last.log" >> "$OUT/tests.log"
   fi
 }
@@ -543,6 +548,7 @@ xdev_cases() {
   xdev_fault order 2 1,1,2 jacobi 97,81,71 --halo-width 2
   xdev_case 2 1,1,2 sig heat 97,81,71 --halo-width 4 --fuse 2 --test-delays
   xdev_sanitizer
+  xdev_sanitizer --halo-width 3
   if [ "$ngpu" -ge 4 ]; then
     # 8 ranks on 4 GPUs (rank r on GPU r % 4), under MPS: neighbours on the same GPU and on others
     nvidia-cuda-mps-control -d 2>/dev/null || log "note: MPS did not start"
