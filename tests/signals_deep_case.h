@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "signals_case.h" /* SIG_TRY */
 
 #define SIGD_BLOCKS 8
 
@@ -51,15 +52,6 @@ static int sigd_in_box(const fd_faces *f, int r, int i, int j, int k)
   fd_region_box(f->n, f->width, r, 1, lo, hi);
   return i >= lo[0] && i <= hi[0] && j >= lo[1] && j <= hi[1] && k >= lo[2] && k <= hi[2];
 }
-
-#define SIGD_TRY(call)                                                                        \
-  do {                                                                                        \
-    if ((call) != BE_OK) {                                                                    \
-      snprintf(why, why_len, "%s: %s", #call, be_error_message());                            \
-      rc = -1;                                                                                \
-      goto done;                                                                              \
-    }                                                                                         \
-  } while (0)
 
 static long signals_deep_case(const int n[3], const int p[3], int S, int fields, int rounds, int store, int drop,
                               int one, be_stream sa, be_stream sb, char *why, size_t why_len)
@@ -114,15 +106,15 @@ static long signals_deep_case(const int n[3], const int p[3], int S, int fields,
   for (size_t e = 0; e < most; e++) h[e] = (real_t)NAN;
   for (int b = 0; b < nblk; b++) {
     for (int q = 0; q < fields; q++) {
-      SIGD_TRY(be_malloc((void **)&du[b][q], g[b].elems * sizeof(real_t)));
-      SIGD_TRY(be_memcpy_async(du[b][q], h, g[b].elems * sizeof(real_t), BE_COPY_H2D, sa));
+      SIG_TRY(be_malloc((void **)&du[b][q], g[b].elems * sizeof(real_t)));
+      SIG_TRY(be_memcpy_async(du[b][q], h, g[b].elems * sizeof(real_t), BE_COPY_H2D, sa));
     }
-    SIGD_TRY(be_malloc_peer((void **)&slots[b], 2 * fa[b][0].total * sizeof(real_t)));
-    SIGD_TRY(be_malloc_peer((void **)&w[b], sizeof zero));
-    SIGD_TRY(be_memcpy_async(w[b], zero, sizeof zero, BE_COPY_H2D, sa));
+    SIG_TRY(be_malloc_peer((void **)&slots[b], 2 * fa[b][0].total * sizeof(real_t)));
+    SIG_TRY(be_malloc_peer((void **)&w[b], sizeof zero));
+    SIG_TRY(be_memcpy_async(w[b], zero, sizeof zero, BE_COPY_H2D, sa));
   }
-  SIGD_TRY(be_stream_sync(sa));
-  for (int b = 0; b < nblk && one; b++) SIGD_TRY(be_stream_create(&own[b], BE_PRIORITY_NORMAL));
+  SIG_TRY(be_stream_sync(sa));
+  for (int b = 0; b < nblk && one; b++) SIG_TRY(be_stream_create(&own[b], BE_PRIORITY_NORMAL));
   for (int b = 0; b < nblk; b++) {
     be_signals *xb = &x[b];
     memset(xb, 0, sizeof *xb);
@@ -153,31 +145,31 @@ static long signals_deep_case(const int n[3], const int p[3], int S, int fields,
     /* this round's fields over 1..n (the ghosts keep what they hold) */
     for (int b = 0; b < nblk; b++)
       for (int q = 0; q < fields; q++) {
-        SIGD_TRY(be_memcpy_async(h, du[b][q], g[b].elems * sizeof(real_t), BE_COPY_D2H, sa));
-        SIGD_TRY(be_stream_sync(sa));
+        SIG_TRY(be_memcpy_async(h, du[b][q], g[b].elems * sizeof(real_t), BE_COPY_D2H, sa));
+        SIG_TRY(be_stream_sync(sa));
         for (int k = 1; k <= m[b][2]; k++)
           for (int j = 1; j <= m[b][1]; j++)
             for (int i = 1; i <= m[b][0]; i++)
               h[fd_grid_index(&g[b], i, j, k)] = sigd_value(q, round, o[b][0] + i, o[b][1] + j, o[b][2] + k);
-        SIGD_TRY(be_memcpy_async(du[b][q], h, g[b].elems * sizeof(real_t), BE_COPY_H2D, sa));
-        SIGD_TRY(be_stream_sync(sa));
+        SIG_TRY(be_memcpy_async(du[b][q], h, g[b].elems * sizeof(real_t), BE_COPY_H2D, sa));
+        SIG_TRY(be_stream_sync(sa));
       }
     be_stream su = sb ? sb : sa;
     if (one) {
-      for (int b = 0; b < nblk; b++) SIGD_TRY(be_signals_exchange(&g[b], &x[b], du[b][0], du[b][1], own[b]));
-      for (int b = 0; b < nblk; b++) SIGD_TRY(be_stream_sync(own[b]));
+      for (int b = 0; b < nblk; b++) SIG_TRY(be_signals_exchange(&g[b], &x[b], du[b][0], du[b][1], own[b]));
+      for (int b = 0; b < nblk; b++) SIG_TRY(be_stream_sync(own[b]));
     } else {
       for (int b = nblk - 1; b >= 0; b--) /* the odd blocks' unpacks may start before these end */
-        SIGD_TRY(be_signals_pack(&g[b], &x[b], du[b][0], du[b][1], sa));
+        SIG_TRY(be_signals_pack(&g[b], &x[b], du[b][0], du[b][1], sa));
       for (int b = 0; b < nblk; b++)
-        SIGD_TRY(be_signals_unpack(&g[b], &x[b], du[b][0], du[b][1], b % 2 ? su : sa));
+        SIG_TRY(be_signals_unpack(&g[b], &x[b], du[b][0], du[b][1], b % 2 ? su : sa));
     }
-    SIGD_TRY(be_stream_sync(sa));
-    SIGD_TRY(be_stream_sync(su));
+    SIG_TRY(be_stream_sync(sa));
+    SIG_TRY(be_stream_sync(su));
     for (int b = 0; b < nblk; b++)
       for (int q = 0; q < fields; q++) {
-        SIGD_TRY(be_memcpy_async(h, du[b][q], g[b].elems * sizeof(real_t), BE_COPY_D2H, sa));
-        SIGD_TRY(be_stream_sync(sa));
+        SIG_TRY(be_memcpy_async(h, du[b][q], g[b].elems * sizeof(real_t), BE_COPY_D2H, sa));
+        SIG_TRY(be_stream_sync(sa));
         for (int k = 1 - S; k <= m[b][2] + S; k++)
           for (int j = 1 - S; j <= m[b][1] + S; j++)
             for (int i = 1 - S; i <= m[b][0] + S; i++) {
@@ -197,8 +189,8 @@ static long signals_deep_case(const int n[3], const int p[3], int S, int fields,
   {
     uint32_t seq = 0;
     if (rc == 0) {
-      SIGD_TRY(be_memcpy_async(&seq, w[nblk - 1] + BE_SIG_SEQ, sizeof seq, BE_COPY_D2H, sa));
-      SIGD_TRY(be_stream_sync(sa));
+      SIG_TRY(be_memcpy_async(&seq, w[nblk - 1] + BE_SIG_SEQ, sizeof seq, BE_COPY_D2H, sa));
+      SIG_TRY(be_stream_sync(sa));
       if (seq != (uint32_t)rounds) {
         snprintf(why, why_len, "the last block's seq is %u after %d exchanges", seq, rounds);
         rc = -1;

@@ -621,6 +621,23 @@ int be_add_point(const fd_grid *g, int i, int j, int k, real_t value, real_t *u,
 
 /* ---- halo regions ---- */
 
+/* Region r's box of one field between u (its send box, to_msg; else its receive box) and
+ * msg, the region's message in the region's order (faces.h). */
+static void region_box_copy(const fd_grid *g, const fd_faces *fa, int r, real_t *u, real_t *msg, int to_msg)
+{
+  int lo[3], hi[3];
+  fd_region_box(fa->n, fa->width, r, !to_msg, lo, hi);
+  const int e0 = hi[0] - lo[0] + 1, e1 = hi[1] - lo[1] + 1;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = lo[2]; k <= hi[2]; k++)
+    for (int j = lo[1]; j <= hi[1]; j++) {
+      real_t *row = u + fd_grid_index(g, lo[0], j, k);
+      real_t *mr = msg + (size_t)e0 * ((size_t)(j - lo[1]) + (size_t)e1 * (size_t)(k - lo[2]));
+      if (to_msg) memcpy(mr, row, (size_t)e0 * sizeof(real_t));
+      else memcpy(row, mr, (size_t)e0 * sizeof(real_t));
+    }
+}
+
 /* Copies field f->field's box of every active region between u and buf (faces.h):
  * to_buf = 1 packs the send boxes, 0 unpacks into the receive boxes. */
 static int regions_copy(const fd_grid *g, const fd_faces *f, real_t *u, real_t *buf, int to_buf)
@@ -630,21 +647,8 @@ static int regions_copy(const fd_grid *g, const fd_faces *f, real_t *u, real_t *
       return fail("%s: regions built for %dx%dx%d width %d, grid is %dx%dx%d with %d ghost layers",
                   to_buf ? "be_pack_faces" : "be_unpack_faces", f->n[0], f->n[1], f->n[2],
                   f->width, g->n[0], g->n[1], g->n[2], g->ghost);
-  for (int r = 0; r < FD_REGIONS; r++) {
-    if (!f->active[r] || f->count[r] == 0) continue;
-    int lo[3], hi[3];
-    fd_region_box(f->n, f->width, r, !to_buf, lo, hi);
-    const int e0 = hi[0] - lo[0] + 1, e1 = hi[1] - lo[1] + 1;
-    real_t *rb = buf + f->offset[r];
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int k = lo[2]; k <= hi[2]; k++)
-      for (int j = lo[1]; j <= hi[1]; j++) {
-        real_t *row = u + fd_grid_index(g, lo[0], j, k);
-        real_t *br = rb + (size_t)e0 * ((size_t)(j - lo[1]) + (size_t)e1 * (size_t)(k - lo[2]));
-        if (to_buf) memcpy(br, row, (size_t)e0 * sizeof(real_t));
-        else memcpy(row, br, (size_t)e0 * sizeof(real_t));
-      }
-  }
+  for (int r = 0; r < FD_REGIONS; r++)
+    if (f->active[r] && f->count[r] > 0) region_box_copy(g, f, r, u, buf + f->offset[r], to_buf);
   return BE_OK;
 }
 
@@ -869,23 +873,6 @@ int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_
   for (int fc = 0; fc < FD_FACES && !(x->test & BE_SIG_TEST_MUTE); fc++)
     if (x->exchange >> fc & 1u) *x->peer_in[fc] = e + 2;
   return BE_OK;
-}
-
-/* Region r's box of one field between u (its send box, to_msg; else its receive box) and
- * msg, the region's message in the region's order (faces.h). */
-static void region_box_copy(const fd_grid *g, const fd_faces *fa, int r, real_t *u, real_t *msg, int to_msg)
-{
-  int lo[3], hi[3];
-  fd_region_box(fa->n, fa->width, r, !to_msg, lo, hi);
-  const int e0 = hi[0] - lo[0] + 1, e1 = hi[1] - lo[1] + 1;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int k = lo[2]; k <= hi[2]; k++)
-    for (int j = lo[1]; j <= hi[1]; j++) {
-      real_t *row = u + fd_grid_index(g, lo[0], j, k);
-      real_t *mr = msg + (size_t)e0 * ((size_t)(j - lo[1]) + (size_t)e1 * (size_t)(k - lo[2]));
-      if (to_msg) memcpy(mr, row, (size_t)e0 * sizeof(real_t));
-      else memcpy(row, mr, (size_t)e0 * sizeof(real_t));
-    }
 }
 
 int be_signals_pack(const fd_grid *g, const be_signals *x, const real_t *u, const real_t *u2, be_stream s)
