@@ -371,7 +371,7 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
     }
   }
   /* the signalled exchange needs IPC (faces on this rank's device) and, at width 1, one field
-   * (deeper ones take both: be_signals_pack): without IPC (the host backend, --halo-path mpi)
+   * (deeper ones take both: be_signals_exchange): without IPC (the host backend, --halo-path mpi)
    * its two slots would never be used */
   char why[256];
   const int may_signal = (fields == 1 || h->width > 1) && path != FD_HALO_PATH_MPI && be_ipc_supported(why, sizeof why);

@@ -236,8 +236,9 @@ static int signals_once(const fd_state *s, const be_signals *x, real_t *u, real_
   return be_signals_exchange(&s->grid, x, u, u2, st);
 }
 
-/* `reps` exchanges of x alone on u (signals_once) back to back on the halo stream, as one graph where chains may hold exchanges, after a
- * reset, a prime and two untimed ones (and the graph's warm-up launch); wall time per exchange
+/* `reps` exchanges of x alone on u (signals_once) back to back on the halo stream, as one
+ * graph where chains may hold exchanges, after a reset, a prime (width 1) and two untimed ones
+ * (and the graph's warm-up launch); wall time per exchange
  * in microseconds; a failure's line names `who` (the floor). A rank with `active` = 0 only
  * takes part in the reset and the barrier (*us = 0). Overwrites u's ghosts and leaves the words to be reset (the passes prime again:
  * s->sig_primed = 0). Collective; synchronous. */
