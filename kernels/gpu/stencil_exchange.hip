@@ -125,24 +125,43 @@ struct xg_args {
   unsigned gx, gy;                 /* k_zmarch_x: the interior grid's x and y extents */
 };
 
-/* Thread 0 of an exchange block: waits until every neighbour's word says it has packed
- * exchange e, at most wait_ticks per word; a longer wait records the stall (the first one:
- * face and exchange) and ends the waiting of this launch and of every later one. */
-__device__ __forceinline__ void xg_wait(const xg_args &x, uint32_t e)
+/* Thread 0 of a block that reads the neighbours' values (an exchange block of a signalled
+ * pass, an unpack block of the deep exchange): waits until the word of every region q < NR in
+ * mask says its neighbour has packed exchange e, at most wait_ticks per word (a longer wait
+ * records the stall, the first one: region + 1 and exchange, and ends the waiting of this
+ * launch and of every later one), then acquires. Each block acquires for itself, or, where a
+ * neighbour is remote and once (GPU_ACQUIRE_ONCE) is set, block 0 alone does at system scope
+ * and tells the others by `go` (see above). */
+template <int NR>
+__device__ __forceinline__ void sig_wait_acquire(uint32_t *words, unsigned mask, unsigned test, unsigned remote,
+                                                 unsigned once, unsigned long long wait_ticks, uint32_t e, unsigned b)
 {
-  if (x.test & BE_SIG_TEST_NOWAIT) return;
-  if (gpu_ld_sys(x.words + BE_SIG_STALL) != 0u) return;
-  for (int fc = 0; fc < FD_FACES; fc++) {
-    if (!(x.exchange >> fc & 1u)) continue;
-    if ((int32_t)(gpu_ld_sys(x.words + fc) - (e + 1u)) >= 0) continue;
-    const unsigned long long t0 = gpu_wall_ticks();
-    while ((int32_t)(gpu_ld_sys(x.words + fc) - (e + 1u)) < 0) {
-      if (gpu_wall_ticks() - t0 > x.wait_ticks) {
-        if (atomicCAS(x.words + BE_SIG_STALL, 0u, (unsigned)fc + 1u) == 0u) gpu_st_sys(x.words + BE_SIG_STALL_AT, e);
-        return;
-      }
+  if (remote && once && b != 0) {
+    while ((int32_t)(gpu_ld_sys(words + BE_SIG_GO) - (e + 1u)) < 0) {
     }
+    __threadfence();
+    return;
   }
+  if (!(test & BE_SIG_TEST_NOWAIT) && gpu_ld_sys(words + BE_SIG_STALL) == 0u)
+    for (int q = 0; q < NR; q++) {
+      if (!(mask >> q & 1u)) continue;
+      if ((int32_t)(gpu_ld_sys(words + q) - (e + 1u)) >= 0) continue;
+      const unsigned long long t0 = gpu_wall_ticks();
+      bool stalled = false;
+      while ((int32_t)(gpu_ld_sys(words + q) - (e + 1u)) < 0)
+        if (gpu_wall_ticks() - t0 > wait_ticks) {
+          if (atomicCAS(words + BE_SIG_STALL, 0u, (unsigned)q + 1u) == 0u) gpu_st_sys(words + BE_SIG_STALL_AT, e);
+          stalled = true;
+          break;
+        }
+      if (stalled) break;
+    }
+  if (!remote) {
+    __threadfence();
+    return;
+  }
+  gpu_acquire_system();
+  if (once) gpu_st_sys(words + BE_SIG_GO, e + 1u);
 }
 
 template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const xg_args &x, unsigned b)
@@ -150,21 +169,7 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
   const uint32_t e = gpu_ld_sys(x.words + BE_SIG_SEQ);
   const unsigned tid = threadIdx.x + blockDim.x * threadIdx.y, nt = blockDim.x * blockDim.y;
   if (MODE != XG_PRIME) {
-    if (tid == 0) {
-      if (!x.remote || !x.once) { /* each exchange block acquires for itself */
-        xg_wait(x, e);
-        if (x.remote) gpu_acquire_system();
-        else __threadfence();
-      } else if (b == 0) { /* the one system-scope acquire of the launch, then `go` */
-        xg_wait(x, e);
-        gpu_acquire_system();
-        gpu_st_sys(x.words + BE_SIG_GO, e + 1u);
-      } else {
-        while ((int32_t)(gpu_ld_sys(x.words + BE_SIG_GO) - (e + 1u)) < 0) {
-        }
-        __threadfence();
-      }
-    }
+    if (tid == 0) sig_wait_acquire<FD_FACES>(x.words, x.exchange, x.test, x.remote, x.once, x.wait_ticks, e, b);
     __syncthreads();
   }
   const unsigned rs = e & 1u, ws = MODE == XG_PRIME ? rs : rs ^ 1u;
@@ -292,24 +297,6 @@ struct xd_args {
   unsigned nb;
 };
 
-/* Thread 0 of an unpack block: xg_wait over the regions of x.exchange. */
-__device__ __forceinline__ void xd_wait(const xd_args &x, uint32_t e)
-{
-  if (x.test & BE_SIG_TEST_NOWAIT) return;
-  if (gpu_ld_sys(x.words + BE_SIG_STALL) != 0u) return;
-  for (int r = 0; r < FD_REGIONS; r++) {
-    if (!(x.exchange >> r & 1u)) continue;
-    if ((int32_t)(gpu_ld_sys(x.words + r) - (e + 1u)) >= 0) continue;
-    const unsigned long long t0 = gpu_wall_ticks();
-    while ((int32_t)(gpu_ld_sys(x.words + r) - (e + 1u)) < 0) {
-      if (gpu_wall_ticks() - t0 > x.wait_ticks) {
-        if (atomicCAS(x.words + BE_SIG_STALL, 0u, (unsigned)r + 1u) == 0u) gpu_st_sys(x.words + BE_SIG_STALL_AT, e);
-        return;
-      }
-    }
-  }
-}
-
 /* Element t of the list: its entry *q, its place l in the entry's message and its field's
  * element in the box of origin lo (lo_s or lo_r). */
 __device__ __forceinline__ long long xd_point(const xd_args &x, unsigned long long t, bool recv, int *q, unsigned *l,
@@ -351,21 +338,7 @@ template <int MODE> __global__ void __launch_bounds__(256) k_sigd(const xd_args 
     }
   }
   if (MODE & SIGD_UNPACK) {
-    if (tid == 0) {
-      if (!x.remote || !x.once) {
-        xd_wait(x, e);
-        if (x.remote) gpu_acquire_system();
-        else __threadfence();
-      } else if (b == 0) {
-        xd_wait(x, e);
-        gpu_acquire_system();
-        gpu_st_sys(x.words + BE_SIG_GO, e + 1u);
-      } else {
-        while ((int32_t)(gpu_ld_sys(x.words + BE_SIG_GO) - (e + 1u)) < 0) {
-        }
-        __threadfence();
-      }
-    }
+    if (tid == 0) sig_wait_acquire<FD_REGIONS>(x.words, x.exchange, x.test, x.remote, x.once, x.wait_ticks, e, b);
     __syncthreads();
     for (unsigned long long t = (unsigned long long)b * 256u + tid; t < total; t += stride) {
       int q;
