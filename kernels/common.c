@@ -213,12 +213,23 @@ int fd_signals_regions_check(const fd_grid *g, const be_signals *x, const char *
     snprintf(why, len, "%s: %d fields, %s second layout", who, fa->fields, x->faces2 ? "a" : "no");
     return -1;
   }
+  const fd_faces *fb = x->faces2;
+  if (fa->field != 0 ||
+      (fb && (fb->field != 1 || fb->fields != fa->fields || fb->width != fa->width || fb->total != fa->total ||
+              fb->n[0] != fa->n[0] || fb->n[1] != fa->n[1] || fb->n[2] != fa->n[2]))) {
+    snprintf(why, len, "%s: the second layout is not field 1 of the first's regions", who);
+    return -1;
+  }
   if (x->unpack & ~x->exchange) {
     snprintf(why, len, "%s: regions 0x%x unpacked but not exchanged (0x%x)", who, x->unpack, x->exchange);
     return -1;
   }
   for (int r = 0; r < 32; r++) {
     if (!(x->exchange >> r & 1u)) continue;
+    if (r < FD_REGIONS && fb && (fb->active[r] != fa->active[r] || fb->count[r] != fa->count[r])) {
+      snprintf(why, len, "%s: region %d differs between the two fields' layouts", who, r);
+      return -1;
+    }
     if (r >= FD_REGIONS || !fa->active[r] || fa->count[r] == 0) {
       snprintf(why, len, "%s: region %d is exchanged but not active at width %d", who, r, fa->width);
       return -1;

@@ -630,6 +630,14 @@ static void test_deep_signalled_exchange_refuses_an_unpacked_neighbour(void **st
   x.faces2 = NULL;
   assert_int_not_equal(fd_signals_regions_check(&g, &x, "t", why, sizeof why), 0);
   assert_non_null(strstr(why, "second layout"));
+  x.faces2 = &fa; /* field 0's layout twice */
+  assert_int_not_equal(fd_signals_regions_check(&g, &x, "t", why, sizeof why), 0);
+  assert_non_null(strstr(why, "not field 1"));
+  fd_faces fc = fb;
+  fc.count[r]--;
+  x.faces2 = &fc;
+  assert_int_not_equal(fd_signals_regions_check(&g, &x, "t", why, sizeof why), 0);
+  assert_non_null(strstr(why, "differs between the two fields"));
   x.faces2 = &fb;
   x.exchange |= 1u << 2;
   assert_int_not_equal(fd_signals_regions_check(&g, &x, "t", why, sizeof why), 0);

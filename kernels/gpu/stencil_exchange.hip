@@ -275,9 +275,11 @@ __global__ void __launch_bounds__(FD_KERNEL_MAX_BLOCK) k_zmarch_x(const st_args 
  * packed yet, so every block of the launch must be resident at once. be_signals_exchange takes
  * it only where this rank is alone on its device and every neighbour is on another (nothing
  * else on the device waits), with nb at most 4 x the multiprocessors, 256 threads each (28
- * registers on sm_90: half of what a multiprocessor holds); elsewhere the pack and the unpack
- * are two launches, and the unpack's waiting blocks, which wait only for packs (which never
- * wait), leave room as the exchange blocks of signals_args do. */
+ * registers on sm_90: half of what a multiprocessor holds), and at most what the device holds
+ * at once by its occupancy query (a build with more registers gets fewer blocks, not a stall);
+ * elsewhere the pack and the unpack are two launches, and the unpack's waiting blocks, which
+ * wait only for packs (which never wait), leave room as the exchange blocks of signals_args
+ * do (waiting_room). */
 enum { SIGD_PACK = 1, SIGD_UNPACK = 2, SIGD_BOTH = 3 };
 
 struct xd_args {
@@ -409,6 +411,17 @@ extern "C" int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_c
   return BE_OK;
 }
 
+/* The most blocks one launch of this rank may keep waiting for its neighbours: where every
+ * neighbour is on another device (all_remote), no launch on this device waits for this rank's
+ * blocks: XG_MAX_BLOCKS_PEERS; else the ranks sharing the device (be_set_device_sharers) share
+ * its multiprocessors' worth of waiting blocks, XG_MAX_BLOCKS to XG_MAX_BLOCKS_PEERS each. */
+static long long waiting_room(bool all_remote)
+{
+  if (all_remote) return XG_MAX_BLOCKS_PEERS;
+  const long long most = (long long)gpu_props_private.sm_count / gpu_sharers_private;
+  return most < (long long)XG_MAX_BLOCKS ? (long long)XG_MAX_BLOCKS : most > (long long)XG_MAX_BLOCKS_PEERS ? (long long)XG_MAX_BLOCKS_PEERS : most;
+}
+
 /* be_signals' arguments as the kernels take them, the exchange blocks sized for `threads`
  * threads each; BE_ERROR for arguments no backend takes. */
 static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *c, const be_sig_stencil *v,
@@ -445,14 +458,7 @@ static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *
   static double hz = 0; /* the clock's rate: one query per process */
   if (hz == 0) hz = gpu_wall_hz();
   a->wait_ticks = (unsigned long long)(x->wait_s * hz);
-  /* every neighbour on another device: no launch on this one waits for this one's blocks;
-   * else the ranks sharing the device (be_set_device_sharers) share its multiprocessors'
-   * worth of waiting blocks, at least XG_MAX_BLOCKS each */
-  long long most = XG_MAX_BLOCKS_PEERS;
-  if (a->remote != a->exchange) {
-    most = (long long)gpu_props_private.sm_count / gpu_sharers_private;
-    most = most < (long long)XG_MAX_BLOCKS ? (long long)XG_MAX_BLOCKS : most > (long long)XG_MAX_BLOCKS_PEERS ? (long long)XG_MAX_BLOCKS_PEERS : most;
-  }
+  const long long most = waiting_room(a->remote == a->exchange);
   a->once = GPU_ACQUIRE_ONCE;
   const long long need = (a->sl.start[a->sl.nb] + threads - 1) / threads;
   a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
@@ -584,14 +590,19 @@ int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, int 
   static double hz = 0;
   if (hz == 0) hz = gpu_wall_hz();
   a->wait_ticks = (unsigned long long)(x->wait_s * hz);
-  /* the one-launch kernel: every block resident (see k_sigd); an unpack where a neighbour shares
-   * the device: the exchange blocks' room (signals_args) */
+  /* a pack waits for nothing: 4 x the multiprocessors over the ranks sharing the device; an
+   * unpack waits: the exchange blocks' room (waiting_room); the one-launch kernel: every block
+   * resident at once (see k_sigd), at most what the device holds of k_sigd<SIGD_BOTH> */
   long long most = 4LL * gpu_props_private.sm_count / gpu_sharers_private;
-  if (mode == SIGD_UNPACK && a->remote != a->exchange) {
-    most = (long long)gpu_props_private.sm_count / gpu_sharers_private;
-    most = most > (long long)XG_MAX_BLOCKS_PEERS ? (long long)XG_MAX_BLOCKS_PEERS : most;
-  }
   if (most < (long long)XG_MAX_BLOCKS) most = XG_MAX_BLOCKS;
+  if (mode == SIGD_UNPACK) most = waiting_room(a->remote == a->exchange);
+  if (mode == SIGD_BOTH) {
+    static int per_sm = -1; /* one query per process: the device is fixed */
+    if (per_sm < 0) GPU(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)k_sigd<SIGD_BOTH>, 256, 0));
+    const long long fits = (long long)per_sm * gpu_props_private.sm_count;
+    if (fits < 1) return gpu_failf_private(BE_ERROR, "%s: no block of the exchange fits on the device", who);
+    if (most > fits) most = fits;
+  }
   const long long need = (long long)((a->start[a->nr] + 255) / 256);
   a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
   return BE_OK;

@@ -122,9 +122,10 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
   if (r->sig_passes && r->halo_width > 1)
-    fprintf(out, "  signalled   %lld of the timed passes exchanged on the device before their update, in a launch that\n"
-                 "              packs, then waits for its neighbours' words (on this GPU or others) and unpacks; phases: that\n"
-                 "              launch counts as the boundary, the update of the window's box as the interior\n",
+    fprintf(out, "  signalled   %lld of the timed passes exchanged on the device before their update: the faces packed,\n"
+                 "              then unpacked once the neighbours' words (on this GPU or others) say theirs are, in one launch\n"
+                 "              where the rank is alone on its GPU and every neighbour on another, else in two; phases: the\n"
+                 "              exchange counts as the boundary, the update of the window's box as the interior\n",
             r->sig_passes);
   else if (r->sig_passes)
     fprintf(out, "  signalled   %lld of the timed passes exchanged inside their one launch (the kernel waits on the\n"
@@ -132,7 +133,9 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
             r->sig_passes);
   if (r->path_trial_us[0] > 0 || r->path_trial_us[1] > 0) {
     char sig[96] = "", mpi[64] = "";
-    if (r->path_trial_us[2] > 0) snprintf(sig, sizeof sig, ", %.2f by IPC signalled inside the launch", r->path_trial_us[2]);
+    if (r->path_trial_us[2] > 0)
+      snprintf(sig, sizeof sig, ", %.2f by IPC signalled %s", r->path_trial_us[2],
+               r->halo_width > 1 ? "on the device" : "inside the launch");
     if (r->path_trial_us[0] > 0) snprintf(mpi, sizeof mpi, ", %.2f with every face through MPI", r->path_trial_us[0]);
     fprintf(out, "  path trial  step %.2f us with the faces that can go by IPC (flags)%s%s (the run's loop, slowest\n"
                  "              rank, best of %d rounds): took %s\n",

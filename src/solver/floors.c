@@ -227,9 +227,9 @@ static int exchange_alone(fd_state *s, real_t *u, real_t *u2, int reps, int fuse
   return rc;
 }
 
-/* One exchange of x alone on u (and u2, a second field) on st, in one launch: at width 1
- * be_signals_pass without an output (the unpack and the pack), deeper the passes' own
- * be_signals_exchange. BE_OK or BE_ERROR. */
+/* One exchange of x alone on u (and u2, a second field) on st: at width 1 be_signals_pass
+ * without an output (the unpack and the pack, one launch), deeper the passes' own
+ * be_signals_exchange (one launch or two, as the passes take it). BE_OK or BE_ERROR. */
 static int signals_once(const fd_state *s, const be_signals *x, real_t *u, real_t *u2, be_stream st)
 {
   if (s->width == 1) return be_signals_pass(&s->grid, NULL, u, NULL, NULL, (fd_kernel){0}, x, NULL, st);

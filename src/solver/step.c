@@ -135,9 +135,10 @@ static int pass_signal(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
   return FD_OK;
 }
 
-/* A deep signalled exchange (width S > 1) in one launch on st (be_signals_exchange): the pack
- * of u (and um) into the slots, which sets the neighbours' words, and the unpack of theirs
- * into the ghosts once their words are set. */
+/* A deep signalled exchange (width S > 1) on st (be_signals_exchange: one launch where the rank
+ * is alone on its device and every neighbour is on another, else a pack launch and an unpack
+ * launch): the pack of u (and um) into the slots, which sets the neighbours' words, and the
+ * unpack of theirs into the ghosts once their words are set. */
 static int pass_sig_exchange(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
   (void)p, (void)out;
@@ -266,7 +267,8 @@ int step_receives_fused(const fd_state *s)
  *   update, the wait for the neighbours' words, the shell with the unpack and the next pack),
  *   one field, one step per pass (the wave where its source's values fit src_sig:
  *   src_steps >= 0);
- * - width S > 1: the window's exchange is one launch of its own on the compute stream
+ * - width S > 1: the window's exchange runs on the compute stream in a launch of its own, or a
+ *   pack and an unpack launch where the rank shares its device or a neighbour is on it
  *   (pass_sig_exchange), then its first pass updates its whole box there; any --fuse, both
  *   fields of the wave.
  * The zero and shell faults plant theirs in the halo's copies and messages and in pass_shell
@@ -471,7 +473,9 @@ static int pass_account(fd_state *s, const fd_pass *p, real_t *out)
 {
   const int *n = s->grid.n;
   const unsigned sides = s->alone ? 0u : s->sides;
-  /* width 1: u is not what the slots hold; deeper: the words moved without signals */
+  /* width 1: u is not what the slots hold; deeper, each exchange packs its own and the words
+   * stay agreed (every rank takes the same passes): the reset before the next signalled
+   * exchange is only a conservative fresh start, one barrier per change of path */
   if (s->sig_able && !p->sig && (s->width == 1 || p->exchange)) s->sig_primed = 0;
   if (p->pack_next) { /* the receive packed the next exchange (in a chain's graph too) */
     s->ahead_u = out;
