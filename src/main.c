@@ -59,8 +59,8 @@ static int finish_outputs(MPI_Comm comm, int rank, int rc, const fd_output *json
   }
   if (rc == FD_OK) {
     int err = FD_OK;
-    if (rank == 0) err = output_commit(dump);
-    if (rank == 0 && err == FD_OK) err = output_commit(json);
+    const fd_output *both[2] = {dump, json};
+    if (rank == 0) err = output_commit_all(both, 2);
     rc = fd_agree(comm, err);
   }
   if (rc != FD_OK && rank == 0) {

@@ -226,16 +226,23 @@ static int header_compatible(const fd_ckpt_header *h, const fd_ckpt_run *r, cons
 int ckpt_read_header(const char *path, const fd_ckpt_run *r, fd_ckpt_header *h, int *incompatible)
 {
   *incompatible = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: opening a FIFO for reading would wait for a writer (and every other rank with
+   * it); a regular file ignores the flag */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return fd_set_error(FD_ERR_USAGE, "--restart: cannot read '%s': %s", path, strerror(errno));
   struct stat st;
-  int short_read = 0, e = fstat(fd, &st) != 0 ? errno : ckpt_pread_all(fd, h, sizeof *h, 0, &short_read);
+  const int stat_e = fstat(fd, &st) != 0 ? errno : 0;
+  if (stat_e || !S_ISREG(st.st_mode)) {
+    close(fd);
+    if (stat_e) return fd_set_error(FD_ERR_USAGE, "--restart: cannot read '%s': %s", path, strerror(stat_e));
+    return fd_set_error(FD_ERR_USAGE, "--restart: '%s' is not a regular file", path);
+  }
+  int short_read = 0, e = ckpt_pread_all(fd, h, sizeof *h, 0, &short_read);
   close(fd);
   if (e && short_read)
     return fd_set_error(FD_ERR_USAGE, "--restart: '%s' holds %lld bytes, less than a checkpoint header: it is "
                         "truncated or not a checkpoint", path, (long long)st.st_size);
   if (e) return fd_set_error(FD_ERR_USAGE, "--restart: cannot read '%s': %s", path, strerror(e));
-  if (!S_ISREG(st.st_mode)) return fd_set_error(FD_ERR_USAGE, "--restart: '%s' is not a regular file", path);
   char why[FD_ERROR_MESSAGE_MAX];
   if (header_valid(h, path) != FD_OK) {
     fd_copy_str(why, sizeof why, fd_error_message());

@@ -440,7 +440,7 @@ static int load_one(fd_checkpoints *ck, const fd_ckpt_view *v, be_stream compute
   int err = sums && table ? FD_OK
                           : fd_set_error(FD_ERR_RUNTIME, "rank %d: --restart: out of host memory for %lld checksums", ck->rank, nsums);
   int fd = -1, e = 0;
-  if (err == FD_OK && (fd = open(ck->from, O_RDONLY | O_CLOEXEC)) < 0) e = errno ? errno : EIO;
+  if (err == FD_OK && (fd = open(ck->from, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) e = errno ? errno : EIO;
   if (fd >= 0) (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   for (int f = 0; f < (int)h->fields && err == FD_OK && !e; f++) {
     /* the field as filled (its ghosts and padding), the checkpoint's interior over it, chunk by

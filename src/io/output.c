@@ -154,6 +154,47 @@ static int prepare(fd_output *out, const char *opt, const char *name, long tag)
   return probe_tmp(out, name);
 }
 
+/* The absolute name of `name` (an existing file or directory, or a new one in an existing
+ * directory), symbolic links resolved, into out (FD_PATH_MAX). 0, or -1 where it cannot be
+ * resolved. */
+static int resolve_lexical(const char *name, char *out)
+{
+  char *real = realpath(name, NULL);
+  if (real) {
+    const int ok = strlen(real) < FD_PATH_MAX;
+    if (ok) strcpy(out, real);
+    free(real);
+    return ok ? 0 : -1;
+  }
+  char dir[FD_PATH_MAX];
+  size_t len = strlen(name);
+  while (len > 1 && name[len - 1] == '/') len--; /* "dir/" */
+  const char *slash = NULL;
+  for (size_t i = 0; i < len; i++)
+    if (name[i] == '/') slash = name + i;
+  const char *base = slash ? slash + 1 : name;
+  const int blen = (int)(len - (size_t)(base - name));
+  if (blen == 0 || len >= FD_PATH_MAX) return -1;
+  if (!slash) strcpy(dir, ".");
+  else if (slash == name) strcpy(dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - name), name);
+  real = realpath(dir, NULL);
+  if (!real) return -1;
+  const int n = snprintf(out, FD_PATH_MAX, "%s%s%.*s", real, strcmp(real, "/") ? "/" : "", blen, base);
+  free(real);
+  return n < 0 || n >= FD_PATH_MAX ? -1 : 0;
+}
+
+/* 1 when `path` (resolved) lies in the directory `dir` (resolved) under a name the
+ * checkpoints use. */
+static int is_checkpoint_file(const char *path, const char *dir)
+{
+  const char *slash = strrchr(path, '/');
+  size_t len = (size_t)(slash - path);
+  if (len == 0) len = 1; /* "/name" */
+  return strlen(dir) == len && strncmp(path, dir, len) == 0 && output_is_checkpoint_name(slash + 1, NULL, NULL);
+}
+
 /* 1 when `path` (resolved) lies in the directory `dir` (resolved) under a name the snapshots
  * use. */
 static int is_snapshot_file(const char *path, const char *dir)
@@ -215,21 +256,28 @@ int output_check_run(const fd_options *o, long tag, fd_output *json, fd_output *
     if (both[q]->opt[0] && is_snapshot_file(both[q]->path, snapdir))
       return fd_set_error(FD_ERR_USAGE, "%s '%s' is a file the snapshots write in --snapshot-dir: choose another name",
                           both[q]->opt, both[q]->path);
-  /* the checkpoints' names in --checkpoint-dir: a restart would read the file
-   * and their pruning remove it */
-  char *ckdir = o->checkpoint_dir[0] ? realpath(o->checkpoint_dir, NULL) : NULL;
-  for (int q = 0; q < 2 && ckdir; q++) {
-    const char *slash = strrchr(both[q]->path, '/');
-    size_t len = slash ? (size_t)(slash - both[q]->path) : 0;
-    if (both[q]->opt[0] && slash && strlen(ckdir) == (len ? len : 1) && strncmp(both[q]->path, ckdir, len ? len : 1) == 0 &&
-        output_is_checkpoint_name(slash + 1, NULL, NULL)) {
-      int err = fd_set_error(FD_ERR_USAGE, "%s '%s' is a file the checkpoints write in --checkpoint-dir: choose another name",
-                             both[q]->opt, both[q]->path);
-      free(ckdir);
-      return err;
-    }
+  /* --checkpoint-dir (which the checkpoints create if missing, after this check) and the
+   * checkpoints' names in it: a restart would read the file and their pruning remove it */
+  char ckdir[FD_PATH_MAX] = "", from[FD_PATH_MAX] = "";
+  if (o->checkpoint_dir[0] && resolve_lexical(o->checkpoint_dir, ckdir) != 0) ckdir[0] = '\0';
+  for (int q = 0; q < 2 && ckdir[0]; q++) {
+    if (!both[q]->opt[0]) continue;
+    if (strcmp(both[q]->path, ckdir) == 0)
+      return fd_set_error(FD_ERR_USAGE, "%s '%s' is the --checkpoint-dir: choose another name", both[q]->opt,
+                          both[q]->path);
+    if (is_checkpoint_file(both[q]->path, ckdir))
+      return fd_set_error(FD_ERR_USAGE, "%s '%s' is a file the checkpoints write in --checkpoint-dir: choose another name",
+                          both[q]->opt, both[q]->path);
   }
-  free(ckdir);
+  /* --restart PATH: the file it reads, or the checkpoints' names in the directory it reads */
+  struct stat st;
+  if (o->restart == FD_RESTART_PATH && stat(o->restart_path, &st) == 0 && resolve_lexical(o->restart_path, from) == 0)
+    for (int q = 0; q < 2; q++) {
+      if (!both[q]->opt[0]) continue;
+      if (S_ISDIR(st.st_mode) ? is_checkpoint_file(both[q]->path, from) : strcmp(both[q]->path, from) == 0)
+        return fd_set_error(FD_ERR_USAGE, "%s '%s' is %s --restart reads: choose another name", both[q]->opt,
+                            both[q]->path, S_ISDIR(st.st_mode) ? "a checkpoint of the directory" : "the checkpoint");
+    }
   return FD_OK;
 }
 
@@ -339,6 +387,39 @@ int output_commit(const fd_output *out)
     return fd_set_error(FD_ERR_IO, "%s: cannot rename '%s' to '%s': %s", out->opt, out->tmp, out->path, strerror(e));
   }
   return FD_OK;
+}
+
+int output_commit_all(const fd_output *const *outs, int n)
+{
+  enum { MOST = 4 };
+  char old[MOST][FD_PATH_MAX + 32];
+  int kept[MOST] = {0}, existed[MOST] = {0}, made = 0, err = FD_OK;
+  if (n > MOST) return fd_set_error(FD_ERR_RUNTIME, "output_commit_all: %d outputs, at most %d", n, MOST);
+  for (int i = 0; i < n; i++) {
+    const fd_output *o = outs[i];
+    if (!o->opt[0]) continue;
+    /* "final.TAG.tmp" -> "final.TAG.old" */
+    const size_t len = strlen(o->tmp);
+    snprintf(old[i], sizeof old[i], "%.*s.old", (int)(len > 4 ? len - 4 : len), o->tmp);
+    unlink(old[i]); /* a stale one of a killed run (the name is this run's own) */
+    struct stat st;
+    existed[i] = lstat(o->path, &st) == 0;
+    kept[i] = existed[i] && link(o->path, old[i]) == 0;
+  }
+  for (; made < n && err == FD_OK; made++)
+    if ((err = output_commit(outs[made])) != FD_OK) break;
+  for (int i = 0; i < n; i++) {
+    const fd_output *o = outs[i];
+    if (!o->opt[0]) continue;
+    if (err != FD_OK && i < made) { /* renamed: put the old file back, or remove the new one */
+      if (kept[i]) (void)rename(old[i], o->path);
+      else if (!existed[i]) (void)unlink(o->path);
+    } else if (kept[i]) {
+      (void)unlink(old[i]);
+    }
+    if (err != FD_OK) output_discard(o);
+  }
+  return err;
 }
 
 void output_discard(const fd_output *out)

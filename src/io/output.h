@@ -30,7 +30,9 @@ typedef struct {
 /* Checks the outputs of the run o before it starts and fills *json and *dump (opt "" where the
  * option is not given): each target is new or a regular file we may replace, in a directory
  * where we can create files (proved by creating and removing the temporary file); --json and
- * --dump name different files, neither a file the snapshots write; --snapshot-dir exists or is
+ * --dump name different files, neither a file the snapshots or the checkpoints write, nor the
+ * --checkpoint-dir (existing or not), nor the checkpoint --restart PATH reads or one of the
+ * directory it reads; --snapshot-dir exists or is
  * created, is writable, and holds nothing under a snapshot file name that is not a regular
  * file. `tag` (rank 0's pid) makes the temporary names. Rank 0 calls it; Not Collective.
  * FD_OK or FD_ERR_USAGE with one line. */
@@ -89,6 +91,12 @@ int output_write_file(const fd_output *out, const void *buf, size_t len);
 /* Renames out->tmp to out->path (nothing to do when out->opt is ""): FD_OK or FD_ERR_IO. Not
  * Collective (rank 0). */
 int output_commit(const fd_output *out);
+/* Renames the temporary files of outs[0..n) (n <= 4) to their final names as one: where one
+ * rename fails, the ones made before it are undone (an existing file is kept aside by a hard
+ * link, "final.TAG.old", until every rename is made; a new one is removed), the temporary
+ * files are removed, and the result is that rename's FD_ERR_IO. Where the file system refuses
+ * the hard link the file cannot be put back, and that is all. Not Collective (rank 0). */
+int output_commit_all(const fd_output *const *outs, int n);
 /* Removes out->tmp if it exists (nothing to do when out->opt is ""). Not Collective (rank 0). */
 void output_discard(const fd_output *out);
 

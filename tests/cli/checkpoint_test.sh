@@ -356,6 +356,22 @@ expect "a directory without a checkpoint" 2 "--restart: no complete checkpoint i
   "$b" 1 "${heat[@]}" --restart "$b/empty" "${keep[@]}"
 expect "--restart of a missing file" 2 "--restart: cannot read '$b/none.fdmini': No such file or directory" "$b" 1 \
   "${heat[@]}" --restart "$b/none.fdmini" "${keep[@]}"
+mkfifo "$b/fifo.fdmini"
+expect "--restart of a FIFO: refused, no hang" 2 "--restart: '$b/fifo.fdmini' is not a regular file" "$b" 2 \
+  "${heat[@]}" --restart "$b/fifo.fdmini" "${keep[@]}"
+mkdir -p "$b/fifos"
+mkfifo "$b/fifos/ckpt_0000000099.fdmini"
+expect "--restart of a directory whose newest is a FIFO: skipped, no hang" 2 \
+  "no complete checkpoint in the directory '$b/fifos' (--restart: '$b/fifos/ckpt_0000000099.fdmini' is not a regular file)" \
+  "$b" 2 "${heat[@]}" --restart "$b/fifos" "${keep[@]}"
+rm -rf "$b/fifo.fdmini" "$b/fifos"
+cp "$b/ck/ckpt_0000000036.fdmini" "$b/in.fdmini"
+expect "--dump onto the checkpoint --restart reads" 2 "--dump '$b/in.fdmini' is the checkpoint --restart reads" "$b" 2 \
+  "${heat[@]}" --iters 60 --restart "$b/in.fdmini" --dump "$b/in.fdmini"
+expect "--json onto a checkpoint of the directory --restart reads" 2 \
+  "--json '$b/ck/ckpt_0000000036.fdmini' is a checkpoint of the directory --restart reads" "$b" 2 \
+  "${heat[@]}" --iters 60 --restart "$b/ck" --json "$b/ck/ckpt_0000000036.fdmini"
+rm -f "$b/in.fdmini"
 # (the option errors, --restart auto without --checkpoint-dir and the like: test_options)
 expect "--checkpoint-every not a multiple of --fuse" 2 "--checkpoint-every 3 is not a multiple of --fuse 2" "$b" 1 \
   "${heat[@]}" --fuse 2 --halo-width 2 --checkpoint-every 3 --checkpoint-dir "$b/new" "${keep[@]}"

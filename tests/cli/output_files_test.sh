@@ -118,6 +118,8 @@ expect "--json in a missing directory: refused" 2 "--json: cannot write '$d/miss
 mkdir "$d/snaps"
 expect "--dump onto a snapshot file name: refused" 2 "--dump '$d/snaps/snap_000002.raw' is a file the snapshots write" "$d" 2 - \
   "${small[@]}" --snapshot-every 1 --snapshot-dir "$d/snaps" --dump "$d/snaps/snap_000002.raw"
+expect "--dump naming the --checkpoint-dir yet to be made: refused" 2 "--dump '$d/ckd' is the --checkpoint-dir" "$d" 2 - \
+  "${small[@]}" --checkpoint-every 1 --checkpoint-dir "$d/ckd" --dump "$d/ckd"
 mkfifo "$d/snaps/snap_000002.raw"
 expect "--snapshot-dir holding a FIFO under a snapshot name: refused" 2 "--snapshot-dir: '$d/snaps/snap_000002.raw' is a FIFO" "$d" 2 - \
   "${small[@]}" --snapshot-every 1 --snapshot-dir "$d/snaps"
