@@ -295,6 +295,7 @@ static const bad_case bad_cases[] = {
   {{"--restart", "auto"}, "--restart auto looks for the newest checkpoint in --checkpoint-dir"},
   {{"--op", "heat", "--fuse", "4", "--checkpoint-every", "6", "--checkpoint-dir", "d"},
    "--checkpoint-every 6 is not a multiple of --fuse 4"},
+  {{"--test-fail-snapshot-write", "1"}, "--test-fail-snapshot-write applies to runs with --snapshot-every"},
   {{"--test-kill", "1,5,pass"}, "--test-kill and --test-signal apply to runs with --checkpoint-dir"},
   {{"--test-signal", "0,5,usr1"}, "--test-kill and --test-signal apply to runs with --checkpoint-dir"},
   {{"--test-kill", "1,5,commit", "--checkpoint-dir", "d"}, "rank 0 commits checkpoints, so RANK must be 0"},

@@ -597,6 +597,8 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     return fd_set_error(FD_ERR_USAGE, "--restart auto looks for the newest checkpoint in --checkpoint-dir: give --checkpoint-dir DIR (or --restart PATH)");
   if (o->fuse > 1 && o->checkpoint_every % o->fuse)
     return fd_set_error(FD_ERR_USAGE, "--checkpoint-every %d is not a multiple of --fuse %d: a checkpoint is taken between passes of %d steps", o->checkpoint_every, o->fuse, o->fuse);
+  if (o->fail_snapshot && !o->snapshot_every)
+    return fd_set_error(FD_ERR_USAGE, "--test-fail-snapshot-write applies to runs with --snapshot-every");
   if ((o->test_kill.rank >= 0 || o->test_signal.rank >= 0) && !o->checkpoint_dir[0])
     return fd_set_error(FD_ERR_USAGE, "--test-kill and --test-signal apply to runs with --checkpoint-dir");
   if (o->test_kill.what == FD_TEST_AT_COMMIT && o->test_kill.rank != 0)

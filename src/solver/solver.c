@@ -247,6 +247,25 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_
   if (o->test_stall >= ranks || (o->test_stall >= 0 && ranks < 2))
     return fd_set_error(FD_ERR_USAGE, "--test-stall %d names no neighbour of another rank: the run has %d rank%s",
                         o->test_stall, ranks, ranks == 1 ? "" : "s");
+  { /* the test events must happen in this run (a test that expects them would pass vacuously) */
+    int iters, warmup;
+    state_resolve_steps(o, dev, &iters, &warmup);
+    const long long total = (long long)iters + warmup;
+    const fd_test_event *ev[2] = {&o->test_kill, &o->test_signal};
+    static const char *const opt[2] = {"--test-kill", "--test-signal"};
+    for (int q = 0; q < 2; q++) {
+      if (ev[q]->rank >= ranks)
+        return fd_set_error(FD_ERR_USAGE, "%s %d,%lld: no rank %d, the run has %d rank%s", opt[q], ev[q]->rank,
+                            ev[q]->step, ev[q]->rank, ranks, ranks == 1 ? "" : "s");
+      if (ev[q]->rank >= 0 && ev[q]->step > total)
+        return fd_set_error(FD_ERR_USAGE, "%s %d,%lld: the run ends at step %lld (--warmup + --iters)", opt[q],
+                            ev[q]->rank, ev[q]->step, total);
+    }
+    if (o->fail_snapshot > 0 && o->snapshot_every > 0 && o->fail_snapshot > total / o->snapshot_every)
+      return fd_set_error(FD_ERR_USAGE, "--test-fail-snapshot-write %d: the run takes %lld snapshot%s (--snapshot-every %d "
+                          "over %lld steps)", o->fail_snapshot, total / o->snapshot_every,
+                          total / o->snapshot_every == 1 ? "" : "s", o->snapshot_every, total);
+  }
   if (o->inject_fault == FD_FAULT_ORDER && !dev->is_accelerator)
     return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=order needs a GPU backend: host streams run every call in order");
   if (ranks > 1 && o->fuse > 1 && o->halo_width % o->fuse)

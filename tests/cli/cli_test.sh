@@ -262,6 +262,15 @@ done
 expect_error 2 "--test-stall 2 names no neighbour of another rank: the run has 2 ranks" --op heat --global 16,16,16 --test-stall 2
 expect_error 2 "--test-stall: -1 is out of range" --op heat --global 16,16,16 --test-stall -1
 expect_run 0 "verification: PASS" --op heat --global 16,16,16 --test-delays --test-stall 1
+# the other test events must happen in the run too, or a test expecting them passes vacuously
+d_ev=$(mktemp -d)
+expect_error 2 "--test-signal 100,5: no rank 100, the run has 2 ranks" --op heat --global 16,16,16 --checkpoint-dir "$d_ev/c" --test-signal 100,5,term
+expect_error 2 "--test-kill 7,5: no rank 7, the run has 2 ranks" --op heat --global 16,16,16 --checkpoint-dir "$d_ev/c" --test-kill 7,5,pass
+expect_error 2 "--test-kill 1,500: the run ends at step 12 (--warmup + --iters)" --op heat --global 16,16,16 --warmup 2 --iters 10 \
+  --checkpoint-dir "$d_ev/c" --test-kill 1,500,pass
+expect_error 2 "--test-fail-snapshot-write 7: the run takes 6 snapshots (--snapshot-every 2 over 12 steps)" --op heat \
+  --global 16,16,16 --warmup 2 --iters 10 --snapshot-every 2 --snapshot-dir "$d_ev/s" --test-fail-snapshot-write 7
+rm -rf "$d_ev"
 run 2 --op heat --global 16,16,16 --test-inject-fault=order
 if [ "$rc" -eq 2 ] && has "$out" "fdmini: error: --test-inject-fault=order needs a GPU backend"; then
   ok "--test-inject-fault=order on the host backend: exit 2, nothing to reorder"
