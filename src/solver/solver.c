@@ -145,6 +145,14 @@ static int state_restore(fd_state *s, fd_result *r)
   FD_CALL(checkpoint_load(s->ckpt, &v, s->compute));
   s->sig_primed = 0; /* u is the checkpoint's */
   state_checkpoint_steps(s); /* after a fallback the checkpoint is an older one */
+  if (s->dec.rank == 0 && s->opt->warmup < 0 && (long long)s->ckpt->h.run_steps != s->total) {
+    /* the default warm-up is rounded to --halo-width and --fuse, which a restart may change */
+    printf("fdmini: notice: --restart: the checkpoint's run was to end at step %lld, this one ends at step %lld "
+           "(--warmup + --iters; the default --warmup is rounded to a multiple of --halo-width and --fuse): give "
+           "--warmup and --iters to end where it would\n",
+           (long long)s->ckpt->h.run_steps, s->total);
+    fflush(stdout);
+  }
   s->steps = s->first;
   if (s->ckpt->hist_lost) s->src_steps = -1; /* the energy check then does not apply */
   snapshot_adopt(s->snap, s->first);       /* the XDMF lists the earlier snapshots too */

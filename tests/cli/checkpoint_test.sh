@@ -312,6 +312,24 @@ else
   fail "report and JSON of a restarted wave run" "exit $rc" "$work/rep.json"
 fi
 
+# a restart with other --halo-width and --fuse and the default --warmup ends at another step:
+# said in one notice; with the same options, or --warmup given, nothing is said
+d=$work/ends
+run 2 --op heat --global 21,17,13 --iters 10 --checkpoint-every 4 --checkpoint-dir "$d"
+cp "$d/ckpt_0000000008.fdmini" "$work/ends8.fdmini"
+run 2 --op heat --global 21,17,13 --iters 10 --restart "$work/ends8.fdmini" --halo-width 3 --fuse 3
+notice=$(printf '%s\n' "$out" | grep -c "fdmini: notice: --restart: the checkpoint's run was to end at step 12, this one ends at step 13")
+run 2 --op heat --global 21,17,13 --iters 10 --restart "$work/ends8.fdmini"
+same=$(printf '%s\n' "$out" | grep -c "fdmini: notice: --restart: the checkpoint's run")
+run 2 --op heat --global 21,17,13 --warmup 2 --iters 10 --restart "$work/ends8.fdmini" --halo-width 3 --fuse 3
+given=$(printf '%s\n' "$out" | grep -c "fdmini: notice: --restart: the checkpoint's run")
+if ((rc == 0 && notice == 1 && same == 0 && given == 0)); then
+  pass "a restart that ends at another step through the default --warmup says so, once"
+else
+  fail "the notice of another end step" "rc $rc, notices: $notice with other widths (1 expected), $same same, $given with --warmup"
+fi
+rm -rf "$d" "$work/ends8.fdmini"
+
 echo "== snapshots across a restart"
 # a wave with a snapshot every 6 steps, stopped and continued on another rank count: the same
 # snapshot files as the uninterrupted run, byte for byte, and the XDMF lists every one
