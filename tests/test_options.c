@@ -400,6 +400,97 @@ static void test_resolve_grid_checks_procs_and_thickness(void **state)
   assert_int_equal(P[0] * P[1] * P[2], 12);
 }
 
+/* decomp_resolve_grid with argument list args on `ranks` ranks (host): FD_OK and P == want. */
+static void expect_grid(const char *const *args, int ranks, int px, int py, int pz)
+{
+  fd_options o;
+  long long N[3];
+  int P[3];
+  assert_int_equal(parse(&o, args), FD_OK);
+  if (decomp_resolve_grid(&o, ranks, 0, N, P) != FD_OK)
+    fail_msg("%d ranks: %s", ranks, fd_error_message());
+  if (P[0] != px || P[1] != py || P[2] != pz)
+    fail_msg("%d ranks: grid %d x %d x %d, expected %d x %d x %d", ranks, P[0], P[1], P[2], px,
+             py, pz);
+}
+
+/* The default process grid: MPI_Dims_create's factors, the largest to z, then y, wherever
+ * they leave every block thick enough (cubes, the shapes the tests and results run, and a
+ * shape whose least cut grid would differ); where they do not, the thick enough grid with the
+ * least cut area; where none is thick enough, one error that says so. */
+static void test_resolve_grid_default_and_its_fallback(void **state)
+{
+  (void)state;
+  const char *host[] = {NULL}; /* 128^3 */
+  for (int ranks = 1; ranks <= 64; ranks++) {
+    int dims[3] = {0, 0, 0};
+    MPI_Dims_create(ranks, 3, dims);
+    expect_grid(host, ranks, dims[2], dims[1], dims[0]);
+  }
+  expect_grid(host, 2, 1, 1, 2);
+  expect_grid(host, 4, 1, 2, 2);
+  expect_grid(host, 6, 1, 2, 3);
+  expect_grid(host, 8, 2, 2, 2);
+  expect_grid(host, 12, 2, 2, 3);
+  const char *odd[] = {"--global", "37,23,19", NULL};
+  expect_grid(odd, 6, 1, 2, 3);
+  const char *small[] = {"--global", "33,17,9", NULL};
+  expect_grid(small, 2, 1, 1, 2);
+  const char *deep[] = {"--op", "heat", "--halo-width", "3", "--global", "33,17,19", NULL};
+  expect_grid(deep, 4, 1, 2, 2);
+  /* 1000 x 8 x 8 on 4: 4 x 1 x 1 would cut less, but the default fits and stays */
+  const char *fits[] = {"--global", "1000,8,8", NULL};
+  expect_grid(fits, 4, 1, 2, 2);
+
+  /* the default 1 x 2 x 2 and 2 x 2 x 2 leave 1 point in x or y */
+  const char *rod[] = {"--global", "2,2,1000", NULL};
+  expect_grid(rod, 4, 1, 1, 4);
+  expect_grid(rod, 8, 1, 1, 8);
+  const char *xrod[] = {"--global", "1000,3,3", NULL};
+  expect_grid(xrod, 8, 8, 1, 1);
+  /* 3 x 40 x 40 on 8: 1 x 2 x 4 and 1 x 4 x 2 cut 480 points each; the tie goes to z */
+  const char *slab[] = {"--global", "3,40,40", NULL};
+  expect_grid(slab, 8, 1, 2, 4);
+  const char *slab2[] = {"--global", "64,64,3", NULL};
+  expect_grid(slab2, 2, 1, 2, 1);
+  /* the halo width counts along split dimensions: 6 / 2 = 3 points fit width 1, not width 4 */
+  const char *wide1[] = {"--op", "heat", "--global", "6,6,1000", NULL};
+  expect_grid(wide1, 4, 1, 2, 2);
+  const char *wide4[] = {"--op", "heat", "--halo-width", "4", "--global", "6,6,1000", NULL};
+  expect_grid(wide4, 4, 1, 1, 4);
+
+  /* --procs is taken as given, thin or not */
+  fd_options o;
+  long long N[3];
+  int P[3];
+  const char *given[] = {"--global", "2,2,1000", "--procs", "1,2,2", NULL};
+  parse(&o, given);
+  assert_int_equal(decomp_resolve_grid(&o, 4, 0, N, P), FD_ERR_USAGE);
+  assert_non_null(strstr(fd_error_message(), "subdomain too thin: 2 points over 2 ranks in y"));
+  /* no grid fits: one error that says so */
+  const char *none[] = {"--global", "1,1,3", NULL};
+  parse(&o, none);
+  assert_int_equal(decomp_resolve_grid(&o, 8, 0, N, P), FD_ERR_USAGE);
+  assert_string_equal(fd_error_message(),
+                      "subdomain too thin: no process grid of 8 ranks (default or --procs "
+                      "PX,PY,PZ) leaves every block of the 1 x 1 x 3 grid 2 or more points per "
+                      "dimension; use fewer ranks or a larger grid");
+  const char *none4[] = {"--op", "heat", "--halo-width", "4", "--global", "7,7,7", NULL};
+  parse(&o, none4);
+  assert_int_equal(decomp_resolve_grid(&o, 2, 0, N, P), FD_ERR_USAGE);
+  assert_non_null(strstr(fd_error_message(),
+                         "no process grid of 2 ranks (default or --procs PX,PY,PZ) leaves every "
+                         "block of the 7 x 7 x 7 grid 2 or more points per dimension and 4 "
+                         "(--halo-width) along each split one"));
+  /* weak scaling: every grid gives each rank its --local block, nothing to choose */
+  const char *weak[] = {"--local", "8,8,8", NULL};
+  expect_grid(weak, 4, 1, 2, 2);
+  const char *thinlocal[] = {"--local", "64,64,1", NULL};
+  parse(&o, thinlocal);
+  assert_int_equal(decomp_resolve_grid(&o, 2, 0, N, P), FD_ERR_USAGE);
+  assert_non_null(strstr(fd_error_message(), "subdomain too thin: 2 points over 2 ranks in z"));
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -412,6 +503,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_parsing_is_repeatable),
     cmocka_unit_test(test_backend_options_apply_or_are_refused),
     cmocka_unit_test(test_resolve_grid_checks_procs_and_thickness),
+    cmocka_unit_test(test_resolve_grid_default_and_its_fallback),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   MPI_Finalize();

@@ -31,6 +31,57 @@ int decomp_check(const long long N[3], const int P[3])
   return FD_OK;
 }
 
+/* MPI_Dims_create's factors come largest first; give the largest to z, then y: z and y faces
+ * are whole planes and rows in memory (x fastest), cheap to pack, while an x face is a gather
+ * with stride nx+2. Pure. */
+static void default_grid(int ranks, int P[3])
+{
+  int dims[3] = {0, 0, 0};
+  MPI_Dims_create(ranks, 3, dims);
+  P[0] = dims[2];
+  P[1] = dims[1];
+  P[2] = dims[0];
+}
+
+/* 1 when N over P leaves every block as thick as the run needs: 2 points per dimension
+ * (decomp_check), and along a split dimension the `width` layers a neighbour receives (the
+ * --halo-width check of fd_run). Pure. */
+static int thick_enough(const long long N[3], const int P[3], int width)
+{
+  for (int d = 0; d < 3; d++) {
+    long long need = P[d] > 1 && width > 2 ? width : 2;
+    if (N[d] / P[d] < need) return 0;
+  }
+  return 1;
+}
+
+/* Among the process grids px*py*pz = ranks whose blocks of N are thick enough (thick_enough),
+ * the one with the least cut area, sum over d of (P[d]-1) planes of N[e]*N[f] points: what the
+ * exchange moves over all ranks. Candidates go largest pz first, then largest py, and a tie
+ * keeps the first, so that equal areas go the way of the default (large factors to z, then
+ * y). 1 and *P set when one is found, else 0 and *P untouched. Pure. */
+static int least_cut_grid(const long long N[3], int ranks, int width, int P[3])
+{
+  int found = 0;
+  double best = 0;
+  for (int pz = ranks; pz >= 1; pz--) {
+    if (ranks % pz) continue;
+    for (int py = ranks / pz; py >= 1; py--) {
+      if ((ranks / pz) % py) continue;
+      const int c[3] = {ranks / pz / py, py, pz};
+      if (!thick_enough(N, c, width)) continue;
+      double area = (c[0] - 1) * ((double)N[1] * N[2]) + (c[1] - 1) * ((double)N[0] * N[2]) +
+                    (c[2] - 1) * ((double)N[0] * N[1]);
+      if (!found || area < best) {
+        memcpy(P, c, sizeof c);
+        best = area;
+        found = 1;
+      }
+    }
+  }
+  return found;
+}
+
 int decomp_resolve_grid(const fd_options *o, int ranks, int accelerator, long long N[3], int P[3])
 {
   if (o->have_procs) {
@@ -40,18 +91,12 @@ int decomp_resolve_grid(const fd_options *o, int ranks, int accelerator, long lo
                           o->procs[0], o->procs[1], o->procs[2], prod, ranks);
     memcpy(P, o->procs, sizeof o->procs);
   } else {
-    /* MPI_Dims_create's factors come largest first; give the largest to z, then y: z and y
-     * faces are whole planes and rows in memory (x fastest), cheap to pack, while an x face
-     * is a gather with stride nx+2 */
-    int dims[3] = {0, 0, 0};
-    MPI_Dims_create(ranks, 3, dims);
-    P[0] = dims[2];
-    P[1] = dims[1];
-    P[2] = dims[0];
+    default_grid(ranks, P);
   }
+  const int weak = !o->have_global && (o->have_local || accelerator);
   if (o->have_global) {
     memcpy(N, o->global, 3 * sizeof N[0]);
-  } else if (o->have_local || accelerator) {
+  } else if (weak) {
     /* weak scaling: --local per rank; GPUs default to 512^3 per rank */
     for (int d = 0; d < 3; d++) {
       long long n = o->have_local ? o->local[d] : 512;
@@ -60,6 +105,19 @@ int decomp_resolve_grid(const fd_options *o, int ranks, int accelerator, long lo
     }
   } else {
     N[0] = N[1] = N[2] = 128; /* host default: a short run for 8 ranks on a small machine */
+  }
+  /* a fixed global grid that the default grid cuts too thin (2 x 2 x 1000 on 4 ranks): the
+   * thick enough grid with the least cut area instead; the default stays wherever it fits.
+   * (Weak scaling gives every rank its --local block whatever the grid: nothing to choose.) */
+  if (!o->have_procs && !weak && !thick_enough(N, P, o->halo_width) &&
+      !least_cut_grid(N, ranks, o->halo_width, P)) {
+    if (o->halo_width > 1)
+      return fd_set_error(FD_ERR_USAGE,
+                          "subdomain too thin: no process grid of %d rank%s (default or --procs PX,PY,PZ) leaves every block of the %lld x %lld x %lld grid 2 or more points per dimension and %d (--halo-width) along each split one; use fewer ranks, a larger grid or a smaller --halo-width",
+                          ranks, ranks == 1 ? "" : "s", N[0], N[1], N[2], o->halo_width);
+    return fd_set_error(FD_ERR_USAGE,
+                        "subdomain too thin: no process grid of %d rank%s (default or --procs PX,PY,PZ) leaves every block of the %lld x %lld x %lld grid 2 or more points per dimension; use fewer ranks or a larger grid",
+                        ranks, ranks == 1 ? "" : "s", N[0], N[1], N[2]);
   }
   return decomp_check(N, P);
 }

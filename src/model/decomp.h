@@ -18,9 +18,12 @@ int decomp_check(const long long N[3], const int P[3]);
 
 /* The global grid N and the process grid P of a job of `ranks` ranks: --procs (its product
  * must be ranks) or MPI_Dims_create's factors, the largest to z, then y; --global, or --local
- * times P, or the default (512^3 per rank on accelerators, 128^3 in all on host). Then
- * decomp_check. FD_OK or FD_ERR_USAGE with a message. Not Collective (every rank gets the same
- * answer). */
+ * times P, or the default (512^3 per rank on accelerators, 128^3 in all on host). Where the
+ * global grid is fixed (not --local) and the default P leaves a block thinner than 2 points,
+ * or than --halo-width along a split dimension, P is instead the thick enough grid of `ranks`
+ * with the least cut area (ties: the largest factor to z, then y), or FD_ERR_USAGE where
+ * there is none. Then decomp_check. FD_OK or FD_ERR_USAGE with a message. Not Collective
+ * (every rank gets the same answer: a pure function of o, ranks and accelerator). */
 int decomp_resolve_grid(const fd_options *o, int ranks, int accelerator, long long N[3], int P[3]);
 
 typedef struct {

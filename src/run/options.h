@@ -70,7 +70,7 @@ typedef struct {
   long long global[3];
   int have_local;       /* --local nx,ny,nz (weak scaling, per rank) */
   long long local[3];
-  int have_procs;       /* --procs PX,PY,PZ; else MPI_Dims_create */
+  int have_procs;       /* --procs PX,PY,PZ; else decomp_resolve_grid's default */
   int procs[3];
   fd_op op;             /* --op */
   int iters;            /* --iters, -1 = default of the backend */

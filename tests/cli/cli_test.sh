@@ -108,6 +108,7 @@ expect_error 2 "--kernel and --tile apply to GPU backends" --tile 8 --global 16,
 expect_error 2 "--tune auto applies to GPU backends" --tune auto --global 16,16,16
 expect_error 2 "subdomain too thin: 3 points over 2 ranks in x" --global 3,64,64 --procs 2,1,1
 expect_error 2 "subdomain too thin" --global 1,1,1
+expect_error 2 "subdomain too thin: no process grid of 2 ranks (default or --procs PX,PY,PZ) leaves every block of the 1 x 1 x 3 grid 2 or more points per dimension" --global 1,1,3
 expect_error 2 "--local: 2000000000 is out of range" --local 2000000000,8,8
 expect_error 2 "--json: cannot write '/nonexistent-dir/out.json'" --json /nonexistent-dir/out.json
 expect_error 2 "--dump: cannot write '/nonexistent-dir/u.raw'" --dump /nonexistent-dir/u.raw
@@ -178,6 +179,25 @@ expect_run 1 "verification: FAIL" --op wave --global 37,23,19 --test-inject-faul
 expect_run 0 "in x, y \(two layers\) = 0" --op wave --global 31,33,29 --velocity 1,2.5 --iters 60
 expect_run 0 "energy balance: .* ok; mirror symmetry: not checked \(source not at the centre" --op wave --global 31,31,31 --source 5,6,7
 NP=8 expect_run 0 "verification: PASS" --op wave --global 41,41,41 --iters 80
+
+echo "== the default process grid where MPI_Dims_create's would cut a block too thin"
+# the thick enough grid with the least cut area: verified, the dump bitwise equal to one rank's
+for c in "2 64,64,3 1 x 2 x 1" "4 2,2,1000 1 x 1 x 4" "8 2,2,1000 1 x 1 x 8" "8 1000,3,3 8 x 1 x 1"; do
+  read -r np grid grid_p <<<"$c"
+  if (($(ranks "$np") < np)); then
+    echo "skip the default grid of $grid on $np ranks (np > FDMINI_TEST_RANKS_MAX $FDMINI_TEST_RANKS_MAX)"
+    continue
+  fi
+  run 1 --op heat --global "$grid" --iters 20 --dump "$work/grid1.raw"
+  rc1=$rc
+  run "$np" --op heat --global "$grid" --iters 20 --dump "$work/gridn.raw"
+  if [ "$rc1" -eq 0 ] && [ "$rc" -eq 0 ] && has "$out" "ranks       $np as $grid_p" && has "$out" "verification: PASS" &&
+    cmp -s "$work/grid1.raw" "$work/gridn.raw"; then
+    ok "--global $grid on $np ranks: $grid_p, PASS, dump equal to one rank's"
+  else
+    bad "--global $grid on $np ranks (rc $rc1 and $rc; expected $grid_p, PASS, the dumps equal)"
+  fi
+done
 
 echo "== verification: a check behind every PASS, planted faults fail, UNVERIFIED where none applies"
 # jacobi, not converged: the mode-decay check decides (exact to rounding at any sweep count); a
