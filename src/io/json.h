@@ -1,5 +1,6 @@
 /* json.h - a small streaming JSON writer (objects, arrays, strings, numbers); non-finite
- * numbers are written as null. */
+ * numbers are written as null, and each byte of a string (key or value) that is not valid
+ * UTF-8 as \ufffd, so the output is valid JSON whatever bytes the strings hold. */
 #ifndef FDMINI_JSON_H
 #define FDMINI_JSON_H
 

@@ -483,5 +483,16 @@ size=$(stat -c %s "$work/u.raw" 2>/dev/null || echo 0)
 bytes=$(python3 -c "import json; print(8 if json.load(open('$work/run.json'))['precision'] == 'double' else 4)")
 if [ "$size" -eq $((20 * 22 * 24 * bytes)) ]; then ok "dump holds 20x22x24 values"; else bad "dump size $size"; fi
 
+# a path that is not valid UTF-8 (the record did not parse: python3 raised UnicodeDecodeError):
+# its valid UTF-8 kept, each invalid byte as U+FFFD, the record strict UTF-8 JSON
+utf8_dir=$work/é-s$'\xff'
+run 2 --op heat --global 16,16,16 --iters 4 --snapshot-every 2 --snapshot-dir "$utf8_dir" --json "$work/utf8.json"
+if [ "$rc" -eq 0 ] && python3 - "$work/utf8.json" "$work" <<'PY'; then ok "JSON record of a --snapshot-dir with an invalid UTF-8 byte parses"; else bad "JSON record of a --snapshot-dir with an invalid UTF-8 byte (rc $rc)"; fi
+import json, sys
+with open(sys.argv[1], encoding="utf-8", errors="strict") as f:
+    r = json.load(f)
+assert r["snapshots"]["dir"] == sys.argv[2] + "/\u00e9-s\ufffd", r["snapshots"]["dir"]
+PY
+
 echo "cli test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
