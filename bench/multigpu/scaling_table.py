@@ -35,7 +35,9 @@ Weak (bench/scaling/study.py folders weak-OP-N-MODE with study.json): the same p
 
 Writes DIR/PREFIX-strong.{csv,md} and DIR/PREFIX-weak.{csv,md} (DIR default '.', PREFIX
 default DEVICExG from the records, e.g. NVIDIA-H200x4). Exit 1 when a record is unreadable or
-did not verify (PASS, or UNVERIFIED: nothing left to compare), or collect.py or plot.py fails.
+did not verify (PASS, or UNVERIFIED: nothing left to compare), when a weak folder holds a record
+of another case than its name says (operator, block, halo width, fuse) or of a run its
+study.json says exited non-zero or timed out, or when collect.py or plot.py fails.
 """
 import argparse
 import csv
@@ -73,7 +75,10 @@ def load(path):
             rec = json.load(f)
     except (OSError, ValueError) as e:
         raise TableError(f"{path}: {e}")
-    v = rec.get("verification", {})
+    if not isinstance(rec, dict):
+        raise TableError(f"{path}: not a JSON object (not an fdmini --json record)")
+    v = rec.get("verification")
+    v = v if isinstance(v, dict) else {}
     if not (v.get("passed") or v.get("status") == "UNVERIFIED"):
         raise TableError(f"{path}: verification did not pass ({v.get('status')})")
     return rec
@@ -134,20 +139,32 @@ def find_parts(paths, tmp):
     """[(part folder, part.json)] of every part under the paths (tarballs unpacked into tmp)."""
     parts = []
     for i, p in enumerate(paths):
+        given = p
         if p.endswith((".tar.gz", ".tgz")) and os.path.isfile(p):
             dest = os.path.join(tmp, f"in{i}")
-            with tarfile.open(p) as t:
-                t.extractall(dest)
+            try:
+                with tarfile.open(p) as t:
+                    t.extractall(dest)
+            except (tarfile.TarError, EOFError, OSError, ValueError) as e:
+                raise TableError(f"{p}: not a readable tarball ({str(e).splitlines()[0]})")
             p = dest
         if not os.path.isdir(p):
             raise TableError(f"{p}: not a folder or a scaling.sh tarball")
         found = []
         for d, _, files in os.walk(p):
             if "part.json" in files:
-                with open(os.path.join(d, "part.json")) as f:
-                    found.append((d, json.load(f)))
+                pj = os.path.join(d, "part.json")
+                try:
+                    with open(pj) as f:
+                        info = json.load(f)
+                except (OSError, ValueError) as e:
+                    shown = given if p != given else pj
+                    raise TableError(f"{shown}: {os.path.relpath(pj, p)}: {e}")
+                if not isinstance(info, dict):
+                    raise TableError(f"{given}: {os.path.relpath(pj, p)}: not a JSON object")
+                found.append((d, info))
         if not found:
-            raise TableError(f"{p}: no part.json (not what scaling.sh wrote)")
+            raise TableError(f"{given}: no part.json (not what scaling.sh wrote)")
         parts += found
     return sorted(parts, key=lambda x: x[1].get("started", ""))
 
@@ -202,13 +219,58 @@ def weak_dirs(parts):
     return latest(cases, "weak")
 
 
+def check_weak(path, rec, op, n, mode):
+    """Refuse a record of another case than its folder weak-OP-N-MODE names (a stray file would
+    otherwise be folded into the row's median): operator, block N^3, halo width and fuse
+    (T1: width 1, one step per pass; SW-F: width W, F steps per pass, any with F auto)."""
+    width = rec.get("halo_width", 1)
+    steps = (rec.get("fuse") or {}).get("steps", 1)
+    if mode == "T1":
+        want_w, want_t = 1, 1
+    else:
+        w, f = mode[1:].split("-", 1)
+        want_w, want_t = int(w), (None if f == "auto" else (int(f) if f.isdigit() else None))
+    got = f"op {rec.get('op')}, block {rec.get('local_max')}, halo width {width}, fuse {steps}"
+    if rec.get("op") != op or rec.get("local_max") != [n, n, n] or width != want_w \
+            or (want_t is not None and steps != want_t):
+        raise TableError(f"{path}: {got}, not the case of its folder weak-{op}-{n}-{mode} "
+                         f"(op {op}, block {[n, n, n]}, halo width {want_w}"
+                         f"{'' if want_t is None else f', fuse {want_t}'})")
+    if not isinstance(rec.get("ranks"), int):
+        raise TableError(f"{path}: no rank count ('ranks')")
+
+
+def failed_runs(folder):
+    """{record: 'exited N' or 'timed out'} of the runs study.json says did not end well (an
+    exit_code present and not 0; null where the run timed out)."""
+    path = os.path.join(folder, "study.json")
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as e:
+        raise TableError(f"{path}: {e}")
+    runs = manifest.get("runs") if isinstance(manifest, dict) else None
+    if not isinstance(runs, list):
+        raise TableError(f"{path}: not a study.py manifest (no 'runs' list)")
+    out = {}
+    for e in runs:
+        if isinstance(e, dict) and "exit_code" in e and e["exit_code"] != 0:
+            out[str(e.get("record"))] = "timed out" if e["exit_code"] is None else f"exited {e['exit_code']}"
+    return out
+
+
 def weak_rows(chosen):
     rows = []
     for (op, n, mode), ((started, _), folder) in sorted(chosen.items()):
         by_ranks = {}
-        for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        failed = failed_runs(folder)
+        for path in sorted(glob.glob(os.path.join(glob.escape(folder), "*.json"))):
             if os.path.basename(path) != "study.json":
+                if os.path.basename(path) in failed:
+                    raise TableError(f"{path}: its run {failed[os.path.basename(path)]} "
+                                     f"(study.json): the record cannot be trusted")
                 rec = load(path)
+                check_weak(path, rec, op, n, mode)
                 by_ranks.setdefault(rec["ranks"], []).append(rec)
         base = by_ranks.get(1)
         t1 = med([step_us(x) for x in base]) if base else None

@@ -6,7 +6,9 @@ writes: the strong table's speedup and efficiency against the 1-GPU run of the s
 (no neighbour on another GPU) as empty cells, X / F_p, the path (signalled where passes were),
 a later call taking a case whole, the weak table's share of one GPU and of the exchange hidden
 beside collect.py's summary of the same records, parts merged from tarballs, and a record
-that failed its verification refused. Exit 0 when every check passes; prints PASS:/FAIL:."""
+that failed its verification refused; so are a stray record of another case in a weak folder,
+the record of a run study.json says failed, and unreadable tarballs, part.json files and
+records (one error line naming the file). Exit 0 when every check passes; prints PASS:/FAIL:."""
 import csv
 import json
 import os
@@ -192,6 +194,56 @@ try:
         record("jacobi", 0.2, 4, [1, 2, 2], G, one, passed=False))
     code, text = run([a, "-o", os.path.join(tmp, "out2"), "--no-plots"])
     check("failed verification refused", code == 1 and "strong-jacobi-512-T1-g4r4-r2" in text, text)
+
+    # a weak folder holds one case: a stray record of another operator, halo width or fuse
+    # (same rank count, faster) would move the row's median; refused, the file named
+    for stray, rec in (("stray-op", record("jacobi", 0.05, 4, [1, 2, 2], [512, 1024, 1024], one)),
+                       ("stray-width", record("heat", 0.05, 4, [1, 2, 2], [512, 1024, 1024], one, S=4)),
+                       ("stray-fuse", record("heat", 0.05, 4, [1, 2, 2], [512, 1024, 1024], one, T=2))):
+        put(sd, stray, rec)
+        code, text = run([w, "-o", os.path.join(tmp, "out3"), "--no-plots"])
+        check(f"weak: a record of another case ({stray}) refused, named",
+              code == 1 and f"{stray}.json" in text and "Traceback" not in text, text)
+        os.remove(os.path.join(sd, stray + ".json"))
+
+    # a run study.json says exited non-zero (its record left behind): refused, named
+    with open(os.path.join(sd, "study.json")) as f:
+        man = json.load(f)
+    man["runs"][2]["exit_code"] = 1
+    with open(os.path.join(sd, "study.json"), "w") as f:
+        json.dump(man, f)
+    code, text = run([w, "-o", os.path.join(tmp, "out4"), "--no-plots"])
+    check("weak: the record of a run that exited 1 refused, named",
+          code == 1 and "n0004-r1.json" in text and "exited 1" in text, text)
+
+    # unreadable inputs: one line naming the file, no traceback
+    bad = os.path.join(tmp, "bad.tar.gz")
+    with open(bad, "wb") as f:
+        f.write(b"\x1f\x8b not a tarball")
+    code, text = run([bad, "-o", os.path.join(tmp, "out5"), "--no-plots"])
+    check("corrupt tarball: one error naming it", code == 1 and "bad.tar.gz" in text
+          and "Traceback" not in text, text)
+    empty = os.path.join(tmp, "empty")
+    os.makedirs(os.path.join(empty, "x"))
+    tgz = os.path.join(tmp, "nopart.tar.gz")
+    with tarfile.open(tgz, "w:gz") as t:
+        t.add(os.path.join(empty, "x"), arcname="x")
+    code, text = run([tgz, "-o", os.path.join(tmp, "out6"), "--no-plots"])
+    check("tarball without part.json: the tarball named", code == 1 and "nopart.tar.gz" in text
+          and "Traceback" not in text, text)
+    bp = part(tmp, "badpart", "2026-12-03T10:00:00Z")
+    with open(os.path.join(bp, "part.json"), "w") as f:
+        f.write("{")
+    code, text = run([bp, "-o", os.path.join(tmp, "out7"), "--no-plots"])
+    check("bad part.json: one error naming it", code == 1 and "part.json" in text
+          and "Traceback" not in text, text)
+    with open(os.path.join(bp, "part.json"), "w") as f:
+        json.dump({"started": "x"}, f)
+    with open(os.path.join(bp, "records", "strong-heat-128-T1-g1r1-r1.json"), "w") as f:
+        json.dump([1, 2], f)
+    code, text = run([bp, "-o", os.path.join(tmp, "out8"), "--no-plots"])
+    check("a record that is not an object: one error naming it", code == 1
+          and "strong-heat-128-T1-g1r1-r1.json" in text and "Traceback" not in text, text)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 print(f"scaling_table test: {'FAILED' if checks.failed else 'passed'} ({checks.failed} failed)")
