@@ -25,7 +25,10 @@ variant of every record. Records without one (loose files, other folders) need `
 variant is read from the record (overlap / no-overlap, plus the MPI mode when it is not host).
 
 Records that are not fdmini-run/1 or whose verification failed are errors (exit 1, every bad
-file named) unless --allow-failed lets the failed ones through.
+file named), and so are the records of runs that study.json says exited non-zero or timed out
+(`exit_code` not 0), unless --allow-failed lets the failed ones through: they are kept in
+results.csv, marked (`verification` failed, `run_status` "exit N" or "timed out"), and left out
+of summary.csv (their number said on stderr), so that they count in no median or efficiency.
 
 Every row also carries the record's provenance (what the run ran on): start time, MPI library,
 GPU runtime and driver, compiler, build type and flags, hwloc, the Cray GTL, Slurm job id and
@@ -63,7 +66,7 @@ RUN_COLUMNS = [
     "halo_width", "fuse_steps", "fuse_config", "halo_messages_per_step_max",
     "redundant_points_per_step_avg", "redundant_share",
     "alone_step_ms_avg", "efficiency_vs_alone_avg", "hidden_share_avg",
-    "verification",
+    "verification", "run_status",
     # provenance: what the run ran on (empty for records that predate it)
     "start_time", "mpi_library", "gpu_runtime", "gpu_driver", "compiler", "build_type",
     "build_flags", "hwloc", "gtl", "slurm_job_id", "slurm_nodelist", "mpi_env", "binding_source",
@@ -160,12 +163,17 @@ def find_inputs(paths: Sequence[str]) -> List[Tuple[str, Optional[dict], Optiona
                 manifest = load_json(mpath)
                 if not isinstance(manifest, dict) or manifest.get("schema") != "fdmini-study/1":
                     raise CollectError(f"{mpath}: not a study.py manifest (schema fdmini-study/1)")
-                entries = {e["record"]: e for e in manifest.get("runs", [])}
+                runs = manifest.get("runs", [])
+                if not isinstance(runs, list) or not all(
+                        isinstance(e, dict) and isinstance(e.get("record"), str) for e in runs):
+                    raise CollectError(f"{mpath}: 'runs' must be a list of objects, each with its "
+                                       f"'record' (the JSON file name)")
+                entries = {e["record"]: e for e in runs}
                 missing = [r for r in entries if not os.path.exists(os.path.join(path, r))]
                 if missing:
                     print(f"collect: warning: {path}: {len(missing)} run(s) of the manifest have "
                           f"no record (not run yet, or failed), e.g. {missing[0]}", file=sys.stderr)
-            files = sorted(f for f in glob.glob(os.path.join(path, "*.json"))
+            files = sorted(f for f in glob.glob(os.path.join(glob.escape(path), "*.json"))
                            if os.path.basename(f) != MANIFEST)
             if not files:
                 print(f"collect: warning: {path}: no *.json records", file=sys.stderr)
@@ -235,6 +243,14 @@ def text(value) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
+def run_status(entry: Optional[dict]) -> Optional[str]:
+    """'exit N' or 'timed out' where study.json says the run did not end well (an exit_code
+    present and not 0; null is a timeout), None where it did or the manifest does not say."""
+    if entry is None or "exit_code" not in entry or entry["exit_code"] == 0:
+        return None
+    return "timed out" if entry["exit_code"] is None else f"exit {entry['exit_code']}"
+
+
 def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict],
             default_study: Optional[str]) -> dict:
     """One results.csv row (values as Python objects; None is written as an empty cell)."""
@@ -287,7 +303,7 @@ def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict
         "alone_step_ms_avg": number(sub(rec, "alone_step_ms", "avg")) if alone else None,
         "efficiency_vs_alone_avg": number(sub(rec, "efficiency", "avg")) if alone else None,
         "hidden_share_avg": number(sub(rec, "hidden_share", "avg")) if alone else None,
-        "verification": verification_state(rec),
+        "verification": verification_state(rec), "run_status": run_status(entry),
         "start_time": text(rec.get("start_time")), "mpi_library": text(rec.get("mpi_library")),
         "gpu_runtime": text(rec.get("gpu_runtime")), "gpu_driver": text(rec.get("gpu_driver")),
         "compiler": text(rec.get("compiler")), "build_type": text(rec.get("build_type")),
@@ -317,6 +333,11 @@ def collect_rows(paths: Sequence[str], default_study: Optional[str],
         problems = check_record(rec, path)
         if problems:
             errors.append(f"{path}: " + "; ".join(problems))
+            continue
+        status = run_status(entry)
+        if status and not allow_failed:
+            errors.append(f"{path}: its run failed ({status}, says study.json); --allow-failed "
+                          f"keeps it, marked, out of the summary")
             continue
         state = verification_state(rec)
         if state == "failed" and not allow_failed:
@@ -362,6 +383,13 @@ def summarize(rows: Sequence[dict]) -> List[dict]:
     over the repeats. Efficiency compares with the 1-rank row of the same group, or where the
     group has none (another kernel ran on 1 rank) with the fastest 1-rank row of any kernel.
     """
+    bad = [r for r in rows if r["verification"] == "failed" or r.get("run_status")]
+    if bad:
+        print(f"collect: {len(bad)} failed run(s) left out of the summary (verification failed "
+              f"or the run exited non-zero / timed out), e.g. {bad[0]['record']}", file=sys.stderr)
+        rows = [r for r in rows if not (r["verification"] == "failed" or r.get("run_status"))]
+        if not rows:
+            raise CollectError("every run failed: nothing to summarize")
     unnamed = [r["record"] for r in rows if not r["study"]]
     if unnamed:
         raise CollectError(f"{len(unnamed)} record(s) have no study.json beside them, e.g. "
@@ -479,11 +507,14 @@ def write_csv(path: str, columns: Sequence[str], rows: Sequence[dict]) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise CollectError(f"{path}: folder {folder} does not exist")
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(columns)
-        for r in rows:
-            w.writerow([cell(r.get(c)) for c in columns])
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(columns)
+            for r in rows:
+                w.writerow([cell(r.get(c)) for c in columns])
+    except OSError as err:
+        raise CollectError(f"{path}: cannot write: {err.strerror}") from None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
