@@ -620,15 +620,23 @@ def run_local(args: argparse.Namespace, binary: str, out_dir: str, runs: Sequenc
             rc = None
         entry["seconds"] = round(time.monotonic() - t0, 3)
         entry["exit_code"] = rc
+        record = os.path.join(out_dir, run.record)
+        if rc != 0 and os.path.exists(record):
+            # A run that exited non-zero or timed out may have left a record behind: renamed
+            # out of the *.json that collect.py and scaling_table.py read, kept to look at.
+            os.replace(record, record + ".failed")
+            entry["failed_record"] = run.record + ".failed"
         manifest["runs"].append(entry)
         write_manifest(out_dir, manifest)
-        if rc == 0 and os.path.exists(os.path.join(out_dir, run.record)):
+        if rc == 0 and os.path.exists(record):
             print(f"    ok in {entry['seconds']:.1f} s: "
                   f"{summary_line(os.path.join(out_dir, run.record))}", flush=True)
             continue
         why = (f"timed out after {args.timeout} s" if rc is None
                else f"exit code {rc}" if rc != 0 else "no JSON record written")
-        print(f"study: error: run {i} failed ({why}); its output ({log_path}) ends with:",
+        kept = (f"; its record renamed {entry['failed_record']}" if "failed_record" in entry
+                else "")
+        print(f"study: error: run {i} failed ({why}){kept}; its output ({log_path}) ends with:",
               file=sys.stderr)
         with open(log_path, encoding="utf-8", errors="replace") as log:
             for line in log.readlines()[-15:]:
@@ -691,7 +699,7 @@ def batch_script(args: argparse.Namespace, binary: str, out_dir: str, nodes: int
     else:
         lines += [f"#SBATCH --ntasks={ranks}"]
     lines += [f"#SBATCH --time={args.time}",
-              f"#SBATCH --output={os.path.join(out_dir, name)}-%j.out"]
+              f'#SBATCH --output="{os.path.join(out_dir, name)}-%j.out"']
     partition = args.partition or site(f"{SITE_KEY[args.machine]}_PARTITION")
     if partition:
         lines.append(f"#SBATCH --partition={partition}")
