@@ -12,30 +12,52 @@ the two issue-4 figures: the 2 MiB halo bandwidth (both ways of counting) as a s
 peer bandwidth of the same run, and the weak-scaling efficiency against the separate 1-GPU run.
 
 usage: summarize.py RECORDS_DIR     (a folder or a records.tar.gz)
+
+Exit 1 with one line naming the file when the folder or tarball is missing, unreadable or holds
+no records, or a record is unreadable, lacks what the table reads, or did not verify.
 """
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tarfile
 import tempfile
 
 
+class SummaryError(Exception):
+    """Bad input: one line, exit 1."""
+
+
 def load(folder):
     groups, peer = {}, None
-    for name in sorted(os.listdir(folder)):
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as e:
+        raise SummaryError(f"{folder}: cannot read the folder: {e.strerror}")
+    for name in names:
         path = os.path.join(folder, name)
-        if name == "peer_bandwidth.txt":
-            peer = open(path).read()
-            continue
-        m = re.match(r"(.+)-r(\d+)\.json$", name)
-        if not m:
-            continue
-        rec = json.load(open(path))
-        if not rec["verification"]["passed"]:
-            sys.exit(f"summarize: {name}: verification failed")
-        groups.setdefault(m.group(1), []).append(rec)
+        try:
+            if name == "peer_bandwidth.txt":
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    peer = f.read()
+                continue
+            m = re.match(r"(.+)-r(\d+)\.json$", name)
+            if not m:
+                continue
+            with open(path, encoding="utf-8") as f:
+                rec = json.load(f)
+        except (OSError, ValueError) as e:
+            raise SummaryError(f"{path}: not a readable JSON record ({e})")
+        ver = rec.get("verification") if isinstance(rec, dict) else None
+        if not isinstance(ver, dict) or "passed" not in ver:
+            raise SummaryError(f"{path}: no verification.passed (not an fdmini --json record)")
+        if not ver["passed"]:
+            raise SummaryError(f"{path}: verification failed")
+        groups.setdefault(m.group(1), []).append((path, rec))
+    if not groups:
+        raise SummaryError(f"{folder}: no records (NAME-rREPEAT.json)")
     return groups, peer
 
 
@@ -57,15 +79,50 @@ def peer_2mib(text):
 
 
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0
     if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    src = sys.argv[1]
+        print(__doc__, file=sys.stderr)
+        return 1
+    tmp = tempfile.mkdtemp()
+    try:
+        table(sys.argv[1], tmp)
+    except SummaryError as e:
+        print(f"summarize: error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def table(src, tmp):
     if src.endswith(".tar.gz"):
-        tmp = tempfile.mkdtemp()
-        with tarfile.open(src) as t:
-            t.extractall(tmp)
-        src = os.path.join(tmp, "records")
-    groups, peer = load(src)
+        if not os.path.isfile(src):
+            raise SummaryError(f"{src}: no such tarball")
+        try:
+            with tarfile.open(src) as t:
+                t.extractall(tmp)
+        except (tarfile.TarError, EOFError, OSError) as e:
+            raise SummaryError(f"{src}: not a readable tarball ({str(e).splitlines()[0]})")
+        if not os.path.isdir(os.path.join(tmp, "records")):
+            raise SummaryError(f"{src}: no records/ folder in the tarball")
+        groups, peer = load(os.path.join(tmp, "records"))
+    elif not os.path.isdir(src):
+        raise SummaryError(f"{src}: no such folder (a folder of records or a records.tar.gz)")
+    else:
+        groups, peer = load(src)
+    try:
+        print_table(groups, peer)
+    except (KeyError, TypeError, ZeroDivisionError) as e:
+        raise SummaryError(f"{current[0]}: a record without what the table reads "
+                           f"({type(e).__name__}: {e})")
+
+
+current = [""]  # the record print_table reads, for the error of a bad one
+
+
+def print_table(groups, peer):
     if peer:
         print(peer.strip())
     one, both = peer_2mib(peer)
@@ -75,7 +132,9 @@ def main():
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     rows = {}
-    for name, recs in sorted(groups.items()):
+    for name, pairs in sorted(groups.items()):
+        current[0] = pairs[0][0] if len(pairs) == 1 else f"{pairs[0][0]} (or another repeat of {name})"
+        recs = [rec for _, rec in pairs]
         r0 = recs[0]
         row = {
             "step": med(recs, lambda r: r["phases_ms"]["step"]["max"]),
@@ -99,7 +158,8 @@ def main():
     print()
     for name, row in sorted(rows.items()):
         if name.startswith(("halo2m", "thin2m")) and both and row["halo"]:
-            push = groups[name][0].get("halo_faces_ipc") and groups[name][0].get("ipc_move") == "push"
+            first = groups[name][0][1]
+            push = first.get("halo_faces_ipc") and first.get("ipc_move") == "push"
             print(f"{name}: 2 MiB halo {row['halo']:.1f} GB/s per rank = {100 * row['halo'] / both:.1f}% of the "
                   f"peer copy both ways ({both:.1f} GB/s per direction), {100 * row['halo'] / one:.1f}% of one way ({one:.1f} GB/s)"
                   + (" - exchange only: pushed faces travel in the pack, so this overstates them" if push else ""))
@@ -107,11 +167,12 @@ def main():
                 print(f"{name}: 2 MiB pack+exchange {row['pe']:.1f} GB/s per rank = {100 * row['pe'] / both:.1f}% of both ways, "
                       f"{100 * row['pe'] / one:.1f}% of one way")
     t1 = rows.get("weak512-1gpu", {}).get("step")
+    opt = lambda v: "-" if v is None else f"{v:.3f}"
     for name, row in sorted(rows.items()):
-        if name.startswith("weak512-") and name != "weak512-1gpu" and t1:
+        if name.startswith("weak512-") and name != "weak512-1gpu" and t1 and row["step"]:
             print(f"{name}: weak 512^3 efficiency vs the separate 1-GPU run {t1 / row['step']:.3f}, vs alone "
-                  f"{row['eff']:.3f}, hidden {row['hidden']:.3f}")
+                  f"{opt(row['eff'])}, hidden {opt(row['hidden'])}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -63,6 +63,8 @@ def load_summary(path: str) -> List[dict]:
             rows = list(reader)
     except OSError as err:
         raise PlotError(f"{path}: cannot read: {err.strerror}") from None
+    except (ValueError, csv.Error) as err:  # not UTF-8 (UnicodeDecodeError), not a CSV
+        raise PlotError(f"{path}: not a collect.py summary ({err})") from None
     if not rows:
         raise PlotError(f"{path}: no rows")
     for i, r in enumerate(rows, 2):
@@ -438,8 +440,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     for n, v in zip(x, y):
                         print(f"{speedup_stem(key)}\t{label}\t{n}\t{v:.6g}")
             return 0
+        if os.path.exists(args.out) and not os.path.isdir(args.out):
+            raise PlotError(f"{args.out}: exists and is not a folder (-o names the folder for the "
+                            f"figures)")
         plt = import_pyplot()
-        os.makedirs(args.out, exist_ok=True)
+        try:
+            os.makedirs(args.out, exist_ok=True)
+        except OSError as err:
+            raise PlotError(f"{args.out}: cannot make the folder: {err.strerror}") from None
         groups: Dict[Tuple[str, ...], List[dict]] = {}
         for r in rows:
             groups.setdefault(tuple(r[k] for k in GROUP_KEYS), []).append(r)

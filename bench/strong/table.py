@@ -33,16 +33,29 @@ import sys
 
 def load(folder):
     recs = {}
-    for name in sorted(os.listdir(folder)):
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as e:
+        sys.exit(f"table.py: {folder}: cannot read the folder: {e.strerror}")
+    for name in names:
         if not name.endswith(".json"):
             continue
-        with open(os.path.join(folder, name)) as f:
-            rec = json.load(f)
-        v = rec.get("verification", {})
+        path = os.path.join(folder, name)
+        try:
+            with open(path) as f:
+                rec = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.exit(f"table.py: {path}: not a readable JSON record ({e})")
+        if not isinstance(rec, dict):
+            sys.exit(f"table.py: {path}: not a JSON object (not an fdmini --json record)")
+        v = rec.get("verification")
+        v = v if isinstance(v, dict) else {}
         # UNVERIFIED: heat's mode decayed to rounding over the timed steps (run_node.sh)
         if not (v.get("passed", False) or v.get("status") == "UNVERIFIED"):
             sys.exit(f"table.py: {name}: verification did not pass")
         recs[name[:-5]] = rec
+    if not recs:
+        sys.exit(f"table.py: {folder}: no JSON records")
     return recs
 
 
@@ -85,16 +98,19 @@ def small(recs, earlier=None):
         b_us = step_us(before) if before else (earlier or {}).get((op, np_, n, mode))
         fg, fls, fc = floor(rec, "graph"), floor(rec, "launch_sync"), floor(rec, "copy")
         lat, x = floor(rec, "latency"), floor(rec, "exchange_alone")
-        f1 = max(v for v in (fg, fc) if v is not None)
+        # F1 = max(F_g, F_c); None where the record measured neither (no target then)
+        f1 = max((v for v in (fg, fc) if v is not None), default=None)
         st = step_us(rec)
         xf = None if None in (fls, lat, fg, x) else x / (fls + lat + 2 * fg)
         target = None
-        if np_ == 1 and mode == "1" and n in (32, 64, 128):
+        if f1 is None and n != 512:
+            pass  # the floor targets need F1; the record measured no floor
+        elif np_ == 1 and mode == "1" and n in (32, 64, 128):
             target = st <= 1.5 * f1
         elif np_ == 1 and mode == "auto" and n in (64, 128):
             target = st <= 1.0 * f1
         elif np_ == 2 and mode == "1" and n in (64, 128) and xf is not None:
-            target = xf <= 1.0 and st <= max(1.5 * f1, 1.2 * x)
+            target = xf <= 1.0 and st <= max(1.5 * f1, 1.2 * x)  # xf set: x is not None
         elif np_ == 1 and mode == "1" and n == 512 and b_us is not None:
             target = st <= 1.01 * b_us
         rows.append({
@@ -103,7 +119,7 @@ def small(recs, earlier=None):
             "path": rec.get("halo_path") if rec.get("halo_path") not in (None, "none") else None,
             "step_us": st, "before_us": b_us, "speedup": b_us / st if b_us else None,
             "F_g": fg, "F_ls": fls, "F_c": fc, "L": lat, "X": x, "F1": f1,
-            "step_over_F1": st / f1, "X_over_floor": xf, "target_met": target,
+            "step_over_F1": st / f1 if f1 else None, "X_over_floor": xf, "target_met": target,
         })
     rows.sort(key=lambda r: (r["op"], r["ranks"], r["block"], r["fuse"]))
     cols = ["op", "ranks", "block", "fuse", "T", "graphs", "path", "before_us", "step_us", "speedup",
@@ -179,12 +195,19 @@ def main():
     ap.add_argument("-o", "--out", default="")
     ap.add_argument("--before", default="", help="small: before_us from this earlier table's CSV")
     a = ap.parse_args()
+    recs = load(a.records)
     try:
-        recs = load(a.records)
         earlier = before_table(a.before) if a.before else None
     except (OSError, ValueError, KeyError) as e:
-        sys.exit(f"table.py: {e}")
-    rows, cols = small(recs, earlier) if a.mode == "small" else deep(recs)
+        sys.exit(f"table.py: {a.before}: not an earlier small table's CSV ({type(e).__name__}: {e})")
+    try:
+        rows, cols = small(recs, earlier) if a.mode == "small" else deep(recs)
+    except (KeyError, TypeError, AttributeError) as e:
+        sys.exit(f"table.py: {a.records}: a record without what the {a.mode} table reads "
+                 f"({type(e).__name__}: {e})")
+    if not rows:
+        sys.exit(f"table.py: {a.records}: no records of the {a.mode} table (names as "
+                 f"bench/strong/run_node.sh writes them)")
     used = [c for c in cols if any(r.get(c) is not None for r in rows)]
     lines = [f"# {a.mode} ({a.device}): microseconds per time step; floors averaged over the ranks", ""]
     if earlier is not None:
