@@ -41,8 +41,10 @@
 # strong heat ~4-5 min, strong jacobi ~4-5 min, weak ~4-5 min (split: weak heat, weak jacobi).
 #
 # $OUT gets, per call, PART.log (progress: one line per run), PART.tar.gz (part.json, the JSON
-# records and reports, study folders) and table-strong.{md,csv} or table-weak.{md,csv} (that
-# call's own tables), where PART is e.g. strong-heat or weak-heat-jacobi.
+# records and reports, study folders) and PART.{md,csv} (that call's own strong or weak table),
+# where PART is the part, its operators and any --sizes: e.g. strong-heat, weak-heat-jacobi,
+# strong-heat-128-256-512, so that calls split by operator or size share one $OUT. A call whose
+# PART files are already in $OUT refuses to start (exit 2): use another OUT or remove them.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -84,6 +86,33 @@ if [ -n "$steps" ] && ! [[ $steps =~ ^[0-9]+,[0-9]+$ ]]; then
   echo "scaling.sh: --steps W,I (two counts)" >&2
   exit 2
 fi
+# counts: a positive integer each (bash arithmetic on anything else fails, or runs nothing)
+for opt in "--gpus:$gpus" "--repeats:$repeats" "--budget:$budget" "--run-timeout:$run_timeout"; do
+  v=${opt#*:}
+  if [ -n "$v" ] && ! [[ $v =~ ^[1-9][0-9]{0,5}$ ]]; then
+    echo "scaling.sh: ${opt%%:*} '$v': a positive integer" >&2
+    exit 2
+  fi
+done
+size_list=()
+for n in $sizes; do
+  [[ $n =~ ^[1-9][0-9]{0,5}$ ]] || { echo "scaling.sh: --sizes: '$n' is not a positive integer" >&2; exit 2; }
+  size_list+=("$n")
+done
+sizes=${size_list[*]}
+
+# the call's files: PART.{log,tar.gz,md,csv}; never over an earlier call's
+name=$part-$(IFS=-; echo "${ops[*]}")
+[ ${#size_list[@]} -eq 0 ] || name+=-$(IFS=-; echo "${size_list[*]}")
+OUT=${OUT:-/tmp/fdmini-out}
+clash=()
+for f in "$name.log" "$name.tar.gz" "$name.md" "$name.csv"; do
+  [ -e "$OUT/$f" ] && clash+=("$f")
+done
+if [ ${#clash[@]} -gt 0 ]; then
+  echo "scaling.sh: $OUT already holds ${clash[*]} (an earlier call of $name): use another OUT or remove them" >&2
+  exit 2
+fi
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_common_cuda_warning=0
 export OMPI_MCA_rmaps_base_oversubscribe=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
@@ -106,8 +135,6 @@ if [ -z "$gpus" ]; then
   [ "${gpus:-0}" -gt 0 ] || { echo "scaling.sh: no GPU seen by nvidia-smi: give --gpus G" >&2; exit 2; }
 fi
 
-name=$part-$(IFS=-; echo "${ops[*]}")
-OUT=${OUT:-/tmp/fdmini-out}
 mkdir -p "$OUT"
 work=$(mktemp -d)
 dir=$work/$name
@@ -282,8 +309,8 @@ run_weak() {
 }
 
 say "== $name on $gpus x $(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || echo '?') ($(date -u +%FT%TZ)), binary $binary, launcher $mpirun, budget $budget s"
-python3 - "$dir/part.json" "$part" "$gpus" "$binary" "$budget" "${steps:-default}" "${repeats:-default}" \
-  "${sizes:-default}" "${ops[@]}" << 'PY'
+if ! python3 - "$dir/part.json" "$part" "$gpus" "$binary" "$budget" "${steps:-default}" "${repeats:-default}" \
+  "${sizes:-default}" "${ops[@]}" << 'PY'; then
 import datetime, json, os, socket, sys
 path, part, gpus, binary, budget, steps, repeats, sizes, *ops = sys.argv[1:]
 json.dump({"part": part, "ops": ops, "gpus": int(gpus), "binary": binary, "budget_s": int(budget),
@@ -292,11 +319,22 @@ json.dump({"part": part, "ops": ops, "gpus": int(gpus), "binary": binary, "budge
            "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
           open(path, "w"), indent=1)
 PY
+  say "scaling.sh: cannot write $dir/part.json: nothing run"
+  exit 1
+fi
 case $part in
 strong) run_strong ;;
 weak) run_weak ;;
 esac
 say "== $name: $((SECONDS - t0)) s, $fails failed, $skipped skipped"
-python3 "$here/scaling_table.py" "$dir" -o "$OUT" --prefix table --no-plots 2>&1 | tee -a "$logf"
-tar -C "$work" -czf "$OUT/$name.tar.gz" "$name"
-[ "$fails" -eq 0 ] && [ "$skipped" -eq 0 ]
+# the call's table: scaling_table.py writes table-strong or table-weak, renamed PART.{md,csv}
+ok=1
+python3 "$here/scaling_table.py" "$dir" -o "$work/table" --prefix table --no-plots 2>&1 | tee -a "$logf"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { say "scaling.sh: scaling_table.py failed: no table for $name"; ok=0; }
+for ext in md csv; do
+  if [ -f "$work/table/table-$part.$ext" ]; then
+    mv "$work/table/table-$part.$ext" "$OUT/$name.$ext" || ok=0
+  fi
+done
+tar -C "$work" -czf "$OUT/$name.tar.gz" "$name" || { say "scaling.sh: cannot write $OUT/$name.tar.gz"; ok=0; }
+[ "$ok" -eq 1 ] && [ "$fails" -eq 0 ] && [ "$skipped" -eq 0 ]
