@@ -29,10 +29,33 @@
 #   .device/bin/test_gpu_regions the halo regions' pack/unpack tests (tests/gpu)
 #   .device/bin/kernel_sweep     the kernel sweep (bench/run_fuse_sweep.sh KERNEL_SWEEP=)
 # Usage: bench/multigpu/run_node.sh tests|base|halo|defaults|xdev|signalled|all...   (writes
-# under $OUT; all = tests = base + xdev; signalled: the MPS cases of one GPU alone, on any node)
+# under $OUT; all = tests = base + xdev; signalled: the MPS cases of one GPU alone, on any node;
+# default all). The tests append to $OUT/tests.log; halo and defaults write records and tarballs
+# (records, records.tar.gz; studies-default.tar.gz, records-4gpu, records-4gpu.tar.gz) and are
+# refused before anything runs (exit 2) where an earlier or a killed call left them in $OUT:
+# use another OUT or remove them.
 set -uo pipefail
+usage_line="usage: $0 [tests|base|halo|defaults|xdev|signalled|all...]   (writes under \$OUT; --help: the whole story; the scaling study: bench/multigpu/scaling.sh; the deep-halo study: bench/strong/run_node.sh deep)"
 [ $# -eq 0 ] && set -- all
 OUT=${OUT:-/tmp/fdmini-out}
+seen=" "
+clash=()
+for what in "$@"; do
+  case $what in
+  -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  tests | base | xdev | signalled | all) ;;
+  halo | defaults)
+    if [[ $seen == *" $what "* ]]; then echo "run_node.sh: mode '$what' given twice" >&2; exit 2; fi
+    seen+="$what "
+    if [ "$what" = halo ]; then files=(records records.tar.gz); else files=(studies-default.tar.gz records-4gpu records-4gpu.tar.gz); fi
+    for f in "${files[@]}"; do [ -e "$OUT/$f" ] && clash+=("$f"); done ;;
+  *) echo "run_node.sh: unknown mode '$what'" >&2; echo "$usage_line" >&2; exit 2 ;;
+  esac
+done
+if [ ${#clash[@]} -gt 0 ]; then
+  echo "run_node.sh: $OUT already holds ${clash[*]} (an earlier call's): use another OUT or remove them" >&2
+  exit 2
+fi
 mkdir -p "$OUT"
 bin=$PWD/.device/bin${FDMINI_PREP_TAG:+-$FDMINI_PREP_TAG}
 work=$(mktemp -d)
@@ -842,7 +865,7 @@ run_tests() {
 # summarize.py: the table.
 run_halo() {
   local rec=$OUT/records r path
-  mkdir -p "$rec"
+  mkdir "$rec" || exit 1 # absent: checked at the start
   echo "== halo-path benchmarks on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/halo.log"
   "$bin/peer_bandwidth" > "$rec/peer_bandwidth.txt" 2>&1 # summarize.py prints it into halo.log
   for r in 1 2 3; do
@@ -864,7 +887,7 @@ run_halo() {
 # repeats.
 run_defaults() {
   local res=$work/studies-default rec=$OUT/records-4gpu r v
-  mkdir -p "$res" "$rec"
+  mkdir -p "$res"
   echo "== default path and 4-GPU IPC variants on $ngpu x $device ($(date -u +%FT%TZ))" | tee -a "$OUT/defaults.log"
   PATH=/opt/fdmini-ompi/bin:$PATH python3 bench/scaling/study.py run --machine local --scales 1,2,4 \
     --repeats 3 --baseline --binary "$bin/fdmini-aware" --timeout 120 --launcher-args='--bind-to none' \
@@ -872,6 +895,7 @@ run_defaults() {
     grep -v '^\[' | tail -2 | tee -a "$OUT/defaults.log"
   tar -C "$res" -czf "$OUT/studies-default.tar.gz" .
   [ "$ngpu" -lt 4 ] && return
+  mkdir "$rec" || exit 1 # absent: checked at the start
   for r in 1 2 3; do
     for v in mpi ipc; do
       fd 4 --local 512,512,512 --procs 1,2,2 --baseline --iters 100 --halo-path "$v" \
@@ -891,7 +915,7 @@ for what in "$@"; do
   xdev) run_xdev ;;
   signalled) run_signalled ;;
   all) run_tests ;;
-  *) echo "usage: $0 tests|base|halo|defaults|xdev|signalled|all... (the scaling study: bench/multigpu/scaling.sh; the deep-halo study: bench/strong/run_node.sh deep)"; exit 2 ;;
+  *) echo "$usage_line" >&2; exit 2 ;; # checked at the start
   esac
 done
 rm -rf "$work"

@@ -18,11 +18,34 @@
 # against a CUDA-aware Open MPI build, .device/fdmini-ompi-cuda.tar.xz). Every run
 # writes its JSON record and report to $OUT/records-MODE/NAME.{json,log}; bench/strong/table.py
 # makes the tables ($OUT/MODE.md, $OUT/MODE.csv); the records end up in $OUT/records-MODE.tar.gz. SMALL_SIZES, SMALL_RANKS, SMALL_OPS, DEEP_SIZES, FUSE_SIZES
-# override the lists.
-# Usage: bench/strong/run_node.sh small|deep...   (writes under $OUT)
+# override the lists. A mode whose files (records-MODE, records-MODE.tar.gz, MODE.md, MODE.csv)
+# are already in $OUT, as an earlier or a killed call left them, is refused before anything
+# runs (exit 2): use another OUT or remove them.
+# Usage: bench/strong/run_node.sh [small|deep...]   (default: small deep; writes under $OUT)
 set -uo pipefail
+usage_line="usage: $0 [small|deep...]   (default: small deep; writes under \$OUT; --help: the whole story)"
 [ $# -eq 0 ] && set -- small deep
+seen=" "
+for what in "$@"; do
+  case $what in
+  -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  small | deep)
+    if [[ $seen == *" $what "* ]]; then echo "run_node.sh: mode '$what' given twice" >&2; exit 2; fi
+    seen+="$what " ;;
+  *) echo "run_node.sh: unknown mode '$what'" >&2; echo "$usage_line" >&2; exit 2 ;;
+  esac
+done
 OUT=${OUT:-/tmp/fdmini-out}
+clash=()
+for what in "$@"; do
+  for f in "records-$what" "records-$what.tar.gz" "$what.md" "$what.csv"; do
+    [ -e "$OUT/$f" ] && clash+=("$f")
+  done
+done
+if [ ${#clash[@]} -gt 0 ]; then
+  echo "run_node.sh: $OUT already holds ${clash[*]} (an earlier call's): use another OUT or remove them" >&2
+  exit 2
+fi
 mkdir -p "$OUT"
 bin=$PWD/.device/bin${FDMINI_PREP_TAG:+-$FDMINI_PREP_TAG}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -81,7 +104,7 @@ one() {
 
 run_small() {
   rec=$OUT/records-small
-  mkdir -p "$rec"
+  mkdir "$rec" || exit 1 # absent: checked at the start
   echo "== small blocks on $device ($(date -u +%FT%TZ)), binary $bin/fdmini-aware${BEFORE:+, before: $BEFORE}"
   mps_start
   local n np procs op mode tag b
@@ -111,7 +134,7 @@ run_small() {
 
 run_deep() {
   rec=$OUT/records-deep
-  mkdir -p "$rec"
+  mkdir "$rec" || exit 1 # absent: checked at the start
   echo "== deep halos on $device ($(date -u +%FT%TZ)), binary $bin/fdmini-aware"
   mps_start
   local layout np n S fuse
@@ -154,7 +177,7 @@ for what in "$@"; do
   case $what in
   small) run_small ;;
   deep) run_deep ;;
-  *) echo "usage: $0 small|deep..."; exit 2 ;;
+  *) echo "$usage_line" >&2; exit 2 ;; # checked at the start
   esac
 done
 echo "runs failed: $fails"
