@@ -202,7 +202,8 @@ static int resumed_matches(fd_op op, int layers, const seg *a, const seg *b, con
       ok = 0;
     }
   }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  /* a failure seen on any rank fails the case on every rank */
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   if (!ok)
     print_message("%s%s: a S=%d T=%d, b S=%d T=%d, c S=%d T=%d; stopped after %lld and %lld\n", fd_op_name(op),
                   layers == 2 ? " (two layers)" : "", a->width, a->fuse, b->width, b->fuse, c->width, c->fuse, stop_a,

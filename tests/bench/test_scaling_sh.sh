@@ -20,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 pass=0
 fail=0
 check() {
-  if eval "$2"; then pass=$((pass + 1)); echo "PASS: $1"; else fail=$((fail + 1)); echo "FAIL: $1"; fi
+  if eval "$2"; then pass=$((pass + 1)); echo "PASS: $1"; else fail=$((fail + 1)); echo "FAIL: $1"; return 1; fi
 }
 common=(--binary "$bin" --mpirun "$launcher" --steps "2,10")
 

@@ -396,7 +396,7 @@ expect "--checkpoint-every not a multiple of --fuse" 2 "--checkpoint-every 3 is 
 # (one rank for most of them: the agreement of an error on several ranks is shown by the other
 # cases and tests/cli/cli_test.sh)
 # damaged copies: forge.py rewrites a header word and its checksum, or a data byte
-forge() { # forge SRC DST MEMBER VALUE | data OFFSET | truncate BYTES | header-byte OFFSET
+forge() { # forge SRC DST MEMBER VALUE | data OFFSET | truncate BYTES | header-byte OFFSET | hist
   python3 - "$@" <<'PY'
 import struct, sys
 src, dst, what = sys.argv[1:4]
@@ -418,6 +418,10 @@ elif what == "data":
     b[int(sys.argv[4])] ^= 0x10
 elif what == "header-byte":
     b[int(sys.argv[4])] ^= 0x01
+elif what == "hist":  # one value of the wave's source record (hist_offset, hist_count)
+    off, n = struct.unpack_from("<Q", b, 208)[0], struct.unpack_from("<q", b, 152)[0]
+    assert n > 0, "no source record"
+    b[off + 8 * (n // 2) + 3] ^= 0x10
 elif what == "truncate":
     del b[-int(sys.argv[4]):]
 open(dst, "wb").write(b)
@@ -439,6 +443,10 @@ expect "a truncated checkpoint" 2 "holds $(($(stat -c %s "$ck") - 100)) bytes, e
 forge "$ck" "$b/bit.fdmini" data $(($(stat -c %s "$ck") - 24 * 20 * 9 * 8 + 5))
 expect "one flipped bit in the data (read on 3 ranks)" 2 "the checksum of the field in block 1 of the 2 ranks that wrote it (x 1..24, y 1..20, z 10..18) does not match" \
   "$b" 3 "${heat[@]}" --iters 60 --restart "$b/bit.fdmini" "${keep[@]}"
+forge "$b/wave/ckpt_0000000020.fdmini" "$b/hist.fdmini" hist
+expect "one flipped bit in the wave's source record" 2 "the checksum of the source record does not match" "$b" 2 \
+  --op wave --global 21,21,21 --iters 40 --restart "$b/hist.fdmini" "${keep[@]}"
+rm -f "$b/hist.fdmini"
 printf 'not a checkpoint' >"$b/text.fdmini"
 expect "not a checkpoint" 2 "holds 16 bytes, less than a checkpoint header" "$b" 1 "${heat[@]}" --iters 60 --restart "$b/text.fdmini" "${keep[@]}"
 head -c 8192 /dev/urandom >"$b/noise.fdmini"
