@@ -28,6 +28,37 @@ static const char *file_kind(mode_t m)
   return "special file";
 }
 
+/* The absolute name of `name` (an existing file or directory, or a new one in an existing
+ * directory), symbolic links resolved, into out (FD_PATH_MAX). 0; -1 where its directory
+ * cannot be resolved (errno says why); -2 where the name is empty or too long. */
+static int resolve_lexical(const char *name, char *out)
+{
+  char *real = realpath(name, NULL);
+  if (real) {
+    const int ok = strlen(real) < FD_PATH_MAX;
+    if (ok) strcpy(out, real);
+    free(real);
+    return ok ? 0 : -2;
+  }
+  char dir[FD_PATH_MAX];
+  size_t len = strlen(name);
+  while (len > 1 && name[len - 1] == '/') len--; /* "dir/" */
+  const char *slash = NULL;
+  for (size_t i = 0; i < len; i++)
+    if (name[i] == '/') slash = name + i;
+  const char *base = slash ? slash + 1 : name;
+  const int blen = (int)(len - (size_t)(base - name));
+  if (blen == 0 || len >= FD_PATH_MAX) return -2;
+  if (!slash) strcpy(dir, ".");
+  else if (slash == name) strcpy(dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - name), name);
+  real = realpath(dir, NULL);
+  if (!real) return -1;
+  const int n = snprintf(out, FD_PATH_MAX, "%s%s%.*s", real, strcmp(real, "/") ? "/" : "", blen, base);
+  free(real);
+  return n < 0 || n >= FD_PATH_MAX ? -2 : 0;
+}
+
 /* The resolved final name of `name` into out (FD_PATH_MAX): an existing target must be a
  * regular file we may write (symbolic links followed: the file they point to is the one
  * replaced); a new one gets its directory resolved. FD_OK or FD_ERR_USAGE. */
@@ -56,15 +87,9 @@ static int resolve_target(const char *opt, const char *name, char *out)
   const char *base = slash ? slash + 1 : name;
   if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
     return fd_set_error(FD_ERR_USAGE, "%s: '%s' names a directory, expected a file name", opt, name);
-  char dir[FD_PATH_MAX];
-  if (!slash) strcpy(dir, ".");
-  else if (slash == name) strcpy(dir, "/");
-  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - name), name);
-  real = realpath(dir, NULL);
-  if (!real) return fd_set_error(FD_ERR_USAGE, "%s: cannot write '%s': %s", opt, name, strerror(errno));
-  int n = snprintf(out, FD_PATH_MAX, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base);
-  free(real);
-  if (n < 0 || n >= FD_PATH_MAX) return fd_set_error(FD_ERR_USAGE, "%s: '%s': name too long once resolved", opt, name);
+  const int r = resolve_lexical(name, out);
+  if (r == -1) return fd_set_error(FD_ERR_USAGE, "%s: cannot write '%s': %s", opt, name, strerror(errno));
+  if (r != 0) return fd_set_error(FD_ERR_USAGE, "%s: '%s': name too long once resolved", opt, name);
   return FD_OK;
 }
 
@@ -152,37 +177,6 @@ static int prepare(fd_output *out, const char *opt, const char *name, long tag)
   if (output_tmp_name(out->path, tag, out->tmp, FD_PATH_MAX) != 0)
     return fd_set_error(FD_ERR_USAGE, "%s: '%s': name too long once resolved", opt, name);
   return probe_tmp(out, name);
-}
-
-/* The absolute name of `name` (an existing file or directory, or a new one in an existing
- * directory), symbolic links resolved, into out (FD_PATH_MAX). 0, or -1 where it cannot be
- * resolved. */
-static int resolve_lexical(const char *name, char *out)
-{
-  char *real = realpath(name, NULL);
-  if (real) {
-    const int ok = strlen(real) < FD_PATH_MAX;
-    if (ok) strcpy(out, real);
-    free(real);
-    return ok ? 0 : -1;
-  }
-  char dir[FD_PATH_MAX];
-  size_t len = strlen(name);
-  while (len > 1 && name[len - 1] == '/') len--; /* "dir/" */
-  const char *slash = NULL;
-  for (size_t i = 0; i < len; i++)
-    if (name[i] == '/') slash = name + i;
-  const char *base = slash ? slash + 1 : name;
-  const int blen = (int)(len - (size_t)(base - name));
-  if (blen == 0 || len >= FD_PATH_MAX) return -1;
-  if (!slash) strcpy(dir, ".");
-  else if (slash == name) strcpy(dir, "/");
-  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - name), name);
-  real = realpath(dir, NULL);
-  if (!real) return -1;
-  const int n = snprintf(out, FD_PATH_MAX, "%s%s%.*s", real, strcmp(real, "/") ? "/" : "", blen, base);
-  free(real);
-  return n < 0 || n >= FD_PATH_MAX ? -1 : 0;
 }
 
 /* 1 when `path` (resolved) lies in the directory `dir` (resolved) under a name the
