@@ -220,7 +220,7 @@ static int choose_transport(fd_halo *h, fd_halo_path path, const be_info *dev, i
   FD_CALL(fd_agree(h->comm, path == FD_HALO_PATH_IPC && !can
                                 ? fd_set_error(FD_ERR_USAGE, "--halo-path ipc: %s; use --halo-path auto or mpi", why)
                                 : FD_OK));
-  if (can) FD_CALL(create_flags(h));
+  if (can && !h->flags) FD_CALL(create_flags(h));
   ipc_card mine[FD_REGIONS], theirs[FD_REGIONS];
   memset(mine, 0, sizeof mine);
   memset(theirs, 0, sizeof theirs);
@@ -275,19 +275,60 @@ static void plan_staging(fd_halo *h)
  * ipc_able_all). Collective over comm. */
 static int count_faces(fd_halo *h)
 {
-  long long counts[3] = {0, 0, 0};
-  for (int f = 0; f < FD_REGIONS; f++)
+  long long counts[5] = {0, 0, 0, 0, 0};
+  for (int f = 0; f < FD_REGIONS; f++) {
+    h->proxy_on[f] = h->use_proxy && h->proxy_able[f] && !h->ipc[f];
     if (h->faces.active[f]) {
       counts[h->ipc[f] ? 0 : 1]++;
       counts[2] += h->ipc_able[f];
+      counts[3] += h->proxy_on[f];
+      counts[4] += h->proxy_able[f];
     }
+  }
   h->n_ipc = (int)counts[0];
   h->n_mpi = (int)counts[1];
-  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_LONG_LONG, MPI_SUM, h->comm));
+  h->n_proxy = (int)counts[3];
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, counts, 5, MPI_LONG_LONG, MPI_SUM, h->comm));
   h->ipc_faces_all = counts[0];
   h->mpi_faces_all = counts[1];
   h->ipc_able_all = counts[2];
+  h->proxy_faces_all = counts[3];
+  h->proxy_able_all = counts[4];
   return FD_OK;
+}
+
+/* The off-node proxy (proxy.h) for the faces that cannot go by IPC, where the path allows it
+ * (auto where launches wait on the device, or proxy), the exchange may be signalled (one field
+ * at width 1, any at S > 1) and the device loads every kernel at start-up (be_preinit: no launch
+ * may block the host while a launch waits for it); its words need this rank's signal words
+ * too. A rank without such faces takes part (the communicator is duplicated) where any rank
+ * has one. --halo-path proxy where the device loads kernels lazily: an agreed usage error.
+ * Collective over comm. */
+static int create_proxy(fd_halo *h, fd_halo_path path, const be_info *dev)
+{
+  const int signalable = h->fields == 1 || h->width > 1;
+  const int wanted = signalable && (path == FD_HALO_PATH_PROXY || (path == FD_HALO_PATH_AUTO && dev->launches_wait));
+  FD_CALL(fd_agree(h->comm, path == FD_HALO_PATH_PROXY && !dev->eager_loading
+                                ? fd_set_error(FD_ERR_USAGE, "--halo-path proxy: the GPU runtime loads kernels on "
+                                               "first use, so a launch could block the host while another waits for "
+                                               "the proxy; run without CUDA_MODULE_LOADING / "
+                                               "HIP_ENABLE_DEFERRED_LOADING changes")
+                                : FD_OK));
+  unsigned regions = 0;
+  int count[FD_REGIONS] = {0};
+  size_t offset[FD_REGIONS] = {0};
+  for (int f = 0; f < FD_REGIONS; f++) {
+    h->proxy_able[f] = wanted && dev->eager_loading && h->faces.active[f] && !h->ipc_able[f];
+    if (h->proxy_able[f]) regions |= 1u << f;
+    count[f] = (int)msg_count(h, f); /* halo_check_counts: at most INT_MAX */
+    offset[f] = msg_offset(h, f);
+  }
+  int any = regions != 0;
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, h->comm));
+  if (!any) return FD_OK;
+  if (!h->flags) FD_CALL(create_flags(h)); /* the launches' own words */
+  const int rc = proxy_create(&h->proxy, h->comm, regions, h->nbr, count, offset, h->faces.total, h->staged, h->stream);
+  return fd_agree(h->comm, rc);
 }
 
 /* h->poison_d: `bytes` of NaN on the device (halo_poison_ghosts unpacks it), copied once from a
@@ -352,6 +393,8 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
   memset(h, 0, sizeof *h);
   h->drop_region = -1;
   h->short_exchange = -1;
+  h->proxy.short_exchange = -1; /* no proxy yet, no short message either */
+  h->proxy.comm = MPI_COMM_NULL;
   h->sig_wait_s = HALO_SIGNAL_WAIT_S;
   h->sig_stall_face = -1;
   h->comm = comm;
@@ -377,6 +420,8 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
   const int may_signal = (fields == 1 || h->width > 1) && path != FD_HALO_PATH_MPI && be_ipc_supported(why, sizeof why);
   FD_CALL(allocate_buffers(h, may_signal));
   FD_CALL(choose_transport(h, path, dev, node));
+  h->launches_wait = dev->launches_wait;
+  FD_CALL(create_proxy(h, path, dev));
   FD_CALL(count_faces(h));
   plan_staging(h);
   for (int s = 0; s < 2; s++) {
@@ -412,6 +457,7 @@ int halo_destroy(fd_halo *h)
     FD_MPI(MPI_Barrier(h->comm)); /* nor does any neighbour read or wait on this rank */
   }
   FD_CALL(clear_graphs(h));
+  if (h->proxy.on) FD_CALL(proxy_destroy(&h->proxy));
   FD_BE(be_free(h->send_block));
   FD_BE(be_free(h->recv_block));
   FD_BE(be_free(h->poison_d));
@@ -540,6 +586,18 @@ int halo_use_ipc(fd_halo *h, int on)
   FD_CALL(count_faces(h));
   plan_staging(h);
   return clear_graphs(h); /* staged MPI: packs and unpacks copy the MPI faces' runs, just changed */
+}
+
+int halo_use_proxy(fd_halo *h, int on)
+{
+  if (!on && h->proxy.active) { /* nothing of it left in MPI, no host wait serving it */
+    FD_BE(be_stream_sync(h->stream));
+    FD_CALL(proxy_progress(&h->proxy));
+    FD_MPI(MPI_Barrier(h->comm)); /* no launch of any rank waits for it */
+    FD_CALL(proxy_drain(&h->proxy));
+  }
+  h->use_proxy = on && h->proxy.on;
+  return count_faces(h);
 }
 
 /* The value of this exchange's flags, parity s (see "the exchange"). */
@@ -795,19 +853,29 @@ int halo_poison_receives(fd_halo *h, be_stream s)
 
 int halo_short_message(const fd_halo *h, int rank, char *why, size_t len)
 {
-  if (h->short_exchange < 0) return 0;
+  /* the host-driven exchange's record, else the proxy's (signalled passes) */
+  const int mine = h->short_exchange >= 0, proxied = !mine && h->proxy.short_exchange >= 0;
+  if (!mine && !proxied) return 0;
+  const int region = mine ? h->short_region : h->proxy.short_region;
+  const int got_n = mine ? h->short_got : h->proxy.short_got;
   int dir[3];
-  fd_region_dir(h->short_region, dir);
+  fd_region_dir(region, dir);
   char got[32];
-  if (h->short_got == MPI_UNDEFINED) snprintf(got, sizeof got, "no whole number of");
-  else snprintf(got, sizeof got, "%d", h->short_got);
-  snprintf(why, len, "rank %d received a short halo message in exchange %lld: the region towards "
-           "(%+d,%+d,%+d) from rank %d held %s values, %zu expected", rank, h->short_exchange + 1, dir[0], dir[1],
-           dir[2], h->short_source, got, h->short_want);
+  if (got_n == MPI_UNDEFINED) snprintf(got, sizeof got, "no whole number of");
+  else snprintf(got, sizeof got, "%d", got_n);
+  snprintf(why, len, "rank %d received a short halo message in %sexchange %lld: the region towards "
+           "(%+d,%+d,%+d) from rank %d held %s values, %zu expected", rank, mine ? "" : "the proxy's ",
+           (mine ? h->short_exchange : h->proxy.short_exchange) + 1, dir[0], dir[1], dir[2],
+           mine ? h->short_source : h->proxy.short_source, got,
+           mine ? h->short_want : (size_t)h->proxy.short_want);
   return 1;
 }
 
-void halo_test_send_nothing(fd_halo *h) { h->send_nothing = 1; }
+void halo_test_send_nothing(fd_halo *h)
+{
+  h->send_nothing = 1;
+  h->proxy.send_nothing = 1;
+}
 
 int halo_test_drop_unpack(fd_halo *h, int region)
 {
@@ -851,6 +919,19 @@ static void signal_slots(const fd_halo *h, int f, be_signals *x)
   x->peer_in[f] = h->peer_flags[f] + SIG_WORDS_AT + fd_region_opposite(f);
 }
 
+/* Face f through the proxy (proxy.h): this rank's own slots, which MPI sends from and
+ * receives into, and the proxy's words; remote, for the launches' system-scope fences. */
+static void proxy_slots(const fd_halo *h, int f, be_signals *x)
+{
+  for (int s = 0; s < 2; s++) {
+    x->in[f][s] = h->proxy.recv_slot[s] + h->proxy.offset[f];
+    x->out[f][s] = h->proxy.send_slot[s] + h->proxy.offset[f];
+  }
+  x->remote |= 1u << f;
+  x->proxied |= 1u << f;
+  x->peer_in[f] = h->proxy.hout + f;
+}
+
 /* The signalled exchange's kernel reads each neighbour's face in place, exactly this rank's
  * region (whose count the set-up compared: face_reachable), so like the IPC copies it has no
  * element count to check (halo_short_message); the test faults that need one
@@ -862,7 +943,8 @@ static void signals_init(const fd_halo *h, be_signals *x)
   x->faces = &h->faces;
   x->faces2 = h->fields > 1 ? &h->faces2 : NULL;
   x->wait_s = h->sig_wait_s;
-  x->words = h->flags + SIG_WORDS_AT;
+  x->words = h->flags ? h->flags + SIG_WORDS_AT : NULL;
+  x->hin = h->proxy.on ? h->proxy.hin : NULL;
 }
 
 void halo_signals(const fd_halo *h, be_signals *x)
@@ -873,15 +955,19 @@ void halo_signals(const fd_halo *h, be_signals *x)
     if (!h->faces.active[f]) continue;
     x->exchange |= 1u << f;
     if (f != h->drop_region) x->unpack |= 1u << f;
-    signal_slots(h, f, x);
+    if (h->proxy_on[f]) proxy_slots(h, f, x);
+    else signal_slots(h, f, x);
   }
 }
 
 int halo_signals_able(const fd_halo *h)
 {
-  if ((h->width == 1 && h->fields != 1) || h->slots != 4 || h->n_mpi || !h->n_ipc) return 0;
+  /* every active face by IPC (into the slots of send_block) or through the proxy */
+  if ((h->width == 1 && h->fields != 1) || (h->n_ipc && h->slots != 4) || h->n_mpi != h->n_proxy ||
+      h->n_ipc + h->n_proxy == 0 || !h->flags)
+    return 0;
   for (int f = 0; f < FD_REGIONS; f++)
-    if (h->faces.active[f] && !h->ipc[f]) return 0;
+    if (h->faces.active[f] && !h->ipc[f] && !h->proxy_on[f]) return 0;
   /* and what be_signals_pass (width 1) or be_signals_pack takes (the neighbours' slots
    * mapped, regions below its limit) */
   be_signals x;
@@ -905,11 +991,25 @@ int halo_signals_face(const fd_halo *h, int f, be_signals *x)
   return fd_signals_check(&h->grid, x, "halo_signals_face", why, sizeof why) == 0;
 }
 
+int halo_proxy_face(const fd_halo *h, int f, be_signals *x)
+{
+  memset(x, 0, sizeof *x);
+  if (f < 0 || f >= FD_FACES || (h->width == 1 && h->fields != 1) || !h->proxy.on || !h->proxy_able[f] ||
+      !h->flags)
+    return 0;
+  signals_init(h, x); /* no test bits: the floor is timed as it is */
+  x->exchange = x->unpack = 1u << f;
+  proxy_slots(h, f, x);
+  char why[192];
+  if (h->width > 1) return fd_signals_regions_check(&h->grid, x, "halo_proxy_face", why, sizeof why) == 0;
+  return fd_signals_check(&h->grid, x, "halo_proxy_face", why, sizeof why) == 0;
+}
+
 /* Reads this rank's stall record into h (the first one sticks: the words' reset erases it).
  * Call when no launch of this rank is in flight. */
 static int read_stall(fd_halo *h)
 {
-  if (!h->flags || h->slots != 4 || h->sig_stall_face >= 0) return FD_OK;
+  if (!h->flags || (h->slots != 4 && !h->proxy.on) || h->sig_stall_face >= 0) return FD_OK;
   be_signals x;
   signals_init(h, &x);
   FD_BE(be_signals_stall(&x, &h->sig_stall_face, &h->sig_stall_at));
@@ -932,13 +1032,77 @@ int halo_signals_reset(fd_halo *h)
 {
   static const uint32_t zero[BE_SIG_WORDS];
   FD_BE(be_stream_sync(h->stream));
+  FD_CALL(proxy_progress(&h->proxy)); /* what this rank's launches packed leaves for MPI */
   FD_MPI(MPI_Barrier(h->comm)); /* no launch of any rank reads or writes a word now */
   FD_CALL(read_stall(h));      /* before the zeroes erase it */
+  FD_CALL(proxy_drain(&h->proxy)); /* nothing of the last passes left in MPI */
   if (h->flags) {
     FD_BE(be_memcpy_async(h->flags + SIG_WORDS_AT, zero, sizeof zero, BE_COPY_H2D, h->stream));
     FD_BE(be_stream_sync(h->stream));
   }
   FD_MPI(MPI_Barrier(h->comm)); /* every rank's words are zero before any is set */
+  /* the proxy serves the passes to come where they use it (its receives posted now) */
+  h->sig_served = 0;
+  h->sig_host_stalled = 0;
+  if (h->use_proxy) FD_CALL(proxy_start(&h->proxy));
+  return FD_OK;
+}
+
+/* The stall of a launch that cannot wait (the host backend): region r's face of exchange e did
+ * not arrive within the wait; recorded as a launch records one (the first sticks), so that the
+ * launches go on without waiting and the run ends with halo_signals_stalled's line. */
+static int record_host_stall(fd_halo *h, int r, uint32_t e)
+{
+  uint32_t w[2] = {0, 0};
+  FD_BE(be_memcpy_async(w, h->flags + SIG_WORDS_AT + BE_SIG_STALL, sizeof w, BE_COPY_D2H, h->stream));
+  FD_BE(be_stream_sync(h->stream));
+  if (w[0]) return FD_OK;
+  w[0] = (uint32_t)r + 1u;
+  w[1] = e;
+  FD_BE(be_memcpy_async(h->flags + SIG_WORDS_AT + BE_SIG_STALL, w, sizeof w, BE_COPY_H2D, h->stream));
+  FD_BE(be_stream_sync(h->stream));
+  return FD_OK;
+}
+
+/* The service before a launch of x that reads the next exchange (the width-1 pass, the deep
+ * exchange's unpack): counted, and where launches cannot wait, blocking until its faces have
+ * arrived. */
+static int serve_launch(fd_halo *h, const be_signals *x)
+{
+  if (!h->proxy.active) return FD_OK;
+  const uint32_t e = h->sig_served++; /* the exchange the launch to come reads */
+  /* after a stall the launches wait no more (as on a GPU: backend.h) */
+  if (h->launches_wait || (h->sig_test & BE_SIG_TEST_NOWAIT) || h->sig_host_stalled) return proxy_progress(&h->proxy);
+  int r;
+  FD_CALL(proxy_ready(&h->proxy, x->proxied, e, h->sig_wait_s, &r));
+  if (r < 0) return FD_OK;
+  h->sig_host_stalled = 1;
+  return record_host_stall(h, r, e);
+}
+
+int halo_signals_serve(fd_halo *h, const be_signals *x)
+{
+  if (!h->proxy.active) return FD_OK;
+  /* deeper, halo_signals_exchange serves between its pack and its unpack */
+  if (h->width > 1) return proxy_progress(&h->proxy);
+  return serve_launch(h, x);
+}
+
+int halo_signals_progress(fd_halo *h) { return proxy_progress(&h->proxy); }
+
+int halo_signals_served_by_host(const fd_halo *h) { return h->proxy.active && !h->launches_wait; }
+
+int halo_signals_exchange(fd_halo *h, const be_signals *x, real_t *u, real_t *u2, be_stream s)
+{
+  if (!(x->proxied && halo_signals_served_by_host(h))) {
+    FD_BE(be_signals_exchange(&h->grid, x, u, u2, s));
+    return FD_OK;
+  }
+  /* a launch here cannot wait: the faces this rank packs go out and its neighbours' come in
+   * between the pack and the unpack */
+  FD_BE(be_signals_pack(&h->grid, x, u, u2, s));
+  FD_CALL(serve_launch(h, x));
+  FD_BE(be_signals_unpack(&h->grid, x, u, u2, s));
   return FD_OK;
 }
 
@@ -951,3 +1115,5 @@ void halo_test_signals(fd_halo *h, int mute, double wait_s)
 }
 
 void halo_test_signals_nowait(fd_halo *h) { h->sig_test |= BE_SIG_TEST_NOWAIT; }
+
+void halo_test_signals_noshell(fd_halo *h) { h->sig_test |= BE_SIG_TEST_NOSHELL; }

@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "graph_cache.h"
+#include "proxy.h"
 
 /* The longest a signalled launch waits for a neighbour's word, seconds: far beyond any step a
  * neighbour can take (a host that stalls a minute between two launches), short enough that a
@@ -28,7 +29,15 @@
  * this MPI supports (auto). Names in src/run/options.c. */
 typedef enum { FD_MPI_GPU_AUTO = 0, FD_MPI_GPU_AWARE, FD_MPI_GPU_STAGED } fd_mpi_gpu;
 /* --halo-path: how faces reach a neighbour (see halo_create). Names in src/run/options.c. */
-typedef enum { FD_HALO_PATH_AUTO = 0, FD_HALO_PATH_MPI, FD_HALO_PATH_IPC } fd_halo_path;
+typedef enum {
+  FD_HALO_PATH_AUTO = 0, /* a start-up trial picks among the others that apply */
+  FD_HALO_PATH_MPI,      /* every face through MPI, driven by the host */
+  FD_HALO_PATH_IPC,      /* every face by IPC (an error where one cannot) */
+  FD_HALO_PATH_MIXED,    /* faces by IPC where the neighbour is in reach, the rest through MPI:
+                            the exchange driven by the host, never signalled */
+  FD_HALO_PATH_PROXY,    /* the pass in one launch: faces by IPC signalled where in reach, the
+                            rest through the off-node proxy (proxy.h) */
+} fd_halo_path;
 
 /* One exchange of a field's ghosts (or of two fields' together: the wave's two time levels),
  * set up by halo_create, freed by halo_destroy. "Face" below means any region (face, edge or
@@ -50,6 +59,21 @@ typedef struct {
   int ipc_able[FD_REGIONS]; /* the faces that can go by IPC (mapped): halo_use_ipc's choice */
   int n_ipc, n_mpi;       /* this rank's active faces by transport */
   long long ipc_faces_all, mpi_faces_all, ipc_able_all; /* the same, summed over the ranks */
+  /* the off-node proxy (proxy.h): the faces of a signalled pass that cannot go by IPC
+   * (proxy_able[f]: halo_create's choice, where the path allows it and the device loads every
+   * kernel at start-up); proxy[f] = 1 while halo_use_proxy is on and f is not by IPC. MPI
+   * faces (n_mpi) stay MPI faces of the host-driven exchange: the proxy carries them only
+   * inside signalled passes. */
+  fd_proxy proxy;
+  int proxy_able[FD_REGIONS];
+  int proxy_on[FD_REGIONS];
+  int use_proxy;          /* halo_use_proxy */
+  int n_proxy;            /* this rank's faces through the proxy now */
+  long long proxy_faces_all, proxy_able_all; /* summed over the ranks */
+  int launches_wait;      /* the backend's launches wait on the device (be_info.launches_wait) */
+  uint32_t sig_served;    /* signalled launches served since the last halo_signals_reset: the
+                             exchange the next one reads (halo_signals_serve) */
+  int sig_host_stalled;   /* ... and one of them stalled (launches that cannot wait) */
   long long uses[2];      /* exchanges made with IPC faces, by parity: the flags' values (halo.c) */
   int direct;             /* halo_capture: the work goes straight to the stream (no graph of
                              the halo's own), for a caller that captures it */
@@ -141,9 +165,12 @@ int halo_check_counts(const fd_grid *g, int fields, const int nbr[FD_REGIONS], i
  * (pinned host ones too when staged, from halo_choose_mode), events, and each face's transport
  * (path):
  * FD_HALO_PATH_MPI every face through MPI; IPC every face on the device, a usage error
- * (agreed) where a neighbour is on another node or its device is out of reach; AUTO: IPC where
- * possible, MPI elsewhere (halo_use_ipc then switches every face to MPI, where a caller's trial
- * found that faster). dev is this rank's device; node identifies its node (equal on the ranks of one
+ * (agreed) where a neighbour is on another node or its device is out of reach; AUTO, MIXED and
+ * PROXY: IPC where possible, MPI elsewhere (halo_use_ipc then switches every face to MPI, where
+ * a caller's trial found that faster); with PROXY, and with AUTO where launches wait on the
+ * device (dev->launches_wait), the faces that cannot go by IPC may also go through the
+ * off-node proxy inside signalled passes (halo_use_proxy; made where the device loads every
+ * kernel at start-up, dev->eager_loading: PROXY without it is an agreed usage error). dev is this rank's device; node identifies its node (equal on the ranks of one
  * node, different between nodes: fd_node.id of src/run/bind.h). halo_stream (high priority) stays
  * the caller's. Collective over comm; synchronous. Buffers that do not fit (a byte count that
  * overflows, a message of more than INT_MAX elements, an allocation that fails on any rank)
@@ -161,6 +188,12 @@ int halo_use_graphs(fd_halo *h, int on);
  * copies only the MPI faces' runs); a caller's graphs that hold halo_exchange_unpack must be
  * captured again too. Collective over comm; synchronous. */
 int halo_use_ipc(fd_halo *h, int on);
+/* on = 1: the signalled passes carry every face that cannot go by IPC through the off-node
+ * proxy (proxy_able: halo_create made a proxy), so that a pass with such faces can be one
+ * launch; 0: none (the host-driven exchange, whatever the setting, sends them through MPI),
+ * and a proxy still serving is drained (call it when no launch of any rank is in flight).
+ * Takes effect at the next halo_signals_reset. Collective over comm. */
+int halo_use_proxy(fd_halo *h, int on);
 /* Frees what halo_create allocated and closes the neighbours' mappings. Collective over comm
  * when any rank uses the IPC path (a neighbour may still read this rank's buffers until all
  * have synchronised); synchronous. */
@@ -303,6 +336,26 @@ int halo_signals_face(const fd_halo *h, int f, be_signals *x);
 int halo_signals_reset(fd_halo *h);
 void halo_signalled(fd_halo *h);
 int halo_signals_stalled(fd_halo *h, int rank, char *why, size_t len);
+/* Faces through the off-node proxy (halo_use_proxy on; proxy.h) inside signalled passes:
+ * halo_signals gives them the proxy's slots and words (be_signals.proxied), halo_signals_reset
+ * drains the proxy of the passes before (Collective among neighbours, as the reset is over
+ * comm) and starts it for the passes to come. The caller serves it around its launches:
+ * halo_signals_serve before each signalled launch of x (where launches wait on the device, one
+ * step that does not block, proxy_progress; where they cannot, the host backend, it blocks
+ * until the faces the launch reads have arrived, at most sig_wait_s, and otherwise records the
+ * stall as a launch would, for halo_signals_stalled; with the order fault's NOWAIT it does not
+ * wait), halo_signals_progress (one step that never blocks) after it. Every other host wait for the device serves it too while it is active (the
+ * backend's wait hook). halo_signals_served_by_host: 1 where launches cannot wait and the proxy
+ * serves (the caller then must not replay signalled launches from graphs: each needs the host
+ * before it). halo_signals_exchange: the deep exchange (be_signals_exchange), with the host's
+ * service between its pack and its unpack where launches cannot wait. halo_proxy_face fills *x
+ * for face f alone through the proxy (the floor F_m: src/solver/floors.c) and returns 1 where
+ * it can carry f, else 0 (Pure); its neighbour must do the same. Not Collective but the reset. */
+int halo_signals_serve(fd_halo *h, const be_signals *x);
+int halo_signals_progress(fd_halo *h);
+int halo_signals_served_by_host(const fd_halo *h);
+int halo_signals_exchange(fd_halo *h, const be_signals *x, real_t *u, real_t *u2, be_stream s);
+int halo_proxy_face(const fd_halo *h, int f, be_signals *x);
 
 /* Test only (--test-stall): from now on this rank's signalled launches never set their
  * neighbours' words (mute = 1) and every wait of this rank ends after wait_s seconds. Not
@@ -311,5 +364,8 @@ void halo_test_signals(fd_halo *h, int mute, double wait_s);
 /* Test only (--test-inject-fault=order on signalled passes): the launches do not wait for the
  * neighbours' words. Not Collective. */
 void halo_test_signals_nowait(fd_halo *h);
+/* Test only (--test-inject-fault=shell on signalled passes): the width-1 launches leave the
+ * shell's points unwritten (BE_SIG_TEST_NOSHELL). Not Collective. */
+void halo_test_signals_noshell(fd_halo *h);
 
 #endif

@@ -44,7 +44,22 @@ typedef struct {
   int is_accelerator;  /* 1 when fields live in memory apart from the host's */
   int host_threads;    /* OpenMP threads of the host backend, 0 on GPUs */
   size_t memory_bytes; /* device memory, 0 when unknown */
+  int launches_wait;   /* 1 when a launch runs beside the host and may wait on the device for
+                          a word the host sets (GPUs); 0 where be_* calls run to completion
+                          before they return (the host backend): the caller then makes the
+                          words ready before it calls (be_signals_pass) */
+  int eager_loading;   /* 1 when every kernel of the program was loaded at be_init (no launch
+                          waits for a module to load while another launch waits for the host:
+                          be_preinit); 0 where the runtime loads them on first use */
 } be_info;
+
+/* First thing in main, before MPI_Init or anything that may start the GPU runtime: asks the
+ * runtime to load every kernel at start-up (CUDA_MODULE_LOADING=EAGER, ROCm's
+ * HIP_ENABLE_DEFERRED_LOADING=0, set in this process's environment whatever it held), so
+ * that no launch blocks the host to load a module while a launch already running waits for a
+ * word the host must set (a deadlock: the off-node proxy, halo/proxy.c). be_init reports
+ * whether it held (be_info.eager_loading). Nothing on the host backend. Not Collective. */
+void be_preinit(void);
 
 /* Number of devices this process can see. Synchronous. */
 int be_device_count(int *count);
@@ -88,6 +103,12 @@ int be_malloc_peer(void **ptr, size_t bytes);
  * be_host_free (NULL is fine). Synchronous. */
 int be_host_alloc(void **ptr, size_t bytes);
 int be_host_free(void *ptr);
+/* Pinned host memory that running kernels load and store at the same address, coherent with
+ * the host while they run (words the host polls or sets during a launch, faces a launch packs
+ * for a host-side send): cudaHostAllocMapped on NVIDIA, hipHostMallocMapped |
+ * hipHostMallocCoherent on AMD (fine-grained: never held stale in the GPU's L2), plain memory
+ * on the host backend. Freed with be_host_free. Synchronous. */
+int be_host_alloc_shared(void **ptr, size_t bytes);
 
 typedef enum { BE_COPY_H2D, BE_COPY_D2H, BE_COPY_D2D } be_copy_kind;
 
@@ -121,6 +142,14 @@ int be_event_create_sync(be_event *e);
 /* *done = 1 when the work before the event's latest record has completed (or it was never
  * recorded), 0 while it is pending. Does not wait. */
 int be_event_query(be_event e, int *done);
+/* While set (hook != NULL), be_stream_sync and be_event_sync do not block in the runtime:
+ * they poll, and call hook(ctx, why, len) between polls, so that the host keeps serving work
+ * a launch in flight may wait for (the off-node proxy, halo/proxy.c); a nonzero return ends
+ * the wait with BE_ERROR and the hook's one line (why) as the message. NULL restores the
+ * blocking waits. The host backend's waits return at once (nothing is in flight). One hook
+ * per process. Not Collective. */
+typedef int (*be_wait_hook)(void *ctx, char *why, size_t len);
+void be_set_wait_hook(be_wait_hook hook, void *ctx);
 
 /* ---- graphs: work captured once, replayed ------------------------------------------------ */
 
@@ -541,8 +570,18 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
  * fails the run. Memory a peer device polls, loads or stores must be be_malloc_peer's. */
 enum { BE_SIG_SEQ = FD_REGIONS, BE_SIG_ARRIVALS, BE_SIG_STALL, BE_SIG_STALL_AT, BE_SIG_GO, BE_SIG_PACKS, BE_SIG_WORDS };
 /* be_signals.test bits (test faults only): NOWAIT, the launches do not wait for the words (an
- * ordering left out); MUTE, they never set the neighbours' words (a rank that stopped) */
-enum { BE_SIG_TEST_NOWAIT = 1, BE_SIG_TEST_MUTE = 2 };
+ * ordering left out); MUTE, they never set the neighbours' words (a rank that stopped);
+ * NOSHELL, be_signals_pass leaves the shell's points of out unwritten (still packing their new
+ * values), as if the shell were never updated */
+enum { BE_SIG_TEST_NOWAIT = 1, BE_SIG_TEST_MUTE = 2, BE_SIG_TEST_NOSHELL = 4 };
+/* Regions through a host proxy (be_signals.proxied: a neighbour on another node, whose faces
+ * MPI carries; halo/proxy.c): the launch waits for hin[r] (host memory of be_host_alloc_shared,
+ * which the proxy sets once the face has arrived) instead of its word r, reads the face from
+ * be_signals.in[r] (this rank's own receive slots, which MPI fills), writes its own into
+ * be_signals.out[r] (this rank's send slots, which MPI sends) and sets peer_in[r], a word of
+ * host memory the proxy polls, to the values it would set a neighbour's word to; every such region counts as remote
+ * (system-scope fences). The same protocol otherwise: the proxy keeps its slots and words
+ * consistent with it (halo/proxy.c says how). */
 typedef struct {
   const fd_faces *faces;                 /* this rank's layout (field 0; width 1 and one field for
                                             be_signals_prime and be_signals_pass) */
@@ -560,7 +599,12 @@ typedef struct {
                                             box after the other, the region's order) */
   real_t *out[FD_REGIONS][2];            /* where this rank's region f goes, by slot */
   uint32_t *words;                       /* this rank's BE_SIG_WORDS words */
-  uint32_t *peer_in[FD_REGIONS];         /* the neighbour across f: its word in[opposite(f)] */
+  uint32_t *peer_in[FD_REGIONS];         /* the neighbour across f: its word in[opposite(f)]
+                                            (proxied: the proxy's word of f) */
+  unsigned proxied;                      /* regions through the host proxy (within exchange
+                                            and remote; see above) */
+  const uint32_t *hin;                   /* FD_REGIONS words the proxy sets: hin[r] replaces
+                                            word r for each proxied r (NULL without any) */
 } be_signals;
 /* What a signalled pass's stencil may add to be_stencil's for the operators beyond heat and
  * jacobi (be_signals_pass; NULL: none of it): the two-layer wave's coefficients by plane, the

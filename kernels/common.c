@@ -166,6 +166,23 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
   return 0;
 }
 
+/* The proxied regions of x (be_signals.proxied): within exchange and remote, with the proxy's
+ * words. 0, or -1 with the reason. Pure. */
+static int proxied_check(const be_signals *x, const char *who, char *why, size_t len)
+{
+  if (!x->proxied) return 0;
+  if ((x->proxied & ~x->exchange) || (x->proxied & ~x->remote)) {
+    snprintf(why, len, "%s: proxied regions 0x%x must be exchanged (0x%x) and remote (0x%x)", who, x->proxied,
+             x->exchange, x->remote);
+    return -1;
+  }
+  if (!x->hin) {
+    snprintf(why, len, "%s: proxied regions 0x%x and no proxy words", who, x->proxied);
+    return -1;
+  }
+  return 0;
+}
+
 int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, char *why, size_t len)
 {
   if (!x->faces || !x->words) {
@@ -177,6 +194,7 @@ int fd_signals_check(const fd_grid *g, const be_signals *x, const char *who, cha
     return -1;
   }
   if (fd_shell_exchange_check(g, x->exchange, x->faces, x->unpack, x->exchange, why, len)) return -1;
+  if (proxied_check(x, who, why, len)) return -1;
   for (int f = 0; f < FD_FACES; f++) {
     if (!(x->exchange >> f & 1u)) continue;
     if (!x->in[f][0] || !x->in[f][1] || !x->out[f][0] || !x->out[f][1] || !x->peer_in[f]) {
@@ -224,6 +242,7 @@ int fd_signals_regions_check(const fd_grid *g, const be_signals *x, const char *
     snprintf(why, len, "%s: regions 0x%x unpacked but not exchanged (0x%x)", who, x->unpack, x->exchange);
     return -1;
   }
+  if (proxied_check(x, who, why, len)) return -1;
   for (int r = 0; r < 32; r++) {
     if (!(x->exchange >> r & 1u)) continue;
     if (r < FD_REGIONS && fb && (fb->active[r] != fa->active[r] || fb->count[r] != fa->count[r])) {

@@ -109,6 +109,10 @@ int main(int argc, char **argv)
   /* a write past `ulimit -f` then fails with EFBIG, which the output code reports, instead of
    * killing the process with SIGXFSZ */
   signal(SIGXFSZ, SIG_IGN);
+  /* the GPU runtime loads every kernel when it starts (set before anything can start it, MPI
+   * included): a launch that waits for the off-node proxy must never have the host blocked
+   * loading another kernel (backend.h) */
+  be_preinit();
   fd_provenance prov; /* what the run ran on: start time now, the rest after the device */
   prov_start(&prov);
   /* GPU-aware Cray MPICH without its GTL aborts every rank inside MPI_Init: refuse it first,

@@ -267,7 +267,7 @@ static const bad_case bad_cases[] = {
   {{"--tune", "auto", "--kernel", "zmarch"}, "--tune auto and --kernel/--tile exclude each other"},
   {{"--tune", "auto", "--tile", "2"}, "--tune auto and --kernel/--tile exclude each other"},
   {{"--mpi-gpu", "maybe"}, "--mpi-gpu: unknown value 'maybe', expected auto, aware or staged"},
-  {{"--halo-path", "nvlink"}, "--halo-path: unknown value 'nvlink', expected auto, mpi or ipc"},
+  {{"--halo-path", "nvlink"}, "--halo-path: unknown value 'nvlink', expected auto, mpi, ipc, mixed or proxy"},
   {{"--halo-path"}, "option '--halo-path' needs a value"},
   {{"--graphs", "yes"}, "--graphs: unknown value 'yes', expected auto, on or off"},
   {{"--graphs"}, "option '--graphs' needs a value"},

@@ -72,6 +72,13 @@ extern "C" int be_device_count(int *count)
   return BE_OK;
 }
 
+extern "C" void be_preinit(void)
+{
+  /* overwrite: a lazy loading asked for by the environment would let a launch block the host
+   * while a launch already running waits for it (backend.h) */
+  setenv(GPU_EAGER_LOADING_VAR, GPU_EAGER_LOADING_VALUE, 1);
+}
+
 extern "C" int be_init(int index, be_info *info)
 {
   int count = 0;
@@ -92,6 +99,16 @@ extern "C" int be_init(int index, be_info *info)
   info->device_index = index;
   info->device_count = count;
   info->is_accelerator = 1;
+  info->launches_wait = 1;
+  {
+    /* be_preinit's setting, unless a caller skipped it (literal names: CONTRIBUTING.md's list) */
+#if defined(__CUDACC__) && !defined(__HIP__)
+    const char *mode = getenv("CUDA_MODULE_LOADING");
+#else
+    const char *mode = getenv("HIP_ENABLE_DEFERRED_LOADING");
+#endif
+    info->eager_loading = mode && strcmp(mode, GPU_EAGER_LOADING_VALUE) == 0;
+  }
   info->host_threads = 0;
   info->memory_bytes = prop.totalGlobalMem;
 
@@ -217,6 +234,13 @@ extern "C" int be_host_alloc(void **ptr, size_t bytes)
 {
   *ptr = NULL;
   GPU(gpuHostAlloc(ptr, bytes ? bytes : 1));
+  return BE_OK;
+}
+
+extern "C" int be_host_alloc_shared(void **ptr, size_t bytes)
+{
+  *ptr = NULL;
+  GPU(gpuHostAllocShared(ptr, bytes ? bytes : 1));
   return BE_OK;
 }
 
@@ -379,8 +403,39 @@ extern "C" int be_stream_destroy(be_stream s)
   return BE_OK;
 }
 
+/* The host's work while it waits (be_set_wait_hook): NULL, or called between polls. */
+static be_wait_hook wait_hook;
+static void *wait_ctx;
+
+extern "C" void be_set_wait_hook(be_wait_hook hook, void *ctx)
+{
+  wait_hook = hook;
+  wait_ctx = ctx;
+}
+
+/* Polls until `pending` stops saying hipErrorNotReady, calling the wait hook between polls and
+ * once more after the work is complete (what the awaited launches left for the host, such as
+ * the faces they packed, is handed on before the caller goes elsewhere); the poll's own
+ * error, or the hook's line. */
+template <typename Q> static int poll_with_hook(Q pending, const char *what)
+{
+  for (;;) {
+    const hipError_t r = pending();
+    if (r != hipErrorNotReady && r != hipSuccess) return gpu_fail_private(__FILE__, __LINE__, what, r);
+    if (r == hipErrorNotReady) (void)hipGetLastError(); /* not an error: clear it */
+    char why[256] = "";
+    if (wait_hook(wait_ctx, why, sizeof why))
+      return gpu_failf_private(BE_ERROR, "%s: the host's work while waiting failed: %s", what, why);
+    if (r == hipSuccess) return BE_OK;
+  }
+}
+
 extern "C" int be_stream_sync(be_stream s)
 {
+  if (wait_hook) {
+    const hipStream_t st = gpu_stream(s);
+    return poll_with_hook([st] { return hipStreamQuery(st); }, "hipStreamQuery");
+  }
   GPU(hipStreamSynchronize(gpu_stream(s)));
   return BE_OK;
 }
@@ -416,6 +471,10 @@ extern "C" int be_event_record(be_event e, be_stream s)
 
 extern "C" int be_event_sync(be_event e)
 {
+  if (wait_hook) {
+    const hipEvent_t ev = e->e;
+    return poll_with_hook([ev] { return hipEventQuery(ev); }, "hipEventQuery");
+  }
   GPU(hipEventSynchronize(e->e));
   return BE_OK;
 }

@@ -46,6 +46,12 @@
  *                        on NVIDIA (more than the default 48 KiB), sharedMemPerBlock on AMD;
  *                        GPU_STATIC_SMEM: static shared memory a kernel adds to its dynamic
  *                        share (the test build's 64-lane exchange)
+ *   gpuHostAllocShared(p, n) pinned host memory kernels load and store at the host's address
+ *                        while the host polls or sets it: cudaHostAllocMapped on NVIDIA,
+ *                        hipHostMallocMapped | hipHostMallocCoherent (fine-grained) on AMD
+ *   GPU_EAGER_LOADING_VAR, _VALUE  the environment setting that makes the runtime load every
+ *                        kernel at start-up: CUDA_MODULE_LOADING=EAGER, ROCm's
+ *                        HIP_ENABLE_DEFERRED_LOADING=0 (be_preinit)
  *   gpu_range_push/pop   profiler ranges: NVTX (header-only nvtx3) under CUDA, roctx under HIP
  *                        when CMake found it (FDMINI_HAVE_ROCTX), otherwise no-ops. CMake, not
  *                        this header, decides: FDMINI_HAVE_NVTX / FDMINI_HAVE_ROCTX.
@@ -113,6 +119,7 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipEventDisableTiming cudaEventDisableTiming
 #define hipEventQuery cudaEventQuery
 #define hipErrorNotReady cudaErrorNotReady
+#define hipStreamQuery cudaStreamQuery
 /* graphs through stream capture */
 typedef cudaGraph_t hipGraph_t;
 typedef cudaGraphExec_t hipGraphExec_t;
@@ -169,6 +176,11 @@ static inline cudaError_t hipStreamWaitValue32(cudaStream_t s, void *p, uint32_t
 #define GPU_SMEM_PER_BLOCK(prop) ((size_t)(prop).sharedMemPerBlockOptin)
 #define gpuHostAlloc(ptr, bytes) cudaMallocHost((ptr), (bytes))
 #define gpuHostFree(ptr) cudaFreeHost(ptr)
+/* pinned host memory kernels load and store at the host's address (unified addressing) */
+#define gpuHostAllocShared(ptr, bytes) cudaHostAlloc((ptr), (bytes), cudaHostAllocMapped)
+/* the environment variable that makes the runtime load every kernel at start-up, and its value */
+#define GPU_EAGER_LOADING_VAR "CUDA_MODULE_LOADING"
+#define GPU_EAGER_LOADING_VALUE "EAGER"
 
 template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v) { __stcs(p, v); }
 /* non-temporal 16-byte (8 for float) store of the pair x, y at p (aligned to the pair) */
@@ -302,6 +314,11 @@ static inline void gpu_range_pop(void) { nvtxRangePop(); }
 #endif
 #define gpuHostAlloc(ptr, bytes) hipHostMalloc((ptr), (bytes), hipHostMallocDefault)
 #define gpuHostFree(ptr) hipHostFree(ptr)
+/* fine-grained (coherent) host memory kernels load and store at the host's address: never held
+ * in the GPU's L2 while the host writes it or polls it (HIP's "coherence control") */
+#define gpuHostAllocShared(ptr, bytes) hipHostMalloc((ptr), (bytes), hipHostMallocMapped | hipHostMallocCoherent)
+#define GPU_EAGER_LOADING_VAR "HIP_ENABLE_DEFERRED_LOADING"
+#define GPU_EAGER_LOADING_VALUE "0"
 
 template <typename T> __device__ __forceinline__ void gpu_store_nt(T *p, T v)
 {

@@ -93,7 +93,9 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
  * block's first thread waits and acquires; on AMD (GPU_ACQUIRE_ONCE) only the first block does,
  * then tells the others by `go`, a word of this device, since LLVM lowers a system-scope
  * acquire on gfx90a with an L2 writeback too, which 64 blocks would repeat while the interior
- * writes (on the H200 the single acquire cost 0.3 us per step: bench/results/README.md); each block's writes are ordered by a device-wide
+ * writes (on the H200 the single acquire cost 0.3 us per step: bench/results/README.md); where a
+ * face goes through the host proxy (its word polled in host memory), so on NVIDIA too: one
+ * poller on the bus, not one per block; each block's writes are ordered by a device-wide
  * fence before it counts itself, and the last block alone fences at system scope (release)
  * before it stores the neighbours' words: on AMD that fence writes the whole L2 back
  * (buffer_wbl2), so it is taken once per launch, not per block, and it covers the other
@@ -118,7 +120,8 @@ struct xg_args {
   const real_t *in[FD_FACES][2];   /* face f's values from the neighbour, by slot */
   real_t *out[FD_FACES][2];        /* this rank's layer for the neighbour across f, by slot */
   uint32_t *words, *peer_in[FD_FACES];
-  unsigned exchange, unpack, remote, test;
+  const uint32_t *hin;             /* the proxy's words (host memory): proxied faces wait on them */
+  unsigned exchange, unpack, remote, test, proxied;
   unsigned once;                   /* GPU_ACQUIRE_ONCE: one block acquires, tells the others */
   unsigned long long wait_ticks;   /* the longest wait for a word, gpu_wall_ticks */
   unsigned nb;                     /* exchange blocks */
@@ -127,14 +130,16 @@ struct xg_args {
 
 /* Thread 0 of a block that reads the neighbours' values (an exchange block of a signalled
  * pass, an unpack block of the deep exchange): waits until the word of every region q < NR in
- * mask says its neighbour has packed exchange e, at most wait_ticks per word (a longer wait
- * records the stall, the first one: region + 1 and exchange, and ends the waiting of this
- * launch and of every later one), then acquires. Each block acquires for itself, or, where a
- * neighbour is remote and once (GPU_ACQUIRE_ONCE) is set, block 0 alone does at system scope
- * and tells the others by `go` (see above). */
+ * mask says its neighbour has packed exchange e (the proxy's word hin[q] for a proxied region,
+ * polled in host memory: backend.h), at most wait_ticks per word (a longer wait records the
+ * stall, the first one: region + 1 and exchange, and ends the waiting of this launch and of
+ * every later one), then acquires. Each block acquires for itself, or, where a neighbour is
+ * remote and once (GPU_ACQUIRE_ONCE) is set, block 0 alone does at system scope and tells the
+ * others by `go` (see above). */
 template <int NR>
-__device__ __forceinline__ void sig_wait_acquire(uint32_t *words, unsigned mask, unsigned test, unsigned remote,
-                                                 unsigned once, unsigned long long wait_ticks, uint32_t e, unsigned b)
+__device__ __forceinline__ void sig_wait_acquire(uint32_t *words, const uint32_t *hin, unsigned proxied, unsigned mask,
+                                                 unsigned test, unsigned remote, unsigned once,
+                                                 unsigned long long wait_ticks, uint32_t e, unsigned b)
 {
   if (remote && once && b != 0) {
     while ((int32_t)(gpu_ld_sys(words + BE_SIG_GO) - (e + 1u)) < 0) {
@@ -145,10 +150,11 @@ __device__ __forceinline__ void sig_wait_acquire(uint32_t *words, unsigned mask,
   if (!(test & BE_SIG_TEST_NOWAIT) && gpu_ld_sys(words + BE_SIG_STALL) == 0u)
     for (int q = 0; q < NR; q++) {
       if (!(mask >> q & 1u)) continue;
-      if ((int32_t)(gpu_ld_sys(words + q) - (e + 1u)) >= 0) continue;
+      const uint32_t *w = (proxied >> q & 1u ? hin : words) + q;
+      if ((int32_t)(gpu_ld_sys(w) - (e + 1u)) >= 0) continue;
       const unsigned long long t0 = gpu_wall_ticks();
       bool stalled = false;
-      while ((int32_t)(gpu_ld_sys(words + q) - (e + 1u)) < 0)
+      while ((int32_t)(gpu_ld_sys(w) - (e + 1u)) < 0)
         if (gpu_wall_ticks() - t0 > wait_ticks) {
           if (atomicCAS(words + BE_SIG_STALL, 0u, (unsigned)q + 1u) == 0u) gpu_st_sys(words + BE_SIG_STALL_AT, e);
           stalled = true;
@@ -169,7 +175,8 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
   const uint32_t e = gpu_ld_sys(x.words + BE_SIG_SEQ);
   const unsigned tid = threadIdx.x + blockDim.x * threadIdx.y, nt = blockDim.x * blockDim.y;
   if (MODE != XG_PRIME) {
-    if (tid == 0) sig_wait_acquire<FD_FACES>(x.words, x.exchange, x.test, x.remote, x.once, x.wait_ticks, e, b);
+    if (tid == 0)
+      sig_wait_acquire<FD_FACES>(x.words, x.hin, x.proxied, x.exchange, x.test, x.remote, x.once, x.wait_ticks, e, b);
     __syncthreads();
   }
   const unsigned rs = e & 1u, ws = MODE == XG_PRIME ? rs : rs ^ 1u;
@@ -212,7 +219,7 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
         const real_t sv = e < x.src_len ? x.src_vals[e] : (real_t)0;
         if (sv != (real_t)0) v += sv;
       }
-      a.out[p] = v;
+      if (!(x.test & BE_SIG_TEST_NOSHELL)) a.out[p] = v;
     }
     const real_t sent = x.pack_u ? up : v;
     const unsigned packs = on & x.exchange;
@@ -294,7 +301,8 @@ struct xd_args {
   real_t *out[FD_REGIONS][2];      /* by slot */
   const real_t *in[FD_REGIONS][2];
   uint32_t *words, *peer_in[FD_REGIONS];
-  unsigned exchange, remote, test, once;
+  const uint32_t *hin;             /* as xg_args */
+  unsigned exchange, remote, test, once, proxied;
   unsigned long long wait_ticks;
   unsigned nb;
 };
@@ -340,7 +348,8 @@ template <int MODE> __global__ void __launch_bounds__(256) k_sigd(const xd_args 
     }
   }
   if (MODE & SIGD_UNPACK) {
-    if (tid == 0) sig_wait_acquire<FD_REGIONS>(x.words, x.exchange, x.test, x.remote, x.once, x.wait_ticks, e, b);
+    if (tid == 0)
+      sig_wait_acquire<FD_REGIONS>(x.words, x.hin, x.proxied, x.exchange, x.test, x.remote, x.once, x.wait_ticks, e, b);
     __syncthreads();
     for (unsigned long long t = (unsigned long long)b * 256u + tid; t < total; t += stride) {
       int q;
@@ -412,12 +421,14 @@ extern "C" int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_c
 }
 
 /* The most blocks one launch of this rank may keep waiting for its neighbours: where every
- * neighbour is on another device (all_remote), no launch on this device waits for this rank's
- * blocks: XG_MAX_BLOCKS_PEERS; else the ranks sharing the device (be_set_device_sharers) share
- * its multiprocessors' worth of waiting blocks, XG_MAX_BLOCKS to XG_MAX_BLOCKS_PEERS each. */
+ * neighbour is on another device (all_remote) and no other rank runs on this one, no launch on
+ * this device waits for this rank's blocks: XG_MAX_BLOCKS_PEERS; else the ranks sharing the
+ * device (be_set_device_sharers) share its multiprocessors' worth of waiting blocks,
+ * XG_MAX_BLOCKS to XG_MAX_BLOCKS_PEERS each (a neighbour through the proxy counts as remote,
+ * but under MPS it may be one of those ranks: emulated nodes). */
 static long long waiting_room(bool all_remote)
 {
-  if (all_remote) return XG_MAX_BLOCKS_PEERS;
+  if (all_remote && gpu_sharers_private == 1) return XG_MAX_BLOCKS_PEERS;
   const long long most = (long long)gpu_props_private.sm_count / gpu_sharers_private;
   return most < (long long)XG_MAX_BLOCKS ? (long long)XG_MAX_BLOCKS : most > (long long)XG_MAX_BLOCKS_PEERS ? (long long)XG_MAX_BLOCKS_PEERS : most;
 }
@@ -454,12 +465,15 @@ static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *
     a->peer_in[fc] = x->peer_in[fc];
   }
   a->words = x->words;
+  a->hin = x->hin, a->proxied = x->proxied & x->exchange;
   a->exchange = x->exchange, a->unpack = x->unpack, a->remote = x->remote & x->exchange, a->test = x->test;
   static double hz = 0; /* the clock's rate: one query per process */
   if (hz == 0) hz = gpu_wall_hz();
   a->wait_ticks = (unsigned long long)(x->wait_s * hz);
   const long long most = waiting_room(a->remote == a->exchange);
-  a->once = GPU_ACQUIRE_ONCE;
+  /* a proxied face's word is host memory: one block polls it (many would crowd the bus that
+   * MPI's own copies use), the others wait for `go` in this device's memory */
+  a->once = GPU_ACQUIRE_ONCE || a->proxied;
   const long long need = (a->sl.start[a->sl.nb] + threads - 1) / threads;
   a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
   return BE_OK;
@@ -586,7 +600,8 @@ int sigd_args(const fd_grid *g, const be_signals *x, real_t *u, real_t *u2, int 
   }
   a->words = x->words;
   a->exchange = x->exchange, a->remote = x->remote & x->exchange, a->test = x->test;
-  a->once = GPU_ACQUIRE_ONCE;
+  a->hin = x->hin, a->proxied = x->proxied & x->exchange; /* by region, as the wait's mask */
+  a->once = GPU_ACQUIRE_ONCE || a->proxied; /* as signals_args */
   static double hz = 0;
   if (hz == 0) hz = gpu_wall_hz();
   a->wait_ticks = (unsigned long long)(x->wait_s * hz);

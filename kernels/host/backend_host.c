@@ -177,6 +177,8 @@ int be_init(int index, be_info *info)
   info->device_index = 0;
   info->device_count = 1;
   info->is_accelerator = 0;
+  info->launches_wait = 0;  /* every call runs to completion before it returns */
+  info->eager_loading = 1;  /* nothing to load */
 #ifdef _OPENMP
   info->host_threads = omp_get_max_threads();
 #else
@@ -186,6 +188,8 @@ int be_init(int index, be_info *info)
 }
 
 int be_finalize(void) { return BE_OK; }
+
+void be_preinit(void) {}
 
 void be_set_device_sharers(int ranks) { (void)ranks; }
 
@@ -203,6 +207,7 @@ static int host_malloc(void **ptr, size_t bytes, const char *what)
 int be_malloc(void **ptr, size_t bytes) { return host_malloc(ptr, bytes, "be_malloc"); }
 int be_malloc_peer(void **ptr, size_t bytes) { return host_malloc(ptr, bytes, "be_malloc_peer"); }
 int be_host_alloc(void **ptr, size_t bytes) { return host_malloc(ptr, bytes, "be_host_alloc"); }
+int be_host_alloc_shared(void **ptr, size_t bytes) { return host_malloc(ptr, bytes, "be_host_alloc_shared"); }
 int be_free(void *ptr)
 {
   free(ptr);
@@ -331,6 +336,12 @@ int be_event_sync(be_event e)
 {
   (void)e;
   return BE_OK;
+}
+/* Nothing is ever in flight here: the waits return at once and never call the hook. */
+void be_set_wait_hook(be_wait_hook hook, void *ctx)
+{
+  (void)hook;
+  (void)ctx;
 }
 int be_stream_wait_event(be_stream s, be_event e)
 {
@@ -714,12 +725,14 @@ int be_norms(const fd_grid *g, const real_t *a, const real_t *b, const fd_field 
 
 /* The stencil of a shell point (shell_exchange_point): c for planes k <= k1, c2 beyond; the
  * value packed is the new one, or u's (pack_u); the point src_p (a grid index, -1: none) gets
- * src_v added to its new value where src_v != 0. */
+ * src_v added to its new value where src_v != 0; keep_out (a test's BE_SIG_TEST_NOSHELL): the
+ * new value is packed but not written into out. */
 typedef struct {
   const fd_coeffs *c, *c2;
   int k1, pack_u;
   long long src_p;
   real_t src_v;
+  int keep_out;
 } shell_stencil;
 
 /* One point (i, j, k) of be_shell_exchange and be_signals_pass: its neighbour across face
@@ -749,7 +762,7 @@ static void shell_exchange_point(const fd_grid *g, const shell_stencil *st, real
     v = fd_stencil_point(c->cc, c->cx, c->cy, c->cz, up, nb[0], nb[1], nb[2], nb[3], nb[4], nb[5]);
     if (f) v += c->cf * f[p];
     if (p == st->src_p && st->src_v != 0) v += st->src_v;
-    out[p] = v;
+    if (!st->keep_out) out[p] = v;
   }
   const real_t sent = st->pack_u ? up : v;
   for (int fc = 0; fc < FD_FACES; fc++) {
@@ -801,9 +814,19 @@ int be_shell_exchange(const fd_grid *g, unsigned deferred, const fd_coeffs *c, r
     rf[fc] = recv ? recv + faces->offset[fc] : NULL;
     sf[fc] = send ? send + faces->offset[fc] : NULL;
   }
-  const shell_stencil st = {c, c, INT_MAX, 0, -1, 0};
+  const shell_stencil st = {c, c, INT_MAX, 0, -1, 0, 0};
   shell_exchange_loop(g, deferred, &st, u, f, out, rf, unpack, sf, pack);
   return BE_OK;
+}
+
+/* The word a launch of x waits for in region r (the proxy's for a proxied region), and
+ * whether exchange e may read region r: the word says its neighbour packed it, or the launches
+ * do not wait (a test's NOWAIT, or a stall recorded: as on a GPU, every launch after it goes
+ * on without waiting). */
+static uint32_t word(const be_signals *x, int r) { return x->proxied >> r & 1u ? x->hin[r] : x->words[r]; }
+static int ready(const be_signals *x, int r, uint32_t e)
+{
+  return (int32_t)(word(x, r) - (e + 1)) >= 0 || (x->test & BE_SIG_TEST_NOWAIT) || x->words[BE_SIG_STALL] != 0;
 }
 
 int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_stream s)
@@ -818,7 +841,7 @@ int be_signals_prime(const fd_grid *g, const be_signals *x, const real_t *u, be_
   const real_t *none[FD_FACES] = {NULL};
   real_t *sf[FD_FACES] = {NULL};
   for (int r = 0; r < FD_FACES; r++) sf[r] = x->out[r][e & 1u];
-  const shell_stencil st = {NULL, NULL, INT_MAX, 0, -1, 0};
+  const shell_stencil st = {NULL, NULL, INT_MAX, 0, -1, 0, 0};
   shell_exchange_loop(g, x->exchange, &st, (real_t *)u, NULL, NULL, none, 0u, sf, x->exchange);
   for (int r = 0; r < FD_FACES && !(x->test & BE_SIG_TEST_MUTE); r++)
     if (x->exchange >> r & 1u) *x->peer_in[r] = e + 1;
@@ -845,14 +868,14 @@ int be_signals_pass(const fd_grid *g, const fd_coeffs *c, real_t *u, const real_
   real_t *sf[FD_FACES] = {NULL};
   for (int fc = 0; fc < FD_FACES; fc++) {
     if (!(x->exchange >> fc & 1u)) continue;
-    if ((int32_t)(x->words[fc] - (e + 1)) < 0 && !(x->test & BE_SIG_TEST_NOWAIT))
+    if (!ready(x, fc, e))
       return fail("be_signals_pass: the neighbour across face %d has not packed exchange %u (its word says %u); "
-                  "the host backend cannot wait for it", fc, e, x->words[fc]);
+                  "the host backend cannot wait for it", fc, e, word(x, fc));
     rf[fc] = x->in[fc][e & 1u];
     sf[fc] = x->out[fc][(e + 1) & 1u];
   }
   /* the stencil: by plane, where v has a second layer; the source's value of exchange e */
-  shell_stencil st = {c, c, INT_MAX, 0, -1, 0};
+  shell_stencil st = {c, c, INT_MAX, 0, -1, 0, (x->test & BE_SIG_TEST_NOSHELL) != 0};
   if (out && v) {
     if (v->c2) st.c2 = v->c2, st.k1 = v->k1;
     st.pack_u = v->pack_u;
@@ -906,9 +929,9 @@ int be_signals_unpack(const fd_grid *g, const be_signals *x, real_t *u, real_t *
   if (x->faces2 && !u2) return fail("be_signals_unpack: two fields and no second one");
   const uint32_t e = x->words[BE_SIG_SEQ];
   for (int r = 0; r < FD_REGIONS; r++)
-    if ((x->exchange >> r & 1u) && (int32_t)(x->words[r] - (e + 1)) < 0 && !(x->test & BE_SIG_TEST_NOWAIT))
+    if ((x->exchange >> r & 1u) && !ready(x, r, e))
       return fail("be_signals_unpack: the neighbour across region %d has not packed exchange %u (its word says %u); "
-                  "the host backend cannot wait for it", r, e, x->words[r]);
+                  "the host backend cannot wait for it", r, e, word(x, r));
   for (int r = 0; r < FD_REGIONS; r++) {
     if (!(x->unpack >> r & 1u)) continue;
     region_box_copy(g, x->faces, r, u, (real_t *)x->in[r][e & 1u], 0);

@@ -206,6 +206,11 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
                  "                       device-ordered; %d ranks); X = %.2f / %.2f / %.2f x F_p\n",
             r->floor_peer_us.min, r->floor_peer_us.avg, r->floor_peer_us.max, r->floors_peer,
             r->exchange_over_peer.min, r->exchange_over_peer.avg, r->exchange_over_peer.max);
+  if (r->floors_proxy)
+    fprintf(out, "                       F_m %.2f / %.2f / %.2f (the largest face alone through the proxy and MPI,\n"
+                 "                       device-ordered; %d ranks); X = %.2f / %.2f / %.2f x F_m\n",
+            r->floor_proxy_us.min, r->floor_proxy_us.avg, r->floor_proxy_us.max, r->floors_proxy,
+            r->exchange_over_proxy.min, r->exchange_over_proxy.avg, r->exchange_over_proxy.max);
   fprintf(out, "  step / F1            %.2f / %.2f / %.2f (the step per time step over F1 = max(F_g, F_c))\n",
           r->step_over_f1.min, r->step_over_f1.avg, r->step_over_f1.max);
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg; %.3g messages per step\n",
@@ -454,6 +459,14 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   } else {
     json_null(&j, "Fp");
     json_null(&j, "exchange_over_Fp");
+  }
+  /* F_m: ranks with a face through the off-node proxy (floors_proxy of them) */
+  if (r->floors_proxy) {
+    stat(&j, "Fm", &r->floor_proxy_us);
+    stat(&j, "exchange_over_Fm", &r->exchange_over_proxy);
+  } else {
+    json_null(&j, "Fm");
+    json_null(&j, "exchange_over_Fm");
   }
   stat(&j, "step_over_f1", &r->step_over_f1);
   json_end(&j);

@@ -16,7 +16,7 @@
 
 static const char *const op_names[FD_OP_COUNT] = {"laplacian", "heat", "jacobi", "wave"};
 static const char *const mpi_gpu_names[] = {"auto", "aware", "staged"};
-static const char *const halo_path_names[] = {"auto", "mpi", "ipc"};
+static const char *const halo_path_names[] = {"auto", "mpi", "ipc", "mixed", "proxy"};
 static const char *const graphs_names[] = {"auto", "on", "off"};
 
 const char *fd_op_name(fd_op op) { return (op >= 0 && op < FD_OP_COUNT) ? op_names[op] : "?"; }
@@ -65,11 +65,14 @@ void fd_options_usage(FILE *out)
     "Communication\n"
     "  --mpi-gpu MODE      auto | aware | staged: hand device buffers to MPI, or stage\n"
     "                      them through pinned host memory (default auto; GPU backends)\n"
-    "  --halo-path PATH    auto | mpi | ipc: faces to neighbours on the same node by\n"
-    "                      device-to-device copies (GPU IPC), or every face through MPI;\n"
-    "                      auto (default): IPC where a neighbour's device is reachable,\n"
-    "                      unless every face through MPI was faster in a start-up trial\n"
-    "                      (the report's \"path trial\"); ipc where it is not: an error\n"
+    "  --halo-path PATH    auto | mpi | ipc | mixed | proxy: how faces travel. mpi: every\n"
+    "                      face through MPI; ipc: every face by GPU IPC (an error where a\n"
+    "                      neighbour's device is out of reach); mixed: IPC where in\n"
+    "                      reach, MPI elsewhere, driven by the host; proxy: the pass in\n"
+    "                      one launch, IPC faces signalled on the device and the rest\n"
+    "                      through MPI by a host proxy; auto (default): the fastest of\n"
+    "                      those that apply in a start-up trial (the report's \"path\n"
+    "                      trial\"; the proxy where launches wait on a GPU)\n"
     "  --no-overlap        run pack, exchange, interior and boundary one after another\n"
     "  --graphs MODE       auto | on | off: capture each pass's device work once as a\n"
     "                      CUDA/HIP graph and replay it (fewer launches: small blocks);\n"
@@ -434,7 +437,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       o->mpi_gpu = (fd_mpi_gpu)idx;
       break;
     case OPT_HALO_PATH:
-      FD_CALL(parse_name("--halo-path", optarg, halo_path_names, 3, &idx));
+      FD_CALL(parse_name("--halo-path", optarg, halo_path_names, 5, &idx));
       o->halo_path = (fd_halo_path)idx;
       break;
     case OPT_GRAPHS:

@@ -229,11 +229,16 @@ static int exchange_alone(fd_state *s, real_t *u, real_t *u2, int reps, int fuse
 
 /* One exchange of x alone on u (and u2, a second field) on st: at width 1 be_signals_pass
  * without an output (the unpack and the pack, one launch), deeper the passes' own
- * be_signals_exchange (one launch or two, as the passes take it). BE_OK or BE_ERROR. */
-static int signals_once(const fd_state *s, const be_signals *x, real_t *u, real_t *u2, be_stream st)
+ * be_signals_exchange (one launch or two, as the passes take it); the off-node proxy served
+ * around it as the passes serve it, unless `captured` (a graph holds the launch: the host
+ * serves while it waits). FD_OK or an fd error. */
+static int signals_once(fd_state *s, const be_signals *x, real_t *u, real_t *u2, be_stream st, int captured)
 {
-  if (s->width == 1) return be_signals_pass(&s->grid, NULL, u, NULL, NULL, (fd_kernel){0}, x, NULL, st);
-  return be_signals_exchange(&s->grid, x, u, u2, st);
+  fd_halo *h = &s->halo;
+  if (!captured) FD_CALL(halo_signals_serve(h, x));
+  if (s->width == 1) FD_BE(be_signals_pass(&s->grid, NULL, u, NULL, NULL, (fd_kernel){0}, x, NULL, st));
+  else FD_CALL(halo_signals_exchange(h, x, u, u2, st));
+  return captured ? FD_OK : halo_signals_progress(h);
 }
 
 /* `reps` exchanges of x alone on u (signals_once) back to back on the halo stream, as one
@@ -253,18 +258,19 @@ static int signals_time(fd_state *s, const char *who, const be_signals *x, int a
   real_t *u2 = x->faces2 ? s->pool[2] : NULL;
   if (active) {
     if (s->width == 1) FD_BE(be_signals_prime(g, x, u, h->stream));
-    for (int r = 0; r < 2; r++) FD_BE(signals_once(s, x, u, u2, h->stream));
-    if (s->xchains.on && !s->xchains.failed) { /* as the passes' chains run them: one graph */
+    for (int r = 0; r < 2; r++) FD_CALL(signals_once(s, x, u, u2, h->stream, 0));
+    /* as the passes' chains run them: one graph (not where the host serves the proxy before
+     * each launch) */
+    if (s->xchains.on && !s->xchains.failed && !halo_signals_served_by_host(h)) {
       FD_BE(be_graph_begin(h->stream));
       int rc = FD_OK;
-      for (int r = 0; r < reps && rc == FD_OK; r++)
-        rc = signals_once(s, x, u, u2, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+      for (int r = 0; r < reps && rc == FD_OK; r++) rc = signals_once(s, x, u, u2, h->stream, 1);
       const int end = be_graph_end(h->stream, &graph);
       if (rc != FD_OK || end != BE_OK) {
         (void)be_graph_destroy(graph);
         graph = NULL;
         if (end != BE_UNSUPPORTED && rc == FD_OK) FD_BE(end);
-        if (rc != FD_OK) return fd_set_error(FD_ERR_RUNTIME, "rank %d: %s: %s", s->dec.rank, who, be_error_message());
+        if (rc != FD_OK) return fd_set_error(FD_ERR_RUNTIME, "rank %d: %s: %s", s->dec.rank, who, fd_error_message());
       }
       if (graph) FD_BE(be_graph_launch(graph, h->stream)); /* warm-up */
     }
@@ -274,12 +280,11 @@ static int signals_time(fd_state *s, const char *who, const be_signals *x, int a
   const double t0 = fd_now();
   int rc = FD_OK;
   if (graph) rc = be_graph_launch(graph, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
-  for (int r = 0; r < reps && active && !graph && rc == FD_OK; r++)
-    rc = signals_once(s, x, u, u2, h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
-  if (rc == FD_OK) rc = be_stream_sync(h->stream) == BE_OK ? FD_OK : FD_ERR_RUNTIME;
+  for (int r = 0; r < reps && active && !graph && rc == FD_OK; r++) rc = signals_once(s, x, u, u2, h->stream, 0);
+  if (rc == FD_OK) rc = be_stream_sync(h->stream) == BE_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "%s", be_error_message());
   if (active) *us = (fd_now() - t0) * 1e6 / reps;
   (void)be_graph_destroy(graph);
-  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: %s: %s", s->dec.rank, who, be_error_message());
+  return rc == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: %s: %s", s->dec.rank, who, fd_error_message());
 }
 
 /* X on the signalled path: `reps` exchanges of u alone (signals_time with the run's faces).
@@ -332,6 +337,45 @@ static int peer_floor(fd_state *s, real_t *u, double *us)
   return FD_OK;
 }
 
+/* F_m, the floor of a face through the off-node proxy: the exchange of one face alone, each
+ * way, device-ordered as in the signalled pass (halo_proxy_face: the launch packs it into the
+ * proxy's slot and sets its word, the host sends it through MPI, the receiving host sets the
+ * word the neighbour's launch waits for), 20 back to back (signals_time, the proxy on for it),
+ * the pairs of neighbours along each dimension in turns as for F_p; *us with this rank's
+ * largest such face (0: none). Overwrites u's ghosts; the passes prime again afterwards.
+ * Collective; synchronous. */
+static int proxy_floor(fd_state *s, real_t *u, double *us)
+{
+  fd_halo *h = &s->halo;
+  *us = 0.0;
+  if (h->proxy_able_all == 0) return FD_OK; /* the same on every rank */
+  int ndims = 0;
+  FD_MPI(MPI_Cartdim_get(h->comm, &ndims));
+  int dims[3] = {1, 1, 1}, periods[3], coords[3] = {0, 0, 0};
+  FD_MPI(MPI_Cart_get(h->comm, ndims, dims, periods, coords));
+  const int was = h->use_proxy;
+  FD_CALL(halo_use_proxy(h, 1)); /* the resets start it */
+  size_t largest = 0;
+  be_signals x;
+  for (int d = 0; d < ndims; d++)
+    for (int phase = 0; phase < 2 && dims[d] > 1; phase++) {
+      const int first = (coords[d] - phase) % 2 == 0; /* the lower of a pair */
+      const int f = first ? 2 * d + 1 : 2 * d;
+      const int paired = coords[d] - phase >= 0 && h->nbr[f] != MPI_PROC_NULL;
+      const int active = paired && halo_proxy_face(h, f, &x); /* the same on both sides */
+      double t = 0.0;
+      FD_CALL(signals_time(s, "F_m", &x, active, u, 20, &t));
+      if (active && h->faces.count[f] >= largest) {
+        largest = h->faces.count[f];
+        *us = t;
+      }
+    }
+  FD_CALL(halo_use_proxy(h, was));
+  FD_CALL(halo_signals_reset(h)); /* drains the proxy; it serves again where the passes use it */
+  s->sig_primed = 0;
+  return FD_OK;
+}
+
 /* *us = X on this rank: 20 exchanges alone with the run's settings (graphs, the fused receive,
  * the halo's path). Overwrites the fields' ghosts. Collective. */
 static int time_exchange_alone(fd_state *s, double *us)
@@ -344,19 +388,24 @@ static int time_exchange_alone(fd_state *s, double *us)
   return exchange_alone(s, s->pool[0], s->halo.fields > 1 ? s->pool[2] : NULL, 20, step_receives_fused(s), us);
 }
 
-/* F_p (peer_floor), X (time_exchange_alone), X / (F_ls + L + 2 F_g) and X / F_p, over the ranks
- * with neighbours (with a neighbour on another device, for F_p) into r. Collective. */
+/* F_p (peer_floor), F_m (proxy_floor), X (time_exchange_alone), X / (F_ls + L + 2 F_g), X / F_p
+ * and X / F_m, over the ranks with neighbours (with a neighbour on another device, for F_p;
+ * through the proxy, for F_m) into r. Collective. */
 int floors_exchange(fd_state *s, fd_result *r)
 {
   const MPI_Comm comm = s->dec.cart;
   FD_BE(be_stream_sync(s->compute));
   FD_CALL(peer_floor(s, s->pool[0], &s->floor_peer_us));
+  FD_CALL(proxy_floor(s, s->pool[0], &s->floor_proxy_us));
   FD_CALL(time_exchange_alone(s, &s->exchange_alone_us));
   int with;
   FD_CALL(results_stat_some(comm, s->exchange_alone_us, s->exchanging, &r->exchange_alone_us, &with));
   FD_CALL(results_stat_some(comm, s->floor_peer_us, s->floor_peer_us > 0, &r->floor_peer_us, &r->floors_peer));
   FD_CALL(results_stat_some(comm, s->floor_peer_us > 0 ? s->exchange_alone_us / s->floor_peer_us : 0.0,
                            s->floor_peer_us > 0 && s->exchanging, &r->exchange_over_peer, &with));
+  FD_CALL(results_stat_some(comm, s->floor_proxy_us, s->floor_proxy_us > 0, &r->floor_proxy_us, &r->floors_proxy));
+  FD_CALL(results_stat_some(comm, s->floor_proxy_us > 0 ? s->exchange_alone_us / s->floor_proxy_us : 0.0,
+                           s->floor_proxy_us > 0 && s->exchanging, &r->exchange_over_proxy, &with));
   const double floor = s->floor_launch_sync_us + s->latency_us + 2 * s->floor_graph_us;
   FD_CALL(results_stat_some(comm, floor > 0 ? s->exchange_alone_us / floor : 0.0, s->exchanging && floor > 0,
                            &r->exchange_over_floor, &with));

@@ -86,6 +86,10 @@ typedef struct {
   fd_stat floor_peer_us;   /* F_p: one face alone to such a neighbour, device-ordered (the
                               signalled exchange's transport), the rank's largest face */
   fd_stat exchange_over_peer; /* X / F_p */
+  int floors_proxy;        /* ranks with a face the off-node proxy can carry (F_m) */
+  fd_stat floor_proxy_us;  /* F_m: one face alone through the proxy and MPI, device-ordered as
+                              in the signalled pass, the rank's largest such face */
+  fd_stat exchange_over_proxy; /* X / F_m */
   fd_stat step_over_f1;    /* the step per time step / F1, F1 = max(F_g, F_c) */
   /* graphs (--graphs) */
   int graphs_on;           /* the timed loop replayed captured graphs */

@@ -310,12 +310,14 @@ static int choose_fuse(fd_state *s, fd_result *r)
 }
 
 /* Puts schedule q in place: PATH_MPI every face through MPI, PATH_FLAGS the faces that can by
- * IPC with the two-stream schedule (flags the streams set and await), PATH_SIGNALLED by IPC
- * with the exchange signalled inside the pass's launch. Collective. */
+ * IPC with the two-stream schedule (flags the streams set and await), the others through MPI,
+ * PATH_SIGNALLED by IPC with the exchange signalled inside the pass's launch, the faces that
+ * cannot go by IPC through the off-node proxy (halo_use_proxy). Collective. */
 enum { PATH_MPI = 0, PATH_FLAGS, PATH_SIGNALLED, PATH_COUNT };
 static int use_path(fd_state *s, int q)
 {
   FD_CALL(halo_use_ipc(&s->halo, q != PATH_MPI));
+  FD_CALL(halo_use_proxy(&s->halo, q == PATH_SIGNALLED));
   FD_CALL(state_agree_signals(s));
   s->sig_off = q != PATH_SIGNALLED;
   return FD_OK;
@@ -344,6 +346,21 @@ static int use_kernel(fd_state *s, fd_tune *t, int i)
  * IPC path at small blocks", "The exchange signalled inside the launch"). The fields start
  * over. Collective. */
 #define FD_PATH_ROUNDS 2
+
+/* Why this run's passes cannot be one launch (step_signalled is 0), for --halo-path proxy's
+ * error line. Pure. */
+static const char *signal_obstacle(const fd_state *s)
+{
+  const fd_options *o = s->opt;
+  if (!o->overlap) return "--no-overlap runs the exchange apart from the update";
+  if (o->inject_fault == FD_FAULT_SHELL && s->width > 1) return "the shell fault plants nothing in deep passes";
+  if (s->width == 1 && s->halo.fields != 1) return "the wave's two time levels go in one launch from --halo-width 2";
+  if (s->width == 1 && s->fuse != 1) return "--fuse T > 1 needs --halo-width T or more";
+  if (s->prob.op == FD_OP_WAVE && s->src_steps < 0) return "the wave's source has too many steps to add on the device";
+  if (!s->sig_able) return "some face can go neither by IPC nor through the proxy";
+  return "a test option keeps the passes apart";
+}
+
 static int choose_path(fd_state *s, fd_result *r)
 {
   fd_tune *t = &r->tune;
@@ -353,14 +370,27 @@ static int choose_path(fd_state *s, fd_result *r)
   const int plain = by_path ? t->chosen_plain : t->chosen, sig_kernel = t->chosen;
   s->sig_off = 0;
   const int path = s->opt->halo_path;
-  if (path == FD_HALO_PATH_MPI || s->halo.ipc_able_all == 0) return FD_OK;
   const fd_fuse_tune *ft = &r->fuse;
+  const int faces = s->halo.ipc_faces_all + s->halo.mpi_faces_all > 0;
+  if (path == FD_HALO_PATH_MPI || !faces ||
+      (path != FD_HALO_PATH_PROXY && s->halo.ipc_able_all == 0 && s->halo.proxy_able_all == 0))
+    return FD_OK; /* nothing to choose: every face through MPI (or no face) */
   FD_CALL(use_path(s, PATH_SIGNALLED));
+  const int sig = step_signalled(s);
+  if (path == FD_HALO_PATH_PROXY && !sig)
+    return fd_agree(s->dec.cart, fd_set_error(FD_ERR_USAGE, "--halo-path proxy: this run's passes cannot be one "
+                                              "launch (%s); use --halo-path auto", signal_obstacle(s)));
   int cand[PATH_COUNT], n = 0;
   if (path == FD_HALO_PATH_AUTO) cand[n++] = PATH_MPI;
-  cand[n++] = PATH_FLAGS;
-  if (step_signalled(s)) cand[n++] = PATH_SIGNALLED;
-  if (n < 2) return FD_OK;
+  /* the faces by IPC where any can go so (else the same as every face through MPI) */
+  if (path != FD_HALO_PATH_PROXY && s->halo.ipc_able_all > 0) cand[n++] = PATH_FLAGS;
+  if (path != FD_HALO_PATH_MIXED && sig) cand[n++] = PATH_SIGNALLED;
+  if (n == 0) cand[n++] = PATH_MPI; /* mixed where no face can go by IPC */
+  if (n < 2) {
+    FD_CALL(use_path(s, cand[0]));
+    if (by_path) FD_CALL(use_kernel(s, t, cand[0] == PATH_SIGNALLED ? sig_kernel : plain));
+    return use_choice(s, ft);
+  }
   double best[PATH_COUNT] = {0.0, 0.0, 0.0};
   for (int round = 0; round < FD_PATH_ROUNDS; round++)
     for (int i = 0; i < n; i++) {

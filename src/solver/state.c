@@ -45,9 +45,11 @@ int state_arm_tests(fd_state *s)
 {
   const fd_options *o = s->opt;
   if (o->inject_fault == FD_FAULT_ORDER) halo_test_signals_nowait(&s->halo);
+  if (o->inject_fault == FD_FAULT_SHELL) halo_test_signals_noshell(&s->halo); /* step_signalled */
   if (o->test_stall >= 0) halo_test_signals(&s->halo, s->dec.rank == o->test_stall, FD_TEST_STALL_WAIT_S);
   halo_signals(&s->halo, &s->sig);
-  s->tests_armed = o->inject_fault == FD_FAULT_ORDER || o->test_stall >= 0 || o->test_delays;
+  s->tests_armed = o->inject_fault == FD_FAULT_ORDER || o->inject_fault == FD_FAULT_SHELL || o->test_stall >= 0 ||
+                   o->test_delays;
   return s->tests_armed ? state_graphs_clear(s) : FD_OK;
 }
 

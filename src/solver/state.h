@@ -156,6 +156,7 @@ typedef struct {
                         floors one after another */
   double floor_graph_us, floor_launch_sync_us, floor_copy_us, latency_us, exchange_alone_us;
   double floor_peer_us;  /* F_p (floors.c), 0 where n/a */
+  double floor_proxy_us; /* F_m (floors.c), 0 where n/a */
   uint64_t test_rng;     /* --test-delays: this rank's random sequence (step.c) */
   int tests_armed;       /* the test waits of step.c run (state_arm_tests: after the start-up) */
                      /* this rank's floors (measure_floors), microseconds */

@@ -142,8 +142,7 @@ static int pass_signal(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 static int pass_sig_exchange(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
   (void)p, (void)out;
-  FD_BE(be_signals_exchange(&s->grid, &s->sig, s->u, s->halo.fields > 1 ? s->um : NULL, st));
-  return FD_OK;
+  return halo_signals_exchange(&s->halo, &s->sig, s->u, s->halo.fields > 1 ? s->um : NULL, st);
 }
 
 /* ... and then the window's first pass over its whole box, all on st. */
@@ -184,7 +183,8 @@ static int segment_work(void *ctx, be_stream st)
 static int pass_segment(fd_state *s, int seg, segment_fn fn, const fd_pass *p, be_stream st,
                         real_t *out)
 {
-  if (s->sampling || s->chain_mode) return fn(s, p, st, out); /* a chain captures it */
+  /* a chain captures it; a pass whose proxy the host serves before its launch runs it now */
+  if (s->sampling || s->chain_mode || halo_signals_served_by_host(&s->halo)) return fn(s, p, st, out);
   const fd_graph_key k = {seg, {p->len, s->win_pos, p->exchange, seg == SEG_RECEIVE ? (int)((s->halo.exchanges + 1) % 2) : 0,
                                 s->alone, p->pack_next},
                           {s->u, s->um, out, NULL}};
@@ -276,8 +276,11 @@ int step_receives_fused(const fd_state *s)
 int step_signalled(const fd_state *s)
 {
   const fd_fault f = s->opt->inject_fault;
-  if (!s->sig_able || s->sig_off || s->alone || !s->opt->overlap || s->halo.n_msgs == 0 || f == FD_FAULT_ZERO ||
-      f == FD_FAULT_SHELL)
+  /* faces through the proxy are MPI messages: the zero fault's empty ones fail their count;
+   * its width-1 launch leaves the shell unwritten for the shell fault (BE_SIG_TEST_NOSHELL) */
+  const int proxied = s->halo.proxy_faces_all > 0;
+  if (!s->sig_able || s->sig_off || s->alone || !s->opt->overlap || s->halo.n_msgs == 0 ||
+      (f == FD_FAULT_ZERO && !proxied) || (f == FD_FAULT_SHELL && !(proxied && s->width == 1)))
     return 0;
   if (s->width > 1) return 1;
   return s->fuse == 1 && s->halo.fields == 1 && (s->prob.op != FD_OP_WAVE || s->src_steps >= 0);
@@ -366,6 +369,7 @@ static int pass_signalled(fd_state *s, const fd_pass *p, real_t *out)
     be_event *ev = s->t_ev[p->q];
     be_range_push("pass");
     if (!s->chain_mode) FD_CALL(pass_test_waits(s));
+    if (!s->chain_mode) FD_CALL(halo_signals_serve(&s->halo, &s->sig)); /* the proxy, where it carries faces */
     if (s->width > 1 && p->timed) {
       FD_BE(be_event_record(ev[2], s->compute));
       FD_CALL(pass_sig_exchange(s, p, s->compute, out));
@@ -385,6 +389,7 @@ static int pass_signalled(fd_state *s, const fd_pass *p, real_t *out)
       }
     }
     be_range_pop();
+    if (!s->chain_mode) FD_CALL(halo_signals_progress(&s->halo)); /* what the launch before left */
   }
   halo_signalled(&s->halo);
   s->sig_passes++;

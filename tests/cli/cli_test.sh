@@ -97,7 +97,7 @@ expect_error 2 "--warmup: -1 is out of range" --warmup -1
 expect_error 2 "--tile: 3 is not a valid tile factor" --tile 3
 expect_error 2 "--kernel: kernel spec 'fast': unknown kernel" --kernel fast
 expect_error 2 "--mpi-gpu: unknown value 'maybe'" --mpi-gpu maybe
-expect_error 2 "--halo-path: unknown value 'nvlink', expected auto, mpi or ipc" --halo-path nvlink
+expect_error 2 "--halo-path: unknown value 'nvlink', expected auto, mpi, ipc, mixed or proxy" --halo-path nvlink
 expect_error 2 "--halo-path ipc: the host backend keeps fields in host memory" --halo-path ipc --global 33,17,9
 # what selects among GPU transports or kernels does not apply to the host backend (one loop,
 # host memory); what names what the host does anyway (auto, --halo-path mpi, --tune off) does
