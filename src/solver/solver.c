@@ -206,7 +206,7 @@ static int run_on_state(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
-int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_result *r)
+int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, const fd_node *node, fd_result *r)
 {
   int ranks;
   FD_MPI(MPI_Comm_size(comm, &ranks));
