@@ -87,8 +87,10 @@ static const fd_check *replay_check(const fd_verify *v)
   return NULL;
 }
 
-/* The node of the distributed runs of same_as_single_rank (bind_node's, or emulated nodes). */
+/* The node of the distributed runs of same_as_single_rank (bind_node's, or emulated nodes),
+ * and the result of its last one. */
 static const fd_node *dist_node = &node;
+static fd_result dist_result;
 
 /* Runs op on grid N with process grid P on all ranks (nodes: dist_node) and alone on rank 0; 1
  * when the two dumped fields are byte-identical (on every rank). */
@@ -109,6 +111,7 @@ static int same_as_single_rank(fd_op op, const long long N[3], const int P[3])
   memcpy(o.procs, P, sizeof o.procs);
   int rc = fd_run(&o, MPI_COMM_WORLD, &dev, dist_node, &r);
   if (rc != FD_OK) fail_msg("%d-rank %s run: rc %d (%s)", size, fd_op_name(op), rc, fd_error_message());
+  dist_result = r;
   /* a check applied and passed, with the ghosts an exchange fills NaN until it does */
   if (r.verify.verdict != FD_VERDICT_PASS)
     fail_msg("%d-rank %s run: %s (%s)", size, fd_op_name(op), verify_verdict_name(r.verify.verdict), r.verify.detail);
@@ -177,7 +180,7 @@ static void test_multirank_matches_single_rank(void **state)
 
 /* Emulated nodes (bind_node with K = 2 and K = size / 2, every K of an even size from 4 up):
  * every node's ranks a block of the process grid (decomp.h), world rank 0 still rank 0, and
- * every operator's field bitwise equal to one rank's. */
+ * every operator's field bitwise equal to one rank's; the faces that leave a node counted. */
 static void test_emulated_nodes_match_single_rank(void **state)
 {
   (void)state;
@@ -204,6 +207,12 @@ static void test_emulated_nodes_match_single_rank(void **state)
         if (!same_as_single_rank(o, N, grids[g]))
           fail_msg("%s%s on %dx%dx%d in %d nodes of %d differs from the single-rank run", fd_op_name(o),
                    wave_layers == 2 ? " (two layers)" : "", grids[g][0], grids[g][1], grids[g][2], size / K, K);
+        const fd_result *r = &dist_result;
+        assert_int_equal(r->nodes, size / K);
+        assert_string_equal(r->node_mode, "blocks");
+        assert_int_equal(r->node_block[0] * r->node_block[1] * r->node_block[2], K);
+        assert_true(r->faces_other_node.max > 0);
+        assert_true(r->faces_same_gpu.max == 0); /* the host backend: no device */
         cases++;
       }
       wave_layers = 1;

@@ -169,6 +169,7 @@ static int run_on_state(fd_state *s, fd_result *r)
   FD_CALL(startup_measure(s, r));
   FD_CALL(state_arm_tests(s));
   results_describe(s, r);
+  FD_CALL(results_nodes(s, r));
   if (o->baseline) {
     /* every rank's block alone (same kernels and steps, no exchange; its ghosts keep their
      * start values), then the fields start over for the distributed run */

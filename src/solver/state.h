@@ -231,6 +231,8 @@ int loop_timed(fd_state *s, double *step_ms, const char *label);
 void results_stat(MPI_Comm comm, int ranks, double x, fd_stat *st);
 int results_stat_some(MPI_Comm comm, double x, int has, fd_stat *st, int *count);
 void results_describe(const fd_state *s, fd_result *r); /* Not Collective */
+/* The nodes, the grid over them and each rank's faces by where the neighbour runs. */
+int results_nodes(const fd_state *s, fd_result *r);
 int results_timings(const fd_state *s, double step_ms, fd_result *r);
 int results_graphs_floors(fd_state *s, double step_ms, fd_result *r);
 int results_snapshots(fd_state *s, double step_ms, double ref_ms, fd_result *r);
