@@ -60,6 +60,8 @@ static char *slurp(const char *path, long *len)
 
 /* wave variant of the next runs: 1 = uniform, 2 = two layers (V = 1 below, 2.5 above) */
 static int wave_layers = 1;
+/* --halo-width and --fuse of the next runs of base_options (1, 1 but where a test sets them) */
+static int base_width = 1, base_fuse = 1;
 
 static void base_options(fd_options *o, fd_op op, const long long N[3], const char *dump)
 {
@@ -71,6 +73,8 @@ static void base_options(fd_options *o, fd_op op, const long long N[3], const ch
   o->iters = 4;
   o->warmup = 1;
   o->progress = 0;
+  o->halo_width = base_width;
+  o->fuse = base_fuse;
   snprintf(o->dump, sizeof o->dump, "%s", dump);
   if (op == FD_OP_WAVE && wave_layers == 2) {
     o->nvel = 2;
@@ -180,7 +184,9 @@ static void test_multirank_matches_single_rank(void **state)
 
 /* Emulated nodes (bind_node with K = 2 and K = size / 2, every K of an even size from 4 up):
  * every node's ranks a block of the process grid (decomp.h), world rank 0 still rank 0, and
- * every operator's field bitwise equal to one rank's; the faces that leave a node counted. */
+ * every operator's field bitwise equal to one rank's (heat and the wave with deep halos and
+ * fused passes too); the faces that leave a node counted; the exchange, zero and shell faults
+ * fail. */
 static void test_emulated_nodes_match_single_rank(void **state)
 {
   (void)state;
@@ -217,9 +223,32 @@ static void test_emulated_nodes_match_single_rank(void **state)
       }
       wave_layers = 1;
     }
+    /* deep halos and fused passes: heat and the wave at S = 2 (heat: T = 2) */
+    const fd_op deep[2] = {FD_OP_HEAT, FD_OP_WAVE};
+    base_width = 2;
+    for (int q = 0; q < 2; q++) {
+      base_fuse = deep[q] == FD_OP_HEAT ? 2 : 1;
+      if (!same_as_single_rank(deep[q], N, grids[0]))
+        fail_msg("%s --halo-width 2 --fuse %d in %d nodes of %d differs from the single-rank run", fd_op_name(deep[q]),
+                 base_fuse, size / K, K);
+      cases++;
+    }
+    base_width = base_fuse = 1;
+    /* the halo faults fail through the emulated layout too */
+    const fd_fault faults[] = {FD_FAULT_EXCHANGE, FD_FAULT_ZERO, FD_FAULT_SHELL};
+    for (size_t q = 0; q < sizeof faults / sizeof faults[0]; q++) {
+      fd_options o;
+      fd_result r;
+      base_options(&o, q ? FD_OP_HEAT : FD_OP_WAVE, N, "");
+      o.inject_fault = faults[q];
+      const int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &en, &r);
+      int failed = rc == FD_ERR_VERIFY && r.verify.verdict == FD_VERDICT_FAIL, all = failed;
+      MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+      if (!all) fail_msg("fault %d in %d nodes of %d: rc %d, %s", (int)faults[q], size / K, K, rc, r.verify.detail);
+    }
     dist_node = &node;
   }
-  if (rank == 0) print_message("%d ranks: %d cases in emulated nodes bitwise equal\n", size, cases);
+  if (rank == 0) print_message("%d ranks: %d cases in emulated nodes bitwise equal, the halo faults failing\n", size, cases);
   assert_true(cases >= 5);
 }
 
