@@ -153,8 +153,8 @@ typedef struct {
   long long sig_passes, loop_sig_passes; /* signalled passes: ever, and in the last timed loop */
   int ahead_count;   /* passes since the last run-ahead mark */
   long long ahead_marks; /* marks recorded (their parity picks the event) */
-  int node;          /* this rank's real node (fd_node.host, emulated nodes or not): ranks
-                        sharing a device measure their floors one after another */
+  int node;          /* this rank's real node (fd_node.host): ranks sharing a device measure their
+                        floors one after another */
   double floor_graph_us, floor_launch_sync_us, floor_copy_us, latency_us, exchange_alone_us;
   double floor_peer_us;  /* F_p (floors.c), 0 where n/a */
   uint64_t test_rng;     /* --test-delays: this rank's random sequence (step.c) */
