@@ -163,7 +163,7 @@ int main(int argc, char **argv)
   fd_result r;
   fd_node node;
   int shared = 0;
-  rc = bind_node(world, &node);
+  rc = bind_node(world, o.test_node_ranks, &node); /* emulated nodes: --test-node-ranks */
   if (rc == FD_OK) rc = bind_device(world, &node, o.gpu_map, o.gpu_map_len, &dev, &shared);
   if (rc == FD_OK && shared > 1 && rank == 0)
     printf("fdmini: notice: ranks share devices: up to %d ranks on one device of a node (%d "
@@ -176,7 +176,7 @@ int main(int argc, char **argv)
   if (rc == FD_OK) rc = site_check_ipc(world, &node, &o, &dev);
   /* a large shared file (--dump, each snapshot) into a Lustre directory on one OST: advice */
   if (rc == FD_OK && rank == 0) lustre_advice(&o, world, dev.is_accelerator);
-  if (rc == FD_OK) rc = fd_run(&run, world, &dev, node.id, &r);
+  if (rc == FD_OK) rc = fd_run(&run, world, &dev, &node, &r);
 
   /* agreed on every rank: bad input, I/O, or a runtime failure all ranks checked together
    * (fields that do not fit in memory): one line from rank 0, every rank exits with rc */

@@ -446,7 +446,7 @@ static void test_report_on_one_rank_gathers_and_prints_the_table(void **state)
   fd_binding *all = NULL;
   int n = -1;
   fd_node node;
-  assert_int_equal(bind_node(MPI_COMM_WORLD, &node), FD_OK);
+  assert_int_equal(bind_node(MPI_COMM_WORLD, 0, &node), FD_OK);
   assert_int_equal(node.local_size, 1);
   int rc = bind_report(MPI_COMM_WORLD, &node, &d, 1, f, &all, &n);
   if (rc != FD_OK) fprintf(stderr, "%s\n", fd_error_message());

@@ -314,7 +314,7 @@ static void test_ranks_share_a_device_only_by_its_bus_id(void **state)
   fd_node node;
   be_info d;
   int shared = 0;
-  assert_int_equal(bind_node(MPI_COMM_WORLD, &node), FD_OK);
+  assert_int_equal(bind_node(MPI_COMM_WORLD, 0, &node), FD_OK);
   assert_int_equal(bind_device(MPI_COMM_WORLD, &node, NULL, 0, &d, &shared), FD_OK);
   if (!d.is_accelerator) assert_int_equal(shared, 1);
   assert_true(shared >= 1);
@@ -471,7 +471,7 @@ static void test_report_on_one_rank_names_its_source(void **state)
   fd_binding *all = NULL;
   int n = -1;
   fd_node node;
-  assert_int_equal(bind_node(MPI_COMM_WORLD, &node), FD_OK);
+  assert_int_equal(bind_node(MPI_COMM_WORLD, 0, &node), FD_OK);
   int rc = bind_report(MPI_COMM_WORLD, &node, &d, 1, f, &all, &n);
   if (rc != FD_OK) fprintf(stderr, "%s\n", fd_error_message());
   assert_int_equal(rc, FD_OK);

@@ -29,7 +29,7 @@ static double converged_error(long long n)
   o.warmup = 0;
   o.progress = 0;
   fd_result r;
-  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &node, &r);
   if (rc != FD_OK) fail_msg("jacobi %lld^3: rc %d: %s / %s", n, rc, fd_error_message(), r.verify.detail);
   assert_true(r.verify.converged);
   assert_true(r.verify.passed);
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   int shared;
-  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, NULL, 0, &dev, &shared) != FD_OK) return 3;
+  if (bind_node(MPI_COMM_WORLD, 0, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, NULL, 0, &dev, &shared) != FD_OK) return 3;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jacobi_converges_second_order),
   };

@@ -1,8 +1,9 @@
 /* test_multirank_matches_single_rank.c - run under mpiexec -n P (P = 1, 2, 3, 4, 6, 8): the
  * same global problem on all P ranks, for several process grids and odd sizes, gives a final
  * field bitwise identical to rank 0 running it alone, for every operator (the wave in a
- * uniform and a two-layer medium). Also checks that the neighbours of the Cartesian
- * decomposition agree with each other, that ranks naming one device take turns
+ * uniform and a two-layer medium), in emulated nodes too (bind_node's groups of K ranks, the
+ * process grid in node blocks). Also checks that the neighbours of the Cartesian
+ * decomposition agree with each other (with nodes of every size, in node blocks), that ranks naming one device take turns
  * (bind_device_peers), and that snapshots (--snapshot-every) read back equal the field
  * bitwise: the last one byte for byte the --dump of the same step, every one byte for byte the
  * single-rank run's, with snapshots.xmf listing each.
@@ -59,6 +60,8 @@ static char *slurp(const char *path, long *len)
 
 /* wave variant of the next runs: 1 = uniform, 2 = two layers (V = 1 below, 2.5 above) */
 static int wave_layers = 1;
+/* --halo-width and --fuse of the next runs of base_options (1, 1 but where a test sets them) */
+static int base_width = 1, base_fuse = 1;
 
 static void base_options(fd_options *o, fd_op op, const long long N[3], const char *dump)
 {
@@ -70,6 +73,8 @@ static void base_options(fd_options *o, fd_op op, const long long N[3], const ch
   o->iters = 4;
   o->warmup = 1;
   o->progress = 0;
+  o->halo_width = base_width;
+  o->fuse = base_fuse;
   snprintf(o->dump, sizeof o->dump, "%s", dump);
   if (op == FD_OP_WAVE && wave_layers == 2) {
     o->nvel = 2;
@@ -86,8 +91,13 @@ static const fd_check *replay_check(const fd_verify *v)
   return NULL;
 }
 
-/* Runs op on grid N with process grid P on all ranks and alone on rank 0; 1 when the two
- * dumped fields are byte-identical (on every rank). */
+/* The node of the distributed runs of same_as_single_rank (bind_node's, or emulated nodes),
+ * and the result of its last one. */
+static const fd_node *dist_node = &node;
+static fd_result dist_result;
+
+/* Runs op on grid N with process grid P on all ranks (nodes: dist_node) and alone on rank 0; 1
+ * when the two dumped fields are byte-identical (on every rank). */
 static int same_as_single_rank(fd_op op, const long long N[3], const int P[3])
 {
   char ref[300], dist[300];
@@ -97,14 +107,15 @@ static int same_as_single_rank(fd_op op, const long long N[3], const int P[3])
   fd_result r;
   if (rank == 0) {
     base_options(&o, op, N, ref);
-    int rc = fd_run(&o, MPI_COMM_SELF, &dev, node.id, &r);
+    int rc = fd_run(&o, MPI_COMM_SELF, &dev, &node, &r);
     if (rc != FD_OK) fail_msg("single-rank %s run: rc %d (%s)", fd_op_name(op), rc, fd_error_message());
   }
   base_options(&o, op, N, dist);
   o.have_procs = 1;
   memcpy(o.procs, P, sizeof o.procs);
-  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, dist_node, &r);
   if (rc != FD_OK) fail_msg("%d-rank %s run: rc %d (%s)", size, fd_op_name(op), rc, fd_error_message());
+  dist_result = r;
   /* a check applied and passed, with the ghosts an exchange fills NaN until it does */
   if (r.verify.verdict != FD_VERDICT_PASS)
     fail_msg("%d-rank %s run: %s (%s)", size, fd_op_name(op), verify_verdict_name(r.verify.verdict), r.verify.detail);
@@ -171,6 +182,76 @@ static void test_multirank_matches_single_rank(void **state)
   assert_true(cases >= 5 * ngrids);
 }
 
+/* Emulated nodes (bind_node with K = 2 and K = size / 2, every K of an even size from 4 up):
+ * every node's ranks a block of the process grid (decomp.h), world rank 0 still rank 0, and
+ * every operator's field bitwise equal to one rank's (heat and the wave with deep halos and
+ * fused passes too); the faces that leave a node counted; the exchange, zero and shell faults
+ * fail. */
+static void test_emulated_nodes_match_single_rank(void **state)
+{
+  (void)state;
+  if (size < 4 || size % 2) {
+    if (rank == 0) print_message("%d ranks: no emulated layout (even sizes from 4)\n", size);
+    return;
+  }
+  const long long N[3] = {20, 31, 17};
+  int grids[2][3];
+  const int ngrids = process_grids(grids, 2);
+  int cases = 0;
+  for (int K = 2; K < size; K = K == 2 && size / 2 > 2 ? size / 2 : size) {
+    fd_node en;
+    if (bind_node(MPI_COMM_WORLD, K, &en) != FD_OK) fail_msg("bind_node(K = %d): %s", K, fd_error_message());
+    assert_int_equal(en.count, size / K);
+    assert_int_equal(en.size, K);
+    assert_int_equal(en.host, node.host);
+    dist_node = &en;
+    for (int g = 0; g < ngrids; g++) {
+      if (decomp_check(N, grids[g]) != FD_OK) continue;
+      for (int op = 0; op <= FD_OP_COUNT; op++) { /* FD_OP_COUNT: the two-layer wave */
+        wave_layers = op == FD_OP_COUNT ? 2 : 1;
+        fd_op o = op == FD_OP_COUNT ? FD_OP_WAVE : (fd_op)op;
+        if (!same_as_single_rank(o, N, grids[g]))
+          fail_msg("%s%s on %dx%dx%d in %d nodes of %d differs from the single-rank run", fd_op_name(o),
+                   wave_layers == 2 ? " (two layers)" : "", grids[g][0], grids[g][1], grids[g][2], size / K, K);
+        const fd_result *r = &dist_result;
+        assert_int_equal(r->nodes, size / K);
+        assert_string_equal(r->node_mode, "blocks");
+        assert_int_equal(r->node_block[0] * r->node_block[1] * r->node_block[2], K);
+        assert_true(r->faces_other_node.max > 0);
+        assert_true(r->faces_same_gpu.max == 0); /* the host backend: no device */
+        cases++;
+      }
+      wave_layers = 1;
+    }
+    /* deep halos and fused passes: heat and the wave at S = 2 (heat: T = 2) */
+    const fd_op deep[2] = {FD_OP_HEAT, FD_OP_WAVE};
+    base_width = 2;
+    for (int q = 0; q < 2; q++) {
+      base_fuse = deep[q] == FD_OP_HEAT ? 2 : 1;
+      if (!same_as_single_rank(deep[q], N, grids[0]))
+        fail_msg("%s --halo-width 2 --fuse %d in %d nodes of %d differs from the single-rank run", fd_op_name(deep[q]),
+                 base_fuse, size / K, K);
+      cases++;
+    }
+    base_width = base_fuse = 1;
+    /* the halo faults fail through the emulated layout too */
+    const fd_fault faults[] = {FD_FAULT_EXCHANGE, FD_FAULT_ZERO, FD_FAULT_SHELL};
+    for (size_t q = 0; q < sizeof faults / sizeof faults[0]; q++) {
+      fd_options o;
+      fd_result r;
+      base_options(&o, q ? FD_OP_HEAT : FD_OP_WAVE, N, "");
+      o.inject_fault = faults[q];
+      const int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &en, &r);
+      int failed = rc == FD_ERR_VERIFY && r.verify.verdict == FD_VERDICT_FAIL, all = failed;
+      MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+      if (!all) fail_msg("fault %d in %d nodes of %d: rc %d, %s", (int)faults[q], size / K, K, rc, r.verify.detail);
+    }
+    dist_node = &node;
+  }
+  if (rank == 0) print_message("%d ranks: %d cases in emulated nodes bitwise equal, the halo faults failing\n", size, cases);
+  assert_true(cases >= 5);
+}
+
 /* The deep-halo and fused variants of one case: op (FD_OP_COUNT: the two-layer wave) on N
  * with warm-up and iterations that end windows and passes early, against one rank's
  * step-by-step run (computed once per operator). */
@@ -199,7 +280,7 @@ static void test_deep_halos_and_fused_passes_match_single_rank(void **state)
     snprintf(ref, sizeof ref, "%s/deepref.raw", dir);
     if (rank == 0) {
       deep_options(&o, op, N, ref);
-      int rc = fd_run(&o, MPI_COMM_SELF, &dev, node.id, &r);
+      int rc = fd_run(&o, MPI_COMM_SELF, &dev, &node, &r);
       if (rc != FD_OK) fail_msg("single-rank reference: rc %d (%s)", rc, fd_error_message());
     }
     const int fusable = op == FD_OP_HEAT || op == FD_OP_JACOBI;
@@ -218,7 +299,7 @@ static void test_deep_halos_and_fused_passes_match_single_rank(void **state)
           o.overlap = cases % 2 == 0;
           /* staged MPI where there are device buffers to stage (a GPU build of this test) */
           o.mpi_gpu = dev.is_accelerator && (cases / 2) % 2 ? FD_MPI_GPU_STAGED : FD_MPI_GPU_AUTO;
-          int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+          int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &node, &r);
           if (rc != FD_OK) fail_msg("%d ranks, S %d, T %d: rc %d (%s)", size, S, T, rc, fd_error_message());
           if (r.verify.verdict != FD_VERDICT_PASS)
             fail_msg("%d ranks, S %d, T %d: %s (%s)", size, S, T, verify_verdict_name(r.verify.verdict), r.verify.detail);
@@ -268,7 +349,7 @@ static void test_exchange_fault_fails_every_operator(void **state)
   if (size == 1) {
     base_options(&o, FD_OP_HEAT, N, "");
     o.inject_fault = FD_FAULT_EXCHANGE;
-    assert_int_equal(fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r), FD_ERR_USAGE);
+    assert_int_equal(fd_run(&o, MPI_COMM_WORLD, &dev, &node, &r), FD_ERR_USAGE);
     assert_non_null(strstr(fd_error_message(), "--test-inject-fault=exchange needs 2 or more ranks"));
     return;
   }
@@ -294,7 +375,7 @@ static void test_exchange_fault_fails_every_operator(void **state)
         o.fuse = T;
         o.overlap = cases % 2 == 0;
         o.inject_fault = FD_FAULT_EXCHANGE;
-        int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+        int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &node, &r);
         int failed = rc == FD_ERR_VERIFY && r.verify.verdict == FD_VERDICT_FAIL, all = failed;
         /* the wave's FAIL comes from its last-step replay too, not only from the NaN */
         const fd_check *rp = replay_check(&r.verify);
@@ -335,7 +416,7 @@ static void test_halo_faults_fail_every_operator(void **state)
       char want[96];
       base_options(&o, FD_OP_WAVE, N, "");
       o.inject_fault = kinds[k];
-      assert_int_equal(fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r), FD_ERR_USAGE);
+      assert_int_equal(fd_run(&o, MPI_COMM_WORLD, &dev, &node, &r), FD_ERR_USAGE);
       snprintf(want, sizeof want, "--test-inject-fault=%s needs 2 or more ranks", names[k]);
       assert_non_null(strstr(fd_error_message(), want));
     }
@@ -358,7 +439,7 @@ static void test_halo_faults_fail_every_operator(void **state)
       memcpy(o.procs, P, sizeof o.procs);
       o.halo_width = op == FD_OP_LAPLACIAN ? 1 : width;
       o.inject_fault = kinds[k];
-      const int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+      const int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &node, &r);
       /* zero: the count check's line; the others: a check of the answer fails */
       const int why = kinds[k] == FD_FAULT_ZERO ? strstr(r.verify.detail, "short halo message") != NULL
                                                  : strstr(r.verify.detail, "FAILED") != NULL;
@@ -438,7 +519,7 @@ static int snapshots_match(fd_op op, int every, int steps, int S, int T)
       if (snap_graphs) o.graphs = FD_GRAPHS_ON;
     }
     snprintf(o.snapshot_dir, sizeof o.snapshot_dir, "%s", sdir[run]);
-    int rc = fd_run(&o, run == 0 ? MPI_COMM_SELF : MPI_COMM_WORLD, &dev, node.id, &r);
+    int rc = fd_run(&o, run == 0 ? MPI_COMM_SELF : MPI_COMM_WORLD, &dev, &node, &r);
     if (rc != FD_OK) fail_msg("%s snapshot run: rc %d (%s)", run ? "distributed" : "single-rank", rc, fd_error_message());
     if (r.snapshots != count) fail_msg("%lld snapshots written, expected %d", r.snapshots, count);
   }
@@ -542,7 +623,7 @@ static void test_snapshots_need_mpi_thread_funneled(void **state)
   base_options(&o, FD_OP_HEAT, N, "");
   o.snapshot_every = 1;
   snprintf(o.snapshot_dir, sizeof o.snapshot_dir, "%s", sdir);
-  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &node, &r);
   int ok = rc == FD_ERR_USAGE && strstr(fd_error_message(), "MPI_THREAD_FUNNELED") != NULL;
   if (!ok) print_message("rank %d: rc %d, message '%s'\n", rank, rc, fd_error_message());
   MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
@@ -557,34 +638,51 @@ static void test_snapshots_need_mpi_thread_funneled(void **state)
 }
 
 /* Every rank's neighbour across a face names it back across the opposite face, and blocks
- * meet without gap or overlap. */
+ * meet without gap or overlap; so with nodes of k ranks (node ids as bind_node gives them, every
+ * k dividing the rank count), whose ranks then form blocks of the grid (decomp.h's node-aware
+ * order), world rank 0 staying Cartesian rank 0. */
 static void test_neighbours_are_mutual(void **state)
 {
   (void)state;
   long long N[3] = {37, 23, 19};
   int grids[4][3];
   int ngrids = process_grids(grids, 4);
-  for (int g = 0; g < ngrids; g++) {
-    if (decomp_check(N, grids[g]) != FD_OK) continue;
-    fd_decomp d;
-    assert_int_equal(decomp_create(MPI_COMM_WORLD, N, grids[g], &d), FD_OK);
-    int mine[6 + 6];
-    for (int f = 0; f < 6; f++) mine[f] = d.nbr[f];
-    for (int k = 0; k < 3; k++) mine[6 + 2 * k] = (int)d.start[k], mine[6 + 2 * k + 1] = d.n[k];
-    int *all = malloc(sizeof mine * (size_t)size);
-    MPI_Allgather(mine, 12, MPI_INT, all, 12, MPI_INT, d.cart);
-    for (int f = 0; f < 6; f++) {
-      int nb = d.nbr[f], dim = f / 2;
-      int at_edge = (f % 2 == 0) ? d.coords[dim] == 0 : d.coords[dim] == grids[g][dim] - 1;
-      assert_int_equal(nb == MPI_PROC_NULL, at_edge);
-      if (nb == MPI_PROC_NULL) continue;
-      assert_int_equal(all[12 * nb + (f ^ 1)], d.rank);
-      long long nb_start = all[12 * nb + 6 + 2 * dim], nb_n = all[12 * nb + 6 + 2 * dim + 1];
-      if (f % 2) assert_int_equal(nb_start, d.start[dim] + d.n[dim]);
-      else assert_int_equal(nb_start + nb_n, d.start[dim]);
+  for (int k = 1; k <= size; k++) {
+    if (size % k) continue;
+    for (int g = 0; g < ngrids; g++) {
+      if (decomp_check(N, grids[g]) != FD_OK) continue;
+      fd_decomp d;
+      assert_int_equal(decomp_create(MPI_COMM_WORLD, N, grids[g], rank / k * k, &d), FD_OK);
+      assert_int_equal(d.nodes.count, size / k);
+      assert_int_equal(d.nodes.index, rank / k);
+      assert_int_equal(d.nodes.local, rank % k);
+      if (rank == 0) assert_int_equal(d.rank, 0);
+      if (d.nodes.mode == DECOMP_NODES_BLOCKS) { /* this rank's place in its node's block */
+        int c[3];
+        decomp_node_coords(grids[g], d.nodes.block, rank / k, rank % k, c);
+        for (int q = 0; q < 3; q++) assert_int_equal(d.coords[q], c[q]);
+      } else {
+        assert_int_equal(d.rank, rank);
+        assert_true(k == 1 || k == size);
+      }
+      int mine[6 + 6];
+      for (int f = 0; f < 6; f++) mine[f] = d.nbr[f];
+      for (int q = 0; q < 3; q++) mine[6 + 2 * q] = (int)d.start[q], mine[6 + 2 * q + 1] = d.n[q];
+      int *all = malloc(sizeof mine * (size_t)size);
+      MPI_Allgather(mine, 12, MPI_INT, all, 12, MPI_INT, d.cart);
+      for (int f = 0; f < 6; f++) {
+        int nb = d.nbr[f], dim = f / 2;
+        int at_edge = (f % 2 == 0) ? d.coords[dim] == 0 : d.coords[dim] == grids[g][dim] - 1;
+        assert_int_equal(nb == MPI_PROC_NULL, at_edge);
+        if (nb == MPI_PROC_NULL) continue;
+        assert_int_equal(all[12 * nb + (f ^ 1)], d.rank);
+        long long nb_start = all[12 * nb + 6 + 2 * dim], nb_n = all[12 * nb + 6 + 2 * dim + 1];
+        if (f % 2) assert_int_equal(nb_start, d.start[dim] + d.n[dim]);
+        else assert_int_equal(nb_start + nb_n, d.start[dim]);
+      }
+      free(all);
+      decomp_destroy(&d);
     }
-    free(all);
-    decomp_destroy(&d);
   }
 }
 
@@ -645,7 +743,7 @@ static void test_graphs_replay_the_eager_run(void **state)
           o.fuse = T;
           o.overlap = cases % 2 == 0;
           o.graphs = g ? FD_GRAPHS_ON : FD_GRAPHS_OFF;
-          int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+          int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &node, &r);
           if (rc != FD_OK) fail_msg("%d ranks, S %d, T %d, graphs %d: rc %d (%s)", size, S, T, g, rc, fd_error_message());
           assert_int_equal(r.graphs_on, g);
           if (g) {
@@ -689,7 +787,7 @@ int main(int argc, char **argv)
     if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) return 1;
   }
   int shared;
-  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, NULL, 0, &dev, &shared) != FD_OK) {
+  if (bind_node(MPI_COMM_WORLD, 0, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, NULL, 0, &dev, &shared) != FD_OK) {
     fprintf(stderr, "%s\n", fd_error_message());
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
@@ -702,6 +800,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_neighbours_are_mutual),
     cmocka_unit_test(test_ranks_naming_one_device_take_turns),
     cmocka_unit_test(test_multirank_matches_single_rank),
+    cmocka_unit_test(test_emulated_nodes_match_single_rank),
     cmocka_unit_test(test_deep_halos_and_fused_passes_match_single_rank),
     cmocka_unit_test(test_exchange_fault_fails_every_operator),
     cmocka_unit_test(test_halo_faults_fail_every_operator),

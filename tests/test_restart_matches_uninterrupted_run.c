@@ -148,7 +148,7 @@ static int resumed_matches(fd_op op, int layers, const seg *a, const seg *b, con
   c = &fc;
   options(&o, op, layers, a, out, ck);
   o.test_signal = (fd_test_event){size - 1, 10, sig};
-  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+  int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &node, &r);
   if (rc != FD_STOPPED) {
     print_message("segment a: rc %d (%s), expected FD_STOPPED\n", rc, fd_error_message());
     ok = 0;
@@ -160,7 +160,7 @@ static int resumed_matches(fd_op op, int layers, const seg *a, const seg *b, con
   if (sub != MPI_COMM_NULL) {
     options(&o, op, layers, b, out, ck);
     o.test_signal = (fd_test_event){0, stop_a + 5, sig == SIGTERM ? SIGUSR1 : SIGTERM};
-    rc = fd_run(&o, sub, &dev, node.id, &r);
+    rc = fd_run(&o, sub, &dev, &node, &r);
     if (rc != FD_STOPPED || !r.restarted || r.restart_step != stop_a) {
       print_message("segment b: rc %d (%s), restarted %d from step %lld, expected FD_STOPPED from %lld\n", rc,
                     fd_error_message(), r.restarted, r.restart_step, stop_a);
@@ -172,7 +172,7 @@ static int resumed_matches(fd_op op, int layers, const seg *a, const seg *b, con
   MPI_Bcast(&stop_b, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
   /* c: all ranks to the end */
   options(&o, op, layers, c, out, ck);
-  rc = fd_run(&o, MPI_COMM_WORLD, &dev, node.id, &r);
+  rc = fd_run(&o, MPI_COMM_WORLD, &dev, &node, &r);
   if (rc != FD_OK || !r.restarted || r.restart_step != stop_b || r.total_steps != WARMUP + ITERS) {
     print_message("segment c: rc %d (%s), restarted %d from %lld (expected %lld), %lld steps\n", rc, fd_error_message(),
                   r.restarted, r.restart_step, stop_b, r.total_steps);
@@ -225,7 +225,7 @@ static void test_restart_matches_uninterrupted_run(void **state)
     fd_options opt;
     fd_result rr;
     options(&opt, o, layers, &plain, ref, NULL);
-    int rc = fd_run(&opt, MPI_COMM_WORLD, &dev, node.id, &rr);
+    int rc = fd_run(&opt, MPI_COMM_WORLD, &dev, &node, &rr);
     if (rc != FD_OK) fail_msg("uninterrupted %s run: rc %d (%s)", fd_op_name(o), rc, fd_error_message());
     /* segments: deep halos and fused passes change from one segment to the next (T divides S
      * on several ranks; the wave and laplacian step singly, laplacian has one layer) */
@@ -276,7 +276,7 @@ int main(int argc, char **argv)
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (bind_node(MPI_COMM_WORLD, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, NULL, 0, &dev, &(int){0}) != FD_OK) {
+  if (bind_node(MPI_COMM_WORLD, 0, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, NULL, 0, &dev, &(int){0}) != FD_OK) {
     fprintf(stderr, "cannot bind a device: %s\n", fd_error_message());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

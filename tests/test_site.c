@@ -99,7 +99,7 @@ static void test_check_ipc_passes_where_it_does_not_apply(void **state)
   be_info d;
   memset(&d, 0, sizeof d);
   fd_node node;
-  assert_int_equal(bind_node(MPI_COMM_WORLD, &node), FD_OK);
+  assert_int_equal(bind_node(MPI_COMM_WORLD, 0, &node), FD_OK);
   o.halo_path = FD_HALO_PATH_IPC;
   assert_int_equal(site_check_ipc(MPI_COMM_WORLD, &node, &o, &d), FD_OK); /* host: halo.c says why */
   d.is_accelerator = 1;

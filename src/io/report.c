@@ -1,4 +1,5 @@
 /* report.c - the report and the JSON record (schema in docs/report.md, "JSON record"). */
+#include <math.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -34,6 +35,18 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
             p->ricker_hz, p->t0, p->src[0], p->src[1], p->src[2]);
   }
   fprintf(out, "  ranks       %d as %d x %d x %d\n", r->ranks, r->procs[0], r->procs[1], r->procs[2]);
+  if (r->nodes > 1 || o->test_node_ranks) {
+    /* the nodes and the grid over them, then where each rank's faces lead */
+    char per[64];
+    if (r->node_ranks_min == r->node_ranks_max)
+      snprintf(per, sizeof per, "%d x %d rank%s", r->nodes, r->node_ranks_min, r->node_ranks_min == 1 ? "" : "s");
+    else snprintf(per, sizeof per, "%d of %d to %d ranks", r->nodes, r->node_ranks_min, r->node_ranks_max);
+    fprintf(out, "  nodes       %s%s: %s\n", per, o->test_node_ranks ? " (emulated)" : "", r->node_grid);
+    const fd_stat *f[3] = {&r->faces_other_node, &r->faces_other_gpu, &r->faces_same_gpu};
+    fprintf(out, "  faces       per rank, min/avg/max: off node %g/%.2f/%g, other device of the node %g/%.2f/%g, "
+                 "own device %g/%.2f/%g\n",
+            f[0]->min, f[0]->avg, f[0]->max, f[1]->min, f[1]->avg, f[1]->max, f[2]->min, f[2]->avg, f[2]->max);
+  }
   fprintf(out, "  global      %lld x %lld x %lld\n", r->global[0], r->global[1], r->global[2]);
   fprintf(out, "  local       %d x %d x %d (smallest) .. %d x %d x %d (largest)\n", r->local_min[0],
           r->local_min[1], r->local_min[2], r->local_max[0], r->local_max[1], r->local_max[2]);
@@ -348,6 +361,29 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   triple_ll(&j, "global", r->global);
   triple_i(&j, "local_min", r->local_min);
   triple_i(&j, "local_max", r->local_max);
+  /* the nodes, the grid over them, each rank's faces by where the neighbour runs */
+  json_object(&j, "nodes");
+  json_int(&j, "count", r->nodes);
+  if (r->node_ranks_min == r->node_ranks_max) json_int(&j, "ranks_per_node", r->node_ranks_min);
+  else json_null(&j, "ranks_per_node");
+  json_bool(&j, "emulated", o->test_node_ranks > 0);
+  json_str(&j, "grid", r->node_mode);
+  if (r->node_block[0]) triple_i(&j, "node_block", r->node_block);
+  else json_null(&j, "node_block");
+  json_str(&j, "layout", r->node_grid);
+  json_end(&j);
+  json_object(&j, "faces_by_neighbour");
+  const fd_stat *fs[3] = {&r->faces_same_gpu, &r->faces_other_gpu, &r->faces_other_node};
+  static const char *const fk[3] = {"same_gpu", "other_gpu", "other_node"};
+  for (int q = 0; q < 3; q++) {
+    json_object(&j, fk[q]);
+    json_num(&j, "min", fs[q]->min);
+    json_num(&j, "avg", fs[q]->avg);
+    json_num(&j, "max", fs[q]->max);
+    json_int(&j, "total", (long long)llround(fs[q]->avg * r->ranks));
+    json_end(&j);
+  }
+  json_end(&j);
   json_int(&j, "iters", r->iters);
   json_int(&j, "warmup", r->warmup);
   json_str(&j, "mpi_gpu", dev->is_accelerator ? (r->staged ? "staged" : "aware") : "host");

@@ -1,6 +1,8 @@
-/* decomp.c - the 3D Cartesian decomposition and the resolution of the global and process
- * grids (decomp.h). */
+/* decomp.c - the 3D Cartesian decomposition, the resolution of the global and process grids,
+ * and the node-aware layout of the process grid over the nodes (decomp.h). */
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decomp.h"
@@ -122,14 +124,163 @@ int decomp_resolve_grid(const fd_options *o, int ranks, int accelerator, long lo
   return decomp_check(N, P);
 }
 
-int decomp_create(MPI_Comm comm, const long long N[3], const int P[3], fd_decomp *d)
+/* ---- the nodes ---- */
+
+static int cmp_int(const void *a, const void *b)
+{
+  const int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+int decomp_nodes_of(const int *ids, int n, int me, fd_decomp_nodes *nodes)
+{
+  memset(nodes, 0, sizeof *nodes);
+  int *sorted = malloc((size_t)n * sizeof *sorted);
+  if (!sorted) return fd_set_error(FD_ERR_RUNTIME, "rank %d: no memory for the node ids of %d ranks", me, n);
+  memcpy(sorted, ids, (size_t)n * sizeof *sorted);
+  qsort(sorted, (size_t)n, sizeof *sorted, cmp_int);
+  nodes->id = ids[me];
+  nodes->size_min = n;
+  for (int i = 0; i < n;) { /* runs of equal ids: the nodes, by id */
+    int j = i + 1;
+    while (j < n && sorted[j] == sorted[i]) j++;
+    if (sorted[i] < ids[me]) nodes->index++;
+    if (j - i < nodes->size_min) nodes->size_min = j - i;
+    if (j - i > nodes->size_max) nodes->size_max = j - i;
+    nodes->count++;
+    i = j;
+  }
+  free(sorted);
+  for (int i = 0; i < me; i++) nodes->local += ids[i] == ids[me];
+  nodes->mode = DECOMP_NODES_ONE;
+  return FD_OK;
+}
+
+int decomp_node_block(const long long N[3], const int P[3], int K, int B[3])
+{
+  double A[3];
+  for (int d = 0; d < 3; d++) {
+    A[d] = 1.0;
+    for (int e = 0; e < 3; e++)
+      if (e != d) A[d] *= (double)N[e] / (double)P[e];
+  }
+  int found = 0;
+  double best = 0;
+  for (int bx = K; bx >= 1; bx--) {
+    if (K % bx) continue;
+    for (int by = K / bx; by >= 1; by--) {
+      if ((K / bx) % by) continue;
+      const int c[3] = {bx, by, K / bx / by};
+      if (P[0] % c[0] || P[1] % c[1] || P[2] % c[2]) continue;
+      double cost = 0;
+      for (int d = 0; d < 3; d++)
+        if (P[d] / c[d] > 1) cost += (double)(K / c[d]) * A[d];
+      if (!found || cost < best) {
+        memcpy(B, c, sizeof c);
+        best = cost;
+        found = 1;
+      }
+    }
+  }
+  return found;
+}
+
+void decomp_node_coords(const int P[3], const int B[3], int m, int l, int coords[3])
+{
+  const int Q[3] = {P[0] / B[0], P[1] / B[1], P[2] / B[2]};
+  const int mq[3] = {m / (Q[1] * Q[2]), (m / Q[2]) % Q[1], m % Q[2]};
+  const int lq[3] = {l / (B[1] * B[2]), (l / B[2]) % B[1], l % B[2]};
+  for (int d = 0; d < 3; d++) coords[d] = mq[d] * B[d] + lq[d];
+}
+
+int decomp_cart_rank(const int P[3], const int coords[3])
+{
+  return (coords[0] * P[1] + coords[1]) * P[2] + coords[2];
+}
+
+void decomp_nodes_plan(const long long N[3], const int P[3], fd_decomp_nodes *nodes)
+{
+  memset(nodes->block, 0, sizeof nodes->block);
+  if (nodes->count <= 1) nodes->mode = DECOMP_NODES_ONE;
+  else if (nodes->size_min != nodes->size_max) nodes->mode = DECOMP_NODES_UNEQUAL;
+  else if (nodes->size_min == 1) nodes->mode = DECOMP_NODES_SINGLE;
+  else nodes->mode = decomp_node_block(N, P, nodes->size_min, nodes->block) ? DECOMP_NODES_BLOCKS : DECOMP_NODES_NO_FIT;
+}
+
+const char *decomp_nodes_mode_name(decomp_nodes_mode mode)
+{
+  static const char *const names[] = {[DECOMP_NODES_BLOCKS] = "blocks", [DECOMP_NODES_ONE] = "one_node",
+                                      [DECOMP_NODES_SINGLE] = "one_rank_per_node",
+                                      [DECOMP_NODES_UNEQUAL] = "unequal", [DECOMP_NODES_NO_FIT] = "no_fit"};
+  return (unsigned)mode < sizeof names / sizeof names[0] ? names[mode] : "?";
+}
+
+void decomp_nodes_describe(const fd_decomp_nodes *nodes, const int P[3], char *buf, size_t len)
+{
+  const int *B = nodes->block;
+  switch (nodes->mode) {
+  case DECOMP_NODES_BLOCKS:
+    snprintf(buf, len, "each node a %d x %d x %d block of the process grid", B[0], B[1], B[2]);
+    break;
+  case DECOMP_NODES_ONE:
+    snprintf(buf, len, "the ranks in order (one node)");
+    break;
+  case DECOMP_NODES_SINGLE:
+    snprintf(buf, len, "the ranks in order (one rank per node)");
+    break;
+  case DECOMP_NODES_UNEQUAL:
+    snprintf(buf, len, "the ranks in order (node-aware grid: nodes of %d to %d ranks)", nodes->size_min,
+             nodes->size_max);
+    break;
+  case DECOMP_NODES_NO_FIT:
+    snprintf(buf, len, "the ranks in order (node-aware grid: none fits %d ranks per node in %d x %d x %d)",
+             nodes->size_min, P[0], P[1], P[2]);
+    break;
+  }
+}
+
+/* ---- the decomposition ---- */
+
+/* d->nodes from every rank's node id over comm (one MPI_Allgather), planned for N over P.
+ * Collective. */
+static int gather_nodes(MPI_Comm comm, int node, const long long N[3], const int P[3], fd_decomp *d)
+{
+  int size, rank;
+  FD_MPI(MPI_Comm_size(comm, &size));
+  FD_MPI(MPI_Comm_rank(comm, &rank));
+  int *ids = malloc((size_t)size * sizeof *ids);
+  FD_CALL(fd_agree(comm, ids ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: no memory for the node ids of %d ranks", rank, size)));
+  int rc = MPI_Allgather(&node, 1, MPI_INT, ids, 1, MPI_INT, comm);
+  int err = rc == MPI_SUCCESS ? decomp_nodes_of(ids, size, rank, &d->nodes)
+                              : fd_mpi_failed(__FILE__, __LINE__, "MPI_Allgather(node ids)", rc);
+  free(ids);
+  FD_CALL(fd_agree(comm, err));
+  decomp_nodes_plan(N, P, &d->nodes);
+  return FD_OK;
+}
+
+int decomp_create(MPI_Comm comm, const long long N[3], const int P[3], int node, fd_decomp *d)
 {
   int periods[3] = {0, 0, 0};
   for (int k = 0; k < 3; k++) {
     d->P[k] = P[k];
     d->N[k] = N[k];
   }
-  FD_MPI(MPI_Cart_create(comm, 3, d->P, periods, 0, &d->cart));
+  FD_CALL(gather_nodes(comm, node, N, P, d));
+  if (d->nodes.mode == DECOMP_NODES_BLOCKS) {
+    /* the node-aware order: MPI_Comm_split's key is the Cartesian rank of this rank's place
+     * in its node's block, so that the Cartesian communicator (no reordering) puts it there;
+     * world rank 0 (node 0, local rank 0) stays rank 0 */
+    int c[3];
+    MPI_Comm ordered;
+    decomp_node_coords(P, d->nodes.block, d->nodes.index, d->nodes.local, c);
+    FD_MPI(MPI_Comm_split(comm, 0, decomp_cart_rank(P, c), &ordered));
+    int rc = MPI_Cart_create(ordered, 3, d->P, periods, 0, &d->cart);
+    MPI_Comm_free(&ordered);
+    if (rc != MPI_SUCCESS) return fd_mpi_failed(__FILE__, __LINE__, "MPI_Cart_create(node-aware order)", rc);
+  } else {
+    FD_MPI(MPI_Cart_create(comm, 3, d->P, periods, 0, &d->cart));
+  }
   FD_MPI(MPI_Comm_set_errhandler(d->cart, MPI_ERRORS_RETURN));
   FD_MPI(MPI_Comm_rank(d->cart, &d->rank));
   FD_MPI(MPI_Comm_size(d->cart, &d->size));

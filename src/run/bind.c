@@ -445,18 +445,45 @@ int bind_report(MPI_Comm comm, const fd_node *node, const be_info *dev, int prin
 
 /* ---- the node and the device ---- */
 
-int bind_node(MPI_Comm comm, fd_node *node)
+int bind_node(MPI_Comm comm, int group, fd_node *node)
 {
-  MPI_Comm shared;
+  MPI_Comm shared, part;
   int rank;
+  memset(node, 0, sizeof *node);
   FD_MPI(MPI_Comm_rank(comm, &rank));
   FD_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared));
   FD_MPI(MPI_Comm_rank(shared, &node->local_rank));
   FD_MPI(MPI_Comm_size(shared, &node->local_size));
   /* key 0 keeps comm's order: local rank 0 is the node's first process */
-  node->id = rank;
-  FD_MPI(MPI_Bcast(&node->id, 1, MPI_INT, 0, shared));
+  node->host = rank;
+  FD_MPI(MPI_Bcast(&node->host, 1, MPI_INT, 0, shared));
+  int err = group > 0 && node->local_size % group
+                ? fd_set_error(FD_ERR_USAGE, "--test-node-ranks %d: the node of rank %d holds %d rank%s, not a multiple of %d (K must "
+                               "divide every node's rank count)", group, node->host, node->local_size,
+                               node->local_size == 1 ? "" : "s", group)
+                : FD_OK;
+  err = fd_agree(comm, err);
+  if (err != FD_OK) {
+    MPI_Comm_free(&shared);
+    return err;
+  }
+  node->emulated = group > 0 ? group : 0;
+  /* the node as the run sees it: the real one, or the group of K consecutive local ranks */
+  const int k = group > 0 ? group : node->local_size;
+  FD_MPI(MPI_Comm_split(shared, node->local_rank / k, node->local_rank, &part));
   FD_MPI(MPI_Comm_free(&shared));
+  FD_MPI(MPI_Comm_rank(part, &node->rank));
+  FD_MPI(MPI_Comm_size(part, &node->size));
+  node->id = rank;
+  FD_MPI(MPI_Bcast(&node->id, 1, MPI_INT, 0, part));
+  /* the nodes in the order of their ids: a node's first process counts the first processes
+   * before it (every id is the comm rank of its node's first process) */
+  const int first = rank == node->id;
+  FD_MPI(MPI_Exscan(&first, &node->index, 1, MPI_INT, MPI_SUM, comm));
+  if (rank == 0) node->index = 0; /* MPI_Exscan leaves rank 0's undefined */
+  FD_MPI(MPI_Bcast(&node->index, 1, MPI_INT, 0, part));
+  FD_MPI(MPI_Comm_free(&part));
+  FD_MPI(MPI_Allreduce(&first, &node->count, 1, MPI_INT, MPI_SUM, comm));
   return FD_OK;
 }
 
@@ -533,7 +560,7 @@ int bind_device(MPI_Comm comm, const fd_node *node, const int *map, int map_len,
   FD_CALL(fd_agree(comm, picked ? FD_OK : fd_set_error(FD_ERR_USAGE, "%s", why)));
   FD_BE(be_init(device, dev));
   bind_peers peers;
-  FD_CALL(bind_device_peers(comm, node->id, dev, &peers));
+  FD_CALL(bind_device_peers(comm, node->host, dev, &peers)); /* the real node: MPS under emulation */
   be_set_device_sharers(peers.sharers);
   *shared = peers.most;
   return FD_OK;

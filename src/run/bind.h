@@ -9,7 +9,7 @@
  * Integration (main.c):
  *
  *     fd_node node;
- *     rc = bind_node(world, &node);                      // Collective
+ *     rc = bind_node(world, o.test_node_ranks, &node);   // Collective
  *     rc = bind_device(world, &node, &dev, &shared);     // Collective
  *     fd_binding *binding = NULL;   // rank 0: one record per rank; NULL elsewhere
  *     int nbinding = 0;
@@ -45,17 +45,34 @@
 #include <hwloc.h>
 #endif
 
-/* This process among the processes of a communicator on its node (MPI_COMM_TYPE_SHARED). */
+/* This process's node, real and as the run sees it (bind_node). Without --test-node-ranks the
+ * two are the same node; with --test-node-ranks K each real node's ranks are split into groups
+ * of K consecutive node-local ranks, each of which counts as a node of its own wherever the run
+ * asks which ranks share a node (halo_create's IPC and signalled faces, the node-aware process
+ * grid: decomp.h). What the hardware decides stays with the real node: the device a rank
+ * takes, its share of the cores, the ranks sharing its device. */
 typedef struct {
-  int local_rank; /* its rank among them */
-  int local_size; /* how many they are */
-  int id;         /* rank in the communicator of the node's first process: the same on every
-                     rank of a node, different between nodes (halo_create compares them) */
+  /* the real node: the processes of comm that share memory (MPI_COMM_TYPE_SHARED) */
+  int host;       /* its id: the rank in comm of its first process */
+  int local_rank; /* this process's rank among them: picks its device (bind_pick_device) */
+  int local_size; /* how many they are: they share the node's cores (bind_device) */
+  /* the node as the run sees it: the real node, or the emulated one (a group of K) */
+  int id;         /* its id: the rank in comm of its first process; the same on every rank of
+                     a node, different between nodes (halo_create compares them, decomp_create
+                     lays the process grid over them) */
+  int rank;       /* this process's rank in it (local_rank without emulation) */
+  int size;       /* its processes (local_size without emulation, else K) */
+  int index;      /* its place among the nodes of comm, ordered by id: 0 .. count-1 */
+  int count;      /* the nodes of comm (emulated ones with --test-node-ranks) */
+  int emulated;   /* K of --test-node-ranks; 0: the real nodes */
 } fd_node;
 
-/* Fills *node from one MPI_Comm_split_type of comm, freed again: the only split by node in
- * fdmini; who needs the node gets *node. Collective over comm. */
-int bind_node(MPI_Comm comm, fd_node *node);
+/* Fills *node from one MPI_Comm_split_type of comm (and, with group K > 0, one MPI_Comm_split of
+ * each real node into groups of K consecutive local ranks), freed again: the only split by node
+ * in fdmini; who needs the node gets *node. group 0: no emulation. K must divide every real
+ * node's rank count: otherwise FD_ERR_USAGE on every rank (agreed, one message). Collective over
+ * comm. */
+int bind_node(MPI_Comm comm, int group, fd_node *node);
 
 /* The device a rank takes among the `count` it sees (pure): with one visible device, device 0
  * (the launcher chose it: select_gpu.sh, Slurm's per-task binding; map ignored); without a map
@@ -69,16 +86,16 @@ int bind_pick_device(int local_rank, int count, const int *map, int map_len, int
 /* Binds this process to device bind_pick_device(node->local_rank, visible devices, map,
  * map_len) with be_init and fills *dev (a map that names a device a rank cannot see is agreed:
  * FD_ERR_USAGE on every rank); unless OMP_NUM_THREADS is set, gives the host backend the node's cores divided by
- * node->local_size. Counts the ranks of its node bound to its device (bind_device_peers over
- * comm) and tells the backend (be_set_device_sharers); *shared = the most ranks on one device
+ * node->local_size (the real node's, emulated or not). Counts the ranks of its real node
+ * (node->host) bound to its device (bind_device_peers over comm) and tells the backend (be_set_device_sharers); *shared = the most ranks on one device
  * anywhere in comm (1: every rank has its own; 1 on the host backend). No visible device is
  * agreed (FD_ERR_RUNTIME on every rank); a failed be_init is this rank's (the caller aborts).
  * Collective over comm. */
 int bind_device(MPI_Comm comm, const fd_node *node, const int *map, int map_len, be_info *dev,
                 int *shared);
 
-/* A rank's device as bind_device_peers gathers it: its node (fd_node.id) and PCI bus id (""
- * without a GPU). Plain bytes. */
+/* A rank's device as bind_device_peers gathers it: its real node (fd_node.host) and PCI bus id
+ * ("" without a GPU). Plain bytes. */
 typedef struct {
   int node;
   char pci[32]; /* be_info.pci_bus_id's size */
@@ -98,7 +115,7 @@ typedef struct {
 void bind_peers_of(const bind_device_key *keys, int n, int me, bind_peers *p);
 
 /* bind_peers_of over comm, and p->most: one MPI_Allgather of each rank's key (node: an id the
- * same on the ranks of one node, as fd_node.id; dev: the device be_init bound) and one
+ * same on the ranks of one real node, fd_node.host: emulated nodes under MPS share a GPU; dev: the device be_init bound) and one
  * MPI_Allreduce, no communicator created. The one way fdmini finds ranks sharing a device: for
  * bind_device, and for the solver's floors, which those ranks measure in turn. Collective over
  * comm; a failure to allocate is agreed. */

@@ -139,6 +139,10 @@ void fd_options_usage(FILE *out)
     "  --test-delays       random host sleeps and device waits before signalled passes (a\n"
     "                      stress of the exchange's ordering): the run must still PASS, bit\n"
     "                      for bit\n"
+    "  --test-node-ranks K emulated nodes: every K consecutive ranks of a node count as a\n"
+    "                      node of their own (no IPC between them; the process grid lays\n"
+    "                      its node blocks over them); devices are still picked by the\n"
+    "                      real node. K must divide every node's rank count\n"
     "\n"
     "Exit status: 0 verified, unverified (no check applies) or --no-check, 1 verification\n"
     "failed, 2 bad input, 3 runtime failure (MPI or device) or sizes that do not fit,\n"
@@ -238,7 +242,7 @@ enum {
   OPT_INJECT, OPT_BASELINE, OPT_BIND_REPORT, OPT_VELOCITY, OPT_RICKER, OPT_SOURCE,
   OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH, OPT_TUNE, OPT_HALO_WIDTH,
   OPT_FUSE, OPT_GRAPHS, OPT_CKPT_EVERY, OPT_CKPT_DIR, OPT_RESTART, OPT_TEST_KILL, OPT_TEST_SIGNAL, OPT_GPU_MAP,
-  OPT_TEST_STALL, OPT_TEST_DELAYS,
+  OPT_TEST_STALL, OPT_TEST_DELAYS, OPT_TEST_NODE_RANKS,
 };
 
 /* --test-kill / --test-signal RANK,STEP,WHAT (test only): WHAT among names[count], its value
@@ -350,6 +354,7 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"test-signal", required_argument, 0, OPT_TEST_SIGNAL},
     {"test-stall", required_argument, 0, OPT_TEST_STALL},
     {"test-delays", no_argument, 0, OPT_TEST_DELAYS},
+    {"test-node-ranks", required_argument, 0, OPT_TEST_NODE_RANKS},
     {0, 0, 0, 0},
   };
   static const char *const tune_names[] = {"auto", "off"};
@@ -535,6 +540,9 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
       break;
     case OPT_TEST_DELAYS:
       o->test_delays = 1;
+      break;
+    case OPT_TEST_NODE_RANKS:
+      FD_CALL(parse_int("--test-node-ranks", optarg, 1, INT_MAX, &o->test_node_ranks));
       break;
     case 'h':
     case OPT_HELP:

@@ -119,6 +119,8 @@ typedef struct {
                                 their neighbours' words, every wait ends after
                                 FD_TEST_STALL_WAIT_S; -1 off */
   int test_delays;           /* --test-delays (test only): random waits before passes */
+  int test_node_ranks;       /* --test-node-ranks K (test only): every K consecutive ranks of a
+                                node count as a node of their own (bind_node); 0 off */
 } fd_options;
 
 /* Fills *o from argv. Returns 0 on success; FD_ERR_USAGE with fd_error_message() set to one

@@ -194,7 +194,7 @@ int site_check_ipc(MPI_Comm comm, const fd_node *node, const fd_options *o, cons
   FD_MPI(MPI_Comm_rank(comm, &rank));
   site_gpu me;
   memset(&me, 0, sizeof me);
-  me.node = node->id;
+  me.node = node->host; /* what a rank sees is the real node's, emulated nodes or not */
   char host[MPI_MAX_PROCESSOR_NAME];
   FD_MPI(MPI_Get_processor_name(host, &len));
   snprintf(me.host, sizeof me.host, "%.*s", len < (int)sizeof me.host ? len : (int)sizeof me.host - 1, host);
@@ -219,7 +219,7 @@ int site_check_ipc(MPI_Comm comm, const fd_node *node, const fd_options *o, cons
       }
     char why[1024];
     /* the node's first rank speaks for it: one message per node, the lowest node's wins */
-    if (rank == node->id && site_ipc_refusal(all, m, why, sizeof why))
+    if (rank == node->host && site_ipc_refusal(all, m, why, sizeof why))
       err = fd_set_error(FD_ERR_USAGE, "%s", why);
   }
   free(all);

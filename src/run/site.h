@@ -70,7 +70,7 @@ int site_gtl_loaded(char *name, size_t len);
 
 /* One rank's device, as site_ipc_refusal sees it. */
 typedef struct {
-  int node;          /* fd_node.id: the same for the ranks of one node */
+  int node;          /* fd_node.host: the same for the ranks of one real node */
   char host[64];
   char pci[32];      /* be_info.pci_bus_id; "" on the host backend */
   int device_count;  /* devices this rank sees */

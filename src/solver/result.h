@@ -33,6 +33,17 @@ typedef struct {
   int procs[3];
   long long global[3];
   int local_min[3], local_max[3];
+  /* the nodes and how the process grid lies over them (decomp.h; emulated nodes with
+     --test-node-ranks), and each rank's faces with a neighbour by where the neighbour runs:
+     on the rank's own GPU (same real node, same PCI bus id), on another device of its node,
+     on another node (first: the faces that leave the node, whatever device they reach) */
+  int nodes;               /* nodes among the ranks */
+  int node_ranks_min, node_ranks_max; /* ranks of the smallest and of the largest node */
+  int node_block[3];       /* each node's ranks form this block of the process grid; 0 0 0:
+                              the ranks in order (node_grid says why) */
+  char node_mode[24];      /* decomp_nodes_mode_name: blocks, one_node, ... */
+  char node_grid[128];     /* the layout in words (decomp_nodes_describe) */
+  fd_stat faces_same_gpu, faces_other_gpu, faces_other_node; /* per rank, over the ranks */
   int iters, warmup;
   fd_kernel kernel;        /* the configuration every rank ran */
   fd_tune tune;            /* the autotune's trial (tune.ran = 0 when none ran) */

@@ -4,6 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fd_error.h"
 #include "state.h"
@@ -59,6 +61,48 @@ void results_describe(const fd_state *s, fd_result *r)
     r->local_min[d] = s->dec.nmin[d];
     r->local_max[d] = s->dec.nmax[d];
   }
+}
+
+/* A rank's place as results_nodes gathers it: its node as the run sees it (emulated or not),
+ * its real node and its device's PCI bus id ("" without a GPU). Plain bytes. */
+typedef struct {
+  int node, host;
+  char pci[32]; /* be_info.pci_bus_id's size */
+} node_key;
+
+int results_nodes(const fd_state *s, fd_result *r)
+{
+  const fd_decomp *d = &s->dec;
+  const fd_decomp_nodes *nd = &d->nodes;
+  r->nodes = nd->count;
+  r->node_ranks_min = nd->size_min;
+  r->node_ranks_max = nd->size_max;
+  memcpy(r->node_block, nd->block, sizeof r->node_block);
+  fd_copy_str(r->node_mode, sizeof r->node_mode, decomp_nodes_mode_name(nd->mode));
+  decomp_nodes_describe(nd, d->P, r->node_grid, sizeof r->node_grid);
+
+  node_key mine, *keys = calloc((size_t)d->size, sizeof *keys);
+  memset(&mine, 0, sizeof mine);
+  mine.node = nd->id;
+  mine.host = s->node;
+  if (s->dev->is_accelerator) fd_copy_str(mine.pci, sizeof mine.pci, s->dev->pci_bus_id);
+  FD_CALL(fd_agree(d->cart, keys ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: no memory for %d node records", d->rank, d->size)));
+  const int rc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, keys, (int)sizeof mine, MPI_BYTE, d->cart);
+  double count[3] = {0, 0, 0}; /* same GPU, other GPU of the node, other node */
+  for (int f = 0; f < FD_FACES && rc == MPI_SUCCESS; f++) {
+    const int nb = d->nbr[f];
+    if (nb == MPI_PROC_NULL) continue;
+    const node_key *k = &keys[nb];
+    if (k->node != mine.node) count[2]++;
+    else if (mine.pci[0] && k->host == mine.host && strncmp(k->pci, mine.pci, sizeof k->pci) == 0) count[0]++;
+    else count[1]++;
+  }
+  free(keys);
+  if (rc != MPI_SUCCESS) return fd_mpi_failed(__FILE__, __LINE__, "MPI_Allgather(node records)", rc);
+  results_stat(d->cart, d->size, count[0], &r->faces_same_gpu);
+  results_stat(d->cart, d->size, count[1], &r->faces_other_gpu);
+  results_stat(d->cart, d->size, count[2], &r->faces_other_node);
+  return FD_OK;
 }
 
 /* This rank's phase times of the timed loop, ms per step (PH_STEP: step_ms, the wall time). */

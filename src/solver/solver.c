@@ -169,6 +169,7 @@ static int run_on_state(fd_state *s, fd_result *r)
   FD_CALL(startup_measure(s, r));
   FD_CALL(state_arm_tests(s));
   results_describe(s, r);
+  FD_CALL(results_nodes(s, r));
   if (o->baseline) {
     /* every rank's block alone (same kernels and steps, no exchange; its ghosts keep their
      * start values), then the fields start over for the distributed run */
@@ -206,7 +207,7 @@ static int run_on_state(fd_state *s, fd_result *r)
   return FD_OK;
 }
 
-int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, int node, fd_result *r)
+int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, const fd_node *node, fd_result *r)
 {
   int ranks;
   FD_MPI(MPI_Comm_size(comm, &ranks));

@@ -185,7 +185,7 @@ static void release_host_memory(fd_state *s)
  * Collective over comm. On error *s holds what was made: state_abandon (agreed errors) frees
  * it. */
 int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info *dev,
-                        int node, const long long N[3], const int P[3])
+                 const fd_node *node, const long long N[3], const int P[3])
 {
   memset(s, 0, sizeof *s);
   s->snap = calloc(1, sizeof *s->snap);
@@ -197,12 +197,12 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
   FD_CALL(fd_agree(comm, s->snap && s->ckpt ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "out of memory for the run's state")));
   s->opt = o;
   s->dev = dev;
-  s->node = node;
+  s->node = node->host;
   s->width = o->halo_width;
   s->fuse = o->fuse > 0 ? o->fuse : 1; /* auto: chosen by startup_measure */
   state_resolve_steps(o, dev, &s->iters, &s->warmup);
   s->dec.cart = MPI_COMM_NULL;
-  FD_CALL(decomp_create(comm, N, P, &s->dec));
+  FD_CALL(decomp_create(comm, N, P, node->id, &s->dec));
   /* sizes first, checked for overflow before anything is allocated: a block can be too large
    * on some ranks only (uneven splits), so the verdict is agreed */
   const int *n = s->dec.n;
@@ -299,7 +299,7 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
   /* with two fields a snapshot's copy off the device may overlap an unpack into the ghosts of
    * the buffer it copies, two steps later; the snapshot writes only the interior */
   FD_CALL(halo_create(&s->halo, s->dec.cart, s->dec.nbr, &s->grid, fields, staged, o->halo_path,
-                      dev, node, s->halo_stream));
+                      dev, node->id, s->halo_stream));
   for (int f = 0; f < FD_FACES; f++) s->sides |= (unsigned)s->halo.faces.active[f] << f;
   s->exchanging = s->halo.n_msgs > 0;
   if (o->inject_fault == FD_FAULT_EXCHANGE && s->dec.rank == s->dec.size - 1) /* test only */

@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include "backend.h"
+#include "bind.h"
 #include "checkpoint.h"
 #include "decomp.h"
 #include "dump.h"
@@ -152,7 +153,7 @@ typedef struct {
   long long sig_passes, loop_sig_passes; /* signalled passes: ever, and in the last timed loop */
   int ahead_count;   /* passes since the last run-ahead mark */
   long long ahead_marks; /* marks recorded (their parity picks the event) */
-  int node;          /* this rank's node (fd_node.id): ranks sharing a device measure their
+  int node;          /* this rank's real node (fd_node.host): ranks sharing a device measure their
                         floors one after another */
   double floor_graph_us, floor_launch_sync_us, floor_copy_us, latency_us, exchange_alone_us;
   double floor_peer_us;  /* F_p (floors.c), 0 where n/a */
@@ -192,10 +193,11 @@ int step_run_ahead(fd_state *s, int k);
 
 /* ---- state.c: the state's life ---- */
 
-/* Sets *s up for the job o on the global grid N over the process grid P. Collective over
- * comm; on error *s holds what was made (state_abandon frees it after an agreed error). */
-int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info *dev, int node,
-                 const long long N[3], const int P[3]);
+/* Sets *s up for the job o on the global grid N over the process grid P, laid over the nodes
+ * node->id names (decomp_create; s->node = node->host). Collective over comm; on error *s
+ * holds what was made (state_abandon frees it after an agreed error). */
+int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info *dev,
+                 const fd_node *node, const long long N[3], const int P[3]);
 /* Frees everything state_create made. Collective (halo_destroy). */
 int state_destroy(fd_state *s);
 /* Frees what this rank holds after an agreed error, keeping that error. Collective. */
@@ -230,6 +232,8 @@ int loop_timed(fd_state *s, double *step_ms, const char *label);
 void results_stat(MPI_Comm comm, int ranks, double x, fd_stat *st);
 int results_stat_some(MPI_Comm comm, double x, int has, fd_stat *st, int *count);
 void results_describe(const fd_state *s, fd_result *r); /* Not Collective */
+/* The nodes, the grid over them and each rank's faces by where the neighbour runs. */
+int results_nodes(const fd_state *s, fd_result *r);
 int results_timings(const fd_state *s, double step_ms, fd_result *r);
 int results_graphs_floors(fd_state *s, double step_ms, fd_result *r);
 int results_snapshots(fd_state *s, double step_ms, double ref_ms, fd_result *r);

@@ -110,6 +110,8 @@ expect_error 2 "subdomain too thin: 3 points over 2 ranks in x" --global 3,64,64
 expect_error 2 "subdomain too thin" --global 1,1,1
 expect_error 2 "subdomain too thin: no process grid of 2 ranks (default or --procs PX,PY,PZ) leaves every block of the 1 x 1 x 3 grid 2 or more points per dimension" --global 1,1,3
 expect_error 2 "--local: 2000000000 is out of range" --local 2000000000,8,8
+expect_error 2 "--test-node-ranks: 0 is out of range" --test-node-ranks 0
+expect_error 2 "--test-node-ranks 3: the node of rank 0 holds 2 ranks, not a multiple of 3 (K must divide every node's rank count)" --test-node-ranks 3
 expect_error 2 "--json: cannot write '/nonexistent-dir/out.json'" --json /nonexistent-dir/out.json
 expect_error 2 "--dump: cannot write '/nonexistent-dir/u.raw'" --dump /nonexistent-dir/u.raw
 expect_error 3 "cannot allocate the fields" --local 40000,40000,40000
@@ -198,6 +200,47 @@ for c in "2 64,64,3 1 x 2 x 1" "4 2,2,1000 1 x 1 x 4" "8 2,2,1000 1 x 1 x 8" "8 
     bad "--global $grid on $np ranks (rc $rc1 and $rc; expected $grid_p, PASS, the dumps equal)"
   fi
 done
+
+echo "== emulated nodes (--test-node-ranks K): node blocks, faces by where they lead, the dump as one rank's"
+# NP K NODES BLOCK OFF OTHER: on a cube each node is a block of the grid (ties to the first
+# candidate: 2 x 2 x 1 before 2 x 1 x 2), every rank has OFF faces to other nodes and OTHER on
+# its node (the host backend has no device: none on its own)
+run 1 --op heat --global 24,24,24 --iters 10 --dump "$work/node1.raw"
+for c in "8 4 2 2,2,1 1 2" "8 2 4 2,1,1 2 1" "4 2 2 1,2,1 1 1"; do
+  read -r np k nodes block off other <<<"$c"
+  if (($(ranks "$np") < np)); then
+    echo "skip $nodes emulated nodes of $k ranks (np $np > FDMINI_TEST_RANKS_MAX $FDMINI_TEST_RANKS_MAX)"
+    continue
+  fi
+  run "$np" --op heat --global 24,24,24 --iters 10 --test-node-ranks "$k" --dump "$work/noden.raw" --json "$work/node.json"
+  if [ "$rc" -eq 0 ] && has "$out" "verification: PASS" && cmp -s "$work/node1.raw" "$work/noden.raw" &&
+    has "$out" "nodes       $nodes x $k ranks (emulated): each node a ${block//,/ x } block of the process grid" &&
+    has "$out" "faces       per rank, min/avg/max: off node $off/$off.00/$off, other device of the node $other/$other.00/$other, own device 0/0.00/0" &&
+    python3 - "$work/node.json" "$nodes" "$k" "$block" "$off" "$other" <<'PY'; then
+import json, sys
+r = json.load(open(sys.argv[1]))
+nodes, k, off, other = (int(sys.argv[i]) for i in (2, 3, 5, 6))
+n = r["nodes"]
+assert (n["count"], n["ranks_per_node"], n["emulated"], n["grid"]) == (nodes, k, True, "blocks"), n
+assert n["node_block"] == [int(b) for b in sys.argv[4].split(",")], n
+f = r["faces_by_neighbour"]
+for key, want in (("other_node", off), ("other_gpu", other), ("same_gpu", 0)):
+    assert (f[key]["min"], f[key]["max"], f[key]["total"]) == (want, want, want * nodes * k), (key, f[key])
+PY
+    ok "$nodes emulated nodes of $k ranks: blocks $block, $off faces off node per rank, PASS, dump equal to one rank's, JSON"
+  else
+    bad "$nodes emulated nodes of $k ranks (rc $rc; expected blocks $block, $off off node, PASS, the dumps equal, the JSON)"
+  fi
+done
+# without emulation one node: the ranks in order, the JSON says so (no report line)
+run 2 --op heat --global 24,24,24 --iters 4 --json "$work/node.json"
+if [ "$rc" -eq 0 ] && ! has "$out" "nodes       " && python3 - "$work/node.json" <<'PY'; then ok "one real node: no nodes line, JSON one_node, 1 face per rank to the node's other device"; else bad "one real node (rc $rc)"; fi
+import json, sys
+r = json.load(open(sys.argv[1]))
+n, f = r["nodes"], r["faces_by_neighbour"]
+assert (n["count"], n["ranks_per_node"], n["emulated"], n["grid"], n["node_block"]) == (1, 2, False, "one_node", None), n
+assert (f["other_gpu"]["total"], f["other_node"]["total"], f["same_gpu"]["total"]) == (2, 0, 0), f
+PY
 
 echo "== verification: a check behind every PASS, planted faults fail, UNVERIFIED where none applies"
 # jacobi, not converged: the mode-decay check decides (exact to rounding at any sweep count); a
