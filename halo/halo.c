@@ -436,8 +436,9 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
   return FD_OK;
 }
 
-const char *halo_path_resolved(long long ipc_faces, long long mpi_faces)
+const char *halo_path_resolved(long long ipc_faces, long long mpi_faces, long long proxy_faces)
 {
+  if (proxy_faces) return "proxy";
   if (ipc_faces && mpi_faces) return "mixed";
   if (ipc_faces) return "ipc";
   return mpi_faces ? "mpi" : "none";

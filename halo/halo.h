@@ -198,8 +198,10 @@ int halo_use_proxy(fd_halo *h, int on);
  * when any rank uses the IPC path (a neighbour may still read this rank's buffers until all
  * have synchronised); synchronous. */
 int halo_destroy(fd_halo *h);
-/* "ipc", "mpi", "mixed" (some faces each way, over all ranks) or "none" (no neighbours). Pure. */
-const char *halo_path_resolved(long long ipc_faces, long long mpi_faces);
+/* "ipc", "mpi", "mixed" (some faces each way, over all ranks), "proxy" (signalled passes whose
+ * faces out of IPC reach go through the off-node proxy: proxy_faces of the mpi_faces) or "none"
+ * (no neighbours). Pure. */
+const char *halo_path_resolved(long long ipc_faces, long long mpi_faces, long long proxy_faces);
 
 /* One exchange of the ghosts of u (and of u2 when h has two fields, else NULL: device fields
  * of h's grid, with ghosts) is three calls:

@@ -3,8 +3,9 @@
  * carried region r, in this order:
  *   1. send: every exchange the launches packed (hout[r]) and not yet sent leaves its slot
  *   2. post: the receives of the next exchanges whose slot no launch still reads
- *   3. arrive: the receives completed, in order, each count checked
- *   4. publish: hin[r] for each arrival whose slot-mate send has completed
+ *   3. test: one MPI_Testsome over every request in flight (one progress of MPI per step),
+ *      each completed receive's count checked
+ *   4. publish: hin[r] for each arrival, in order, whose slot-mate send has completed
  * proxy.h argues why no slot is read while written. Tags: region r leaves with tag r and is
  * region fd_region_opposite(r) of the receiver, as in halo.c; the drain's counts use
  * TAG_COUNT + r, on the proxy's own communicator.
@@ -129,6 +130,7 @@ static int post_receive(fd_proxy *p, int r, uint32_t q)
 {
   real_t *slot = p->recv_slot[q & 1u] + p->offset[r];
   FD_MPI(MPI_Irecv(slot, p->count[r], FD_MPI_REAL, p->nbr[r], fd_region_opposite(r), p->comm, &p->rreq[r][q & 1u]));
+  p->rdone[r][q & 1u] = 0;
   p->posted[r] = q + 1;
   return FD_OK;
 }
@@ -142,6 +144,7 @@ int proxy_start(fd_proxy *p)
   memset(p->sent, 0, sizeof p->sent);
   memset(p->posted, 0, sizeof p->posted);
   memset(p->recvd, 0, sizeof p->recvd);
+  memset(p->rdone, 0, sizeof p->rdone);
   reset_requests(p);
   FD_CALL(poison_slots(p));
   for (int r = 0; r < FD_REGIONS; r++)
@@ -153,9 +156,9 @@ int proxy_start(fd_proxy *p)
   return FD_OK;
 }
 
-/* Step 3 for one completed receive of region r: its count against the region's (the first
- * short one is kept for halo_short_message). */
-static int check_count(fd_proxy *p, int r, uint32_t q, const MPI_Status *st)
+/* A completed receive of exchange q of region r: its count against the region's (the first
+ * short one is kept for halo_short_message); the slot's face is in. */
+static int receive_done(fd_proxy *p, int r, uint32_t q, const MPI_Status *st)
 {
   int got = 0;
   FD_MPI(MPI_Get_count(st, FD_MPI_REAL, &got));
@@ -166,21 +169,18 @@ static int check_count(fd_proxy *p, int r, uint32_t q, const MPI_Status *st)
     p->short_got = got;
     p->short_want = p->count[r];
   }
+  p->rdone[r][q & 1u] = 1;
   return FD_OK;
 }
 
-/* Steps 1-4 for region r. */
-static int serve_region(fd_proxy *p, int r)
+/* Steps 1 and 2 for region r. */
+static int start_region(fd_proxy *p, int r)
 {
   const uint32_t packed = word_load(&p->hout[r]);
-  /* 1. send each packed exchange (its slot-mate send completed before the launch that packed
-   *    it could start: step 4) */
-  while (at_least(packed, p->sent[r] + 1)) {
+  /* 1. send each packed exchange e once the send of e - 2 from the same slot has completed
+   *    (always by then, unless the launches did not wait: a test's NOWAIT, a stall) */
+  while (at_least(packed, p->sent[r] + 1) && p->sreq[r][p->sent[r] & 1u] == MPI_REQUEST_NULL) {
     const uint32_t e = p->sent[r];
-    int free = 1; /* the send of e - 2 (always complete unless the launches did not wait: a
-                     test's NOWAIT, a stall) */
-    FD_MPI(MPI_Test(&p->sreq[r][e & 1u], &free, MPI_STATUS_IGNORE));
-    if (!free) break;
     const real_t *slot = p->send_slot[e & 1u] + p->offset[r];
     FD_MPI(MPI_Isend(slot, p->send_nothing ? 0 : p->count[r], FD_MPI_REAL, p->nbr[r], r, p->comm,
                      &p->sreq[r][e & 1u]));
@@ -191,32 +191,59 @@ static int serve_region(fd_proxy *p, int r)
    *    q - 2) has finished: packed >= q; exchanges 0 and 1 were posted at the start */
   while (at_least(packed, p->posted[r]) && at_least(p->recvd[r], p->posted[r] - 1))
     FD_CALL(post_receive(p, r, p->posted[r]));
-  /* 3 and 4. arrivals in order; exchange e is published (hin = e + 1) once the send of e - 1
-   *    has completed, since the launch it lets go on writes that send's slot */
+  return FD_OK;
+}
+
+/* 3. One pass of MPI's progress over every request in flight (MPI_Testsome): the completed
+ *    ones become MPI_REQUEST_NULL, each receive's count is checked. */
+static int test_requests(fd_proxy *p)
+{
+  MPI_Request rq[4 * FD_REGIONS];
+  int who[4 * FD_REGIONS], n = 0;
+  for (int r = 0; r < FD_REGIONS; r++)
+    for (int q = 0; q < 2 && (p->regions >> r & 1u); q++) {
+      if (p->rreq[r][q] != MPI_REQUEST_NULL) who[n] = (r * 2 + q) * 2, rq[n++] = p->rreq[r][q];
+      if (p->sreq[r][q] != MPI_REQUEST_NULL) who[n] = (r * 2 + q) * 2 + 1, rq[n++] = p->sreq[r][q];
+    }
+  if (n == 0) return FD_OK;
+  int done = 0, idx[4 * FD_REGIONS];
+  MPI_Status st[4 * FD_REGIONS];
+  FD_MPI(MPI_Testsome(n, rq, &done, idx, st));
+  for (int i = 0; i < done && done != MPI_UNDEFINED; i++) {
+    const int w = who[idx[i]], r = w / 4, q = w / 2 % 2;
+    if (w % 2) {
+      p->sreq[r][q] = MPI_REQUEST_NULL;
+    } else {
+      p->rreq[r][q] = MPI_REQUEST_NULL;
+      /* the exchange whose receive sat in slot q: the oldest one posted there not yet in */
+      const uint32_t e = (p->recvd[r] & 1u) == (uint32_t)q ? p->recvd[r] : p->recvd[r] + 1;
+      FD_CALL(receive_done(p, r, e, &st[i]));
+    }
+  }
+  return FD_OK;
+}
+
+/* 4. Region r's arrivals in order: exchange e is published (hin = e + 1) once the send of
+ *    e - 1 has completed, since the launch it lets go on writes that send's slot. */
+static void publish_region(fd_proxy *p, int r)
+{
   while (p->recvd[r] != p->posted[r]) {
     const uint32_t e = p->recvd[r];
-    if (e >= 1) {
-      if (!at_least(p->sent[r], e)) break; /* exchange e - 1 not even sent yet */
-      int sdone = 0;
-      FD_MPI(MPI_Test(&p->sreq[r][(e - 1) & 1u], &sdone, MPI_STATUS_IGNORE));
-      if (!sdone) break;
-    }
-    int done = 0;
-    MPI_Status st;
-    FD_MPI(MPI_Test(&p->rreq[r][e & 1u], &done, &st));
-    if (!done) break;
-    FD_CALL(check_count(p, r, e, &st));
+    if (!p->rdone[r][e & 1u]) break;
+    if (e >= 1 && (!at_least(p->sent[r], e) || p->sreq[r][(e - 1) & 1u] != MPI_REQUEST_NULL)) break;
     p->recvd[r] = e + 1;
     word_store(&p->hin[r], e + 1);
   }
-  return FD_OK;
 }
 
 int proxy_progress(fd_proxy *p)
 {
   if (!p->active) return FD_OK;
   for (int r = 0; r < FD_REGIONS; r++)
-    if (p->regions >> r & 1u) FD_CALL(serve_region(p, r));
+    if (p->regions >> r & 1u) FD_CALL(start_region(p, r));
+  FD_CALL(test_requests(p));
+  for (int r = 0; r < FD_REGIONS; r++)
+    if (p->regions >> r & 1u) publish_region(p, r);
   return FD_OK;
 }
 
@@ -245,7 +272,7 @@ int proxy_drain(fd_proxy *p)
   p->active = 0;
   /* what the launches packed leaves (what cannot yet, no launch will read) */
   for (int r = 0; r < FD_REGIONS; r++)
-    if (p->regions >> r & 1u) FD_CALL(serve_region(p, r));
+    if (p->regions >> r & 1u) FD_CALL(start_region(p, r));
   /* each neighbour's count of faces sent, for each carried region */
   unsigned long long mine[FD_REGIONS], theirs[FD_REGIONS];
   MPI_Request rq[2 * FD_REGIONS];
@@ -265,13 +292,16 @@ int proxy_drain(fd_proxy *p)
     while (at_least(want, p->recvd[r] + 1)) {
       const uint32_t q = p->recvd[r];
       if (!at_least(p->posted[r], q + 1)) FD_CALL(post_receive(p, r, q));
-      MPI_Status st;
-      FD_MPI(MPI_Wait(&p->rreq[r][q & 1u], &st));
-      FD_CALL(check_count(p, r, q, &st));
+      if (!p->rdone[r][q & 1u]) {
+        MPI_Status st;
+        FD_MPI(MPI_Wait(&p->rreq[r][q & 1u], &st));
+        FD_CALL(receive_done(p, r, q, &st));
+      }
       p->recvd[r] = q + 1;
     }
     /* the receives no face will match */
     for (uint32_t q = p->recvd[r]; q != p->posted[r]; q++) {
+      if (p->rreq[r][q & 1u] == MPI_REQUEST_NULL) continue;
       FD_MPI(MPI_Cancel(&p->rreq[r][q & 1u]));
       FD_MPI(MPI_Wait(&p->rreq[r][q & 1u], MPI_STATUS_IGNORE));
     }

@@ -22,7 +22,7 @@
  *   hin[r]   set by the proxy: exchange e's face is in receive slot e % 2 once hin[r] >= e + 1
  *   sent     exchanges handed to MPI_Isend (slot e % 2, request sreq[r][e % 2])
  *   posted   receives posted (exchange q into slot q % 2, request rreq[r][q % 2])
- *   recvd    receives completed (their counts checked), published the exchanges hin says
+ *   recvd    receives completed and published: hin[r] = recvd
  * Why no slot is read while written (w the launch of exchange e, which reads receive slot
  * e % 2 and writes send slot (e + 1) % 2, and sets hout[r] = e + 2 at its end):
  *   - a receive of exchange q is posted only once hout[r] >= q (or q <= 1): the launch of
@@ -57,7 +57,8 @@ typedef struct {
   be_stream stream;         /* the halo's, for the NaN copies */
   uint32_t *hin, *hout;     /* FD_REGIONS words each, be_host_alloc_shared */
   uint32_t sent[FD_REGIONS], posted[FD_REGIONS], recvd[FD_REGIONS];
-  MPI_Request sreq[FD_REGIONS][2], rreq[FD_REGIONS][2];
+  MPI_Request sreq[FD_REGIONS][2], rreq[FD_REGIONS][2]; /* MPI_REQUEST_NULL once complete */
+  int rdone[FD_REGIONS][2]; /* the receive posted in slot s has completed (its count checked) */
   int send_nothing;         /* test only (--test-inject-fault=zero): messages carry 0 elements */
   /* the first short message received (MPI_Get_count below the region's count); -1: none */
   long long short_exchange;

@@ -62,6 +62,8 @@ static char *slurp(const char *path, long *len)
 static int wave_layers = 1;
 /* --halo-width and --fuse of the next runs of base_options (1, 1 but where a test sets them) */
 static int base_width = 1, base_fuse = 1;
+/* --halo-path of the next runs of base_options (auto but where a test sets it) */
+static fd_halo_path base_path = FD_HALO_PATH_AUTO;
 
 static void base_options(fd_options *o, fd_op op, const long long N[3], const char *dump)
 {
@@ -75,6 +77,7 @@ static void base_options(fd_options *o, fd_op op, const long long N[3], const ch
   o->progress = 0;
   o->halo_width = base_width;
   o->fuse = base_fuse;
+  o->halo_path = base_path;
   snprintf(o->dump, sizeof o->dump, "%s", dump);
   if (op == FD_OP_WAVE && wave_layers == 2) {
     o->nvel = 2;
@@ -250,6 +253,74 @@ static void test_emulated_nodes_match_single_rank(void **state)
   }
   if (rank == 0) print_message("%d ranks: %d cases in emulated nodes bitwise equal, the halo faults failing\n", size, cases);
   assert_true(cases >= 5);
+}
+
+/* The off-node proxy (--halo-path proxy, halo/proxy.c), every rank its own node (K = 1) and,
+ * from 4 ranks, 2 nodes of size / 2: every pass one launch whose faces out of IPC reach (on the
+ * host backend, all of them) go through the proxy; every operator bitwise equal to one rank's
+ * (the wave in two layers too), heat with --halo-width 2 --fuse 2 and the wave with
+ * --halo-width 3 (the deep exchange served between its pack and its unpack); F_m measured; the
+ * exchange, zero (empty messages: the count check) and shell faults fail through it. */
+static void test_proxy_pass_matches_single_rank(void **state)
+{
+  (void)state;
+  if (size < 2) {
+    if (rank == 0) print_message("1 rank: no neighbour, no proxy\n");
+    return;
+  }
+  const long long N[3] = {20, 31, 17};
+  int grids[1][3];
+  process_grids(grids, 1);
+  if (decomp_check(N, grids[0]) != FD_OK) grids[0][0] = size, grids[0][1] = grids[0][2] = 1;
+  int cases = 0;
+  base_path = FD_HALO_PATH_PROXY;
+  for (int K = 1; K <= size / 2; K = K == 1 && size >= 4 ? size / 2 : size) {
+    fd_node en;
+    if (bind_node(MPI_COMM_WORLD, K, &en) != FD_OK) fail_msg("bind_node(K = %d): %s", K, fd_error_message());
+    dist_node = &en;
+    for (int op = 0; op <= FD_OP_COUNT; op++) { /* FD_OP_COUNT: the two-layer wave */
+      wave_layers = op == FD_OP_COUNT ? 2 : 1;
+      fd_op o = op == FD_OP_COUNT ? FD_OP_WAVE : (fd_op)op;
+      if (!same_as_single_rank(o, N, grids[0]))
+        fail_msg("%s%s through the proxy, %d nodes of %d, differs from the single-rank run", fd_op_name(o),
+                 wave_layers == 2 ? " (two layers)" : "", size / K, K);
+      const fd_result *r = &dist_result;
+      if (r->sig_passes <= 0 || r->proxy_faces <= 0 || r->floors_proxy <= 0 || r->floor_proxy_us.min <= 0)
+        fail_msg("%s through the proxy: %lld signalled passes, %lld faces by the proxy, F_m on %d ranks", fd_op_name(o),
+                 r->sig_passes, r->proxy_faces, r->floors_proxy);
+      cases++;
+    }
+    wave_layers = 1;
+    const fd_op deep[2] = {FD_OP_HEAT, FD_OP_WAVE};
+    for (int q = 0; q < 2; q++) {
+      base_width = q ? 3 : 2;
+      base_fuse = q ? 1 : 2;
+      if (decomp_check(N, grids[0]) == FD_OK && !same_as_single_rank(deep[q], N, grids[0]))
+        fail_msg("%s --halo-width %d --fuse %d through the proxy differs from the single-rank run", fd_op_name(deep[q]),
+                 base_width, base_fuse);
+      if (dist_result.sig_passes <= 0 || dist_result.proxy_faces <= 0)
+        fail_msg("%s --halo-width %d through the proxy: not signalled", fd_op_name(deep[q]), base_width);
+      cases++;
+    }
+    base_width = base_fuse = 1;
+    const fd_fault faults[] = {FD_FAULT_EXCHANGE, FD_FAULT_ZERO, FD_FAULT_SHELL};
+    for (size_t q = 0; q < sizeof faults / sizeof faults[0]; q++) {
+      fd_options o;
+      fd_result r;
+      base_options(&o, FD_OP_HEAT, N, "");
+      o.inject_fault = faults[q];
+      const int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &en, &r);
+      int failed = rc == FD_ERR_VERIFY && r.verify.verdict == FD_VERDICT_FAIL && r.proxy_faces > 0, all = failed;
+      MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+      if (!all)
+        fail_msg("fault %d through the proxy in %d nodes of %d: rc %d, %lld faces by the proxy, %s", (int)faults[q],
+                 size / K, K, rc, r.proxy_faces, r.verify.detail);
+    }
+    dist_node = &node;
+  }
+  base_path = FD_HALO_PATH_AUTO;
+  if (rank == 0) print_message("%d ranks: %d cases through the proxy bitwise equal, the halo faults failing\n", size, cases);
+  assert_true(cases >= 7);
 }
 
 /* The deep-halo and fused variants of one case: op (FD_OP_COUNT: the two-layer wave) on N
@@ -801,6 +872,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_ranks_naming_one_device_take_turns),
     cmocka_unit_test(test_multirank_matches_single_rank),
     cmocka_unit_test(test_emulated_nodes_match_single_rank),
+    cmocka_unit_test(test_proxy_pass_matches_single_rank),
     cmocka_unit_test(test_deep_halos_and_fused_passes_match_single_rank),
     cmocka_unit_test(test_exchange_fault_fails_every_operator),
     cmocka_unit_test(test_halo_faults_fail_every_operator),

@@ -129,9 +129,12 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   if (!r->fuse.ran && r->fuse.loop_ms[0][0] > 0)
     fprintf(out, "  graph trial %.5f ms per step eager, %.5f with graphs (the run's own loop, slowest rank, best of %d rounds)\n",
             r->fuse.loop_ms[0][0], r->fuse.loop_ms[0][1], r->fuse.rounds);
-  fprintf(out, "  halo        path %s (%lld faces by device copy between ranks, %lld through MPI, over all ranks);"
+  char mpi_faces[64];
+  if (r->proxy_faces) snprintf(mpi_faces, sizeof mpi_faces, "%lld through MPI by the proxy", r->mpi_faces);
+  else snprintf(mpi_faces, sizeof mpi_faces, "%lld through MPI", r->mpi_faces);
+  fprintf(out, "  halo        path %s (%lld faces by device copy between ranks, %s, over all ranks);"
           " MPI %s; overlap %s\n",
-          halo_path_resolved(r->ipc_faces, r->mpi_faces), r->ipc_faces, r->mpi_faces,
+          halo_path_resolved(r->ipc_faces, r->mpi_faces, r->proxy_faces), r->ipc_faces, mpi_faces,
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
   if (r->sig_passes && r->halo_width > 1)
@@ -144,16 +147,22 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     fprintf(out, "  signalled   %lld of the timed passes exchanged inside their one launch (the kernel waits on the\n"
                  "              device for its neighbours' words, on this GPU or others); phases: the launch counts as the interior\n",
             r->sig_passes);
-  if (r->path_trial_us[0] > 0 || r->path_trial_us[1] > 0) {
-    char sig[96] = "", mpi[64] = "";
+  if (r->sig_passes && r->proxy_faces)
+    fprintf(out, "  proxy       faces out of IPC reach (other nodes): packed by the launch into the proxy's slots, sent\n"
+                 "              and received through MPI by the host between its launches, the word the launch waits for\n"
+                 "              set on arrival (halo/proxy.c)\n");
+  if (r->path_trial_rounds) {
+    /* the candidates that ran (0: not tried) */
+    char flags[80] = "", sig[112] = "", mpi[64] = "";
+    const int proxy = r->proxy_able > 0;
+    if (r->path_trial_us[1] > 0) snprintf(flags, sizeof flags, " %.2f with the faces that can go by IPC (flags),", r->path_trial_us[1]);
     if (r->path_trial_us[2] > 0)
-      snprintf(sig, sizeof sig, ", %.2f by IPC signalled %s", r->path_trial_us[2],
+      snprintf(sig, sizeof sig, " %.2f %s %s,", r->path_trial_us[2], proxy ? "signalled (IPC and the proxy)" : "by IPC signalled",
                r->halo_width > 1 ? "on the device" : "inside the launch");
-    if (r->path_trial_us[0] > 0) snprintf(mpi, sizeof mpi, ", %.2f with every face through MPI", r->path_trial_us[0]);
-    fprintf(out, "  path trial  step %.2f us with the faces that can go by IPC (flags)%s%s (the run's loop, slowest\n"
-                 "              rank, best of %d rounds): took %s\n",
-            r->path_trial_us[1], sig, mpi, r->path_trial_rounds,
-            !r->ipc_faces ? "MPI" : (r->sig_passes ? "IPC signalled" : "IPC with flags"));
+    if (r->path_trial_us[0] > 0) snprintf(mpi, sizeof mpi, " %.2f with every face through MPI,", r->path_trial_us[0]);
+    fprintf(out, "  path trial  step us:%s%s%s the run's loop, slowest rank, best of %d rounds: took %s\n", flags, sig,
+            mpi, r->path_trial_rounds,
+            r->sig_passes ? (r->proxy_faces ? "the proxy" : "IPC signalled") : (r->ipc_faces ? "IPC with flags" : "MPI"));
   }
   if (r->halo_width > 1)
     fprintf(out, "  deep halo   width %d: one exchange every %d steps of the faces%s with a neighbour%s, %d messages and %zu bytes per exchange (largest rank)\n",
@@ -387,12 +396,14 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_int(&j, "iters", r->iters);
   json_int(&j, "warmup", r->warmup);
   json_str(&j, "mpi_gpu", dev->is_accelerator ? (r->staged ? "staged" : "aware") : "host");
-  json_str(&j, "halo_path", halo_path_resolved(r->ipc_faces, r->mpi_faces));
+  json_str(&j, "halo_path", halo_path_resolved(r->ipc_faces, r->mpi_faces, r->proxy_faces));
   json_int(&j, "halo_faces_ipc", r->ipc_faces);
   json_int(&j, "halo_faces_mpi", r->mpi_faces);
-  if (r->path_trial_us[0] > 0 || r->path_trial_us[1] > 0) {
+  json_int(&j, "halo_faces_proxy", r->proxy_faces);
+  if (r->path_trial_rounds) {
     json_object(&j, "halo_path_trial_us");
-    json_num(&j, "ipc", r->path_trial_us[1]);
+    if (r->path_trial_us[1] > 0) json_num(&j, "ipc", r->path_trial_us[1]);
+    else json_null(&j, "ipc");
     if (r->path_trial_us[2] > 0) json_num(&j, "ipc_signalled", r->path_trial_us[2]);
     else json_null(&j, "ipc_signalled");
     if (r->path_trial_us[0] > 0) json_num(&j, "mpi", r->path_trial_us[0]);

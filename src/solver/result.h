@@ -54,6 +54,9 @@ typedef struct {
   fd_stat pct_memcpy;      /* effective bandwidth / memcpy bandwidth of each rank, % */
   int staged, overlap;
   long long ipc_faces, mpi_faces; /* active faces over all ranks by transport (halo.h) */
+  long long proxy_faces;   /* of the MPI faces, those the off-node proxy carries inside the
+                              signalled passes (0 where the passes are not signalled) */
+  long long proxy_able;    /* faces the proxy could carry, over all ranks (halo.h) */
   double path_trial_us[3]; /* the path trial (faces that can go by IPC): the run's loop, us per
                               step, through MPI [0] (--halo-path auto), with those faces by IPC
                               with flags [1] and signalled inside the launch [2], slowest rank,

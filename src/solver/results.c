@@ -33,6 +33,8 @@ void results_describe(const fd_state *s, fd_result *r)
   r->staged = s->halo.staged;
   r->ipc_faces = s->halo.ipc_faces_all;
   r->mpi_faces = s->halo.mpi_faces_all;
+  r->proxy_faces = step_signalled(s) ? s->halo.proxy_faces_all : 0;
+  r->proxy_able = s->halo.proxy_able_all;
   r->overlap = o->overlap;
   r->bytes_per_point = s->prob.bytes_per_point;
   r->dt = s->prob.dt;
