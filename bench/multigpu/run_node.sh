@@ -28,14 +28,15 @@
 #   .device/bin/test_gpu_kernels the GPU backend's kernel tests (tests/gpu)
 #   .device/bin/test_gpu_regions the halo regions' pack/unpack tests (tests/gpu)
 #   .device/bin/kernel_sweep     the kernel sweep (bench/run_fuse_sweep.sh KERNEL_SWEEP=)
-# Usage: bench/multigpu/run_node.sh tests|base|halo|defaults|xdev|signalled|all...   (writes
+# Usage: bench/multigpu/run_node.sh tests|base|halo|defaults|xdev|signalled|nodes|all...   (writes
 # under $OUT; all = tests = base + xdev; signalled: the MPS cases of one GPU alone, on any node;
+# nodes: emulated nodes and the off-node proxy under MPS on one GPU (issue 56), on any node;
 # default all). The tests append to $OUT/tests.log; halo and defaults write records and tarballs
 # (records, records.tar.gz; studies-default.tar.gz, records-4gpu, records-4gpu.tar.gz) and are
 # refused before anything runs (exit 2) where an earlier or a killed call left them in $OUT:
 # use another OUT or remove them.
 set -uo pipefail
-usage_line="usage: $0 [tests|base|halo|defaults|xdev|signalled|all...]   (writes under \$OUT; --help: the whole story; the scaling study: bench/multigpu/scaling.sh; the deep-halo study: bench/strong/run_node.sh deep)"
+usage_line="usage: $0 [tests|base|halo|defaults|xdev|signalled|nodes|all...]   (writes under \$OUT; --help: the whole story; the scaling study: bench/multigpu/scaling.sh; the deep-halo study: bench/strong/run_node.sh deep)"
 [ $# -eq 0 ] && set -- all
 OUT=${OUT:-/tmp/fdmini-out}
 seen=" "
@@ -43,7 +44,7 @@ clash=()
 for what in "$@"; do
   case $what in
   -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-  tests | base | xdev | signalled | all) ;;
+  tests | base | xdev | signalled | nodes | all) ;;
   halo | defaults)
     if [[ $seen == *" $what "* ]]; then echo "run_node.sh: mode '$what' given twice" >&2; exit 2; fi
     seen+="$what "
@@ -702,6 +703,116 @@ run_signalled() {
   log "signalled cases: $pass passed, $fail failed"
 }
 
+# nodes_case NAME NP K [FDMINI_ARGS...]: --halo-path proxy with NP ranks as NP / K emulated nodes
+# (--test-node-ranks K) under MPS, every pass one launch whose off-node faces go through the
+# proxy: PASS, the report's proxy path and signalled line, the dump bitwise equal to 1 GPU's
+# ($work/ref-OP.raw, OP the --op given)
+nodes_case() {
+  local name=$1 np=$2 k=$3 op
+  shift 3
+  op=$(printf '%s\n' "$@" | grep -A1 -x -- --op | tail -1)
+  rm -f "$work/d.raw"
+  fd "$np" --global 130,97,65 --iters 12 --warmup 1 --test-node-ranks "$k" --halo-path proxy "$@" --dump "$work/d.raw"
+  local rc=$?
+  if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "^  halo        path proxy " "$work/last.log" &&
+    grep -qE "$SIG_LINE" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
+    ok "nodes: $name: $np ranks as $((np / k)) nodes, proxy, $*: PASS, bitwise equal to 1 GPU"
+  else
+    bad "nodes: $name: $np ranks as $((np / k)) nodes, proxy, $* (rc $rc)"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+}
+
+# nodes_fault KIND NP K [FDMINI_ARGS...]: a halo fault through the proxy must exit 1 with FAIL
+nodes_fault() {
+  local kind=$1 np=$2 k=$3
+  shift 3
+  fd "$np" --global 130,97,65 --iters 12 --warmup 1 --test-node-ranks "$k" --halo-path proxy "$@" --test-inject-fault="$kind"
+  local rc=$?
+  if [ $rc -eq 1 ] && grep -q "verification: FAIL" "$work/last.log" && grep -q "^  halo        path proxy " "$work/last.log"; then
+    ok "nodes: $kind fault through the proxy, $np ranks as $((np / k)) nodes, $*: exit 1, FAIL"
+  else
+    bad "nodes: $kind fault through the proxy, $np ranks as $((np / k)) nodes, $* (rc $rc; expected 1, FAIL, path proxy)"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+}
+
+# nodes_cases: issue 56 on one GPU under MPS, the nodes emulated (--test-node-ranks): every
+# operator through the off-node proxy on 2 ranks as 2 nodes and 8 ranks as 8 nodes, 2 x 4 and
+# 4 x 2, graphs on and off, deep halos, staged MPI (the proxy's slots in host memory), bitwise
+# equal to 1 GPU; the exchange, zero, shell and order faults failing through it; --test-delays
+# bitwise; --test-stall ending with exit 3 and nothing left running; CUDA_MODULE_LOADING=LAZY in
+# the environment (fdmini loads every kernel at start-up all the same); auto's path trial with
+# the proxy among the candidates; compute-sanitizer memcheck on 2 ranks as 2 nodes (MPS off)
+nodes_cases() {
+  local op k t0 rc el n left fd_timeout=150
+  for op in laplacian heat jacobi wave; do
+    if fd 1 --op "$op" --global 130,97,65 --iters 12 --warmup 1 --dump "$work/ref-$op.raw" &&
+      grep -q "verification: PASS" "$work/last.log"; then ok "nodes: 1 GPU $op PASS (the reference)"; else bad "nodes: 1 GPU $op"; fi
+  done
+  nvidia-cuda-mps-control -d 2>/dev/null || log "note: MPS did not start"
+  for op in laplacian heat jacobi wave; do
+    nodes_case every-op 2 1 --op "$op" --graphs on
+    nodes_case every-op 8 1 --op "$op" --graphs off
+    nodes_case every-op 8 4 --op "$op" --graphs on
+  done
+  nodes_case two-layer-wave 8 2 --op wave --velocity 1.5,3
+  nodes_case deep 8 4 --op heat --halo-width 4 --fuse 2 --warmup 4 --iters 16
+  nodes_case deep 8 1 --op jacobi --halo-width 3 --fuse 3 --warmup 3 --iters 12
+  nodes_case deep 2 1 --op wave --halo-width 2 --warmup 2 --iters 12
+  nodes_case staged 8 2 --op heat --mpi-gpu staged
+  nodes_case delays 8 4 --op heat --test-delays
+  for k in exchange zero shell order; do nodes_fault "$k" 8 4 --op heat; done
+  nodes_fault exchange 8 1 --op wave --halo-width 2
+  # a rank that stops: exit 3 on every rank with the line, within the 2-s waits
+  t0=$SECONDS
+  fd_timeout=60 fd 8 --op heat --global 64,64,64 --iters 20 --warmup 2 --test-node-ranks 4 --halo-path proxy --test-stall 1
+  rc=$?
+  el=$((SECONDS - t0))
+  n=$(grep -c "waited more than" "$work/last.log")
+  if [ $rc -eq 3 ] && [ "$n" -ge 1 ]; then
+    ok "nodes: --test-stall 1 through the proxy, 8 ranks as 2 nodes: exit 3 after $el s: $(grep -m1 "waited more than" "$work/last.log" | cut -c1-140)"
+  else
+    bad "nodes: --test-stall 1 through the proxy: rc $rc after $el s, $n lines"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+  sleep 2
+  left=$(pgrep -f -- "$bin/fdmini-aware" | tr '\n' ' ')
+  [ -z "$left" ] || bad "nodes: --test-stall: processes still running after it ended: $left"
+  # lazy module loading asked for: fdmini sets eager loading before the runtime starts
+  CUDA_MODULE_LOADING=LAZY nodes_case lazy-loading-asked 2 1 --op heat
+  # auto: the path trial weighs the proxy
+  fd 8 --op heat --global 128,128,128 --iters 200 --test-node-ranks 4
+  if grep -q "verification: PASS" "$work/last.log" && grep -qE "^  path trial .*signalled \(IPC and the proxy\)" "$work/last.log"; then
+    ok "nodes: auto, 8 ranks as 2 nodes, 128^3: $(grep -o 'path trial.*' "$work/last.log" | cut -c1-200)"
+  else
+    bad "nodes: auto, 8 ranks as 2 nodes: no path trial with the proxy"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+  echo quit | nvidia-cuda-mps-control 2>/dev/null
+  sleep 1
+  local csan=/usr/local/cuda/bin/compute-sanitizer
+  [ -x "$csan" ] || csan=compute-sanitizer
+  timeout -k 15 300 "$AWARE_RUN" -n 2 --bind-to none "$csan" --tool memcheck --error-exitcode 9 \
+    "$bin/fdmini-aware" --progress 0 --op heat --global 64,64,64 --iters 6 --warmup 1 --tune off \
+    --test-node-ranks 1 --halo-path proxy > "$work/last.log" 2>&1
+  rc=$?
+  cat "$work/last.log" >> "$OUT/sanitizer-nodes.log"
+  n=$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")
+  if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && grep -q "^  halo        path proxy " "$work/last.log"; then
+    ok "nodes: compute-sanitizer memcheck, 2 ranks as 2 nodes, proxy, heat 64^3: 0 errors"
+  else
+    bad "nodes: compute-sanitizer memcheck, 2 ranks as 2 nodes, proxy: rc $rc, $n of 2 ranks with 0 errors"
+    tail -30 "$work/last.log" >> "$OUT/tests.log"
+  fi
+}
+
+run_nodes() {
+  log "== emulated nodes and the off-node proxy on one of $ngpu x $device ($(date -u +%FT%TZ))"
+  CUDA_VISIBLE_DEVICES=0 nodes_cases
+  log "nodes cases: $pass passed, $fail failed"
+}
+
 run_xdev() {
   log "== cross-device tests (signalled passes between GPUs) on $ngpu x $device ($(date -u +%FT%TZ))"
   nvidia-smi topo -m >> "$OUT/tests.log" 2>&1
@@ -914,6 +1025,7 @@ for what in "$@"; do
   defaults) run_defaults ;;
   xdev) run_xdev ;;
   signalled) run_signalled ;;
+  nodes) run_nodes ;;
   all) run_tests ;;
   *) echo "$usage_line" >&2; exit 2 ;; # checked at the start
   esac

@@ -242,6 +242,39 @@ assert (n["count"], n["ranks_per_node"], n["emulated"], n["grid"], n["node_block
 assert (f["other_gpu"]["total"], f["other_node"]["total"], f["same_gpu"]["total"]) == (2, 0, 0), f
 PY
 
+echo "== the off-node proxy (--halo-path proxy): one launch per pass, faces through MPI by the host"
+# 2 emulated nodes of 2 ranks: the report's path and proxy lines, F_m, the JSON's counts, the
+# dump as one rank's (the host backend has no IPC: every face through the proxy)
+if (($(ranks 4) >= 4)); then
+  run 4 --op heat --global 24,24,24 --iters 10 --test-node-ranks 2 --halo-path proxy --dump "$work/noden.raw" \
+    --json "$work/proxy.json"
+  if [ "$rc" -eq 0 ] && has "$out" "verification: PASS" && cmp -s "$work/node1.raw" "$work/noden.raw" &&
+    has "$out" "halo        path proxy (0 faces by device copy between ranks, 16 through MPI by the proxy" &&
+    has "$out" "proxy       faces out of IPC reach" && grep -qE "F_m [0-9.]+ / [0-9.]+ / [0-9.]+ \(the largest face alone through the proxy" <<<"$out" &&
+    python3 - "$work/proxy.json" <<'PY'; then
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["halo_path"], r["halo_faces_proxy"], r["halo_faces_mpi"]) == ("proxy", 16, 16), r["halo_path"]
+assert r["floors_us"]["Fm"]["min"] > 0 and r["exchange_signalled_passes"] == 10, r["floors_us"]
+PY
+    ok "--halo-path proxy, 2 emulated nodes of 2: path proxy, F_m, JSON counts, PASS, dump equal to one rank's"
+  else
+    bad "--halo-path proxy, 2 emulated nodes of 2 (rc $rc)"
+  fi
+fi
+# a rank whose launches never tell: its neighbours wait 2 s for it (the host backend waits on
+# the host, bounded as the device's launches are), record the stall, exit 3 on every rank
+run 2 --op heat --global 16,16,16 --halo-path proxy --test-stall 1
+if [ "$rc" -eq 3 ] && has "$out" "the signalled exchange waited more than 2 s for rank 1"; then
+  ok "--halo-path proxy --test-stall 1: exit 3, the line names the rank"
+else
+  bad "--halo-path proxy --test-stall 1 (rc $rc; expected 3 and the line)"
+fi
+expect_run 0 "verification: PASS" --op jacobi --global 16,16,16 --halo-path proxy --test-delays
+expect_error 2 "--halo-path proxy: this run's passes cannot be one launch (--no-overlap runs the exchange apart from the update)" \
+  --op heat --global 16,16,16 --halo-path proxy --no-overlap
+NP=1 expect_run 0 "verification: PASS" --op heat --global 16,16,16 --halo-path proxy
+
 echo "== verification: a check behind every PASS, planted faults fail, UNVERIFIED where none applies"
 # jacobi, not converged: the mode-decay check decides (exact to rounding at any sweep count); a
 # fault of 1e-3 at one point leaves the residual falling (the old check) but fails it
@@ -320,8 +353,9 @@ for kind in zero shell; do
 done
 # the order fault leaves out a wait between two device streams: the host backend runs every call
 # in order, so it is refused there (the GPU tests plant it: bench/multigpu/run_node.sh)
-# --test-stall names a rank of the run; --test-delays leaves the answer alone (the host
-# backend signals no pass, so its waits never run: the GPU tests, run_node.sh xdev, stress them)
+# --test-stall names a rank of the run; --test-delays leaves the answer alone (here the passes
+# are not signalled, so neither acts: --halo-path proxy below, and the GPU tests, run_node.sh
+# xdev and nodes, stress them)
 expect_error 2 "--test-stall 2 names no neighbour of another rank: the run has 2 ranks" --op heat --global 16,16,16 --test-stall 2
 expect_error 2 "--test-stall: -1 is out of range" --op heat --global 16,16,16 --test-stall -1
 expect_run 0 "verification: PASS" --op heat --global 16,16,16 --test-delays --test-stall 1
