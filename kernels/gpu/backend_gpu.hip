@@ -413,19 +413,35 @@ extern "C" void be_set_wait_hook(be_wait_hook hook, void *ctx)
   wait_ctx = ctx;
 }
 
-/* Polls until `pending` stops saying hipErrorNotReady, calling the wait hook between polls and
- * once more after the work is complete (what the awaited launches left for the host, such as
- * the faces they packed, is handed on before the caller goes elsewhere); the poll's own
- * error, or the hook's line. */
+/* How long the host serves the wait hook between two queries of the device (microseconds): a
+ * query is a runtime call, a step of the hook (the proxy's) mostly reads host memory, and a face
+ * served late stalls a launch, while a wait found complete a few microseconds late costs the
+ * host nothing it needs (run-ahead marks are passes behind). */
+#define WAIT_HOOK_SLICE_US 5.0
+
+static double now_us(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
+/* Polls until `pending` stops saying hipErrorNotReady, calling the wait hook between polls (for
+ * WAIT_HOOK_SLICE_US each time) and once more after the work is complete (what the awaited
+ * launches left for the host, such as the faces they packed, is handed on before the caller
+ * goes elsewhere); the poll's own error, or the hook's line. */
 template <typename Q> static int poll_with_hook(Q pending, const char *what)
 {
   for (;;) {
     const hipError_t r = pending();
     if (r != hipErrorNotReady && r != hipSuccess) return gpu_fail_private(__FILE__, __LINE__, what, r);
     if (r == hipErrorNotReady) (void)hipGetLastError(); /* not an error: clear it */
-    char why[256] = "";
-    if (wait_hook(wait_ctx, why, sizeof why))
-      return gpu_failf_private(BE_ERROR, "%s: the host's work while waiting failed: %s", what, why);
+    const double t0 = now_us();
+    do {
+      char why[256] = "";
+      if (wait_hook(wait_ctx, why, sizeof why))
+        return gpu_failf_private(BE_ERROR, "%s: the host's work while waiting failed: %s", what, why);
+    } while (r == hipErrorNotReady && now_us() - t0 < WAIT_HOOK_SLICE_US);
     if (r == hipSuccess) return BE_OK;
   }
 }
