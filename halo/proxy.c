@@ -11,8 +11,6 @@
  * TAG_COUNT + r, on the proxy's own communicator.
  */
 #include <math.h>
-#include <pthread.h> /* HARNESS */
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,20 +18,6 @@
 #include "proxy.h"
 
 enum { TAG_COUNT = 64 };
-
-/* HARNESS (throwaway): FDMINI_HARNESS_THREAD=1 serves the proxy from a thread of its own */
-static pthread_t h_thread;
-static volatile int h_run, h_on_thread;
-static __thread int h_me;
-static int h_mode(void) { static int m = -1; if (m < 0) m = getenv("FDMINI_HARNESS_THREAD") != NULL; return m; }
-static int progress_now(fd_proxy *p);
-static void *h_loop(void *arg)
-{
-  h_me = 1;
-  while (h_run) (void)progress_now((fd_proxy *)arg);
-  return NULL;
-}
-
 
 /* The host's view of the words the launches and the proxy share (be_host_alloc_shared):
  * an acquire load of what a launch stored after its system-scope release, and a release store
@@ -168,11 +152,6 @@ int proxy_start(fd_proxy *p)
       for (uint32_t q = 0; q < 2; q++) FD_CALL(post_receive(p, r, q));
   p->active = 1;
   p->error[0] = '\0';
-  if (h_mode()) { /* HARNESS */
-    h_run = 1;
-    pthread_create(&h_thread, NULL, h_loop, p);
-    return FD_OK;
-  }
   be_set_wait_hook(serve_hook, p);
   return FD_OK;
 }
@@ -259,12 +238,6 @@ static void publish_region(fd_proxy *p, int r)
 
 int proxy_progress(fd_proxy *p)
 {
-  if (h_mode() && !h_me && h_run) return FD_OK; /* the thread serves */
-  return progress_now(p);
-}
-
-static int progress_now(fd_proxy *p)
-{
   if (!p->active) return FD_OK;
   for (int r = 0; r < FD_REGIONS; r++)
     if (p->regions >> r & 1u) FD_CALL(start_region(p, r));
@@ -295,10 +268,6 @@ int proxy_ready(fd_proxy *p, unsigned regions, uint32_t e, double wait_s, int *s
 int proxy_drain(fd_proxy *p)
 {
   if (!p->active) return FD_OK;
-  if (h_mode() && h_run) { /* HARNESS */
-    h_run = 0;
-    pthread_join(h_thread, NULL);
-  }
   be_set_wait_hook(NULL, NULL);
   p->active = 0;
   /* what the launches packed leaves (what cannot yet, no launch will read) */

@@ -124,7 +124,7 @@ int main(int argc, char **argv)
   /* FUNNELED: the snapshot writer thread makes no MPI call (snapshot.h); snapshot_create
    * refuses to run snapshots where MPI provides less */
   int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, getenv("FDMINI_HARNESS_THREAD") ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, &provided); /* HARNESS */
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm world = MPI_COMM_WORLD;
   MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
   int rank;
