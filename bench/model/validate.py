@@ -251,7 +251,7 @@ def main(argv=None) -> int:
                         off += 1
                 print(f"  {label:78s} {meas:10.2f} {pred:10.2f} {ratio:10.3f}  {verdict}")
         if any(needed):
-            print("explained (bench/model/explained.json):")
+            print(f"explained ({os.path.relpath(a.explained)}):")
             for j, e in enumerate(explained):
                 if needed[j]:
                     print(f"  [{j + 1}] {needed[j]} row(s): {e['reason']}")
