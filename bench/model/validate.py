@@ -229,9 +229,13 @@ def main(argv=None) -> int:
         needed = [0] * len(explained)
         off = checked = 0
         for table, path, fn in tables:
+            try:
+                predicted = fn(path, site)
+            except (ValueError, KeyError, IndexError, ZeroDivisionError) as err:
+                raise ModelError(f"{path}: a cell that is not what a {table} table holds ({err})") from None
             print(f"{table}: {path}")
             print(f"  {'row':78s} {'measured':>10} {'model':>10} {'model/meas':>10}  verdict")
-            for row, label, meas, pred, kind in fn(path, site):
+            for row, label, meas, pred, kind in predicted:
                 if kind == "baseline":
                     print(f"  {label:78s} {meas:10.2f} {'-':>10} {'-':>10}  baseline (the kernel's speed)")
                     continue

@@ -188,6 +188,30 @@ try:
     check("validate.py: a broken explained file, one error line", code == 1 and "bad.json" in out
           and "Traceback" not in out, out)
 
+    # the emulated-node table: ranks sharing one H200, nodes emulated. 2 ranks on 2 nodes of 64^3
+    # heat by proxy with the MPI one-way Fm_us 14: the GPU computes both blocks (c twice): pass
+    # 1.45 + 2 x 131072 c = 10.0 with c = (10 - 1.45) / 64^3; hop = word 2.15 + 14 + 64x64x8 /
+    # 351e3 = 16.243; step = max(10.0, 16.243 + 2 c 64x64) = 16.51 us
+    nodes = os.path.join(work, "nodes.csv")
+    with open(nodes, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["op", "global", "ranks", "nodes", "mode", "variant", "path",
+                                          "step_us", "Fm_us", "X_us"])
+        w.writeheader()
+        w.writerow({"op": "heat", "global": 64, "ranks": 1, "nodes": 1, "mode": "T1", "variant": "none",
+                    "path": "none", "step_us": 10.0})
+        w.writerow({"op": "heat", "global": 64, "ranks": 2, "nodes": 2, "mode": "T1", "variant": "proxy",
+                    "path": "proxy", "step_us": 17.0, "Fm_us": 14.0})
+        w.writerow({"op": "heat", "global": 64, "ranks": 2, "nodes": 2, "mode": "T1", "variant": "today",
+                    "path": "mpi", "step_us": "x", "X_us": 30.0})
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--nodes", nodes, "--explained", expl)
+    check("validate.py: a cell that is not a number in the nodes table, one error line", code == 1
+          and "nodes.csv" in out and "Traceback" not in out, out)
+    rows_ = open(nodes).read().splitlines()
+    with open(nodes, "w") as f:
+        f.write("\n".join(rows_[:-1]) + "\n")
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--nodes", nodes, "--explained", expl)
+    check("validate.py: the emulated-node row by proxy is 16.51 us by hand", code == 0 and " 16.51 " in out, out)
+
     # expect.py: the page's tables and plots, then --check against a changed page
     page = os.path.join(work, "scaling.md")
     with open(page, "w") as f:
