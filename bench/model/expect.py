@@ -15,7 +15,6 @@ made of. Every parameter is the site file's (bench/model/sites/), listed with it
 """
 import argparse
 import os
-import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -81,7 +80,7 @@ def fmt_nodes_why(hit, last_path) -> str:
 
 
 def table(rows, kind) -> list:
-    lines = ["| nodes | GCDs | process grid | node box | off-node MB per node | today us (eff) | "
+    lines = ["| nodes | GCDs | process grid | node box | MB leaving a node per step | today us (eff) | "
              "signalled us (eff) | proxy us (eff) |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         cells = []

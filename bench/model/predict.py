@@ -5,8 +5,8 @@
                [--halo-width S] [--fuse T] [--float] [--record RUN.json] [--csv FILE]
 
 One rank per GPU (GCD), every node full. For each node count it prints the process grid and
-the box of it each node holds (grid.py, as fdmini makes them), the faces and bytes that leave
-the busiest node per exchange, and for each path (today: host-driven, two streams; signalled:
+the box of it each node holds (grid.py, as fdmini makes them), the messages that leave the
+busiest node per exchange and its bytes per step, and for each path (today: host-driven, two streams; signalled:
 one launch a pass, one node only; proxy: one launch, off-node faces through a host proxy thread
 and MPI) the step in microseconds and the efficiency: weak (--local) T_alone / T_step against
 the block alone on one GPU, strong (--global) T_1 / (R T_step) against the whole grid on one GPU
@@ -60,7 +60,7 @@ def scenario(site: inputs.Site, op: str, nodes: int, local=None, global_size=Non
     msgs, byts = case.plan.node_off()
     kind = "weak" if local is not None else "strong"
     out = {"nodes": nodes, "ranks": ranks, "N": N, "P": P, "B": case.plan.B,
-           "node_msgs": int(msgs.max()), "node_bytes": float(byts.max()),
+           "node_msgs": int(msgs.max()), "node_bytes": float(byts.max()) / S,
            "rank_off_max": int(case.plan.faces_off_per_rank().max()), "paths": {}, "kind": kind,
            "floors": fl}
     for path in model.PATHS:
@@ -119,7 +119,7 @@ def main(argv=None) -> int:
         print(f"  F_g {fl.g:.3g} us ({fl.src['g']}), F_ls {fl.F_ls:.3g} ({fl.src['F_ls']}), "
               f"L_on {fl.L_on:.3g} ({fl.src['L_on']}), L_off {fl.L_off:.3g}, word {fl.W:.3g}, "
               f"kernel {inputs.bytes_per_point(a.op) / fl.c1 / 1e3:.0f} GB/s at T = 1 ({fl.src['c1']})")
-        head = (f"{'nodes':>6} {'grid':>12} {'node box':>8} {'off/node':>8} {'MB/node':>8}  "
+        head = (f"{'nodes':>6} {'grid':>12} {'node box':>8} {'off/node':>8} {'MB/step':>8}  "
                 + "  ".join(f"{p + ' us':>12} {'eff':>5}" for p in model.PATHS))
         print(head)
         table = []
@@ -127,7 +127,7 @@ def main(argv=None) -> int:
             cells = []
             line = {"nodes": r["nodes"], "ranks": r["ranks"], "grid": fmt_grid(r["P"]),
                     "node_box": fmt_grid(r["B"]), "node_off_messages": r["node_msgs"],
-                    "node_off_MB": r["node_bytes"] / 1e6}
+                    "node_off_MB_per_step": r["node_bytes"] / 1e6}
             for p in model.PATHS:
                 res = r["paths"][p]
                 cells.append(f"{'-':>12} {'-':>5}" if res is None else

@@ -26,7 +26,6 @@ tolerance, is reported as not needed.
 """
 import argparse
 import csv
-import json
 import os
 import sys
 
