@@ -24,12 +24,16 @@ N^3, mode (T1: one step per pass; S4-auto: --halo-width 4 --fuse auto), GPUs and
   path         the halo path taken: signalled (exchanged inside the pass's launch), ipc, mpi,
                mixed, none (1 GPU)
   T            the steps per pass the run took (--fuse auto's pick), S the halo width
+  model_us, model_eff  the model's step and efficiency for the row (bench/model/beside.py: the
+               1-GPU run's kernel speed, the row's own floors, the process grid as fdmini makes
+               it; empty where numpy is missing or the device has no site file)
 Weak (bench/scaling/study.py folders weak-OP-N-MODE with study.json): the same per GPUs, plus
   pct_one_gpu  100 T1 / TN (every GPU holds an N^3 block)
   hidden_pct   100 x the share of the exchange hidden behind the interior update (fdmini
                --baseline: 1 - (T_step - T_alone) / (pack + exchange + unpack), or / X where
                the passes are signalled), average over ranks, median over repeats
   eff_alone    T_alone / T_step (--baseline), average over ranks
+  model_us, model_pct  the model's step and 100 T1 / model
   and collect.py's summary of the same folders (PREFIX-weak.csv, the format plot.py reads),
   with plot.py's efficiency and hidden-share plots in PREFIX-weak/ (unless --no-plots).
 
@@ -59,10 +63,24 @@ WEAK_DIR = re.compile(r"weak-(\w+)-(\d+)-(T1|S\d+-\w+)$")
 
 STRONG_COLS = ["op", "global", "gpus", "ranks", "mode", "mps", "procs", "local", "S", "T", "graphs",
                "path", "repeats", "step_us", "speedup", "efficiency", "F1_us", "X_us", "Fp_us",
-               "X_over_Fp", "step_over_F1", "commit", "call"]
+               "X_over_Fp", "step_over_F1", "commit", "call", "model_us", "model_eff"]
 WEAK_COLS = ["op", "block", "gpus", "ranks", "mode", "procs", "S", "T", "graphs", "path", "repeats",
              "step_us", "pct_one_gpu", "hidden_pct", "eff_alone", "F1_us", "X_us", "Fp_us",
-             "X_over_Fp", "commit", "call"]
+             "X_over_Fp", "commit", "call", "model_us", "model_pct"]
+
+MODEL_DIR = os.path.join(HERE, "..", "model")
+
+
+def model_step(recs, base_us, base_rec):
+    """The model's step (us) of a row from its records (bench/model/beside.py), or None (no
+    numpy, no site file for the device, a layout the model cannot place)."""
+    sys.path.insert(0, MODEL_DIR)
+    try:
+        import beside  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None
+    res = beside.predict_run(recs, base_us, base_rec)
+    return None if res is None or not res["kernel_from_base"] else res["step_us"]
 
 
 class TableError(Exception):
@@ -202,6 +220,8 @@ def strong_rows(parts):
             t1 = med([step_us(x) for x in base]) if base else None
             row["speedup"] = div(t1, row["step_us"])
             row["efficiency"] = div(t1, g * row["step_us"]) if t1 is not None else None
+            row["model_us"] = model_step(recs, t1, base[0]) if base else None
+            row["model_eff"] = div(t1, g * row["model_us"]) if row["model_us"] else None
             rows.append(row)
     rows.sort(key=lambda x: (x["op"], x["global"], x["mode"] != "T1", x["mode"], x["gpus"], x["ranks"]))
     return rows
@@ -278,6 +298,8 @@ def weak_rows(chosen):
             row = {"op": op, "block": n, "gpus": r, "ranks": r, "mode": mode}
             row.update(common(recs, {"started": started}))
             row["pct_one_gpu"] = None if t1 is None else 100 * t1 / row["step_us"]
+            row["model_us"] = model_step(recs, t1, base[0]) if base else None
+            row["model_pct"] = 100 * t1 / row["model_us"] if row["model_us"] else None
             alone = [x for x in recs if x.get("baseline")]
             if r > 1 and alone:
                 row["hidden_pct"] = 100 * med([(x.get("hidden_share") or {}).get("avg") for x in alone])
@@ -312,7 +334,7 @@ def md_table(cols, rows, digits):
         for _, key in cols:
             v = r.get(key)
             nd = digits.get(key)
-            if isinstance(v, float) and key in ("step_us", "F1_us", "X_us", "Fp_us"):
+            if isinstance(v, float) and key in ("step_us", "F1_us", "X_us", "Fp_us", "model_us"):
                 nd = 1 if v >= 100 else 2
             cells.append(cell(v, nd) or "-")
         out.append("| " + " | ".join(cells) + " |")
@@ -320,7 +342,7 @@ def md_table(cols, rows, digits):
 
 
 DIGITS = {"speedup": 2, "efficiency": 3, "X_over_Fp": 2, "step_over_F1": 2, "pct_one_gpu": 1,
-          "hidden_pct": 1, "eff_alone": 3}
+          "hidden_pct": 1, "eff_alone": 3, "model_eff": 3, "model_pct": 1}
 
 
 def header(title, parts, rows):
@@ -354,12 +376,14 @@ def write_strong(rows, parts, device, out, prefix):
               "(G the GPUs: 8 ranks on 4 GPUs share them under MPS, `mps`); F1 = max(F_g, F_c), X "
               "(the exchange alone) and F_p (the link's floor, to a neighbour on another GPU) are "
               "the floors each run measured at start-up, averaged over ranks; `-` where a record "
-              "has none. Modes: T1 one step per pass; S4-auto `--halo-width 4 --fuse auto` (T the "
+              "has none. `model us` and `model eff`: what bench/model allows for the row (the 1-GPU "
+              "run's kernel speed, the row's own floors). Modes: T1 one step per pass; S4-auto `--halo-width 4 --fuse auto` (T the "
               "steps per pass it took). `path`: signalled (inside the pass's launch), ipc, mpi.", ""]
     cols = [("N", "global"), ("mode", "mode"), ("GPUs", "gpus"), ("ranks", "ranks"), ("T", "T"),
             ("path", "path"), ("step us", "step_us"), ("speedup", "speedup"),
             ("efficiency", "efficiency"), ("F1", "F1_us"), ("X", "X_us"), ("F_p", "Fp_us"),
-            ("X/F_p", "X_over_Fp"), ("step/F1", "step_over_F1")]
+            ("X/F_p", "X_over_Fp"), ("step/F1", "step_over_F1"), ("model us", "model_us"),
+            ("model eff", "model_eff")]
     write_md(os.path.join(out, prefix + "-strong.md"), lines, cols, rows)
 
 
@@ -368,12 +392,13 @@ def write_weak(rows, chosen, parts, device, out, prefix, plots, title_prefix, tm
     lines += ["Microseconds per time step of the slowest rank with an N^3 block on every GPU; "
               "`% of 1 GPU` 100 T1/TN against the 1-GPU run of the same study folder; `hidden` the "
               "share of the exchange hidden behind the interior update and `vs alone` T_alone/T_step "
-              "(fdmini `--baseline`, each rank's block alone, average over ranks); floors as in the "
+              "(fdmini `--baseline`, each rank's block alone, average over ranks); `model us` and "
+              "`model %` the model's step and share of one GPU (bench/model); floors as in the "
               "strong table. The CSV beside this file is collect.py's summary of the same runs.", ""]
     cols = [("N", "block"), ("mode", "mode"), ("GPUs", "gpus"), ("T", "T"), ("path", "path"),
             ("step us", "step_us"), ("% of 1 GPU", "pct_one_gpu"), ("hidden %", "hidden_pct"),
             ("vs alone", "eff_alone"), ("F1", "F1_us"), ("X", "X_us"), ("F_p", "Fp_us"),
-            ("X/F_p", "X_over_Fp")]
+            ("X/F_p", "X_over_Fp"), ("model us", "model_us"), ("model %", "model_pct")]
     write_md(os.path.join(out, prefix + "-weak.md"), lines, cols, rows)
     summary = os.path.join(out, prefix + "-weak.csv")
     folders = [folder for (_, folder) in chosen.values()]
@@ -413,6 +438,12 @@ def main():
     ap.add_argument("--title-prefix", default="")
     ap.add_argument("--line", metavar="RECORD")
     a = ap.parse_args()
+    sys.path.insert(0, MODEL_DIR)
+    import needs  # pylint: disable=import-outside-toplevel
+    needs.reexec(__file__)
+    if not needs.have(("numpy",)) and not a.line:
+        print("scaling_table: warning: numpy is not installed: the model columns are left empty",
+              file=sys.stderr)
     tmp = tempfile.mkdtemp()
     try:
         if a.line:

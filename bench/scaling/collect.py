@@ -30,6 +30,16 @@ file named), and so are the records of runs that study.json says exited non-zero
 results.csv, marked (`verification` failed, `run_status` "exit N" or "timed out"), and left out
 of summary.csv (their number said on stderr), so that they count in no median or efficiency.
 
+Every summary row also carries the model's step and efficiency for it (bench/model/: the step the
+kernel's speed and the run's own floors allow on this layout, with the process grid and faces as
+fdmini makes them): `model_step_ms`, `model_efficiency` (as `efficiency`, model against model),
+`model_path` (today: the two-stream exchange; signalled) and `model_inputs` (the site file, and
+which numbers came from the records). The kernel's speed comes from the 1-rank row the efficiency
+is measured against; the floors F_g, F_ls, L, X and F_p from the row's records (median over
+repeats; X and F_p the slowest rank's); the rest from the site file of the device (MI250X:
+lumi-g, H200: nvidia-h200; --site chooses another, --no-model leaves the columns empty, as they
+are for devices without a site file and where numpy is missing).
+
 Every row also carries the record's provenance (what the run ran on): start time, MPI library,
 GPU runtime and driver, compiler, build type and flags, hwloc, the Cray GTL, Slurm job id and
 node list, the MPI-related environment (`mpi_env`, NAME=VALUE pairs joined by ';') and the
@@ -83,6 +93,8 @@ SUMMARY_COLUMNS = [
     "redundant_share", "efficiency_vs_best_1rank",
     "device", "backend", "precision", "kernel", "mpi_gpu", "overlap",
     "global", "local", "date", "git_commits", "mpi_libraries", "gpu_drivers",
+    # the model (bench/model/) beside the measurement
+    "model_step_ms", "model_efficiency", "model_path", "model_inputs",
 ]
 
 
@@ -313,6 +325,7 @@ def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict
         "slurm_nodelist": text(rec.get("slurm_nodelist")),
         "mpi_env": env_text(rec.get("mpi_env")),
         "binding_source": text(rec.get("binding_source")),
+        "_rec": rec,  # for the model (not a column)
     }
     for p in PHASES:
         row[f"{p}_ms_avg"] = number(ph[p].get("avg"))
@@ -404,6 +417,7 @@ def summarize(rows: Sequence[dict]) -> List[dict]:
         first = runs[0]
         procs = statistics.mode(r["procs"] for r in runs)
         out.append({
+            "_recs": [r["_rec"] for r in runs if r.get("_rec") is not None],
             "study": first["study"], "size": first["size"], "op": first["op"],
             "variant": first["variant"], "ranks": first["ranks"], "nodes": first["nodes"],
             "procs": procs, "repeats": len(runs),
@@ -488,6 +502,53 @@ def add_efficiency(summary: List[dict]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# the model beside the measurement (bench/model/)
+
+MODEL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model")
+
+
+def model_module():
+    """bench/model/beside.py, or None where numpy is missing."""
+    sys.path.insert(0, MODEL_DIR)
+    try:
+        import beside  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None
+    return beside
+
+
+def add_model(summary: List[dict], site_name: Optional[str]) -> bool:
+    """The model columns of every summary row (bench/model/beside.py, from the row's records and
+    the 1-rank row its efficiency is measured against); False where numpy is missing."""
+    for s in summary:
+        for c in ("model_step_ms", "model_efficiency", "model_path", "model_inputs"):
+            s[c] = None
+    beside = model_module()
+    if beside is None:
+        return False
+    same = {tuple(s[k] for k in GROUP_KEYS): s for s in summary if s["ranks"] == 1}
+    no_kernel = tuple(k for k in GROUP_KEYS if k != "kernel")
+    for s in summary:
+        base = same.get(tuple(s[k] for k in GROUP_KEYS))
+        if base is None:
+            cands = [b for b in summary if b["ranks"] == 1 and b["step_ms"]
+                     and all(b[k] == s[k] for k in no_kernel)]
+            base = min(cands, key=lambda b: b["step_ms"]) if cands else None
+        base_us = 1e3 * base["step_ms"] if base and base["step_ms"] else None
+        base_rec = base["_recs"][0] if base and base.get("_recs") else None
+        res = beside.predict_run(s.get("_recs") or [], base_us, base_rec,
+                                 s["nodes"] if isinstance(s["nodes"], int) else None, site_name)
+        if res is None:
+            continue
+        s["model_step_ms"] = res["step_us"] / 1e3
+        s["model_path"] = res["path"]
+        s["model_inputs"] = res["inputs"]
+        if res["kernel_from_base"]:
+            s["model_efficiency"] = beside.efficiency(s["study"], s["ranks"], res["step_us"], base_us)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
 # output
 
 
@@ -532,21 +593,48 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="study type of records that have no study.json manifest")
     parser.add_argument("--allow-failed", action="store_true",
                         help="keep records whose verification failed instead of rejecting them")
+    parser.add_argument("--site", metavar="NAME_OR_FILE",
+                        help="the model's site file (bench/model/sites: lumi-g, frontier, "
+                        "nvidia-h200; default: from the device)")
+    parser.add_argument("--no-model", action="store_true",
+                        help="leave the model columns of the summary empty")
     args = parser.parse_args(argv)
+    if args.summary and not args.no_model:
+        sys.path.insert(0, MODEL_DIR)
+        import needs  # pylint: disable=import-outside-toplevel
+        needs.reexec(__file__)
     try:
+        if args.site and args.summary and not args.no_model and model_module() is not None:
+            model_module().inputs.load_site(args.site)  # a bad --site: an error before any file
         rows = collect_rows(args.inputs, args.study, args.allow_failed)
         write_csv(args.output, RUN_COLUMNS, rows)
         print(f"collect: {len(rows)} run(s) -> {args.output}")
         if args.summary:
             summary = summarize(rows)
+            if args.no_model:
+                for s in summary:
+                    s.update({c: None for c in SUMMARY_COLUMNS if c.startswith("model_")})
+            elif not add_model(summary, args.site):
+                print("collect: warning: numpy is not installed: the model columns are left empty "
+                      "(apt-get install python3-numpy, or pip install numpy)", file=sys.stderr)
             write_csv(args.summary, SUMMARY_COLUMNS, summary)
             print(f"collect: {len(summary)} summary row(s) -> {args.summary}")
             for s in summary:
                 eff = "" if s["efficiency"] is None else f"efficiency {s['efficiency']:.3f}"
                 step = "-" if s["step_ms"] is None else f"{s['step_ms']:.4g}"
+                mod = ""
+                if s.get("model_step_ms") is not None:
+                    mod = f"  model {s['model_step_ms']:.4g} ms"
+                    if s.get("model_efficiency") is not None:
+                        mod += f", {s['model_efficiency']:.3f}"
                 print(f"  {s['study']:6s} {s['size']:>14s} {s['op']:9s} {s['variant']:18s} "
-                      f"N={s['ranks']:<5d} step {step} ms (median of {s['repeats']})  {eff}")
+                      f"N={s['ranks']:<5d} step {step} ms (median of {s['repeats']})  {eff}{mod}")
     except CollectError as err:
+        print(f"collect.py: error: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:  # the model's ModelError (a bad --site): one line, no traceback
+        if type(err).__name__ != "ModelError":
+            raise
         print(f"collect.py: error: {err}", file=sys.stderr)
         return 1
     return 0

@@ -6,7 +6,9 @@
 For every study in the summary (one study type, size, operator, backend, device and precision)
 it writes three figures, each as PNG and SVG, into DIR:
 
-    STEM-efficiency   parallel efficiency vs scale, one line per variant, ideal = 1
+    STEM-efficiency   parallel efficiency vs scale, one line per variant, ideal = 1, and
+                      dashed in the same colour the model's efficiency for the variant where
+                      the summary has it (collect.py's model_efficiency, bench/model)
     STEM-phases       time per step by phase, stacked bars per scale, one panel per variant,
                       with the measured step time (the slowest rank's) marked
     STEM-bandwidth    effective bandwidth per GCD vs scale (avg over ranks; bar down to the
@@ -39,7 +41,8 @@ REQUIRED = ["study", "size", "op", "variant", "ranks", "repeats", "step_ms", "ef
             "date"]
 FLOATS = ["step_ms", "efficiency", "pack_ms", "exchange_ms", "unpack_ms", "interior_ms",
           "boundary_ms", "bw_per_gcd_GBs", "bw_per_gcd_min_GBs"]
-OPTIONAL_FLOATS = ["hidden_share", "efficiency_vs_alone"]  # present with fdmini --baseline
+# present with fdmini --baseline; the model's (bench/model) where collect.py could compute it
+OPTIONAL_FLOATS = ["hidden_share", "efficiency_vs_alone", "model_step_ms", "model_efficiency"]
 PHASES = [("pack", "pack (halo stream)"), ("exchange", "exchange (MPI)"),
           ("unpack", "unpack (halo stream)"), ("interior", "interior update"),
           ("boundary", "boundary shell")]
@@ -178,8 +181,13 @@ def plot_efficiency(plt, key, rows, prefix, out_dir, stem) -> List[str]:
     for v in variants_of(rows):
         x, y = series(rows, v, "efficiency")
         if x:
-            ax.plot(x, y, marker="o", linewidth=2, label=v)
+            line = ax.plot(x, y, marker="o", linewidth=2, label=v)
             top = max(top, max(y))
+            mx, my = series(rows, v, "model_efficiency")
+            if mx:
+                ax.plot(mx, my, linestyle="--", marker="x", linewidth=1.5, color=line[0].get_color(),
+                        label=f"{v} (model)")
+                top = max(top, max(my))
     setup_scale_axis(ax, ranks, scale_label(key[3]))
     formula = "$T_1 / T_N$" if study == "weak" else "$T_1 / (N\\,T_N)$"
     ax.set_ylabel(f"{study}-scaling efficiency  {formula}")

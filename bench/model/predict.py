@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""predict.py - what a step of fdmini should take on N nodes of a site, for each path.
+
+    predict.py --site lumi-g --op heat (--local NX,NY,NZ | --global NX,NY,NZ) --nodes 1,2,4,...
+               [--halo-width S] [--fuse T] [--float] [--record RUN.json] [--csv FILE]
+
+One rank per GPU (GCD), every node full. For each node count it prints the process grid and
+the box of it each node holds (grid.py, as fdmini makes them), the messages that leave the
+busiest node per exchange and its bytes per step, and for each path (today: host-driven, two streams; signalled:
+one launch a pass, one node only; proxy: one launch, off-node faces through a host proxy thread
+and MPI) the step in microseconds and the efficiency: weak (--local) T_alone / T_step against
+the block alone on one GPU, strong (--global) T_1 / (R T_step) against the whole grid on one GPU
+at the same kernel speed. The model is model.py's docstring; its parameters are the site file's
+(bench/model/sites/, each with its source), and where --record names a run's JSON record
+(fdmini --json) the floors it measured (F_g, F_ls, L) and, from a one-rank record or one with
+--baseline, the kernel's speed replace the site's.
+"""
+import argparse
+import csv
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import needs  # noqa: E402
+
+if __name__ == "__main__":
+    needs.require(__file__)
+
+import grid  # noqa: E402
+import inputs  # noqa: E402
+import model  # noqa: E402
+from inputs import ModelError  # noqa: E402
+
+
+def triple(text: str, what: str):
+    try:
+        v = [int(x) for x in text.split(",")]
+    except ValueError:
+        v = []
+    if len(v) == 1:
+        v = v * 3
+    if len(v) != 3 or min(v) < 1:
+        raise ModelError(f"{what} {text!r}: expected N or NX,NY,NZ, positive integers")
+    return tuple(v)
+
+
+def scenario(site: inputs.Site, op: str, nodes: int, local=None, global_size=None, S=1, T=1,
+             real_bytes=8, record=None, record_name=""):
+    """Every path's prediction for one node count: {'nodes', 'ranks', 'N', 'P', 'B', 'node_msgs',
+    'node_bytes', 'rank_off_max', 'paths': {path: result or None}, 'alone_us' / 't1_us'}."""
+    K = site.p["gpus_per_node"]
+    ranks = K * nodes
+    N, P = grid.resolve_grid(ranks, global_size=global_size, local=local, width=S,
+                             impl=site.p["mpi"])
+    fl = model.Floors(site, op, real_bytes)
+    if record is not None:
+        fl.from_record(record, record_name)
+    case = model.Case(op, N, P, K, nodes, S, T, real_bytes)
+    msgs, byts = case.plan.node_off()
+    kind = "weak" if local is not None else "strong"
+    out = {"nodes": nodes, "ranks": ranks, "N": N, "P": P, "B": case.plan.B,
+           "node_msgs": int(msgs.max()), "node_bytes": float(byts.max()) / S,
+           "rank_off_max": int(case.plan.faces_off_per_rank().max()), "paths": {}, "kind": kind,
+           "floors": fl}
+    for path in model.PATHS:
+        res = model.predict(case, fl, path)
+        if res is not None:
+            res["eff"] = model.efficiency(kind, case, fl, res["step_us"])
+        out["paths"][path] = res
+    return out
+
+
+def fmt_grid(t) -> str:
+    return "-" if t is None else "x".join(str(v) for v in t)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].split(" - ", 1)[1],
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--site", default="lumi-g", help="lumi-g, frontier, nvidia-h200 or a site file")
+    ap.add_argument("--op", default="heat")
+    size = ap.add_mutually_exclusive_group(required=True)
+    size.add_argument("--local", metavar="NX,NY,NZ", help="the block of every rank (weak scaling)")
+    size.add_argument("--global", dest="glob", metavar="NX,NY,NZ", help="the global grid (strong)")
+    ap.add_argument("--nodes", default="1,2,4,8,16,32,64,128,256,512,1024")
+    ap.add_argument("--halo-width", type=int, default=1, metavar="S")
+    ap.add_argument("--fuse", type=int, default=1, metavar="T")
+    ap.add_argument("--float", action="store_true", help="single precision (4 bytes a value)")
+    ap.add_argument("--record", metavar="RUN.json", help="a run's record: its floors and kernel")
+    ap.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
+    a = ap.parse_args(argv)
+    try:
+        site = inputs.load_site(a.site)
+        local = triple(a.local, "--local") if a.local else None
+        glob = triple(a.glob, "--global") if a.glob else None
+        try:
+            nodes = [int(x) for x in a.nodes.split(",")]
+        except ValueError:
+            nodes = []
+        if not nodes or min(nodes) < 1:
+            raise ModelError(f"--nodes {a.nodes!r}: expected positive integers, e.g. 1,2,4")
+        rec = inputs.load_record(a.record) if a.record else None
+        inputs.bytes_per_point(a.op)
+        rows = []
+        for n in nodes:
+            try:
+                rows.append(scenario(site, a.op, n, local, glob, a.halo_width, a.fuse,
+                                     4 if a.float else 8, rec, a.record or ""))
+            except grid.GridError as err:
+                print(f"predict: {n} node(s): {err}", file=sys.stderr)
+        if not rows:
+            raise ModelError("no node count gives a grid fdmini runs")
+        what = f"--local {a.local}" if a.local else f"--global {a.glob}"
+        print(f"{site.name}: {a.op} {what}, S = {a.halo_width}, T = {a.fuse}, "
+              f"{site.p['gpus_per_node']} ranks per node ({rows[0]['kind']} efficiency)")
+        fl = rows[0]["floors"]
+        print(f"  F_g {fl.g:.3g} us ({fl.src['g']}), F_ls {fl.F_ls:.3g} ({fl.src['F_ls']}), "
+              f"L_on {fl.L_on:.3g} ({fl.src['L_on']}), L_off {fl.L_off:.3g}, word {fl.W:.3g}, "
+              f"kernel {inputs.bytes_per_point(a.op) / fl.c1 / 1e3:.0f} GB/s at T = 1 ({fl.src['c1']})")
+        head = (f"{'nodes':>6} {'grid':>12} {'node box':>8} {'off/node':>8} {'MB/step':>8}  "
+                + "  ".join(f"{p + ' us':>12} {'eff':>5}" for p in model.PATHS))
+        print(head)
+        table = []
+        for r in rows:
+            cells = []
+            line = {"nodes": r["nodes"], "ranks": r["ranks"], "grid": fmt_grid(r["P"]),
+                    "node_box": fmt_grid(r["B"]), "node_off_messages": r["node_msgs"],
+                    "node_off_MB_per_step": r["node_bytes"] / 1e6}
+            for p in model.PATHS:
+                res = r["paths"][p]
+                cells.append(f"{'-':>12} {'-':>5}" if res is None else
+                             f"{res['step_us']:12.2f} {res['eff']:5.3f}")
+                line[f"{p}_us"] = None if res is None else res["step_us"]
+                line[f"{p}_eff"] = None if res is None else res["eff"]
+            table.append(line)
+            print(f"{r['nodes']:6d} {fmt_grid(r['P']):>12} {fmt_grid(r['B']):>8} {r['node_msgs']:8d} "
+                  f"{r['node_bytes'] / 1e6:8.2f}  " + "  ".join(cells))
+        if a.csv:
+            try:
+                with open(a.csv, "w", newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=list(table[0]))
+                    w.writeheader()
+                    w.writerows(table)
+            except OSError as err:
+                raise ModelError(f"{a.csv}: cannot write: {err.strerror}") from None
+    except (ModelError, grid.GridError) as err:
+        print(f"predict.py: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
