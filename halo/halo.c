@@ -17,8 +17,9 @@
  * halo_exchange_begin, 4-6 in halo_exchange_end and 7-8 in halo_exchange_unpack.
  * "Face" means any region of faces.h (face, edge or corner); each active one is one message
  * (one IPC copy), carrying every field of the exchange.
- * STREAM_TRIGGERED.md beside this file says how stream-ordered sends (Cray MPICH's MPIX_Enqueue_*,
- * MPICH 4.2's MPIX_*_enqueue) would replace the host's waits of steps 5 and 6.
+ * TRIGGERED.md beside this file says how stream-ordered sends (Cray MPICH's MPIX_Enqueue_*,
+ * MPICH 4.2's MPIX_*_enqueue) would replace the host's waits of steps 5 and 6, and how
+ * kernel-triggered ones would replace the off-node proxy's host part (proxy.c).
  * Tags: face f leaves with the sender's region index f and is
  * region fd_region_opposite(f) of the receiver (the x-low face of one rank meets the x-high
  * face of the other; an edge meets the edge of the opposite direction).

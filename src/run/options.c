@@ -135,7 +135,7 @@ void fd_options_usage(FILE *out)
     "                      pass's launch or a deep window's own): RANK's launches never\n"
     "                      tell its neighbours they packed, and every\n"
     "                      launch waits 2 s at most: the run must end with exit 3 (no\n"
-    "                      effect where no pass is signalled: the host backend, MPI faces)\n"
+    "                      effect where no pass is signalled: faces by MPI from the host)\n"
     "  --test-delays       random host sleeps and device waits before signalled passes (a\n"
     "                      stress of the exchange's ordering): the run must still PASS, bit\n"
     "                      for bit\n"
