@@ -58,7 +58,7 @@ typedef struct {
  * HIP_ENABLE_DEFERRED_LOADING=0, set in this process's environment whatever it held), so
  * that no launch blocks the host to load a module while a launch already running waits for a
  * word the host must set (a deadlock: the off-node proxy, halo/proxy.c). be_init reports
- * whether it held (be_info.eager_loading). Nothing on the host backend. Not Collective. */
+ * whether it ran (be_info.eager_loading). Nothing on the host backend. Not Collective. */
 void be_preinit(void);
 
 /* Number of devices this process can see. Synchronous. */

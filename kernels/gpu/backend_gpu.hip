@@ -72,11 +72,14 @@ extern "C" int be_device_count(int *count)
   return BE_OK;
 }
 
+/* be_preinit ran (and set the runtime's eager loading) before the runtime started */
+static int eager_set;
+
 extern "C" void be_preinit(void)
 {
   /* overwrite: a lazy loading asked for by the environment would let a launch block the host
    * while a launch already running waits for it (backend.h) */
-  setenv(GPU_EAGER_LOADING_VAR, GPU_EAGER_LOADING_VALUE, 1);
+  eager_set = setenv(GPU_EAGER_LOADING_VAR, GPU_EAGER_LOADING_VALUE, 1) == 0;
 }
 
 extern "C" int be_init(int index, be_info *info)
@@ -100,15 +103,7 @@ extern "C" int be_init(int index, be_info *info)
   info->device_count = count;
   info->is_accelerator = 1;
   info->launches_wait = 1;
-  {
-    /* be_preinit's setting, unless a caller skipped it (literal names: CONTRIBUTING.md's list) */
-#if defined(__CUDACC__) && !defined(__HIP__)
-    const char *mode = getenv("CUDA_MODULE_LOADING");
-#else
-    const char *mode = getenv("HIP_ENABLE_DEFERRED_LOADING");
-#endif
-    info->eager_loading = mode && strcmp(mode, GPU_EAGER_LOADING_VALUE) == 0;
-  }
+  info->eager_loading = eager_set; /* be_preinit's setting, unless a caller skipped it */
   info->host_threads = 0;
   info->memory_bytes = prop.totalGlobalMem;
 
