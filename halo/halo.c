@@ -310,10 +310,9 @@ static int create_proxy(fd_halo *h, fd_halo_path path, const be_info *dev)
   const int signalable = h->fields == 1 || h->width > 1;
   const int wanted = signalable && (path == FD_HALO_PATH_PROXY || (path == FD_HALO_PATH_AUTO && dev->launches_wait));
   FD_CALL(fd_agree(h->comm, path == FD_HALO_PATH_PROXY && !dev->eager_loading
-                                ? fd_set_error(FD_ERR_USAGE, "--halo-path proxy: the GPU runtime loads kernels on "
-                                               "first use, so a launch could block the host while another waits for "
-                                               "the proxy; run without CUDA_MODULE_LOADING / "
-                                               "HIP_ENABLE_DEFERRED_LOADING changes")
+                                ? fd_set_error(FD_ERR_USAGE, "--halo-path proxy: this program did not ask the GPU "
+                                               "runtime to load every kernel at start-up (be_preinit), so a launch could "
+                                               "block the host while another waits for the proxy")
                                 : FD_OK));
   unsigned regions = 0;
   int count[FD_REGIONS] = {0};
@@ -590,14 +589,21 @@ int halo_use_ipc(fd_halo *h, int on)
   return clear_graphs(h); /* staged MPI: packs and unpacks copy the MPI faces' runs, just changed */
 }
 
+/* Once no launch of this rank is in flight (the caller waited for its streams; this waits for
+ * the halo stream): hands what the launches packed to MPI, meets every rank (no launch of any
+ * rank waits for the proxy any more), and drains the proxy (proxy_drain: nothing of the passes
+ * before left in MPI, no host wait serving it). Collective over comm. */
+static int quiesce(fd_halo *h)
+{
+  FD_BE(be_stream_sync(h->stream));
+  FD_CALL(proxy_progress(&h->proxy));
+  FD_MPI(MPI_Barrier(h->comm));
+  return proxy_drain(&h->proxy);
+}
+
 int halo_use_proxy(fd_halo *h, int on)
 {
-  if (!on && h->proxy.active) { /* nothing of it left in MPI, no host wait serving it */
-    FD_BE(be_stream_sync(h->stream));
-    FD_CALL(proxy_progress(&h->proxy));
-    FD_MPI(MPI_Barrier(h->comm)); /* no launch of any rank waits for it */
-    FD_CALL(proxy_drain(&h->proxy));
-  }
+  if (!on && h->proxy.active) FD_CALL(quiesce(h));
   h->use_proxy = on && h->proxy.on;
   return count_faces(h);
 }
@@ -1033,11 +1039,8 @@ int halo_signals_stalled(fd_halo *h, int rank, char *why, size_t len)
 int halo_signals_reset(fd_halo *h)
 {
   static const uint32_t zero[BE_SIG_WORDS];
-  FD_BE(be_stream_sync(h->stream));
-  FD_CALL(proxy_progress(&h->proxy)); /* what this rank's launches packed leaves for MPI */
-  FD_MPI(MPI_Barrier(h->comm)); /* no launch of any rank reads or writes a word now */
-  FD_CALL(read_stall(h));      /* before the zeroes erase it */
-  FD_CALL(proxy_drain(&h->proxy)); /* nothing of the last passes left in MPI */
+  FD_CALL(quiesce(h));    /* no launch of any rank reads or writes a word now */
+  FD_CALL(read_stall(h)); /* before the zeroes erase it */
   if (h->flags) {
     FD_BE(be_memcpy_async(h->flags + SIG_WORDS_AT, zero, sizeof zero, BE_COPY_H2D, h->stream));
     FD_BE(be_stream_sync(h->stream));

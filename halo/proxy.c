@@ -151,7 +151,6 @@ int proxy_start(fd_proxy *p)
     if (p->regions >> r & 1u)
       for (uint32_t q = 0; q < 2; q++) FD_CALL(post_receive(p, r, q));
   p->active = 1;
-  p->error[0] = '\0';
   be_set_wait_hook(serve_hook, p);
   return FD_OK;
 }
@@ -185,7 +184,6 @@ static int start_region(fd_proxy *p, int r)
     FD_MPI(MPI_Isend(slot, p->send_nothing ? 0 : p->count[r], FD_MPI_REAL, p->nbr[r], r, p->comm,
                      &p->sreq[r][e & 1u]));
     p->sent[r] = e + 1;
-    p->messages++;
   }
   /* 2. post the receive of exchange q once the launch that read slot q % 2 last (exchange
    *    q - 2) has finished: packed >= q; exchanges 0 and 1 were posted at the start */

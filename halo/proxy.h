@@ -63,8 +63,6 @@ typedef struct {
   /* the first short message received (MPI_Get_count below the region's count); -1: none */
   long long short_exchange;
   int short_region, short_source, short_got, short_want;
-  long long messages;       /* faces sent since proxy_create */
-  char error[256];          /* the hook's failure, one line */
 } fd_proxy;
 
 /* Sets up *p for the regions `regions` of this rank (each message count[r] elements at
