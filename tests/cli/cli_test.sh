@@ -243,18 +243,19 @@ assert (f["other_gpu"]["total"], f["other_node"]["total"], f["same_gpu"]["total"
 PY
 
 echo "== the off-node proxy (--halo-path proxy): one launch per pass, faces through MPI by the host"
-# 2 emulated nodes of 2 ranks: the report's path and proxy lines, F_m, the JSON's counts, the
-# dump as one rank's (the host backend has no IPC: every face through the proxy)
+# 2 emulated nodes of 2 ranks (1 x 2 x 2: 2 faces a rank, 8 in all): the report's path and proxy
+# lines, F_m, the JSON's counts, the dump as one rank's (the host backend has no IPC: every face
+# through the proxy)
 if (($(ranks 4) >= 4)); then
   run 4 --op heat --global 24,24,24 --iters 10 --test-node-ranks 2 --halo-path proxy --dump "$work/noden.raw" \
     --json "$work/proxy.json"
   if [ "$rc" -eq 0 ] && has "$out" "verification: PASS" && cmp -s "$work/node1.raw" "$work/noden.raw" &&
-    has "$out" "halo        path proxy (0 faces by device copy between ranks, 16 through MPI by the proxy" &&
+    has "$out" "halo        path proxy (0 faces by device copy between ranks, 8 through MPI by the proxy" &&
     has "$out" "proxy       faces out of IPC reach" && grep -qE "F_m [0-9.]+ / [0-9.]+ / [0-9.]+ \(the largest face alone through the proxy" <<<"$out" &&
     python3 - "$work/proxy.json" <<'PY'; then
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert (r["halo_path"], r["halo_faces_proxy"], r["halo_faces_mpi"]) == ("proxy", 16, 16), r["halo_path"]
+assert (r["halo_path"], r["halo_faces_proxy"], r["halo_faces_mpi"]) == ("proxy", 8, 8), r["halo_path"]
 assert r["floors_us"]["Fm"]["min"] > 0 and r["exchange_signalled_passes"] == 10, r["floors_us"]
 PY
     ok "--halo-path proxy, 2 emulated nodes of 2: path proxy, F_m, JSON counts, PASS, dump equal to one rank's"
