@@ -54,7 +54,7 @@ def why(res, site) -> str:
     parts = res["parts"]
     name = max(parts, key=parts.get)
     text = {"launches": "the launch chain", "latency": "latency", "bandwidth": "NIC bandwidth",
-            "measured F_p": "the link's floor F_p"}[name]
+            "measured F_p": "the link's floor F_p", "measured F_m": "the proxy's floor F_m"}[name]
     shares = ", ".join(f"{k} {v:.1f}" for k, v in sorted(parts.items(), key=lambda kv: -kv[1]) if v > 0)
     return f"{text} ({shares} us)"
 

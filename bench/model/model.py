@@ -37,10 +37,18 @@ The paths (step = window / S; the slowest rank's):
       hop = W + M_off
   and the chain of a pass waits for the later of the launch and the hop:
       S = 1: step = max(C_0, max(F_p, max(g, hop)) + c_1 shell);  S > 1: window = max(F_p, hop) + sum C_p
+  Where the run measured F_m (one face alone through the proxy and MPI, device-ordered: the
+  word round trip, the MPI one-way and that face's bytes), it replaces those three:
+      hop = F_m + (NIC time of the node's off-node bytes beyond that face's own, if any)
   On one node the proxy pass is the signalled pass.
 
 Ranks sharing one GPU (MPS) share its memory bandwidth: a GPU of r ranks computes r blocks
 (c_T times r).
+
+The kernel's speed comes from a measured step: of one block alone (Floors.set_kernel: the step
+less g / T over its points), or of a run the model describes (fit_kernel: the c_1 at which the
+model gives that run's step on its own path with its own X; validate.py takes the ranks
+sharing one GPU without emulated nodes this way, their contention under MPS included).
 
 Efficiency: weak T_alone / T_step (T_alone: the block alone, one rank, no neighbours); strong
 T_1 / (R T_step), T_1 the whole grid on one rank at the same kernel speed (even where it does
@@ -60,7 +68,7 @@ PATHS = ("today", "signalled", "proxy")
 class Floors:
     """The numbers the model combines, each with where it came from ('site NAME' or 'record
     FILE'): g (F_g), F_ls, L_on, L_off, W (word round trip), flag, c1 (us per point-step at
-    T = 1), and optionally X and F_p of the same run (used as they are)."""
+    T = 1), and optionally X, F_p and F_m of the same run (used as they are)."""
 
     def __init__(self, site: inputs.Site, op: str, real_bytes: int = 8):
         p = site.p
@@ -71,6 +79,7 @@ class Floors:
         self.c1 = inputs.bytes_per_point(op, real_bytes) / (p["kernel_GBs"] * 1e3)
         self.X: Optional[float] = None
         self.Fp: Optional[float] = None
+        self.Fm: Optional[float] = None
         tag = f"site {site.name}"
         self.src = {k: tag for k in ("g", "F_ls", "L_on", "L_off", "W", "flag", "c1")}
 
@@ -166,10 +175,22 @@ def messages(case: Case, fl: Floors):
     link_on = np.where(on, pl.nbytes / link, 0.0).max(axis=1)
     big_off = np.where(pl.off, pl.nbytes, 0.0).max(axis=1)
     has_off = pl.off.any(axis=1)
-    bw = np.maximum(big_off / (p["offnode_message_GBs"] * 1e3), my_load / (p["nic_GBs"] * 1e3))
+    own = big_off / (p["offnode_message_GBs"] * 1e3)
+    bw = np.maximum(own, my_load / (p["nic_GBs"] * 1e3))
     t_off = np.where(has_off, fl.L_off + bw, 0.0)
     return {"M": np.maximum(t_on, t_off), "M_off": t_off, "link_on": link_on,
-            "has_on": on.any(axis=1), "has_off": has_off, "off_bw": np.where(has_off, bw, 0.0)}
+            "has_on": on.any(axis=1), "has_off": has_off, "off_bw": np.where(has_off, bw, 0.0),
+            "off_own": np.where(has_off, own, 0.0)}
+
+
+def hop(fl: Floors, ms):
+    """Per rank: a face to another node through the proxy, W + M_off, or where the run measured
+    F_m, F_m plus the NIC time beyond its largest face's own (0 for ranks without such faces)."""
+    if fl.Fm is not None:
+        h = fl.Fm + ms["off_bw"] - ms["off_own"]
+    else:
+        h = fl.W + ms["M_off"]
+    return np.where(ms["has_off"], h, 0.0)
 
 
 def predict(case: Case, fl: Floors, path: str) -> Optional[Dict]:
@@ -201,12 +222,12 @@ def predict(case: Case, fl: Floors, path: str) -> Optional[Dict]:
     else:
         Fp = fl.Fp if fl.Fp is not None else g + fl.flag + ms["link_on"]
         Fp = np.where(ms["has_on"], Fp, 0.0)
-        hop = np.where(ms["has_off"], fl.W + ms["M_off"], 0.0)
+        h = hop(fl, ms)
         if S == 1:
-            E = np.maximum(Fp, np.where(ms["has_off"], np.maximum(g, hop), 0.0))
+            E = np.maximum(Fp, np.where(ms["has_off"], np.maximum(g, h), 0.0))
             window = np.maximum(passes[0], E + cT * shell)
         else:
-            E = np.maximum(Fp, hop)
+            E = np.maximum(Fp, h)
             window = E + alone
         ex, X, parts = E, None, None
     step = window / S
@@ -215,6 +236,37 @@ def predict(case: Case, fl: Floors, path: str) -> Optional[Dict]:
         parts = breakdown(case, fl, ms, r, path)
     return {"step_us": float(step[r]), "compute_us": float((alone / S)[r]),
             "exchange_us": float(ex[r]), "parts": parts, "rank": r}
+
+
+def fit_kernel(case: Case, fl: Floors, path: str, step_us: float, src: str) -> float:
+    """Sets fl.c1 to the kernel's speed at which `path` gives `step_us` for `case` (the model's
+    step grows with c1: bisection to a relative 1e-12) and returns it; ModelError where no speed
+    does (the step is below what the model gives with a free kernel, or the path cannot run)."""
+    def at(c1):
+        fl.c1 = c1
+        res = predict(case, fl, path)
+        if res is None:
+            raise ModelError(f"{src}: path {path} cannot run on {case.nodes} node(s)")
+        return res["step_us"]
+    floor = at(0.0)
+    if not step_us > floor:
+        raise ModelError(f"{src}: a step of {step_us:.4g} us is not above what the model gives "
+                         f"with a free kernel ({floor:.4g} us): no kernel speed fits")
+    pts = float(np.max(np.prod(case.plan.n, axis=1))) * case.rpg
+    lo, hi = 0.0, step_us / pts
+    for _ in range(200):
+        if at(hi) >= step_us:
+            break
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1e-12 * hi:
+        mid = 0.5 * (lo + hi)
+        if at(mid) < step_us:
+            lo = mid
+        else:
+            hi = mid
+    fl.c1 = 0.5 * (lo + hi)
+    fl.src["c1"] = src
+    return fl.c1
 
 
 def breakdown(case: Case, fl: Floors, ms, r: int, path: str) -> Dict[str, float]:
@@ -227,7 +279,11 @@ def breakdown(case: Case, fl: Floors, ms, r: int, path: str) -> Dict[str, float]
             lat, bw = fl.L_on, ms["M"][r] - fl.L_on
         return {"launches": fl.F_ls + 2 * g, "latency": lat, "bandwidth": float(bw)}
     if ms["has_off"][r]:
-        return {"launches": g if g > fl.W + ms["M_off"][r] else 0.0,
+        h = float(hop(fl, ms)[r])
+        if fl.Fm is not None:
+            return {"launches": g if g > h else 0.0, "measured F_m": fl.Fm,
+                    "bandwidth": float(ms["off_bw"][r] - ms["off_own"][r])}
+        return {"launches": g if g > h else 0.0,
                 "latency": fl.W + fl.L_off, "bandwidth": float(ms["off_bw"][r])}
     if fl.Fp is not None:
         return {"measured F_p": fl.Fp}

@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
 """validate.py - every measured row of the scaling results beside the model's prediction.
 
-    validate.py [--strong CSV] [--weak CSV] [--nodes CSV] [--explained JSON] [--site NAME]
-                [--tolerance 0.15]
+    validate.py [--strong CSV] [--weak CSV] [--nodes CSV | --no-nodes] [--explained JSON]
+                [--site NAME] [--tolerance 0.15]
 
 Defaults: bench/results/NVIDIA-H200x4-strong.csv (scaling_table.py's strong table),
 NVIDIA-H200x4-weak.csv (collect.py's summary of the weak study) and, where it exists,
-NVIDIA-H200-nodes.csv (nodes emulated by ranks sharing one H200 under MPS: op, global, ranks,
-nodes, mode, variant today/proxy/none, path, step_us, Fm_us, X_us), the site nvidia-h200 and
-bench/model/explained.json.
+NVIDIA-H200-nodes.csv (bench/multigpu/nodes_table.py: nodes emulated by 2 or 8 ranks sharing
+one H200 under MPS; op, global, ranks, nodes, mode, variant today/proxy/auto/none, path,
+step_us, Fm_us, X_us, T, S), the site nvidia-h200 and bench/model/explained.json.
 
-How each row is predicted (model.py): the kernel's speed from the one-GPU row of the same
-operator, size and mode (its T), the site's fused speedups for another T; the row's own floors
-where the table has them (strong: X_us, Fp_us, averages over ranks; nodes: X_us, and Fm_us as
-the MPI one-way between nodes), the site's (F_g, F_ls, L) otherwise; the process grid of the
-row (procs) or fdmini's (grid.py); the path the row took: `signalled` the signalled pass, `ipc`,
-`mpi`, `mixed` and `today` the two-stream exchange, `proxy` the proxy pass. The one-GPU rows
-give the kernel's speed, so they are shown as `baseline`, not checked.
+How each row is predicted (model.py): the row's own floors where the table has them (strong:
+X_us, Fp_us, averages over ranks; nodes: X_us on the host-driven path, Fm_us as the proxy's hop),
+the site's (F_g, F_ls, L, the word round trip, ...) otherwise; the process grid of the row
+(procs) or fdmini's (grid.py); the path the row took: `signalled` the signalled pass, `ipc`,
+`mpi`, `mixed` and `today` the two-stream exchange, `proxy` the proxy pass. The kernel's speed:
+strong and weak, from the one-GPU row of the same operator, size and mode (its T); nodes, from
+the `none` row of the same operator, size, mode and ranks (the same ranks on the GPU without
+emulated nodes): the speed at which the model gives that row its measured step, on its path
+with its X, so the ranks' contention under MPS is in it. The site's fused speedups convert to
+another T. The rows that give the kernel's speed are shown as `baseline`, not checked.
 
 A row more than the tolerance off (|model / measured - 1|) is `OFF` unless explained.json has
 an entry whose `match` (column: value, every one equal to the row's cell) fits it, whose
@@ -168,39 +171,64 @@ def weak_rows(path, site):
     return out
 
 
+def nodes_case(r, path, line, site, nodes_of=None):
+    """The model's case of a row of the emulated-node table: every rank on the one GPU."""
+    n, ranks = int(r["global"]), int(r["ranks"])
+    nodes = int(r["nodes"]) if nodes_of is None else nodes_of
+    if ranks < 1 or nodes < 1 or ranks % nodes:
+        raise ModelError(f"{path}, line {line}: {ranks} ranks do not fill {nodes} nodes evenly")
+    S = int(r["S"]) if r.get("S") else mode_width(r["mode"])
+    T = first_int(r.get("T") or "1")
+    N, P = grid.resolve_grid(ranks, global_size=(n, n, n), width=S, impl=site.p["mpi"])
+    return model.Case(r["op"], N, P, ranks // nodes, nodes, S, T, ranks_per_gpu=ranks)
+
+
 def nodes_rows(path, site):
+    """The emulated-node table: R ranks on one GPU under MPS as N emulated nodes. The kernel's
+    speed of a cell (op, global, mode, ranks) is the one at which the model gives its `none` row
+    (the same ranks without emulation, on one node) that row's step, on the path it took with
+    its X (model.fit_kernel): the R ranks' contention on the GPU is then in the kernel's speed.
+    Each other row is predicted on the path it took with its own floors: X for the host-driven
+    path (today's, or auto's where it took mpi or mixed), F_m as the hop of the proxy pass."""
     rows = read_csv(path, "nodes")
-    base = {(r["op"], r["global"], r["mode"]): r for r in rows if r["ranks"] == "1"}
+    base = {}
+    for i, r in enumerate(rows, 2):
+        if r["variant"] == "none":
+            key = (r["op"], r["global"], r["mode"], r["ranks"])
+            if key in base:
+                raise ModelError(f"{path}, line {i}: a second none row of {r['op']} {r['global']} "
+                                 f"{r['mode']} on {r['ranks']} ranks (the first on line {base[key][0]})")
+            base[key] = (i, r)
+    kernels = {}
     out = []
     for i, r in enumerate(rows, 2):
         meas = num(r, "step_us", path, i)
         label = (f"nodes {r['op']} {r['global']}^3 {r['mode']}, {r['ranks']} ranks on {r['nodes']} "
                  f"node(s), {r['variant']}, {r['path']}")
-        if r["ranks"] == "1":
+        if r["variant"] == "none":
             out.append((r, label, meas, None, "baseline"))
             continue
-        b = base.get((r["op"], r["global"], r["mode"]))
-        if b is None:
-            raise ModelError(f"{path}, line {i}: no one-rank row of {r['op']} {r['global']} {r['mode']}")
-        n, ranks, nodes = int(r["global"]), int(r["ranks"]), int(r["nodes"])
-        if ranks % nodes:
-            raise ModelError(f"{path}, line {i}: {ranks} ranks do not fill {nodes} nodes evenly")
-        S = mode_width(r["mode"])
-        T = first_int(r.get("T") or "1")
+        key = (r["op"], r["global"], r["mode"], r["ranks"])
+        if key not in base:
+            raise ModelError(f"{path}, line {i}: no none row (the same ranks without emulated nodes) "
+                             f"of {r['op']} {r['global']} {r['mode']} on {r['ranks']} ranks")
+        if key not in kernels:
+            j, b = base[key]
+            fb = model.Floors(site, b["op"])
+            fb.X = num(b, "X_us", path, j, False)
+            model.fit_kernel(nodes_case(b, path, j, site, nodes_of=1), fb, path_of(b["path"]),
+                             num(b, "step_us", path, j), f"{path}, line {j} (none)")
+            kernels[key] = (fb.c1, fb.src["c1"])
         fl = model.Floors(site, r["op"])
-        fl.set_kernel(num(b, "step_us", path, i), (n, n, n), first_int(b.get("T") or "1"),
-                      f"{path} one-rank row")
-        fm = num(r, "Fm_us", path, i, False)
-        if fm is not None:
-            fl.L_off = fm
-        path_name = "proxy" if r["variant"] == "proxy" else path_of(r["path"])
+        fl.c1, fl.src["c1"] = kernels[key]
+        path_name = path_of(r["path"])
         if path_name == "today":
             fl.X = num(r, "X_us", path, i, False)
-        N, P = grid.resolve_grid(ranks, global_size=(n, n, n), width=S, impl=site.p["mpi"])
-        case = model.Case(r["op"], N, P, ranks // nodes, nodes, S, T, ranks_per_gpu=ranks)
-        res = model.predict(case, fl, path_name)
+        elif path_name == "proxy":
+            fl.Fm = num(r, "Fm_us", path, i, False)
+        res = model.predict(nodes_case(r, path, i, site), fl, path_name)
         if res is None:
-            raise ModelError(f"{path}, line {i}: path {r['path']} cannot run on {nodes} nodes")
+            raise ModelError(f"{path}, line {i}: path {r['path']} cannot run on {r['nodes']} nodes")
         out.append((r, label, meas, res["step_us"], None))
     return out
 
@@ -213,6 +241,7 @@ def main(argv=None) -> int:
     ap.add_argument("--weak", default=DEFAULTS["weak"], metavar="CSV")
     ap.add_argument("--nodes", default=None, metavar="CSV",
                     help="the emulated-node table (default: bench/results/NVIDIA-H200-nodes.csv where it exists)")
+    ap.add_argument("--no-nodes", action="store_true", help="leave the emulated-node table out")
     ap.add_argument("--explained", default=os.path.join(HERE, "explained.json"), metavar="JSON")
     ap.add_argument("--site", default="nvidia-h200")
     ap.add_argument("--tolerance", type=float, default=0.15)
@@ -221,7 +250,7 @@ def main(argv=None) -> int:
         site = inputs.load_site(a.site)
         explained = load_explained(a.explained)
         tables = [("strong", a.strong, strong_rows), ("weak", a.weak, weak_rows)]
-        nodes = a.nodes or (DEFAULTS["nodes"] if os.path.exists(DEFAULTS["nodes"]) else None)
+        nodes = None if a.no_nodes else a.nodes or (DEFAULTS["nodes"] if os.path.exists(DEFAULTS["nodes"]) else None)
         if nodes:
             tables.append(("nodes", nodes, nodes_rows))
         used = [0] * len(explained)

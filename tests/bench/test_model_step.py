@@ -2,7 +2,7 @@
 """test_model_step.py - bench/model/model.py on a made-up site and record whose every step is
 computed by hand below: the host-driven exchange (X = F_ls + M + 2 F_g beside the interior), the
 signalled pass (F_p + shell against the whole block), the proxy pass (word round trip + MPI
-one-way), two ranks sharing one NIC (their bytes add up) and then one NIC each, the record's
+one-way, or a measured F_m), the kernel's speed fitted to a run's step, two ranks sharing one NIC (their bytes add up) and then one NIC each, the record's
 floors and kernel speed in place of the site's (predict.py --record, --site FILE), the measured
 X of the same run, deep halos (a window of S steps in passes of T, the shell's slabs), weak and
 strong efficiency, and bad inputs (one error line, exit 1).
@@ -75,6 +75,10 @@ with tempfile.TemporaryDirectory() as w:
     # proxy: hop = 2 + 22 = 24; step = max(2, max(1, 24) + 0.1) = 24.1
     check("proxy across nodes: 24.1 us", near(step(site, N, P, 1, 2, "proxy"), 24.1), step(site, N, P, 1, 2, "proxy"))
     check("signalled across nodes: none", step(site, N, P, 1, 2, "signalled") is None)
+    # a measured F_m (the word, the MPI one-way and the face's own bytes: 800 / 800 = 1) of 30
+    # replaces them; the NIC's 800 / 400 = 2 leaves 1 beyond the face's own: hop = 31, step 31.1
+    check("proxy with a measured F_m of 30: 31.1 us", near(step(site, N, P, 1, 2, "proxy", floors={"Fm": 30.0}), 31.1),
+          step(site, N, P, 1, 2, "proxy", floors={"Fm": 30.0}))
 
     # one node of two ranks (gpus_per_package 1: different packages, link 0.4 GB/s)
     site2 = inputs.Site(site_file(w, gpus_per_node=2))
@@ -92,6 +96,22 @@ with tempfile.TemporaryDirectory() as w:
     check("signalled with a measured F_p of 7: 7.1 us",
           near(step(site2, N, P, 2, 1, "signalled", floors={"Fp": 7.0}), 7.1))
     check("today with a measured X of 50: 51.1 us", near(step(site2, N, P, 2, 1, "today", floors={"X": 50.0}), 51.1))
+    # the kernel's speed from a run the model describes: today with X 1 is max(1 + 900 c, 1) + 1
+    # + 100 c = 2 + 1000 c, so a step of 3 us gives c = 0.001; two ranks sharing the GPU compute
+    # both blocks: 2 + 2000 c = 3 gives 0.0005
+    fl = model.Floors(site2, "heat")
+    fl.X = 1.0
+    check("fit_kernel: a step of 3 us on today's path with X 1 is c = 0.001",
+          near(model.fit_kernel(model.Case("heat", N, P, 2, 1), fl, "today", 3.0, "t"), 0.001)
+          and near(fl.c1, 0.001) and fl.src["c1"] == "t", fl.c1)
+    check("fit_kernel: two ranks on one GPU, c = 0.0005",
+          near(model.fit_kernel(model.Case("heat", N, P, 2, 1, ranks_per_gpu=2), fl, "today", 3.0, "t"), 0.0005),
+          fl.c1)
+    try:
+        model.fit_kernel(model.Case("heat", N, P, 2, 1), fl, "today", 1.5, "t")
+        check("fit_kernel: a step below the free kernel's (2 us) fails", False)
+    except inputs.ModelError as err:
+        check("fit_kernel: a step below the free kernel's (2 us) fails", "no kernel speed fits" in str(err), str(err))
 
     # NIC sharing: two nodes of two ranks on 1x2x2 (blocks 10^3): each node a 1x2x1 box, so
     # each rank sends one z face (800 bytes) off node and one y face on it; both ranks' bytes go

@@ -3,7 +3,8 @@
 model_step_ms and model_efficiency and scaling_table.py's model_us and model_eff on made-up
 H200 records, computed by hand; plot.py's dashed model line; validate.py on made-up tables (a
 row within 15 % ok, a planted row 35 % off fails, an explanation lets it pass, an explanation
-that is not needed is reported, bad inputs one line); expect.py writing the page's tables and
+that is not needed is reported, bad inputs one line; the emulated-node table with the kernel's
+speed from its none row, by hand); expect.py writing the page's tables and
 its plots, and --check failing once the page's numbers differ from the model's; and the
 repository's own: docs/scaling.md holds the model's tables, and validate.py passes on
 bench/results.
@@ -165,52 +166,85 @@ try:
     # the weak row (no floors in collect.py's summary: the H200 site's): the kernel (10 - 1.45) /
     # 64^3; X = 8.5 + (12 + 64x64x8 / 390e3) + 2 x 1.45 = 23.484; step = max(1.45 + c 64x64x63,
     # X) + 1.45 + c 64x64 = 25.068 us
-    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--explained", none)
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--no-nodes", "--explained", none)
     check("validate.py: 38.875 against 40 and 25.07 against 25 are within 15 %: exit 0",
           code == 0 and "38.88" in out and "25.07" in out, out)
     write_strong(60.0)
-    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--explained", none)
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--no-nodes", "--explained", none)
     check("validate.py: a planted row 35 % off: OFF, exit 1", code == 1 and "OFF" in out, out)
     expl = os.path.join(work, "explained.json")
     with open(expl, "w") as f:
         json.dump({"explained": [{"table": "strong", "match": {"ranks": "2", "path": "mpi"},
                                   "reason": "a planted row"},
                                  {"table": "weak", "match": {"ranks": "4"}, "reason": "no such row"}]}, f)
-    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--explained", expl)
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--no-nodes", "--explained", expl)
     check("validate.py: the explained row passes with its reason", code == 0 and "explained [1]" in out
           and "a planted row" in out, out)
     check("validate.py: an explanation that is not needed is reported", "explanation 2" in out and "not needed" in out, out)
-    code, out = run(VALIDATE, "--strong", os.path.join(work, "nope.csv"), "--weak", weak, "--explained", none)
+    code, out = run(VALIDATE, "--strong", os.path.join(work, "nope.csv"), "--weak", weak, "--no-nodes", "--explained", none)
     check("validate.py: a missing table, one error line", code == 1 and "nope.csv" in out and "Traceback" not in out, out)
     with open(os.path.join(work, "bad.json"), "w") as f:
         f.write("{")
-    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--explained", os.path.join(work, "bad.json"))
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--no-nodes", "--explained", os.path.join(work, "bad.json"))
     check("validate.py: a broken explained file, one error line", code == 1 and "bad.json" in out
           and "Traceback" not in out, out)
 
-    # the emulated-node table: ranks sharing one H200, nodes emulated. 2 ranks on 2 nodes of 64^3
-    # heat by proxy with the MPI one-way Fm_us 14: the GPU computes both blocks (c twice): pass
-    # 1.45 + 2 x 131072 c = 10.0 with c = (10 - 1.45) / 64^3; hop = word 2.15 + 14 + 64x64x8 /
-    # 351e3 = 16.243; step = max(10.0, 16.243 + 2 c 64x64) = 16.51 us
+    # the emulated-node table: 2 ranks sharing one H200, heat 64^3 T1 (grid 1x1x2, blocks
+    # 64x64x32). The kernel from the none row (1 node, path ipc, X 3): today's path, the GPU
+    # computes both blocks (2 c a point): max(1.45 + 2c 64x64x31, 3) + 1.45 + 2c 64x64 = 2.9 +
+    # 2c 64x64x32 = 10, so 2c 64x64x32 = 7.1 and 2c 64x64 = 7.1 / 32 = 0.221875. On 2 nodes:
+    # proxy with F_m 14 (the hop, one face: no NIC time beyond it): max(1.45 + 7.1, 14 + 0.221875)
+    # = 14.22 us; today (mpi) with X 30: 30 + 1.45 + 0.221875 = 31.67 us; auto on mpi with X 20
+    # (its F_m not used: the path it took): 21.67 us
     nodes = os.path.join(work, "nodes.csv")
-    with open(nodes, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["op", "global", "ranks", "nodes", "mode", "variant", "path",
-                                          "step_us", "Fm_us", "X_us"])
-        w.writeheader()
-        w.writerow({"op": "heat", "global": 64, "ranks": 1, "nodes": 1, "mode": "T1", "variant": "none",
-                    "path": "none", "step_us": 10.0})
-        w.writerow({"op": "heat", "global": 64, "ranks": 2, "nodes": 2, "mode": "T1", "variant": "proxy",
-                    "path": "proxy", "step_us": 17.0, "Fm_us": 14.0})
-        w.writerow({"op": "heat", "global": 64, "ranks": 2, "nodes": 2, "mode": "T1", "variant": "today",
-                    "path": "mpi", "step_us": "x", "X_us": 30.0})
+    ncols = ["op", "global", "ranks", "nodes", "mode", "variant", "path", "step_us", "Fm_us", "Fp_us",
+             "X_us", "T", "S"]
+
+    def write_nodes(proxy_us, extra=(), with_none=True):
+        with open(nodes, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=ncols)
+            w.writeheader()
+            cell = {"op": "heat", "global": 64, "ranks": 2, "mode": "T1", "T": 1, "S": 1}
+            w.writerow(dict(cell, nodes=2, variant="today", path="mpi", step_us=31.0, X_us=30.0))
+            w.writerow(dict(cell, nodes=2, variant="proxy", path="proxy", step_us=proxy_us, Fm_us=14.0, X_us=25.0))
+            w.writerow(dict(cell, nodes=2, variant="auto", path="mpi", step_us=22.0, Fm_us=14.0, X_us=20.0))
+            if with_none:
+                w.writerow(dict(cell, nodes=1, variant="none", path="ipc", step_us=10.0, X_us=3.0))
+            for row in extra:
+                w.writerow(dict(cell, **row))
+    write_nodes(14.5)
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--nodes", nodes, "--explained", expl)
+    check("validate.py: emulated nodes by hand, the kernel from the none row: proxy 14.22, today "
+          "31.67, auto on mpi 21.67 us, all within 15 %: exit 0", code == 0 and " 14.22 " in out
+          and " 31.67 " in out and " 21.67 " in out and "baseline" in out, out)
+    write_nodes(20.0)
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--nodes", nodes, "--explained", expl)
+    check("validate.py: a planted proxy row 29 % off: OFF, exit 1", code == 1 and "OFF" in out
+          and "1 more than 15% off" in out, out)
+    with open(os.path.join(work, "expl-nodes.json"), "w") as f:
+        json.dump({"explained": [{"table": "strong", "match": {"ranks": "2", "path": "mpi"}, "reason": "a planted row"},
+                                 {"table": "nodes", "match": {"path": "proxy", "ranks": "2"},
+                                  "reason": "a planted nodes row"}]}, f)
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--nodes", nodes, "--explained",
+                    os.path.join(work, "expl-nodes.json"))
+    check("validate.py: the planted nodes row explained passes", code == 0 and "a planted nodes row" in out, out)
+    write_nodes(14.5, with_none=False)
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--nodes", nodes, "--explained", expl)
+    check("validate.py: no none row for a cell, one error line naming it", code == 1 and "no none row" in out
+          and "Traceback" not in out, out)
+    write_nodes(14.5, extra=[{"nodes": 1, "variant": "none", "path": "ipc", "step_us": 2.0, "X_us": 3.0}])
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--nodes", nodes, "--explained", expl)
+    check("validate.py: two none rows of one cell, one error line", code == 1 and "second none row" in out
+          and "Traceback" not in out, out)
+    write_nodes(14.5, with_none=False, extra=[{"nodes": 1, "variant": "none", "path": "ipc", "step_us": 2.0,
+                                               "X_us": 3.0}])
+    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--nodes", nodes, "--explained", expl)
+    check("validate.py: a none row faster than its own exchange fits no kernel, one error line",
+          code == 1 and "no kernel speed fits" in out and "Traceback" not in out, out)
+    write_nodes("x")
     code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--nodes", nodes, "--explained", expl)
     check("validate.py: a cell that is not a number in the nodes table, one error line", code == 1
           and "nodes.csv" in out and "Traceback" not in out, out)
-    rows_ = open(nodes).read().splitlines()
-    with open(nodes, "w") as f:
-        f.write("\n".join(rows_[:-1]) + "\n")
-    code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--nodes", nodes, "--explained", expl)
-    check("validate.py: the emulated-node row by proxy is 16.51 us by hand", code == 0 and " 16.51 " in out, out)
 
     # expect.py: the page's tables and plots, then --check against a changed page
     page = os.path.join(work, "scaling.md")
