@@ -7,7 +7,7 @@
 One rank per GPU (GCD), every node full. For each node count it prints the process grid and
 the box of it each node holds (grid.py, as fdmini makes them), the messages that leave the
 busiest node per exchange and its bytes per step, and for each path (today: host-driven, two streams; signalled:
-one launch a pass, one node only; proxy: one launch, off-node faces through a host proxy thread
+one launch a pass, one node only; proxy: one launch, off-node faces through the host's proxy
 and MPI) the step in microseconds and the efficiency: weak (--local) T_alone / T_step against
 the block alone on one GPU, strong (--global) T_1 / (R T_step) against the whole grid on one GPU
 at the same kernel speed. The model is model.py's docstring; its parameters are the site file's
