@@ -968,6 +968,15 @@ void halo_signals(const fd_halo *h, be_signals *x)
   }
 }
 
+/* Whether the launches take *x: be_signals_pass's checks at width 1, the deep calls' beyond
+ * (common.c). Pure. */
+static int launches_take(const fd_halo *h, const be_signals *x, const char *who)
+{
+  char why[192];
+  if (h->width > 1) return fd_signals_regions_check(&h->grid, x, who, why, sizeof why) == 0;
+  return fd_signals_check(&h->grid, x, who, why, sizeof why) == 0;
+}
+
 int halo_signals_able(const fd_halo *h)
 {
   /* every active face by IPC (into the slots of send_block) or through the proxy */
@@ -980,9 +989,18 @@ int halo_signals_able(const fd_halo *h)
    * mapped, regions below its limit) */
   be_signals x;
   halo_signals(h, &x);
-  char why[192];
-  if (h->width > 1) return fd_signals_regions_check(&h->grid, &x, "halo_signals_able", why, sizeof why) == 0;
-  return fd_signals_check(&h->grid, &x, "halo_signals_able", why, sizeof why) == 0;
+  return launches_take(h, &x, "halo_signals_able");
+}
+
+/* *x for face f alone (the floors), by IPC or through the proxy (proxied), and whether the
+ * launches take it. No test bits: the floor is timed as it is. */
+static int one_face(const fd_halo *h, int f, be_signals *x, int proxied, const char *who)
+{
+  signals_init(h, x);
+  x->exchange = x->unpack = 1u << f;
+  if (proxied) proxy_slots(h, f, x);
+  else signal_slots(h, f, x);
+  return launches_take(h, x, who);
 }
 
 int halo_signals_face(const fd_halo *h, int f, be_signals *x)
@@ -991,12 +1009,7 @@ int halo_signals_face(const fd_halo *h, int f, be_signals *x)
   if (f < 0 || f >= FD_FACES || (h->width == 1 && h->fields != 1) || h->slots != 4 || !h->faces.active[f] ||
       !h->ipc_able[f] || h->same_device[f] || !h->peer_sig[f][0] || !h->flags)
     return 0;
-  signals_init(h, x); /* no test bits: the floor is timed as it is */
-  x->exchange = x->unpack = 1u << f;
-  signal_slots(h, f, x);
-  char why[192];
-  if (h->width > 1) return fd_signals_regions_check(&h->grid, x, "halo_signals_face", why, sizeof why) == 0;
-  return fd_signals_check(&h->grid, x, "halo_signals_face", why, sizeof why) == 0;
+  return one_face(h, f, x, 0, "halo_signals_face");
 }
 
 int halo_proxy_face(const fd_halo *h, int f, be_signals *x)
@@ -1005,12 +1018,7 @@ int halo_proxy_face(const fd_halo *h, int f, be_signals *x)
   if (f < 0 || f >= FD_FACES || (h->width == 1 && h->fields != 1) || !h->proxy.on || !h->proxy_able[f] ||
       !h->flags)
     return 0;
-  signals_init(h, x); /* no test bits: the floor is timed as it is */
-  x->exchange = x->unpack = 1u << f;
-  proxy_slots(h, f, x);
-  char why[192];
-  if (h->width > 1) return fd_signals_regions_check(&h->grid, x, "halo_proxy_face", why, sizeof why) == 0;
-  return fd_signals_check(&h->grid, x, "halo_proxy_face", why, sizeof why) == 0;
+  return one_face(h, f, x, 1, "halo_proxy_face");
 }
 
 /* Reads this rank's stall record into h (the first one sticks: the words' reset erases it).
