@@ -27,12 +27,15 @@
 # missing tool of a stage CI requires fails it instead. CI requires every stage: all tools come
 # from tools/install-deps.sh except CUDA's nvcc, which is no Debian package and is expected at
 # /usr/local/cuda/bin/nvcc (or $CUDACXX) on the CI machine.
-# Knobs: CTEST_PARALLEL_LEVEL (ctest's own; default 1), FDMINI_TEST_JOBS (build jobs; nproc).
+# Knobs: CTEST_PARALLEL_LEVEL (ctest's own: tests run at once; default nproc here: most tests
+# wait on process start-up more than on the cores, and tests/CMakeLists.txt keeps apart those
+# that must not share them), FDMINI_TEST_JOBS (build jobs; nproc).
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "$0")")/.."
 root=$PWD
 jobs=${FDMINI_TEST_JOBS:-$(nproc)}
+export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-$(nproc)}
 
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then
