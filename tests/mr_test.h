@@ -107,6 +107,9 @@ static inline int mr_teardown(void **state)
       fprintf(stderr, "rank %d: %s failed here and the other ranks did not agree within %.0f s (they wait in a "
               "collective this rank left): ending every rank (MPI_Abort)\n", mr.rank, mr.name, MR_GRACE_S);
       fflush(stderr);
+      /* a second for the launcher to pass the line on (Hydra's proxies drop what they have
+       * not forwarded when the job is aborted) */
+      for (const double t1 = MPI_Wtime(); MPI_Wtime() - t1 < 1.0;) continue;
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   }
