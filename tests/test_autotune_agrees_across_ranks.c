@@ -15,6 +15,7 @@
 
 #include "fd_error.h"
 #include "tune.h"
+#include "mr_test.h"
 
 static int rank, size;
 
@@ -264,18 +265,19 @@ int main(int argc, char **argv)
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mr_init();
   be_info info;
   if (be_init(0, &info) != BE_OK) return 1;
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_agreement_takes_the_fastest_slowest_rank),
-    cmocka_unit_test(test_ties_go_to_the_first),
-    cmocka_unit_test(test_kernel_finalists),
-    cmocka_unit_test(test_tune_kernel_same_on_every_rank),
-    cmocka_unit_test(test_tune_fused_same_on_every_rank),
-    cmocka_unit_test(test_fused_candidates_agreed),
-    cmocka_unit_test(test_tune_fused_with_different_candidates),
+    mr_unit_test(test_agreement_takes_the_fastest_slowest_rank),
+    mr_unit_test(test_ties_go_to_the_first),
+    mr_unit_test(test_kernel_finalists),
+    mr_unit_test(test_tune_kernel_same_on_every_rank),
+    mr_unit_test(test_tune_fused_same_on_every_rank),
+    mr_unit_test(test_fused_candidates_agreed),
+    mr_unit_test(test_tune_fused_with_different_candidates),
   };
-  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  int failed = mr_exit_status(cmocka_run_group_tests(tests, NULL, NULL), (int)(sizeof tests / sizeof tests[0]));
   be_finalize();
   MPI_Finalize();
   return failed;

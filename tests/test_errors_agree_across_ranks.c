@@ -13,6 +13,7 @@
 #include <mpi.h>
 
 #include "fd_error.h"
+#include "mr_test.h"
 
 static int rank, size;
 
@@ -66,13 +67,14 @@ int main(int argc, char **argv)
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mr_init();
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_nothing_failed),
-    cmocka_unit_test(test_message_belongs_to_the_agreed_code),
-    cmocka_unit_test(test_highest_code_on_the_last_rank),
-    cmocka_unit_test(test_same_code_everywhere),
+    mr_unit_test(test_nothing_failed),
+    mr_unit_test(test_message_belongs_to_the_agreed_code),
+    mr_unit_test(test_highest_code_on_the_last_rank),
+    mr_unit_test(test_same_code_everywhere),
   };
-  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  int failed = mr_exit_status(cmocka_run_group_tests(tests, NULL, NULL), (int)(sizeof tests / sizeof tests[0]));
   MPI_Finalize();
   return failed;
 }

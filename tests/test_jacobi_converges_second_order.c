@@ -13,6 +13,7 @@
 #include "bind.h"
 #include "fd_error.h"
 #include "solver.h"
+#include "test_util.h"
 
 static be_info dev;
 static fd_node node;
@@ -40,7 +41,7 @@ static double converged_error(long long n)
 static void test_jacobi_converges_second_order(void **state)
 {
   (void)state;
-  if (sizeof(real_t) != sizeof(double)) skip(); /* float stalls above the 1e-6 residual drop */
+  if (sizeof(real_t) != sizeof(double)) test_skip(); /* float stalls above the 1e-6 residual drop */
   double e16 = converged_error(16), e32 = converged_error(32);
   double ratio = e16 / e32;
   print_message("error ratio 16^3 / 32^3 = %.3f (second order: (33/17)^2 = 3.768)\n", ratio);
@@ -55,7 +56,7 @@ int main(int argc, char **argv)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jacobi_converges_second_order),
   };
-  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  int failed = test_exit_status(cmocka_run_group_tests(tests, NULL, NULL), (int)(sizeof tests / sizeof tests[0]));
   be_finalize();
   MPI_Finalize();
   return failed;

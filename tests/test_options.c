@@ -134,19 +134,30 @@ static void test_every_option_accepted(void **state)
   assert_int_equal(o.fuse, 0); /* auto */
   assert_int_equal(o.halo_width, 64);
   /* the test-only faults: field by default, and each kind by name */
-  static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange", "order", "zero", "shell"};
+  static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange", "order", "zero", "shell",
+                                      "mirror", "rhs"};
   const fd_fault faults[] = {FD_FAULT_FIELD, FD_FAULT_TINY, FD_FAULT_VELOCITY, FD_FAULT_SOURCE, FD_FAULT_EXCHANGE,
-                             FD_FAULT_ORDER, FD_FAULT_ZERO, FD_FAULT_SHELL};
+                             FD_FAULT_ORDER, FD_FAULT_ZERO, FD_FAULT_SHELL, FD_FAULT_MIRROR, FD_FAULT_RHS};
+  const double sizes[] = {0, 1e-3, 0, 1e-2, 0, 0, 0, 0, 0, 1e-2}; /* the defaults of KIND:F */
   const char *plain[] = {"--op", "wave", "--test-inject-fault", NULL};
   assert_int_equal(parse(&o, plain), FD_OK);
   assert_int_equal(o.inject_fault, FD_FAULT_FIELD);
-  for (int k = 0; k < 8; k++) {
+  for (int k = 0; k < 10; k++) {
     char arg[64];
     snprintf(arg, sizeof arg, "--test-inject-fault=%s", kinds[k]);
-    const char *a[] = {"--op", "wave", arg, NULL};
+    const char *a[] = {"--op", faults[k] == FD_FAULT_RHS ? "jacobi" : "wave", arg, NULL};
     assert_int_equal(parse(&o, a), FD_OK);
     assert_int_equal(o.inject_fault, faults[k]);
+    assert_true(o.inject_size == sizes[k]);
   }
+  /* a size for the kinds that take one */
+  const char *sized[] = {"--op", "wave", "--test-inject-fault=source:2.5e-13", NULL};
+  assert_int_equal(parse(&o, sized), FD_OK);
+  assert_int_equal(o.inject_fault, FD_FAULT_SOURCE);
+  assert_true(o.inject_size == 2.5e-13);
+  const char *sized2[] = {"--op", "heat", "--test-inject-fault=tiny:1", NULL};
+  assert_int_equal(parse(&o, sized2), FD_OK);
+  assert_true(o.inject_fault == FD_FAULT_TINY && o.inject_size == 1.0);
   const char *exch[] = {"--op", "laplacian", "--test-inject-fault=exchange", NULL};
   assert_int_equal(parse(&o, exch), FD_OK); /* every operator: the exchange is every one's */
   assert_int_equal(o.inject_fault, FD_FAULT_EXCHANGE);
@@ -198,7 +209,9 @@ static void test_usage_lists_the_test_faults(void **state)
   assert_non_null(mem);
   fd_options_usage(mem);
   fclose(mem);
-  assert_non_null(strstr(text, "--test-inject-fault[=KIND]"));
+  assert_non_null(strstr(text, "--test-inject-fault[=KIND[:F]]"));
+  assert_non_null(strstr(text, "mirror\n                      (wave)"));
+  assert_non_null(strstr(text, "rhs[:F] (jacobi)"));
   assert_non_null(strstr(text, "exchange (2 or more ranks)"));
   assert_non_null(strstr(text, "order (2 or more\n"));
   assert_non_null(strstr(text, "--test-fail-snapshot-write K"));
@@ -273,7 +286,14 @@ static const bad_case bad_cases[] = {
   {{"--graphs"}, "option '--graphs' needs a value"},
   {{"--json", ""}, "--json: expected a file name"},
   {{"--progress", "-3"}, "--progress: -3 is out of range"},
-  {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity, source, exchange, order, zero or shell"},
+  {{"--test-inject-fault=loud"}, "--test-inject-fault: unknown value 'loud', expected field, tiny, velocity, source, exchange, order, zero, shell, mirror or rhs"},
+  {{"--test-inject-fault=tiny:"}, "--test-inject-fault=tiny: '' should be a size in (0, 1], e.g. tiny:1e-12"},
+  {{"--test-inject-fault=tiny:0"}, "--test-inject-fault=tiny: '0' should be a size in (0, 1], e.g. tiny:1e-12"},
+  {{"--test-inject-fault=source:2"}, "--test-inject-fault=source: '2' should be a size in (0, 1], e.g. source:1e-12"},
+  {{"--test-inject-fault=rhs:1e-3x"}, "--test-inject-fault=rhs: '1e-3x' should be a size in (0, 1], e.g. rhs:1e-12"},
+  {{"--test-inject-fault=field:0.1"}, "--test-inject-fault=field takes no size: KIND:F applies to tiny, source and rhs"},
+  {{"--test-inject-fault=mirror"}, "--test-inject-fault=mirror applies to --op wave only"},
+  {{"--op", "heat", "--test-inject-fault=rhs"}, "--test-inject-fault=rhs applies to --op jacobi only"},
   {{"--op", "jacobi", "--test-inject-fault=velocity"}, "--test-inject-fault=velocity and =source apply to --op wave only"},
   {{"--halo-width", "0"}, "--halo-width: 0 is out of range, expected 1..64"},
   {{"--halo-width", "2x"}, "--halo-width: '2x' is not an integer"},

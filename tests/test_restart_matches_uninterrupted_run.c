@@ -26,6 +26,7 @@
 #include "fd_error.h"
 #include "output.h"
 #include "solver.h"
+#include "mr_test.h"
 
 static int rank, size;
 static be_info dev;
@@ -276,6 +277,7 @@ int main(int argc, char **argv)
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mr_init();
   if (bind_node(MPI_COMM_WORLD, 0, &node) != FD_OK || bind_device(MPI_COMM_WORLD, &node, NULL, 0, &dev, &(int){0}) != FD_OK) {
     fprintf(stderr, "cannot bind a device: %s\n", fd_error_message());
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -286,8 +288,8 @@ int main(int argc, char **argv)
   }
   MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_checkpoint_file_names),
-    cmocka_unit_test(test_restart_matches_uninterrupted_run),
+    mr_unit_test(test_checkpoint_file_names),
+    mr_unit_test(test_restart_matches_uninterrupted_run),
   };
   int failed = dir[0] ? cmocka_run_group_tests(tests, NULL, NULL) : 1;
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -20,18 +20,22 @@
 #      multi-rank tests on 2 ranks (the autotune's on 3), the command-line tests and the
 #      scaling-study test
 #   10. runs shellcheck over every shell script of the project
-# and prints the time of each stage. Exits non-zero if any stage fails.
+# and prints the time of each stage and the tests each ctest stage skipped (exit 77: they could
+# not run here, which is not a pass). Exits non-zero if any stage fails.
 #
 # A stage whose tool is missing says so in one line and is skipped; with CI=true (.ci/run) a
 # missing tool of a stage CI requires fails it instead. CI requires every stage: all tools come
 # from tools/install-deps.sh except CUDA's nvcc, which is no Debian package and is expected at
 # /usr/local/cuda/bin/nvcc (or $CUDACXX) on the CI machine.
-# Knobs: CTEST_PARALLEL_LEVEL (ctest's own; default 1), FDMINI_TEST_JOBS (build jobs; nproc).
+# Knobs: CTEST_PARALLEL_LEVEL (ctest's own: tests run at once; default nproc here: most tests
+# wait on process start-up more than on the cores, and tests/CMakeLists.txt keeps apart those
+# that must not share them), FDMINI_TEST_JOBS (build jobs; nproc).
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "$0")")/.."
 root=$PWD
 jobs=${FDMINI_TEST_JOBS:-$(nproc)}
+export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-$(nproc)}
 
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then
@@ -52,6 +56,7 @@ names=()
 results=()
 times=()
 failed=0
+skipped_tests=() # "stage: test" for every test a ctest stage reported skipped
 
 # stage NAME CMD...: run CMD, print its time, record its result; returns CMD's status.
 stage() {
@@ -107,6 +112,28 @@ summary() {
   done
   printf '  %-24s %6s s\n' total "$total"
   echo "stages: $passed passed, $failed failed"
+  if ((${#skipped_tests[@]})); then
+    echo "skipped tests (exit 77: could not run here; neither passed nor failed):"
+    printf '  %s\n' "${skipped_tests[@]}"
+  else
+    echo "skipped tests: none"
+  fi
+}
+
+# ctest_stage NAME ARGS...: ctest ARGS, with the tests it reports skipped (exit 77,
+# SKIP_RETURN_CODE: their every case could not run here) recorded under NAME for the summary;
+# returns ctest's status.
+ctest_stage() {
+  local name=$1 log rc=0
+  shift
+  log=$(mktemp)
+  ctest "$@" 2>&1 | tee "$log" || rc=$?
+  local t
+  while read -r t; do
+    skipped_tests+=("$name: $t")
+  done < <(sed -n 's/^[[:space:]]*[0-9][0-9]* - \(.*\) (Skipped)$/\1/p' "$log")
+  rm -f "$log"
+  return "$rc"
 }
 
 slurm_started=0
@@ -141,7 +168,7 @@ start_slurm() {
 }
 
 run_ctest() {
-  ctest --test-dir build --output-on-failure --timeout 900
+  ctest_stage ctest --test-dir build --output-on-failure --timeout 900
 }
 
 # gpu_build hip|cuda: one cross-build (tests/gpu/build_gpu_backends.sh)
@@ -158,7 +185,7 @@ nohwloc() {
       echo "build-nohwloc/fdmini needs libhwloc"
       return 1
     fi &&
-    ctest --test-dir build-nohwloc -L unit --output-on-failure --timeout 300
+    ctest_stage no-hwloc --test-dir build-nohwloc -L unit --output-on-failure --timeout 300
 }
 
 # The layer stack (CONTRIBUTING.md) on every build made above; a GPU build that failed or was
@@ -173,7 +200,7 @@ asan() {
     cmake --build build-asan -j"$jobs" &&
     # unit, multi-rank and CLI tests; the sanitizer settings (Open MPI's never-freed
     # allocations suppressed, errors fatal) come with the tests (tests/CMakeLists.txt)
-    ctest --test-dir build-asan -L "unit|mpi|cli" --output-on-failure --timeout 900
+    ctest_stage asan-ubsan-unit --test-dir build-asan -L "unit|mpi|cli" --output-on-failure --timeout 900
 }
 
 # MPICH: the build with warnings as errors, then the tests with Hydra's mpiexec (the tests take
@@ -195,7 +222,7 @@ mpich() {
   cmake -S . -B build-mpich -DCMAKE_BUILD_TYPE=Release -DFDMINI_BACKEND=host -DFDMINI_WERROR=ON \
     -DFDMINI_TESTS=ON -DMPI_C_COMPILER="$mpicc" -DMPIEXEC_EXECUTABLE="$mpiexec" &&
     cmake --build build-mpich -j"$jobs" &&
-    ctest --test-dir build-mpich --output-on-failure --timeout 900 \
+    ctest_stage mpich --test-dir build-mpich --output-on-failure --timeout 900 \
       -L 'unit|mpi|cli|bench' -E 'single_rank_np[13468]$|across_ranks_np1$|uninterrupted_run_np[348]$'
 }
 

@@ -115,16 +115,21 @@ void fd_options_usage(FILE *out)
     "  --no-check          skip verification\n"
     "  --help              this text\n"
     "Testing (planted faults and stops for the tests; never in a measured run)\n"
-    "  --test-inject-fault[=KIND]  field (default): the last rank's centre point wrong by\n"
-    "                      1%% + 0.5; tiny: wrong by 1e-3; velocity, source (wave): the stencil\n"
-    "                      1%% too fast, the source 1%% too strong; exchange (2 or more ranks):\n"
+    "  --test-inject-fault[=KIND[:F]]  field (default): the last rank's centre point wrong\n"
+    "                      by 1%% + 0.5; tiny[:F]: wrong by a factor 1 + F (default 1e-3);\n"
+    "                      velocity, source[:F] (wave): the stencil 1%% too fast, the source\n"
+    "                      1 + F times too strong (default 1e-2); rhs[:F] (jacobi): the\n"
+    "                      right-hand side 1 + F times too large (default 1e-2); mirror\n"
+    "                      (wave): opposite displacements at two mirror points of the start,\n"
+    "                      which break its mirror symmetry alone; exchange (2 or more ranks):\n"
     "                      the last rank skips the unpack of one received region in every\n"
     "                      exchange, as if its message never arrived; order (2 or more\n"
     "                      ranks, GPU): the shell of a pass does not wait for the previous\n"
     "                      pass's interior update (it shows with --halo-path ipc on large\n"
     "                      blocks); zero (2 or more ranks): every halo message carries no\n"
     "                      values; shell (2 or more ranks): the points next to a neighbour\n"
-    "                      are not updated. Each must exit 1\n"
+    "                      are not updated. Each must exit 1 (with F below the tolerance\n"
+    "                      of the check it is for: exit 0)\n"
     "  --test-fail-snapshot-write K  the K-th snapshot's write fails (exit 4)\n"
     "  --test-kill RANK,STEP,pass|write|commit  with --checkpoint-dir: SIGKILL of RANK\n"
     "                      after the pass that reaches STEP, half-way through the checkpoint\n"
@@ -234,6 +239,37 @@ static int parse_name(const char *opt, const char *s, const char *const *names, 
     strcat(list, names[i]);
   }
   return fd_set_error(FD_ERR_USAGE, "%s: unknown value '%s', expected %s", opt, s, list);
+}
+
+/* --test-inject-fault[=KIND[:F]] (test only): the kind, and the size F of the kinds that take
+ * one (tiny, source, rhs), else their default. */
+static int parse_fault(const char *arg, fd_options *o)
+{
+  static const char *const kinds[] = {"field", "tiny",  "velocity", "source", "exchange",
+                                      "order", "zero",  "shell",    "mirror", "rhs"};
+  static const double sizes[] = {0, 1e-3, 0, 1e-2, 0, 0, 0, 0, 0, 1e-2}; /* 0: takes no size */
+  const int count = (int)(sizeof kinds / sizeof kinds[0]);
+  char name[32];
+  const char *colon = arg ? strchr(arg, ':') : NULL;
+  int idx = 0;
+  if (arg) {
+    snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - arg) : (int)strlen(arg), arg);
+    FD_CALL(parse_name("--test-inject-fault", name, kinds, count, &idx));
+  }
+  o->inject_fault = (fd_fault)(FD_FAULT_FIELD + idx);
+  o->inject_size = sizes[idx];
+  if (!colon) return FD_OK;
+  if (sizes[idx] == 0)
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=%s takes no size: KIND:F applies to tiny, source and rhs",
+                        kinds[idx]);
+  char *end;
+  errno = 0;
+  const double f = strtod(colon + 1, &end);
+  if (colon[1] == '\0' || *end != '\0' || errno == ERANGE || !(f > 0) || f > 1.0)
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=%s: '%s' should be a size in (0, 1], e.g. %s:1e-12",
+                        kinds[idx], colon + 1, kinds[idx]);
+  o->inject_size = f;
+  return FD_OK;
 }
 
 enum {
@@ -460,13 +496,9 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     case OPT_PROGRESS:
       FD_CALL(parse_int("--progress", optarg, 0, INT_MAX, &o->progress));
       break;
-    case OPT_INJECT: {
-      static const char *const kinds[] = {"field", "tiny", "velocity", "source", "exchange", "order", "zero", "shell"};
-      idx = 0;
-      if (optarg) FD_CALL(parse_name("--test-inject-fault", optarg, kinds, 8, &idx));
-      o->inject_fault = (fd_fault)(FD_FAULT_FIELD + idx);
+    case OPT_INJECT:
+      FD_CALL(parse_fault(optarg, o));
       break;
-    }
     case OPT_BASELINE:
       o->baseline = 1;
       break;
@@ -571,6 +603,10 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     return fd_set_error(FD_ERR_USAGE, "--snapshot-every N and --snapshot-dir DIR go together: give both");
   if (o->op != FD_OP_WAVE && (o->inject_fault == FD_FAULT_VELOCITY || o->inject_fault == FD_FAULT_SOURCE))
     return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=velocity and =source apply to --op wave only");
+  if (o->op != FD_OP_WAVE && o->inject_fault == FD_FAULT_MIRROR)
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=mirror applies to --op wave only");
+  if (o->op != FD_OP_JACOBI && o->inject_fault == FD_FAULT_RHS)
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=rhs applies to --op jacobi only");
   if (o->op != FD_OP_WAVE && (o->have_velocity || o->have_ricker || o->have_source))
     return fd_set_error(FD_ERR_USAGE, "%s applies to --op wave only, not to --op %s",
                         o->have_velocity ? "--velocity" : (o->have_ricker ? "--ricker-freq" : "--source"),

@@ -26,7 +26,11 @@ typedef enum { FD_GRAPHS_AUTO = 0, FD_GRAPHS_ON, FD_GRAPHS_OFF } fd_graphs_mode;
  * IPC copies nothing), so its receive buffers keep their NaN and MPI's counts come up short;
  * SHELL (2 or more ranks): the passes that exchange do not update the shell (the one-point
  * layers next to faces with a neighbour, and with deep halos the rest of the box beyond the
- * interior), whose points keep their NaN. */
+ * interior), whose points keep their NaN. MIRROR (wave): the start holds a pair of opposite
+ * displacements at mirror points in x (state_fill), which break the mirror symmetry and
+ * nothing else the wave's checks see. RHS (jacobi): the right-hand side the sweeps use is
+ * 1 + F times the stated one. TINY, SOURCE and RHS take a size F (KIND:F, inject_size), so
+ * that a test can plant an error just above or below a check's tolerance. */
 typedef enum {
   FD_FAULT_NONE = 0,
   FD_FAULT_FIELD,
@@ -36,7 +40,9 @@ typedef enum {
   FD_FAULT_EXCHANGE,
   FD_FAULT_ORDER,
   FD_FAULT_ZERO,
-  FD_FAULT_SHELL
+  FD_FAULT_SHELL,
+  FD_FAULT_MIRROR,
+  FD_FAULT_RHS
 } fd_fault;
 
 /* --restart: none, a file or directory (restart_path), or auto (the newest complete checkpoint
@@ -95,6 +101,7 @@ typedef struct {
   int gpu_map_len;      /* --gpu-map D0,D1,...: entries given, 0 = not given */
   int gpu_map[FD_GPU_MAP_MAX]; /* node-local rank i takes visible device gpu_map[i mod len] */
   fd_fault inject_fault; /* --test-inject-fault[=KIND]: a planted fault the checks must see */
+  double inject_size;   /* its size F (KIND:F): tiny 1e-3, source 1e-2, rhs 1e-2 unless given */
   /* --op wave */
   int have_velocity;    /* --velocity given */
   int nvel;             /* --velocity V (1) or V1,V2 (2: V1 below the mid-depth plane in z) */

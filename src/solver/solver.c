@@ -39,9 +39,10 @@ static int residual(fd_state *s, double *rms)
   return verify_norms(s->dec.cart, &s->grid, s->v, s->f, NULL, s->compute, &mx, rms);
 }
 
-/* Test only (--test-inject-fault=field|tiny): the last rank changes the centre point of its
- * block of field (a device field with ghosts) to 1.01 x + 0.5, or (1 + 1e-3) x, so that
- * verification must fail. Not Collective; synchronous. */
+/* Test only (--test-inject-fault=field|tiny[:F]): the last rank changes the centre point of its
+ * block of field (a device field with ghosts) to 1.01 x + 0.5, or (1 + F) x (F: inject_size,
+ * 1e-3 unless given; on one rank and an odd grid the global centre), so that verification must
+ * fail (tiny: where F is above the check's tolerance). Not Collective; synchronous. */
 static int inject_fault(fd_state *s, real_t *field)
 {
   const fd_fault fault = s->opt->inject_fault;
@@ -51,7 +52,8 @@ static int inject_fault(fd_state *s, real_t *field)
   real_t x;
   FD_BE(be_memcpy_async(&x, field + c, sizeof x, BE_COPY_D2H, s->compute));
   FD_BE(be_stream_sync(s->compute));
-  x = fault == FD_FAULT_FIELD ? x * (real_t)1.01 + (real_t)0.5 : x * (real_t)1.001;
+  if (fault == FD_FAULT_FIELD) x = x * (real_t)1.01 + (real_t)0.5;
+  else x = (real_t)((double)x + (double)x * s->opt->inject_size);
   FD_BE(be_memcpy_async(field + c, &x, sizeof x, BE_COPY_H2D, s->compute));
   FD_BE(be_stream_sync(s->compute));
   return FD_OK;

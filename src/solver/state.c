@@ -2,6 +2,7 @@
  * kernel, field pool, streams, events, halo, snapshots, checkpoints), the fields' fill, the
  * graphs kept, and the tear-down, orderly or after an agreed error. */
 #define _POSIX_C_SOURCE 200809L
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,12 +54,15 @@ int state_arm_tests(fd_state *s)
   return s->tests_armed ? state_graphs_clear(s) : FD_OK;
 }
 
-/* Test only (--test-inject-fault=velocity|source): the run's stencil takes 1% more velocity
- * (r = (V dt / h)^2 grows by 1.01^2) or its source is 1% stronger than the problem states; the
- * checks read the stated parameters, never these, so they must fail. */
-static void plant_physics_fault(fd_fault fault, fd_problem *p)
+/* Test only (--test-inject-fault=velocity|source[:F]): the run's stencil takes 1% more velocity
+ * (r = (V dt / h)^2 grows by 1.01^2) or its source is 1 + F times stronger than the problem
+ * states (F: size, 1e-2 unless given); the checks read the stated parameters, never these, so
+ * they must fail (source: the energy balance by F / (1 + F), where that is above its
+ * tolerance: every field value and the recorded source values scale by 1 + F, the energy by
+ * (1 + F)^2, the work the check computes from them and the stated wavelet by 1 + F). */
+static void plant_physics_fault(fd_fault fault, double size, fd_problem *p)
 {
-  if (fault == FD_FAULT_SOURCE) p->src_scale *= 1.01;
+  if (fault == FD_FAULT_SOURCE) p->src_scale *= 1.0 + size;
   if (fault != FD_FAULT_VELOCITY) return;
   fd_coeffs *cs[2] = {&p->coeffs, &p->coeffs2};
   for (int q = 0; q < 2; q++) {
@@ -211,7 +215,7 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
                                     : fd_set_error(FD_ERR_RUNTIME, "rank %d: the local block %d x %d x %d does not fit in memory: "
                                                    "its element count exceeds 2^63", s->dec.rank, n[0], n[1], n[2])));
   problem_setup(o, N, s->dec.start, &s->prob);
-  plant_physics_fault(o->inject_fault, &s->prob);
+  plant_physics_fault(o->inject_fault, o->inject_size, &s->prob);
   if (o->op == FD_OP_WAVE) {
     /* the source's local index: the ranks whose boxes hold it add it (solver_pass); its
      * owner (1..n holds it) records it */
@@ -233,7 +237,10 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
   s->src_steps = source_steps(s);
   fd_ckpt_run run = {o->op, {N[0], N[1], N[2]}, {s->prob.vel[0], s->prob.vel[1]}, s->prob.iface, s->prob.ricker_hz,
                      {s->prob.src[0], s->prob.src[1], s->prob.src[2]},
-                     o->inject_fault == FD_FAULT_VELOCITY || o->inject_fault == FD_FAULT_SOURCE ? (int)o->inject_fault : 0,
+                     o->inject_fault == FD_FAULT_VELOCITY || o->inject_fault == FD_FAULT_SOURCE ||
+                             o->inject_fault == FD_FAULT_RHS
+                         ? (int)o->inject_fault
+                         : 0,
                      s->total, s->prob.swaps ? s->prob.levels : 0, s->src_steps < 0 ? -1 : s->src_steps + 1,
                      s->width, o->fuse};
   if (o->op != FD_OP_WAVE) { /* the wave's parameters do not apply */
@@ -403,6 +410,40 @@ static int poison_points(fd_state *s, real_t *out)
   return FD_OK;
 }
 
+/* Test only (--test-inject-fault=mirror, wave): the two start levels u and um (U0 = U1, at
+ * rest) get +d and -d at the global points (c - q, c', c'') and (c + q, c', c''), mirror images
+ * in x about the centre c = (N[0] + 1) / 2 (q = N[0] / 4, at least 1; nothing where N[0] < 3),
+ * d = 1e-2 sqrt(eps) times the source's scale. The wave from this pair is odd in x, the
+ * source's even: the field is no longer mirror symmetric, which the mirror symmetry check
+ * (exact) must see. The other checks must not: each step is still the scheme's (the last-step
+ * replay is exact); the energy balance gains the pair's own energy, about 2.6 (d / scale)^2 =
+ * 2.6e-4 eps in its units (the cross terms with the even field sum to zero, and the odd field
+ * is zero at the source), far below its tolerance. The same on every rank: the owners of the
+ * two points write them. Synchronous. */
+static int plant_mirror_fault(fd_state *s)
+{
+  const long long *N = s->prob.N, c = (N[0] + 1) / 2, q = N[0] / 4 > 1 ? N[0] / 4 : 1;
+  if (N[0] < 3) return FD_OK;
+  const double eps = sizeof(real_t) == sizeof(double) ? DBL_EPSILON : FLT_EPSILON;
+  const real_t d = (real_t)(1e-2 * sqrt(eps) * s->prob.src_scale);
+  for (int side = -1; side <= 1; side += 2) {
+    const long long g[3] = {c + side * q, (N[1] + 1) / 2, (N[2] + 1) / 2};
+    int l[3], mine = 1;
+    for (int a = 0; a < 3; a++) {
+      const long long v = g[a] - s->dec.start[a]; /* start: the block's low ghost plane */
+      mine &= v >= 1 && v <= s->grid.n[a];
+      l[a] = (int)v;
+    }
+    if (!mine) continue;
+    const real_t val = (real_t)side * d;
+    const long long e = fd_grid_index(&s->grid, l[0], l[1], l[2]);
+    FD_BE(be_memcpy_async(s->u + e, &val, sizeof val, BE_COPY_H2D, s->compute));
+    FD_BE(be_memcpy_async(s->um + e, &val, sizeof val, BE_COPY_H2D, s->compute));
+    FD_BE(be_stream_sync(s->compute));
+  }
+  return FD_OK;
+}
+
 /* (Re)initialises the fields: every pool buffer carries the boundary values in its ghosts;
  * the wave starts at rest (U0 = U1 = 0). For the runs that exchange (not s->alone) the ghosts
  * an exchange fills are NaN until one does (halo_poison_ghosts: faces, edges, corners of
@@ -415,7 +456,8 @@ static int poison_points(fd_state *s, real_t *out)
  * a point a pass fails to write (the shell next to a neighbour) poisons the answer instead of
  * leaving a value that closes the block (the wave's energy then balanced with a shell of 0).
  * The other readers of those buffers write before they read: verification's scratch v, the
- * snapshots (of a pass's output), a restart (it loads u and um). */
+ * snapshots (of a pass's output), a restart (it loads u and um). Test only: the rhs fault
+ * fills f 1 + F times too large, the mirror fault plants its pair (plant_mirror_fault). */
 int state_fill(fd_state *s)
 {
   for (int b = 0; b < s->npool; b++) {
@@ -428,7 +470,15 @@ int state_fill(fd_state *s)
   for (int b = 0; b < s->npool; b++)
     if (s->pool[b] != s->u && s->pool[b] != s->um) FD_CALL(poison_points(s, s->pool[b]));
   if (!s->alone) FD_CALL(halo_poison_receives(&s->halo, s->compute));
-  if (s->f) FD_BE(be_fill(&s->grid, &s->prob.f, s->f, s->compute));
+  if (s->f) {
+    /* test only (--test-inject-fault=rhs[:F]): the sweeps take f 1 + F times too large; the
+     * checks read the stated one (s->prob.f), so jacobi converges to a solution 1 + F times
+     * too large: its mode decay fails, and its O(h^2) error by F A more than without */
+    fd_field f = s->prob.f;
+    if (s->opt->inject_fault == FD_FAULT_RHS) f.scale *= 1.0 + s->opt->inject_size;
+    FD_BE(be_fill(&s->grid, &f, s->f, s->compute));
+  }
+  if (s->opt->inject_fault == FD_FAULT_MIRROR && s->um) FD_CALL(plant_mirror_fault(s));
   if (s->src_hist) {
     static const real_t zero = 0; /* U^0 at the source; the steps write the rest */
     FD_BE(be_memcpy_async(s->src_hist, &zero, sizeof zero, BE_COPY_H2D, s->compute));

@@ -2,9 +2,11 @@
 # checkpoint_test.sh - checkpoints and restart through the real binary under mpiexec (issue 29):
 #   - SIGKILL of one rank at seeded "random" points (after a pass, half-way through a checkpoint
 #     write, between the rename and the removal of the older ones: --test-kill; and by kill -9
-#     from outside at a seeded delay), then --restart auto on another rank count: the final
-#     --dump equals the uninterrupted run's byte for byte, for every operator, --halo-width 2-4,
-#     --fuse, 1-8 ranks; the directory ends with the last two checkpoints, no temporary file;
+#     from outside at a seeded delay), then --restart auto on another rank count: it continues
+#     the newest complete checkpoint the kill left (a fresh start passes only where none was
+#     written), and the final --dump equals the uninterrupted run's byte for byte, for every
+#     operator, --halo-width 2-4, --fuse, 1-8 ranks; the directory ends with the last two
+#     checkpoints, no temporary file;
 #   - SIGUSR1 to mpirun (forwarded to every rank) and SIGTERM to one rank: every rank stops at
 #     the same pass, exit 5 on every rank, one line naming the checkpoint; the restart equals;
 #   - the report and JSON of a checkpointing run and of a restarted one; snapshots across a
@@ -81,9 +83,17 @@ expect() {
   fi
 }
 
+# restarted_from: the checkpoint the last run continued (its file name, from the report's restart
+# line), or nothing where it started afresh
+restarted_from() { printf '%s\n' "$out" | grep -o 'restart     from [^:]*' | sed 's|.*/||'; }
+# ckpt_name STEP: the file name of the checkpoint of STEP (nothing for no step)
+ckpt_name() { [[ -n $1 ]] && printf 'ckpt_%010d.fdmini\n' "$1"; }
+
 # names DIR: the names in DIR, sorted, on one line
 names() { find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort | tr '\n' ' '; }
 
+# newest DIR: the step of the newest checkpoint in DIR (nothing: none)
+newest() { names "$1" | tr ' ' '\n' | sed -n 's/^ckpt_0*\([0-9][0-9]*\)\.fdmini$/\1/p' | sort -n | tail -n 1; }
 # two_left DIR NEWEST: DIR holds exactly ckpt_NEWEST and one older checkpoint, nothing else
 two_left() { [[ $(names "$1") =~ ^ckpt_[0-9]{10}\.fdmini\ ckpt_0*$2\.fdmini\ $ ]]; }
 
@@ -163,18 +173,23 @@ print(0 if where == 'commit' else r.randrange($npa), r.randrange(5, 37), where)"
   run "$npa" "${args[@]}" --restart auto --test-kill "$krank,$kstep,$where"
   killed=$rc
   ntmp=$(find "$d" -name '*.tmp' | wc -l)
+  # the restart must continue the newest complete checkpoint the kill left, wherever there is
+  # one: a fresh start would give the same field, and pass only where none was written
+  left=$(newest "$d")
   run "$npb" "${args[@]}" --restart auto --dump "$d.raw"
+  from=$(restarted_from)
   name="$op S=$S T=$T: SIGKILL rank $krank at step $kstep ($where) on $npa ranks, restart on $npb"
   if ((killed == 0)); then
     fail "$name" "the killed run exited 0"
   elif ((rc != 0)); then
     fail "$name" "restart: exit $rc: $(printf '%s\n' "$out" | grep 'fdmini:' | head -3)"
+  elif [[ $from != "$(ckpt_name "$left")" ]]; then
+    fail "$name" "the kill left ${left:+the checkpoint of step }${left:-no checkpoint}, the restart continued ${from:-nothing (a fresh start)}"
   elif ! cmp -s "$d.raw" "${ref[$op]}"; then
     fail "$name" "the final field differs from the uninterrupted run's"
   elif ! two_left "$d" 40; then
     fail "$name" "the directory holds: $(names "$d")"
   else
-    from=$(printf '%s\n' "$out" | grep -o 'restart     from [^:]*' | sed 's|.*/||')
     pass "$name: bitwise equal, ${from:-a fresh start (no checkpoint yet)}$( ((ntmp)) && echo ', its temporary file removed')"
   fi
 done
@@ -183,11 +198,10 @@ done
 # to finish it first; the restart then ends 40 steps after the checkpoint it continues
 # (--iters of the continued run may differ from the first's: the run ends at warmup + iters),
 # beside an uninterrupted run of as many steps.
-# newest DIR: the step of the newest checkpoint in DIR (0: none)
-newest() { names "$1" | tr ' ' '\n' | sed -n 's/^ckpt_0*\([0-9][0-9]*\)\.fdmini$/\1/p' | sort -n | tail -n 1; }
 # continue_equals NP DIR EVERY ARGS...: the newest checkpoint of DIR continued 40 steps on NP
 # ranks (ARGS: the problem without --iters; checkpoints every EVERY) against 1 rank's
-# uninterrupted run of as many steps; sets rc, out, upto; returns 0 when the fields are equal
+# uninterrupted run of as many steps; sets rc, out, upto; returns 0 when the restart continued
+# that checkpoint (not a fresh start) and the fields are equal
 continue_equals() {
   local np=$1 d=$2 every=$3
   shift 3
@@ -197,6 +211,12 @@ continue_equals() {
   run 1 "$@" --warmup 2 --iters $((upto - 2)) --dump "$d.ref"
   run "$np" "$@" --warmup 2 --iters $((upto - 2)) --checkpoint-every "$every" --checkpoint-dir "$d" --restart auto \
     --dump "$d.raw"
+  local from
+  from=$(restarted_from)
+  if [[ -z $c || $from != "$(ckpt_name "$c")" ]]; then
+    echo "     | the newest checkpoint: ${c:-none}; the restart continued ${from:-nothing (a fresh start)}"
+    return 1
+  fi
   ((rc == 0)) && cmp -s "$d.raw" "$d.ref"
 }
 

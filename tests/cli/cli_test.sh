@@ -2,7 +2,8 @@
 # cli_test.sh - fdmini as users run it, under mpiexec with 2 ranks (8 for the all-operator runs):
 # every bad input ends with one clear line from rank 0 and a non-zero exit on every rank within
 # a timeout (no hang); correct runs exit 0 with PASS, injected faults exit 1 with FAIL; the
-# JSON record parses and the dump has the right size.
+# JSON record parses and the dump has the right size. Independent cases run several at a time
+# (batch, settle below; CLI_TEST_JOBS).
 # usage: cli_test.sh FDMINI MPIEXEC [MPIEXEC_FLAGS...]
 set -uo pipefail
 fdmini=$1
@@ -27,12 +28,61 @@ run() { # run NP ARGS... -> sets rc, out (stdout+stderr)
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1"; printf '%s\n' "$out" | tail -15 | sed 's/^/     | /'; }
 
+# Batches: between `batch` and `settle` the cases of expect_error and expect_run run in the
+# background, CLI_TEST_JOBS (default 4) at a time, since a case waits mostly on the start-up of
+# its processes, not on the cores; settle waits for them and judges each in order, as if run one
+# by one. Only cases that share no file and change nothing another reads go into a batch, and no
+# line between batch and settle may read rc or out.
+jobs_max=${CLI_TEST_JOBS:-4}
+# under MPICH's Hydra the ranks spin while they wait: there cases run one at a time (4 at a time
+# took as long, with twice the CPU)
+has "$("$mpiexec" --version 2>&1)" HYDRA && jobs_max=${CLI_TEST_JOBS:-1}
+batching=0
+queued=()  # "ID CHECK...": each case's number and its check, quoted
+nq=0
+batch() { batching=1; }
+# start NP ARGS...: run NP ARGS now, or queue it as case nq while batching
+start() {
+  if ((!batching)); then
+    run "$@"
+    return
+  fi
+  while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n; done
+  nq=$((nq + 1))
+  (
+    run "$@"
+    printf '%s\n' "$rc" >"$work/case.$nq.rc"
+    printf '%s\n' "$out" >"$work/case.$nq.out"
+  ) &
+}
+# judge CHECK...: CHECK (a function reading rc and out) now, or after its case while batching
+judge() {
+  if ((batching)); then queued+=("$nq $(printf '%q ' "$@")"); else "$@"; fi
+}
+settle() {
+  wait
+  local c id
+  for c in "${queued[@]}"; do
+    id=${c%% *}
+    if ((id > 0)); then
+      rc=$(<"$work/case.$id.rc")
+      out=$(<"$work/case.$id.out")
+    fi
+    eval "${c#* }"
+  done
+  queued=()
+  batching=0
+}
+
 # expect_error EXIT MESSAGE ARGS...: exit code EXIT, MESSAGE in the output, printed once (every
 # error here is agreed by both ranks, the out-of-memory one too)
 expect_error() {
+  start 2 "${@:3}"
+  judge check_error "$@"
+}
+check_error() {
   local want_rc=$1 msg=$2
   shift 2
-  run 2 "$@"
   local n
   n=$(printf '%s\n' "$out" | grep -c -F -- "fdmini: error:")
   if [ "$rc" -eq "$want_rc" ] && has "$out" "$msg" && [ "$n" -eq 1 ]; then
@@ -46,13 +96,17 @@ expect_error() {
 # more ranks than FDMINI_TEST_RANKS_MAX (tests/CMakeLists.txt: MPICH, whose ranks spin; sanitizers)
 # is skipped with a line saying so (the Release Open MPI stage runs it)
 expect_run() {
-  local want_rc=$1 pat=$2 np=${NP:-2}
-  shift 2
+  local np=${NP:-2}
   if (($(ranks "$np") < np)); then
-    echo "skip run $want_rc (np $np > FDMINI_TEST_RANKS_MAX $FDMINI_TEST_RANKS_MAX): $*"
+    judge echo "skip run $1 (np $np > FDMINI_TEST_RANKS_MAX $FDMINI_TEST_RANKS_MAX): ${*:3}"
     return
   fi
-  run "$np" "$@"
+  start "$np" "${@:3}"
+  judge check_run "$np" "$@"
+}
+check_run() {
+  local np=$1 want_rc=$2 pat=$3
+  shift 3
   if [ "$rc" -eq "$want_rc" ] && grep -q -E -- "$pat" <<<"$out"; then
     ok "run $want_rc (np $np): $* -> /$pat/"
   else
@@ -61,6 +115,7 @@ expect_run() {
 }
 
 echo "== bad input (2 ranks): message from rank 0, exit 2 on every rank"
+batch
 expect_error 2 "unknown option '--bogus'" --bogus
 expect_error 2 "unexpected argument 'stray'" stray
 expect_error 2 "--global: '64,64' should be three comma-separated integers" --global 64,64
@@ -86,9 +141,11 @@ expect_error 2 "--source 40,1,1 lies outside the 31 x 31 x 31 grid" --op wave --
 expect_error 2 "--snapshot-every N and --snapshot-dir DIR go together" --snapshot-every 5
 expect_error 2 "--snapshot-every: 0 is out of range" --snapshot-every 0 --snapshot-dir "$work"
 expect_error 2 "--snapshot-dir: cannot create '/nonexistent-dir/snaps'" --snapshot-every 5 --snapshot-dir /nonexistent-dir/snaps
+settle
 chmod 555 "$work" 2>/dev/null
 if [ "$(id -u)" -ne 0 ]; then expect_error 2 "--snapshot-dir: cannot write into" --snapshot-every 5 --snapshot-dir "$work"; fi
 chmod 755 "$work"
+batch
 expect_error 2 "--snapshot-dir: cannot write into '/proc'" --snapshot-every 5 --snapshot-dir /proc
 expect_error 2 "--iters: 0 is out of range" --iters 0
 expect_error 2 "--iters: '10x' is not an integer" --iters 10x
@@ -131,8 +188,10 @@ expect_error 2 "--fuse auto needs the start-up autotune, which --tune off turns 
 expect_error 2 "--snapshot-every 3 is not a multiple of --fuse 2" --op jacobi --fuse 2 --halo-width 2 --snapshot-every 3 --snapshot-dir "$work"
 expect_error 2 "--fuse 2 with 2 ranks needs --halo-width a multiple of 2" --op heat --fuse 2 --halo-width 3 --global 33,17,9
 expect_error 2 "--halo-width 4: the thinnest block along x has 3 points (7 over 2 ranks)" --op heat --halo-width 4 --global 7,20,20 --procs 2,1,1
+settle
 
 echo "== correct runs and exit codes"
+batch
 expect_run 0 "^usage: fdmini" --help
 # a rank that sees one device uses it: --gpu-map applies only where ranks see several
 expect_run 0 "verification: PASS" --gpu-map 7,6 --global 16,16,16 --iters 2
@@ -152,6 +211,7 @@ expect_run 0 "floors +us, min / avg / max over ranks: F_g n/a" --global 33,17,9 
 expect_run 0 "L [0-9.]+ / [0-9.]+ / [0-9.]+ \(one small message to a neighbour\); X [0-9.]+" --global 33,17,9 --op heat --procs 2,1,1
 expect_run 0 "step / F1 +[0-9.]+ / [0-9.]+ / [0-9.]+" --global 33,17,9 --op jacobi
 expect_run 0 "graphs      off \(--graphs auto: the host backend runs calls to completion\)" --global 33,17,9
+settle # the next case's output is read below
 expect_run 0 "graphs      on \(--graphs on\): each pass's device work replayed from graphs, [0-9]+ captured" --global 33,17,9 --op heat --graphs on --iters 40
 # ... and no other graphs line (a report that said both on and off once)
 if [ "$(grep -c "^  graphs  " <<<"$out")" -eq 1 ]; then ok "one graphs line with --graphs on"; else bad "graphs lines with --graphs on: $(grep -c "^  graphs  " <<<"$out")"; fi
@@ -170,8 +230,12 @@ assert timed and all(x["loop_ms_per_step"] is None for x in c), c  # --graphs on
 chosen = [x for x in c if x["chosen"]]
 assert len(chosen) == 1 and chosen[0]["loop_ms_per_step_graphs"] == min(x["loop_ms_per_step_graphs"] for x in timed), c
 PY
+batch
 expect_run 0 "exchange hidden +[0-9.]+ / [0-9.]+ / [0-9.]+ %" --baseline --op jacobi --global 33,17,9
-expect_run 0 "fdmini: timed step [0-9]+/2000" --global 96,96,96 --iters 2000 --progress 1
+# a run long enough for a progress line (over 1 s); the sanitizers' steps are several times slower
+progress_grid=96,96,96
+[[ -n ${ASAN_OPTIONS:-} ]] && progress_grid=64,64,64
+expect_run 0 "fdmini: timed step [0-9]+/2000" --global "$progress_grid" --iters 2000 --progress 1
 NP=8 expect_run 0 "ranks       8 as 2 x 2 x 2" --op laplacian
 NP=8 expect_run 0 "verification: PASS" --op laplacian
 NP=8 expect_run 0 "verification: PASS" --op heat
@@ -181,6 +245,8 @@ expect_run 1 "verification: FAIL" --op wave --global 37,23,19 --test-inject-faul
 expect_run 0 "in x, y \(two layers\) = 0" --op wave --global 31,33,29 --velocity 1,2.5 --iters 60
 expect_run 0 "energy balance: .* ok; mirror symmetry: not checked \(source not at the centre" --op wave --global 31,31,31 --source 5,6,7
 NP=8 expect_run 0 "verification: PASS" --op wave --global 41,41,41 --iters 80
+
+settle
 
 echo "== the default process grid where MPI_Dims_create's would cut a block too thin"
 # the thick enough grid with the least cut area: verified, the dump bitwise equal to one rank's
@@ -277,6 +343,7 @@ expect_error 2 "--halo-path proxy: this run's passes cannot be one launch (--no-
 NP=1 expect_run 0 "verification: PASS" --op heat --global 16,16,16 --halo-path proxy
 
 echo "== verification: a check behind every PASS, planted faults fail, UNVERIFIED where none applies"
+batch
 # jacobi, not converged: the mode-decay check decides (exact to rounding at any sweep count); a
 # fault of 1e-3 at one point leaves the residual falling (the old check) but fails it
 expect_run 0 "verification: PASS  jacobi: mode decay: .* ok; O\(h\^2\) error: not converged" --op jacobi --global 37,23,19
@@ -320,6 +387,7 @@ done
 for op in heat jacobi; do
   NP=4 expect_run 1 "verification: FAIL" --op "$op" --global 33,23,19 --procs 1,2,2 --halo-width 2 --fuse 2 --no-overlap "${few[@]}"
 done
+settle
 run 1 --op heat --global 16,16,16 --test-inject-fault=exchange
 if [ "$rc" -eq 2 ] && has "$out" "fdmini: error: --test-inject-fault=exchange needs 2 or more ranks"; then
   ok "--test-inject-fault=exchange on one rank: exit 2, nothing to exchange"
@@ -330,6 +398,7 @@ fi
 # with the shell next to a neighbour never updated, every block closed by zeros): a short
 # message fails the run with the count check's line, printed once; a shell never updated keeps
 # the NaN of the fill, on the 1x1x3 15^3 layout of the issue too; one rank is refused
+batch
 for op in laplacian wave; do
   expect_run 1 "verification: FAIL  halo exchange: rank [0-9]+ received a short halo message in exchange [0-9]+: the region towards \([-+0-9,]+\) from rank [0-9]+ held 0 values, [0-9]+ expected" \
     --op "$op" --global 20,18,16 --iters 4 --test-inject-fault=zero
@@ -338,6 +407,7 @@ for op in laplacian wave; do
 done
 NP=3 expect_run 1 "short halo message" --op wave --global 15,15,15 --procs 1,1,3 --iters 4 --test-inject-fault=zero
 expect_run 1 "verification: FAIL  .*FAILED" --op heat --global 20,18,16 --iters 4 --halo-width 2 --test-inject-fault=shell
+settle
 run 2 --op heat --global 16,16,16 --iters 4 --test-inject-fault=zero
 if [ "$(printf '%s\n' "$out" | grep -c "short halo message")" -eq 1 ]; then
   ok "--test-inject-fault=zero: the short message's line printed once"
@@ -390,6 +460,7 @@ echo "== deep halos and fused passes"
 # every operator that steps in time with S-deep halos (the wave's check is exact mirror
 # symmetry), fused passes, the autotune's choice of T; bitwise equality with one rank:
 # test_multirank_matches_single_rank
+batch
 NP=4 expect_run 0 "deep halo   width 3: one exchange every 3 steps of the faces, edges and corners with a neighbour" --op heat --halo-width 3 --global 33,17,19
 NP=8 expect_run 0 "max \|u - mirror\(u\)\| in x, y, z = 0 \(tolerance 0" --op wave --global 41,41,41 --iters 40 --halo-width 4
 NP=4 expect_run 0 "verification: PASS" --op jacobi --halo-width 4 --fuse 2 --no-overlap --global 30,21,19
@@ -397,6 +468,7 @@ NP=4 expect_run 0 "verification: PASS" --op jacobi --halo-width 4 --fuse 2 --no-
 # ranks whose boxes reach the source add it too
 NP=4 expect_run 0 "verification: PASS  wave: energy balance: .* ok" --op wave --global 32,23,19 --halo-width 3
 NP=1 expect_run 0 "fuse        [1-4] steps? per pass: .*\(--fuse auto, autotuned\)" --op heat --fuse auto --global 24,20,16
+settle
 run 4 --op heat --global 20,22,24 --procs 1,2,2 --halo-width 2 --fuse 2 --iters 10 --warmup 2 --baseline --json "$work/deep.json"
 if [ "$rc" -eq 0 ] && python3 - "$work/deep.json" <<'PY'; then ok "JSON of a deep-halo fused run: width, messages, bytes, redundant points, fuse"; else bad "JSON of a deep-halo fused run"; fi
 import json, sys
