@@ -137,8 +137,10 @@ int main(int argc, char **argv)
 
   fd_options o;
   int rc = fd_agree(world, fd_options_parse(argc, argv, &o));
-  if (rc == FD_OK && o.help) {
-    if (rank == 0) fd_options_usage(stdout);
+  if (rc == FD_OK && (o.help || o.help_test || o.version)) {
+    if (rank == 0 && o.help) fd_options_usage(stdout);
+    else if (rank == 0 && o.help_test) fd_options_usage_test(stdout);
+    else if (rank == 0) prov_print_version(stdout);
     MPI_Finalize();
     return 0;
   }

@@ -113,6 +113,23 @@ void prov_print(FILE *out, const fd_provenance *p)
   fputc('\n', out);
 }
 
+void prov_print_version(FILE *out)
+{
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+    lib[len > 0 && len < (int)sizeof lib ? len : (int)sizeof lib - 1] = '\0';
+    lib[strcspn(lib, "\r\n")] = '\0';
+  } else {
+    snprintf(lib, sizeof lib, "unknown");
+  }
+  fprintf(out, "fdmini %s (commit %s)\n", FDMINI_VERSION, FDMINI_GIT_COMMIT);
+  fprintf(out, "  backend     %s, %s precision\n", FDMINI_BACKEND_NAME, FDMINI_REAL_NAME);
+  fprintf(out, "  GPU targets %s\n", FDMINI_GPU_ARCHS);
+  fprintf(out, "  built       %s, %s\n", FDMINI_COMPILER, FDMINI_BUILD_TYPE);
+  fprintf(out, "  MPI         %s\n", lib);
+}
+
 void prov_json(fd_json *j, const fd_provenance *p)
 {
   json_str(j, "start_time", p->start_time);

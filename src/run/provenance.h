@@ -55,6 +55,10 @@ int prov_collect(fd_provenance *p);
 /* 1 when an environment variable of this name is recorded (see the header comment). Pure. */
 int prov_env_selected(const char *name);
 
+/* "fdmini VERSION (commit C)" and what the binary is: backend, precision, GPU targets, the
+ * build, the MPI library (MPI_Get_library_version: callable before MPI_Init). Not Collective. */
+void prov_print_version(FILE *out);
+
 /* The report header's provenance lines ("  built ...", "  MPI ...", "  GPU ...", "  job ...",
  * "  MPI env ..."). Not Collective. */
 void prov_print(FILE *out, const fd_provenance *p);
