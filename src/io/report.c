@@ -1,6 +1,7 @@
 /* report.c - the report and the JSON record (schema in docs/report.md, "JSON record"). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "json.h"
@@ -12,6 +13,13 @@ static void fuse_cand_spec(const fd_result *r, int i, char *spec, size_t size)
 {
   if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, size);
   else fd_kernel_format(&r->kernel, spec, size);
+}
+
+const char *report_check_label(const fd_result *r)
+{
+  /* "heat mode decay" before "mode decay: ...": the operator says it once */
+  const char *op = fd_op_name(r->op);
+  return strncmp(r->verify.name, op, strlen(op)) == 0 ? op : r->verify.name;
 }
 
 void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
@@ -292,7 +300,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     fprintf(out, "\n  verification: SKIPPED (--no-check)\n");
   else
     fprintf(out, "\n  verification: %s  %s: %s\n", verify_verdict_name(r->verify.verdict),
-            r->verify.name, r->verify.detail);
+            report_check_label(r), r->verify.detail);
   (void)o;
 }
 

@@ -378,7 +378,7 @@ fi
 # a heat mode decayed to the rounding of the boundary values: nothing to compare, UNVERIFIED,
 # exit 0, "verified": false in the JSON (written: the run succeeded)
 run 2 --op heat --global 4,2,2 --procs 2,1,1 --iters 100 --json "$work/unverified.json"
-if [ "$rc" -eq 0 ] && has_re "$out" "verification: UNVERIFIED  heat mode decay: .*nothing left to compare" &&
+if [ "$rc" -eq 0 ] && has_re "$out" "verification: UNVERIFIED  heat: mode decay: .*nothing left to compare" &&
   ! has_re "$out" "PASS" && python3 - "$work/unverified.json" <<'PY'; then ok "no check applies: UNVERIFIED, exit 0, \"verified\": false"; else bad "UNVERIFIED heat run (rc $rc)"; fi
 import json, sys
 v = json.load(open(sys.argv[1]))["verification"]
