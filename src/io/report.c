@@ -192,10 +192,19 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     if (r->restart_hist_lost)
       fprintf(out, "              the checkpoint kept no record of the source: the energy check does not apply\n");
   }
-  fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks)\n", "phase", "min", "avg", "max");
-  for (int k = 0; k < PH_COUNT; k++)
-    fprintf(out, "  %-10s %12.4f %12.4f %12.4f\n", fd_phase_name(k), r->phase[k].min,
-            r->phase[k].avg, r->phase[k].max);
+  char samples[64];
+  if (r->windows_sampled == r->windows) snprintf(samples, sizeof samples, "all %lld windows timed", r->windows);
+  else snprintf(samples, sizeof samples, "%lld of %lld windows timed", r->windows_sampled, r->windows);
+  fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks; %s)\n", "phase", "min", "avg", "max", samples);
+  for (int k = 0; k < PH_COUNT; k++) /* one rank exchanges nothing: no rows of zeros */
+    if (k == PH_STEP || r->phase[k].max > 0)
+      fprintf(out, "  %-10s %12.4f %12.4f %12.4f\n", fd_phase_name(k), r->phase[k].min,
+              r->phase[k].avg, r->phase[k].max);
+  for (int k = 0; k < PH_STEP; k++)
+    if (r->windows_sampled < r->windows && r->phase[k].max > 1.05 * r->phase[PH_STEP].max) {
+      fprintf(out, "  (a phase exceeds the step: too few windows timed on a busy machine; run more --iters)\n");
+      break;
+    }
   if (r->sig_passes && r->halo_width == 1)
     fprintf(out, "  (signalled passes: one launch holds the exchange, the interior and the shell; its time is the\n"
                  "  interior's, and X below is the exchange alone)\n");
@@ -425,6 +434,11 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_num(&j, "total_s", r->total_s);
   json_object(&j, "phases_ms");
   for (int k = 0; k < PH_COUNT; k++) stat(&j, fd_phase_name(k), &r->phase[k]);
+  json_end(&j);
+  json_object(&j, "phases_sampled");
+  json_int(&j, "windows", r->windows_sampled);
+  json_int(&j, "of_windows", r->windows);
+  json_int(&j, "steps", r->steps_sampled);
   json_end(&j);
   json_int(&j, "bytes_per_point", r->bytes_per_point);
   stat(&j, "bandwidth_per_rank_GBs", &r->bw_rank);

@@ -197,6 +197,8 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
   FD_CALL(fd_agree(comm, s->snap && s->ckpt ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "out of memory for the run's state")));
   s->opt = o;
   s->dev = dev;
+  s->sample_stride = FD_SAMPLE_EVERY; /* the start-up's loops; loop_timed plans its own */
+  s->sample_lead = 1;
   s->node = node->host;
   s->width = o->halo_width;
   s->fuse = o->fuse > 0 ? o->fuse : 1; /* auto: chosen by startup_measure */
