@@ -71,16 +71,13 @@ static void plant_physics_fault(fd_fault fault, fd_problem *p)
 }
 
 
-/* The timed and untimed steps of each run: the options', or the defaults: 100 timed; 10
- * warm-up steps on GPUs, 2 on host, rounded up to where a window and a pass end (a multiple
- * of S and of T, of all of 1..4 for --fuse auto), so the timed loop starts with whole
- * windows. */
+/* The timed and untimed steps of each run: the options', or the defaults (plan_resolve_steps:
+ * 100 timed; 10 warm-up steps on GPUs, 2 on host, rounded up to where a window and a pass end,
+ * a multiple of S and of T, of all of 1..4 for --fuse auto), so the timed loop starts with
+ * whole windows. */
 void state_resolve_steps(const fd_options *o, const be_info *dev, int *iters, int *warmup)
 {
-  *iters = o->iters > 0 ? o->iters : 100;
-  const int dflt = dev->is_accelerator ? 10 : 2, t = o->fuse > 0 ? o->fuse : 12;
-  const int unit = o->halo_width / state_gcd(o->halo_width, t) * t;
-  *warmup = o->warmup >= 0 ? o->warmup : (dflt + unit - 1) / unit * unit;
+  plan_resolve_steps(o, dev->is_accelerator, iters, warmup);
 }
 
 /* The loops of the run from the step it starts at (s->first: 0, or its checkpoint's): what is

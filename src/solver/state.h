@@ -22,6 +22,7 @@
 #include "graph_cache.h"
 #include "halo.h"
 #include "options.h"
+#include "plan.h"
 #include "problem.h"
 #include "result.h"
 #include "snapshot.h"
