@@ -256,7 +256,7 @@ if (($(ranks 4) >= 4)); then
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert (r["halo_path"], r["halo_faces_proxy"], r["halo_faces_mpi"]) == ("proxy", 8, 8), r["halo_path"]
-assert r["floors_us"]["Fm"]["min"] > 0 and r["exchange_signalled_passes"] == 10, r["floors_us"]
+assert r["floors_us"]["Fm"]["min"] > 0 and r["graphs"]["exchange_signalled_passes"] == 10, r["floors_us"]
 PY
     ok "--halo-path proxy, 2 emulated nodes of 2: path proxy, F_m, JSON counts, PASS, dump equal to one rank's"
   else
