@@ -286,8 +286,12 @@ int main(int argc, char **argv)
     return FD_ERR_RUNTIME;
   }
   if (rank == 0) {
-    if (o.report == FD_REPORT_FULL) report_print(stdout, &o, &dev, &r, &prov);
-    else summary_print(stdout, &o, &dev, &r);
+    if (o.report == FD_REPORT_FULL) {
+      fputc('\n', stdout); /* after the header: the whole report, complete in itself */
+      report_print(stdout, &o, &dev, &r, &prov);
+    } else {
+      summary_print(stdout, &o, &dev, &r);
+    }
     fflush(stdout);
   }
   int out = finish_outputs(world, rank, rc, &json, &dump, &o, &dev, &r, binding, nbinding, &prov);
