@@ -33,11 +33,12 @@ static void kernel_line(FILE *out, const fd_options *o, const be_info *dev, cons
   if (r->fuse.steps > 1) {
     fd_fused_format(&r->fuse.config, spec, sizeof spec);
     snprintf(line, sizeof line, "  kernel      %s (%d steps per pass, %s)", spec, r->fuse.steps,
-                  r->fuse.ran ? "autotuned" : (dev->is_accelerator ? "the rule" : "host loop"));
+             r->fuse.ran ? "autotuned" : (dev->is_accelerator ? "the rule" : "host loop"));
   } else {
     fd_kernel_format(&r->kernel, spec, sizeof spec);
     snprintf(line, sizeof line, "  kernel      %s (%s)", spec,
-                  r->tune.ran ? "autotuned" : (o->have_kernel ? "--kernel" : (dev->is_accelerator ? "the rule, --tune off" : "host loop")));
+             r->tune.ran ? "autotuned"
+                         : (o->have_kernel ? "--kernel" : (dev->is_accelerator ? "the rule, --tune off" : "host loop")));
   }
   put_line(out, line);
 }
@@ -160,8 +161,8 @@ void summary_print(FILE *out, const fd_options *o, const be_info *dev, const fd_
   if (r->fuse.steps > 1) snprintf(note, sizeof note, "counts the bytes of all %d fused steps", r->fuse.steps);
   row(out, r, "% of memcpy", "%.1f", 1.0, &r->pct_memcpy, note);
   if (r->phase[PH_EXCHANGE].max > 0) row(out, r, "exchange, ms", "%.4f", 1.0, &r->phase[PH_EXCHANGE], "");
-  if (r->baseline) {
-    row(out, r, "exchange hidden, %", "%.1f", 100.0, &r->hidden, "");
+  if (r->baseline) { /* a rank alone has no exchange to hide */
+    if (r->ipc_faces || r->mpi_faces) row(out, r, "exchange hidden, %", "%.1f", 100.0, &r->hidden, "");
     row(out, r, "vs block alone, %", "%.1f", 100.0, &r->efficiency, "T_alone / T_step, --baseline");
   }
   kernel_line(out, o, dev, r);
