@@ -19,12 +19,15 @@
 #include "bind.h"
 #include "checkpoint.h"
 #include "decomp.h"
+#include "header.h"
 #include "options.h"
 #include "output.h"
+#include "plan.h"
 #include "provenance.h"
 #include "report.h"
 #include "site.h"
 #include "solver.h"
+#include "summary.h"
 
 /* The JSON record of run r, rendered in memory and written by rank 0 to json->tmp (checked:
  * every byte, the close, the size). Not Collective. */
@@ -97,6 +100,65 @@ static void lustre_advice(const fd_options *o, MPI_Comm world, int accelerator)
   if (o->checkpoint_dir[0] && levels) site_check_lustre("--checkpoint-dir", o->checkpoint_dir, levels * bytes, stdout);
 }
 
+/* The nodes of the run as the decomposition will see them (node from bind_node over world):
+ * their count and the ranks of the smallest and largest. Collective. */
+static int node_sizes(MPI_Comm world, const fd_node *node, int *count, int *min, int *max)
+{
+  int size[2] = {-node->size, node->size};
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, size, 2, MPI_INT, MPI_MAX, world));
+  *count = node->count;
+  *min = -size[0];
+  *max = size[1];
+  return FD_OK;
+}
+
+/* --plan: the plan of the run of o (plan.h) printed by rank 0, nothing run and no device
+ * touched. The ranks: --ranks, or the job's; ranks per node: --ranks-per-node, or inside a job
+ * its own (the ranks of rank 0's node, or --test-node-ranks), or alone 1. The backend is the
+ * build's: every one but the host backend keeps its fields on a device (accelerator), which
+ * decides the default grid and the halo's buffers as be_init would. Collective. */
+static int plan_only(MPI_Comm world, int rank, const fd_options *o)
+{
+  int size;
+  FD_MPI(MPI_Comm_size(world, &size));
+  fd_node node;
+  FD_CALL(bind_node(world, o->test_node_ranks, &node));
+  int count, min, max;
+  FD_CALL(node_sizes(world, &node, &count, &min, &max));
+  const int ranks = o->plan_ranks ? o->plan_ranks : size;
+  if (o->plan_ranks || o->plan_ranks_per_node) { /* the ranks fill nodes of K in order */
+    int K = o->plan_ranks_per_node ? o->plan_ranks_per_node : (size > 1 || o->test_node_ranks ? max : 1);
+    if (K > ranks) K = ranks;
+    count = (ranks + K - 1) / K;
+    max = K;
+    min = ranks - (count - 1) * K;
+  }
+  const int accelerator = strcmp(FDMINI_BACKEND_NAME, "host") != 0;
+  int err = FD_OK;
+  if (rank == 0) {
+    fd_plan *p = malloc(sizeof *p);
+    err = p ? plan_make(o, ranks, count, min, max, accelerator, p) : fd_set_error(FD_ERR_RUNTIME, "--plan: out of memory");
+    if (err == FD_OK) header_print_plan(stdout, o, p, accelerator);
+    fflush(stdout);
+    free(p);
+  }
+  return fd_agree(world, err);
+}
+
+/* The start-up header of the run (header.h), flushed by rank 0 before the run's first trial;
+ * nothing where the grid is refused (the run says why). Collective. */
+static int start_header(MPI_Comm world, int rank, const fd_options *o, const be_info *dev, const fd_node *node)
+{
+  int size, count, min, max;
+  FD_MPI(MPI_Comm_size(world, &size));
+  FD_CALL(node_sizes(world, node, &count, &min, &max));
+  if (rank != 0) return FD_OK;
+  fd_plan *p = malloc(sizeof *p);
+  if (p && plan_make(o, size, count, min, max, dev->is_accelerator, p) == FD_OK) header_print(stdout, o, dev, p);
+  free(p);
+  return FD_OK;
+}
+
 static int finish(int code)
 {
   be_finalize();
@@ -137,10 +199,18 @@ int main(int argc, char **argv)
 
   fd_options o;
   int rc = fd_agree(world, fd_options_parse(argc, argv, &o));
-  if (rc == FD_OK && o.help) {
-    if (rank == 0) fd_options_usage(stdout);
+  if (rc == FD_OK && (o.help || o.help_test || o.version)) {
+    if (rank == 0 && o.help) fd_options_usage(stdout);
+    else if (rank == 0 && o.help_test) fd_options_usage_test(stdout);
+    else if (rank == 0) prov_print_version(stdout);
     MPI_Finalize();
     return 0;
+  }
+  if (rc == FD_OK && o.plan) {
+    rc = plan_only(world, rank, &o);
+    if (rc != FD_OK && rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
+    MPI_Finalize();
+    return rc;
   }
   /* the outputs, checked before the run (output.h); the run writes the dump to its temporary
    * name, renamed at the end only if everything succeeded */
@@ -176,6 +246,7 @@ int main(int argc, char **argv)
   if (rc == FD_OK) rc = site_check_ipc(world, &node, &o, &dev);
   /* a large shared file (--dump, each snapshot) into a Lustre directory on one OST: advice */
   if (rc == FD_OK && rank == 0) lustre_advice(&o, world, dev.is_accelerator);
+  if (rc == FD_OK) rc = start_header(world, rank, &o, &dev, &node);
   if (rc == FD_OK) rc = fd_run(&run, world, &dev, &node, &r);
 
   /* agreed on every rank: bad input, I/O, or a runtime failure all ranks checked together
@@ -215,7 +286,12 @@ int main(int argc, char **argv)
     return FD_ERR_RUNTIME;
   }
   if (rank == 0) {
-    report_print(stdout, &o, &dev, &r, &prov);
+    if (o.report == FD_REPORT_FULL) {
+      fputc('\n', stdout); /* after the header: the whole report, complete in itself */
+      report_print(stdout, &o, &dev, &r, &prov);
+    } else {
+      summary_print(stdout, &o, &dev, &r);
+    }
     fflush(stdout);
   }
   int out = finish_outputs(world, rank, rc, &json, &dump, &o, &dev, &r, binding, nbinding, &prov);

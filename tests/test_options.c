@@ -199,7 +199,7 @@ static void test_every_option_accepted(void **state)
   assert_true(o.help);
 }
 
-/* --help names the test-only faults too (no hidden knobs), the exchange fault among them. */
+/* --help-test names the test-only faults (no hidden knobs), the exchange fault among them. */
 static void test_usage_lists_the_test_faults(void **state)
 {
   (void)state;
@@ -207,7 +207,7 @@ static void test_usage_lists_the_test_faults(void **state)
   size_t len = 0;
   FILE *mem = open_memstream(&text, &len);
   assert_non_null(mem);
-  fd_options_usage(mem);
+  fd_options_usage_test(mem);
   fclose(mem);
   assert_non_null(strstr(text, "--test-inject-fault[=KIND[:F]]"));
   assert_non_null(strstr(text, "mirror\n                      (wave)"));
@@ -336,6 +336,76 @@ static void test_bad_input_gives_one_clear_message(void **state)
       fail_msg("case %zu (%s ...): rc %d, message '%s', expected '%s'", i, bad_cases[i].args[0],
                rc, msg, bad_cases[i].message);
   }
+}
+
+/* Options match whole names: a prefix (which getopt_long takes) or a typo is refused with the
+ * options it could have meant; the report, plan and version options parse. */
+static void test_options_match_exactly(void **state)
+{
+  (void)state;
+  static const bad_case cases[] = {
+    {{"--iter", "5"}, "unknown option '--iter'; did you mean --iters? (see --help)"},
+    {{"--iter=5"}, "unknown option '--iter'; did you mean --iters?"},
+    {{"--glob", "8,8,8"}, "unknown option '--glob'; did you mean --global?"},
+    {{"--halo-wdith", "2"}, "unknown option '--halo-wdith'; did you mean --halo-width?"},
+    {{"--snap", "3"}, "unknown option '--snap'; did you mean --snapshot-every or --snapshot-dir?"},
+    {{"--itres", "3"}, "unknown option '--itres'; did you mean --iters?"},
+    {{"--base"}, "unknown option '--base'; did you mean --baseline?"},
+    {{"--bogus"}, "unknown option '--bogus' (see --help)"},
+    {{"--report", "long"}, "--report: unknown value 'long', expected short or full"},
+    {{"--ranks", "4"}, "--ranks applies to --plan"},
+    {{"--ranks-per-node", "4"}, "--ranks-per-node applies to --plan"},
+    {{"--plan", "--ranks", "0"}, "--ranks: 0 is out of range, expected 1..10000000"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    fd_options o;
+    int rc = parse(&o, cases[i].args);
+    const char *msg = fd_error_message();
+    if (rc != FD_ERR_USAGE || !strstr(msg, cases[i].message) || strchr(msg, '\n'))
+      fail_msg("case %zu (%s ...): rc %d, message '%s', expected '%s'", i, cases[i].args[0], rc, msg,
+               cases[i].message);
+  }
+  /* no message suggests a test-free name for "--bogus" */
+  fd_options o;
+  const char *bogus[] = {"--bogus", NULL};
+  assert_int_equal(parse(&o, bogus), FD_ERR_USAGE);
+  assert_null(strstr(fd_error_message(), "did you mean"));
+  const char *plan[] = {"--plan", "--ranks", "100000", "--ranks-per-node", "8", "--report", "full", NULL};
+  assert_int_equal(parse(&o, plan), FD_OK);
+  assert_true(o.plan && o.plan_ranks == 100000 && o.plan_ranks_per_node == 8 && o.report == FD_REPORT_FULL);
+  const char *dflt[] = {NULL};
+  assert_int_equal(parse(&o, dflt), FD_OK);
+  assert_true(!o.plan && o.plan_ranks == 0 && o.report == FD_REPORT_SHORT);
+  const char *version[] = {"--version", NULL}, *help_test[] = {"--help-test", NULL};
+  assert_int_equal(parse(&o, version), FD_OK);
+  assert_true(o.version);
+  assert_int_equal(parse(&o, help_test), FD_OK);
+  assert_true(o.help_test);
+}
+
+/* --help: one line of purpose per option, within 80 columns, no test-only option in it (those
+ * are --help-test's). */
+static void test_help_fits_80_columns(void **state)
+{
+  (void)state;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  assert_non_null(mem);
+  fd_options_usage(mem);
+  fclose(mem);
+  int lines = 0;
+  for (char *line = text; *line; lines++) {
+    const size_t n = strcspn(line, "\n");
+    if (n > 80) fail_msg("a --help line of %zu columns: %.*s", n, (int)n, line);
+    line += n + (line[n] == '\n');
+  }
+  assert_true(lines < 60);
+  assert_null(strstr(text, "--test-"));
+  assert_non_null(strstr(text, "--help-test"));
+  assert_non_null(strstr(text, "--plan"));
+  assert_non_null(strstr(text, "--version"));
+  free(text);
 }
 
 /* Parsing twice gives the same result (getopt state is reset). */
@@ -521,6 +591,8 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_usage_lists_the_test_faults),
     cmocka_unit_test(test_bad_input_gives_one_clear_message),
     cmocka_unit_test(test_parsing_is_repeatable),
+    cmocka_unit_test(test_options_match_exactly),
+    cmocka_unit_test(test_help_fits_80_columns),
     cmocka_unit_test(test_backend_options_apply_or_are_refused),
     cmocka_unit_test(test_resolve_grid_checks_procs_and_thickness),
     cmocka_unit_test(test_resolve_grid_default_and_its_fallback),

@@ -38,7 +38,7 @@ say "# checkpoint directory $dir: $(findmnt -n -o FSTYPE,SOURCE -T "$dir" | tr -
 fd() { # fd NP NAME ARGS...: the CUDA-aware binary on NP ranks, output in $logs/NAME.log
   local np=$1 name=$2
   shift 2
-  timeout 600 "$R" -n "$np" --bind-to none "$bin/fdmini-aware" --progress 0 "$@" >"$logs/$name.log" 2>&1
+  timeout 600 "$R" -n "$np" --bind-to none "$bin/fdmini-aware" --report full --progress 0 "$@" >"$logs/$name.log" 2>&1
 }
 drop_cache() { # drop_cache FILE: its pages out of the page cache (it was synced when committed)
   python3 -c "import os, sys; f = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(f, 0, 0, os.POSIX_FADV_DONTNEED)" "$1"

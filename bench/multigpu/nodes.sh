@@ -53,7 +53,7 @@ failed=0
 one() {
   local name=$1 np=$2
   shift 2
-  timeout -k 15 300 "$MPIRUN" -n "$np" --bind-to none "$FDMINI" --progress 0 --iters "$ITERS" "$@" \
+  timeout -k 15 300 "$MPIRUN" -n "$np" --bind-to none "$FDMINI" --progress 0 --report full --iters "$ITERS" "$@" \
     --json "$rec/$name.json" > "$rec/$name.log" 2>&1
   local rc=$?
   if [ $rc -ne 0 ]; then

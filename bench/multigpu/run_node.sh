@@ -81,7 +81,7 @@ bad() { fail=$((fail + 1)); log "FAIL $*"; }
 fd() {
   local np=$1
   shift
-  timeout -k 15 "${fd_timeout:-300}" "$AWARE_RUN" -n "$np" --bind-to none "$bin/fdmini-aware" --progress 0 "$@" > "$work/last.log" 2>&1
+  timeout -k 15 "${fd_timeout:-300}" "$AWARE_RUN" -n "$np" --bind-to none "$bin/fdmini-aware" --report full --progress 0 "$@" > "$work/last.log" 2>&1
 }
 
 # mode_args MODE: the fdmini options of a test mode (aware and staged force the MPI path)
@@ -199,7 +199,7 @@ gpu_host_equal() {
   rm -f "$work/g.raw" "$work/h.raw"
   fd 1 --op "$op" --global "$size" --iters "$iters" --warmup "$warmup" --dump "$work/g.raw"
   local rc=$?
-  timeout 300 mpirun -n 1 "$bin/fdmini-host" --progress 0 --op "$op" --global "$size" --iters "$iters" \
+  timeout 300 mpirun -n 1 "$bin/fdmini-host" --report full --progress 0 --op "$op" --global "$size" --iters "$iters" \
     --warmup "$warmup" --dump "$work/h.raw" > "$work/host.log" 2>&1
   local rch=$?
   if [ $rc -eq 0 ] && [ $rch -eq 0 ] && cmp -s "$work/g.raw" "$work/h.raw"; then
@@ -474,7 +474,7 @@ xdev_sanitizer() {
   local csan=/usr/local/cuda/bin/compute-sanitizer rc n
   [ -x "$csan" ] || csan=compute-sanitizer
   timeout -k 15 240 "$AWARE_RUN" -n 2 --bind-to none "$csan" --tool memcheck --error-exitcode 9 \
-    "$bin/fdmini-aware" --progress 0 --op heat --global 64,64,64 --procs 1,1,2 --iters 6 --warmup 1 \
+    "$bin/fdmini-aware" --report full --progress 0 --op heat --global 64,64,64 --procs 1,1,2 --iters 6 --warmup 1 \
     --mpi-gpu staged --halo-path ipc "$@" > "$work/last.log" 2>&1
   rc=$?
   cat "$work/last.log" >> "$OUT/sanitizer-xdev.log"
@@ -662,7 +662,7 @@ ckpt_cases() {
     # the GPU's checkpoint continued by the host backend, and the host's by the GPU
     d=$work/ck-g2h-$op
     fd 1 "${steps[@]}" --checkpoint-every 30 --checkpoint-dir "$d" --test-signal 0,30,usr1 > /dev/null
-    timeout 300 "$SYS_RUN" -n 2 "$bin/fdmini-host" --progress 0 "${steps[@]}" --checkpoint-every 30 --checkpoint-dir "$d" \
+    timeout 300 "$SYS_RUN" -n 2 "$bin/fdmini-host" --report full --progress 0 "${steps[@]}" --checkpoint-every 30 --checkpoint-dir "$d" \
       --restart auto --dump "$work/d.raw" > "$work/host.log" 2>&1
     if grep -q "restart     from $d/ckpt_" "$work/host.log" && grep -q "verification: PASS" "$work/host.log" &&
       cmp -s "$work/d.raw" "$work/ck-ref-$op.raw"; then
@@ -673,8 +673,8 @@ ckpt_cases() {
         "$work/ck-ref-$op.raw" "$work/d.raw" >> "$OUT/tests.log" 2>&1
     fi
     d=$work/ck-h2g-$op
-    timeout 300 "$SYS_RUN" -n 1 "$bin/fdmini-host" --progress 0 "${steps[@]}" --dump "$work/ck-host-$op.raw" > /dev/null 2>&1
-    timeout 300 "$SYS_RUN" -n 2 "$bin/fdmini-host" --progress 0 "${steps[@]}" --checkpoint-every 30 --checkpoint-dir "$d" \
+    timeout 300 "$SYS_RUN" -n 1 "$bin/fdmini-host" --report full --progress 0 "${steps[@]}" --dump "$work/ck-host-$op.raw" > /dev/null 2>&1
+    timeout 300 "$SYS_RUN" -n 2 "$bin/fdmini-host" --report full --progress 0 "${steps[@]}" --checkpoint-every 30 --checkpoint-dir "$d" \
       --test-signal 0,30,usr1 > "$work/host.log" 2>&1
     fd 1 "${steps[@]}" --checkpoint-every 30 --checkpoint-dir "$d" --restart auto --dump "$work/d.raw"
     if grep -q "restart     from $d/ckpt_" "$work/last.log" && cmp -s "$work/d.raw" "$work/ck-host-$op.raw"; then
@@ -794,7 +794,7 @@ nodes_cases() {
   # (the CUDA-aware Open MPI's own failed cuMemHostRegister of its shared segment is an API
   # error of that library, not of fdmini: --report-api-errors no; memory errors still count)
   timeout -k 15 300 "$AWARE_RUN" -n 2 --bind-to none "$csan" --tool memcheck --report-api-errors no --error-exitcode 9 \
-    "$bin/fdmini-aware" --progress 0 --op heat --global 64,64,64 --iters 6 --warmup 1 --tune off \
+    "$bin/fdmini-aware" --report full --progress 0 --op heat --global 64,64,64 --iters 6 --warmup 1 --tune off \
     --test-node-ranks 1 --halo-path proxy > "$work/last.log" 2>&1
   rc=$?
   cat "$work/last.log" >> "$OUT/sanitizer-nodes.log"
@@ -892,7 +892,7 @@ run_tests() {
   # device pointer in mca_common_cuda_is_gpu_buffer, under the start-up's latency floor L,
   # fails with "invalid argument": bench/results/multigpu/README.md)
   timeout 300 "$AWARE_RUN" -n 2 --bind-to none compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$bin/fdmini-aware" --progress 0 --op heat --global 40,33,21 --procs 1,1,2 --iters 20 --warmup 2 --mpi-gpu staged \
+    "$bin/fdmini-aware" --report full --progress 0 --op heat --global 40,33,21 --procs 1,1,2 --iters 20 --warmup 2 --mpi-gpu staged \
     --halo-width 2 --graphs on > "$work/last.log" 2>&1
   rc=$?
   cat "$work/last.log" >> "$OUT/sanitizer-graphs.log"
@@ -902,7 +902,7 @@ run_tests() {
   # (faces and edges of width 2, pulled) and fused passes, replayed in chains that hold the
   # exchanges
   timeout 300 "$AWARE_RUN" -n 4 --bind-to none compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$bin/fdmini-aware" --progress 0 --op heat --global 40,33,21 --procs 2,2,1 --iters 12 --warmup 1 --mpi-gpu staged \
+    "$bin/fdmini-aware" --report full --progress 0 --op heat --global 40,33,21 --procs 2,2,1 --iters 12 --warmup 1 --mpi-gpu staged \
     --halo-path ipc --halo-width 2 --fuse 2 --graphs on > "$work/last.log" 2>&1
   rc=$?
   cat "$work/last.log" >> "$OUT/sanitizer-ipc.log"
@@ -912,22 +912,22 @@ run_tests() {
   if [ "$ngpu" -ge 2 ]; then
     # the distribution's MPI is not CUDA-aware: aware is refused on every rank, auto stages;
     # the IPC path needs no GPU-aware MPI
-    timeout 120 "$SYS_RUN" -n 2 --bind-to none "$bin/fdmini-sys" --global 64,64,64 --mpi-gpu aware > "$work/last.log" 2>&1
+    timeout 120 "$SYS_RUN" -n 2 --bind-to none "$bin/fdmini-sys" --report full --global 64,64,64 --mpi-gpu aware > "$work/last.log" 2>&1
     rc=$?
     if [ $rc -eq 2 ] && grep -q "this MPI is not GPU-aware" "$work/last.log"; then ok "--mpi-gpu aware on a non-CUDA-aware MPI: exit 2 with a clear error"; else bad "aware on non-aware MPI (rc $rc)"; cat "$work/last.log" >> "$OUT/tests.log"; fi
-    timeout 120 "$SYS_RUN" -n 2 --bind-to none "$bin/fdmini-sys" --op heat --global 130,97,65 --iters 12 --warmup 1 --halo-path mpi --dump "$work/d.raw" > "$work/last.log" 2>&1
+    timeout 120 "$SYS_RUN" -n 2 --bind-to none "$bin/fdmini-sys" --report full --op heat --global 130,97,65 --iters 12 --warmup 1 --halo-path mpi --dump "$work/d.raw" > "$work/last.log" 2>&1
     if grep -q "staged through pinned host memory" "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-heat.raw"; then
       ok "--mpi-gpu auto on a non-CUDA-aware MPI: staged, PASS, bitwise equal"; else bad "auto on non-aware MPI"; cat "$work/last.log" >> "$OUT/tests.log"; fi
     # Cray MPICH's variable exported under this (not Cray, not CUDA-aware) Open MPI changes
     # nothing: auto stays staged, aware is still refused (base/mpi_gpu.c)
-    MPICH_GPU_SUPPORT_ENABLED=1 timeout 120 "$SYS_RUN" -n 2 --bind-to none -x MPICH_GPU_SUPPORT_ENABLED "$bin/fdmini-sys" --op heat --global 130,97,65 --iters 12 --warmup 1 --halo-path mpi --dump "$work/d.raw" > "$work/last.log" 2>&1
+    MPICH_GPU_SUPPORT_ENABLED=1 timeout 120 "$SYS_RUN" -n 2 --bind-to none -x MPICH_GPU_SUPPORT_ENABLED "$bin/fdmini-sys" --report full --op heat --global 130,97,65 --iters 12 --warmup 1 --halo-path mpi --dump "$work/d.raw" > "$work/last.log" 2>&1
     if grep -q "staged through pinned host memory" "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-heat.raw"; then
       ok "MPICH_GPU_SUPPORT_ENABLED=1 on a non-CUDA-aware Open MPI: --mpi-gpu auto stays staged, PASS, bitwise equal"; else bad "auto with MPICH_GPU_SUPPORT_ENABLED=1 on non-aware MPI"; cat "$work/last.log" >> "$OUT/tests.log"; fi
-    MPICH_GPU_SUPPORT_ENABLED=1 timeout 120 "$SYS_RUN" -n 2 --bind-to none -x MPICH_GPU_SUPPORT_ENABLED "$bin/fdmini-sys" --global 64,64,64 --mpi-gpu aware > "$work/last.log" 2>&1
+    MPICH_GPU_SUPPORT_ENABLED=1 timeout 120 "$SYS_RUN" -n 2 --bind-to none -x MPICH_GPU_SUPPORT_ENABLED "$bin/fdmini-sys" --report full --global 64,64,64 --mpi-gpu aware > "$work/last.log" 2>&1
     rc=$?
     if [ $rc -eq 2 ] && grep -q "this MPI is not GPU-aware" "$work/last.log"; then
       ok "MPICH_GPU_SUPPORT_ENABLED=1 on a non-CUDA-aware Open MPI: --mpi-gpu aware still refused"; else bad "aware with MPICH_GPU_SUPPORT_ENABLED=1 on non-aware MPI (rc $rc)"; cat "$work/last.log" >> "$OUT/tests.log"; fi
-    timeout 120 "$SYS_RUN" -n 4 --bind-to none "$bin/fdmini-sys" --op jacobi --global 130,97,65 --iters 12 --warmup 1 --procs 2,2,1 --dump "$work/d.raw" > "$work/last.log" 2>&1
+    timeout 120 "$SYS_RUN" -n 4 --bind-to none "$bin/fdmini-sys" --report full --op jacobi --global 130,97,65 --iters 12 --warmup 1 --procs 2,2,1 --dump "$work/d.raw" > "$work/last.log" 2>&1
     if grep -q "halo        path ipc " "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-jacobi.raw"; then
       ok "--halo-path auto on a non-CUDA-aware MPI: IPC path, PASS, bitwise equal"; else bad "ipc on non-aware MPI"; cat "$work/last.log" >> "$OUT/tests.log"; fi
     # the default path on a CUDA-aware MPI (--halo-path auto): the path trial takes IPC or every
@@ -940,11 +940,11 @@ run_tests() {
     # shellcheck disable=SC2016 # expanded by the wrapper, per rank
     printf '#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK\nexec "$@"\n' > "$work/own-gpu.sh"
     chmod +x "$work/own-gpu.sh"
-    timeout 120 "$AWARE_RUN" -n 2 --bind-to none "$work/own-gpu.sh" "$bin/fdmini-aware" --progress 0 --global 64,64,64 --halo-path ipc > "$work/last.log" 2>&1
+    timeout 120 "$AWARE_RUN" -n 2 --bind-to none "$work/own-gpu.sh" "$bin/fdmini-aware" --report full --progress 0 --global 64,64,64 --halo-path ipc > "$work/last.log" 2>&1
     rc=$?
     if [ $rc -eq 2 ] && [ "$(grep -c "fdmini: error:" "$work/last.log")" -eq 1 ] && grep -q "^fdmini: error: --halo-path ipc: each rank on host .* sees only its own GPU (1 visible device" "$work/last.log"; then
       ok "--halo-path ipc with the neighbour's GPU invisible: exit 2, one clear error"; else bad "ipc out of reach (rc $rc)"; cat "$work/last.log" >> "$OUT/tests.log"; fi
-    timeout 120 "$AWARE_RUN" -n 2 --bind-to none "$work/own-gpu.sh" "$bin/fdmini-aware" --progress 0 --op heat --global 130,97,65 --iters 12 --warmup 1 --dump "$work/d.raw" > "$work/last.log" 2>&1
+    timeout 120 "$AWARE_RUN" -n 2 --bind-to none "$work/own-gpu.sh" "$bin/fdmini-aware" --report full --progress 0 --op heat --global 130,97,65 --iters 12 --warmup 1 --dump "$work/d.raw" > "$work/last.log" 2>&1
     if grep -q "halo        path mpi " "$work/last.log" && grep -q "verification: PASS" "$work/last.log" && cmp -s "$work/d.raw" "$work/ref-heat.raw"; then
       ok "--halo-path auto with the neighbour's GPU invisible: MPI path, PASS, bitwise equal"; else bad "auto out of reach"; cat "$work/last.log" >> "$OUT/tests.log"; fi
     # compute-sanitizer on 2 ranks (memcheck) on the IPC path. Staged MPI, so that Open MPI's
@@ -952,7 +952,7 @@ run_tests() {
     # (bench/results/multigpu/README.md, its last finding): every face goes by IPC anyway,
     # and API errors are reported.
     timeout 150 "$AWARE_RUN" -n 2 --bind-to none compute-sanitizer --tool memcheck --error-exitcode 9 \
-      "$bin/fdmini-aware" --progress 0 --op jacobi --global 40,33,21 --iters 3 --warmup 1 --mpi-gpu staged --halo-path ipc > "$work/last.log" 2>&1
+      "$bin/fdmini-aware" --report full --progress 0 --op jacobi --global 40,33,21 --iters 3 --warmup 1 --mpi-gpu staged --halo-path ipc > "$work/last.log" 2>&1
     rc=$?
     cat "$work/last.log" >> "$OUT/sanitizer-ipc.log"
     # (the path trial takes flags or signalled passes, whichever ran faster under the tool)

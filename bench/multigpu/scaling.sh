@@ -218,7 +218,7 @@ one() {
   fi
   [ "$l" -gt "$run_timeout" ] && l=$run_timeout
   local t=$SECONDS rc
-  timeout -k 10 "$l" "$mpirun" -n "$np" "${bind[@]}" "$binary" --progress 0 "$@" \
+  timeout -k 10 "$l" "$mpirun" -n "$np" "${bind[@]}" "$binary" --progress 0 --report full "$@" \
     --json "$dir/records/$nm.json" > "$dir/records/$nm.log" 2>&1
   rc=$?
   if [ $rc -eq 0 ] && grep -Eq "verification: (PASS|UNVERIFIED) " "$dir/records/$nm.log" && [ -s "$dir/records/$nm.json" ]; then
@@ -301,7 +301,7 @@ run_weak() {
           --repeats "${repeats:-2}" --baseline --warmup "$w" --iters "$i" \
           $(mode_args "$mode") \
           --binary "$binary" --mpiexec "$mpirun" --timeout "$l" --launcher-args="${bind[*]}" \
-          --fdmini-args='--progress 0' --out "$dir/weak-$op-$n-$mode" 2>&1 | tee -a "$logf"
+          --fdmini-args='--progress 0 --report full' --out "$dir/weak-$op-$n-$mode" 2>&1 | tee -a "$logf"
         [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
       done
     done

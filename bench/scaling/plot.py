@@ -2,6 +2,7 @@
 """plot.py - plots of a scaling study from collect.py's summary CSV.
 
     plot.py summary.csv -o DIR [--title-prefix TEXT]
+    plot.py DEVICExG-strong.csv -o DIR [--title-prefix TEXT]
 
 For every study in the summary (one study type, size, operator, backend, device and precision)
 it writes three figures, each as PNG and SVG, into DIR:
@@ -19,6 +20,14 @@ and, for strong studies, one more figure per backend, device and precision:
     strong-BACKEND-PRECISION-DEVICE-speedup   speedup T(N0) / T(N) vs scale N on log-log axes,
                       N0 the smallest scale of each series, with the ideal N / N0; one series
                       per global size and operator (and variant, where there are several)
+
+The strong table of bench/multigpu/scaling.sh (scaling_table.py's DEVICExG-strong.csv: one row
+per operator, global N^3, mode, GPUs and ranks, with speedup and efficiency against the 1-GPU run
+of its call) gives two figures per operator, strong-table-OP-DEVICE-speedup and -efficiency: one
+line per global size and mode over the GPUs (one rank each), and the runs of two ranks per GPU
+under MPS as open markers at their GPU count. DEVICE is the table's `device` column where it
+has one, else its file name's prefix (NVIDIA-H200x4). (The weak table, DEVICExG-weak.csv, is a
+collect.py summary: the figures above.)
 
 STEM is e.g. `weak-512x512x512-laplacian-hip-double-reordered-amd-instinct-mi250x` (the
 study's kernel families joined by '+'). Titles say what ran where: study type, operator, size,
@@ -48,6 +57,10 @@ PHASES = [("pack", "pack (halo stream)"), ("exchange", "exchange (MPI)"),
           ("boundary", "boundary shell")]
 PHASE_COLORS = ["#9ecae1", "#fd8d3c", "#6baed6", "#31a354", "#a1d99b"]
 GROUP_KEYS = ("study", "size", "op", "backend", "device", "precision")
+
+
+# scaling_table.py's strong table (bench/multigpu/scaling.sh strong)
+STRONG_TABLE = ["op", "global", "gpus", "ranks", "mode", "step_us", "speedup", "efficiency"]
 
 
 class PlotError(Exception):
@@ -80,6 +93,84 @@ def load_summary(path: str) -> List[dict]:
         except ValueError as err:
             raise PlotError(f"{path}, line {i}: {err}") from None
     return rows
+
+
+def load_strong_table(path: str) -> Optional[Tuple[str, List[dict]]]:
+    """(device, rows) of scaling_table.py's strong table, numbers converted; None where the
+    file is not one (a collect.py summary, say)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            if not all(c in (reader.fieldnames or []) for c in STRONG_TABLE):
+                return None
+            rows = list(reader)
+    except OSError as err:
+        raise PlotError(f"{path}: cannot read: {err.strerror}") from None
+    except (ValueError, csv.Error) as err:
+        raise PlotError(f"{path}: not a CSV ({err})") from None
+    if not rows:
+        raise PlotError(f"{path}: no rows")
+    for i, r in enumerate(rows, 2):
+        try:
+            for c in ("global", "gpus", "ranks"):
+                r[c] = int(r[c])
+            for c in ("step_us", "speedup", "efficiency"):
+                r[c] = float(r[c])
+        except ValueError as err:
+            raise PlotError(f"{path}, line {i}: {err}") from None
+    m = re.match(r"(.+)-strong\.csv$", os.path.basename(path))
+    device = rows[0].get("device") or (m.group(1) if m else "unknown device")
+    return device, rows
+
+
+def plot_strong_table(plt, device: str, rows: Sequence[dict], prefix: str, out_dir: str) -> List[str]:
+    """For each operator of the strong table: speedup and efficiency vs GPUs, one line per
+    global size and mode (one rank per GPU), two ranks per GPU under MPS as open markers."""
+    paths = []
+    for op in sorted({r["op"] for r in rows}):
+        orows = [r for r in rows if r["op"] == op]
+        series_keys = sorted({(r["global"], r["mode"]) for r in orows}, key=lambda k: (k[0], k[1] != "T1", k[1]))
+        gpus = sorted({r["gpus"] for r in orows})
+        for what, column in (("speedup", "speedup"), ("efficiency", "efficiency")):
+            fig, ax = plt.subplots(figsize=(7.5, 5.5))
+            if what == "speedup":
+                ax.plot(gpus, gpus, color="0.5", linestyle="--", linewidth=1, label="ideal")
+            else:
+                ax.axhline(1.0, color="0.5", linestyle="--", linewidth=1, label="ideal")
+            mps_label = "2 ranks per GPU (MPS)"
+            for n, mode in series_keys:
+                pts = sorted((r["gpus"], r[column]) for r in orows
+                             if (r["global"], r["mode"]) == (n, mode) and r["ranks"] == r["gpus"])
+                if not pts:
+                    continue
+                line = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linewidth=2,
+                               label=f"{n}^3 {mode}")
+                mps = sorted((r["gpus"], r[column]) for r in orows
+                             if (r["global"], r["mode"]) == (n, mode) and r["ranks"] > r["gpus"])
+                if mps:
+                    ax.plot([p[0] for p in mps], [p[1] for p in mps], linestyle="none", marker="o",
+                            markerfacecolor="none", markersize=9, color=line[0].get_color(),
+                            label=mps_label)
+                    mps_label = "_nolegend_"
+            setup_scale_axis(ax, gpus, "GPUs (one MPI rank each)")
+            if what == "speedup":
+                ax.set_yscale("log", base=2)
+                ax.yaxis.set_major_formatter(plt.matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.set_ylabel("speedup  $T_1 / T_G$")
+            else:
+                ax.set_ylim(0, 1.12 * max([1.0] + [r["efficiency"] for r in orows]))
+                ax.set_ylabel("strong-scaling efficiency  $T_1 / (G\\,T_G)$")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(title="global size, mode", loc="upper left" if what == "speedup" else "lower left",
+                      fontsize=8, ncol=2)
+            ax.set_title("T = step time of the slowest rank; T1 the 1-GPU run of the same call",
+                         fontsize=9)
+            t1 = f"{prefix}fdmini strong scaling, {op}"
+            fig.suptitle(f"{t1}\n{device}", fontsize=11)
+            fig.tight_layout()
+            paths += save(fig, out_dir, f"strong-table-{op}-{slug(device)}-{what}", t1)
+            plt.close(fig)
+    return paths
 
 
 def slug(text: str) -> str:
@@ -430,7 +521,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         prog="plot.py", description="Plots (PNG and SVG) of a scaling study from collect.py's "
         "summary CSV.", epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("summary", help="summary CSV written by collect.py -s")
+    parser.add_argument("summary", help="summary CSV written by collect.py -s, or the strong "
+                        "table of bench/multigpu/scaling.sh (DEVICExG-strong.csv)")
     parser.add_argument("-o", "--out", required=True, metavar="DIR",
                         help="folder for the figures (created)")
     parser.add_argument("--title-prefix", default="", metavar="TEXT",
@@ -440,6 +532,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         "(figure, series, ranks, speedup; tab-separated) and stop")
     args = parser.parse_args(argv)
     try:
+        table = load_strong_table(args.summary)
+        if table and not args.dry_run:
+            if os.path.exists(args.out) and not os.path.isdir(args.out):
+                raise PlotError(f"{args.out}: exists and is not a folder (-o names the folder for "
+                                f"the figures)")
+            plt = import_pyplot()
+            os.makedirs(args.out, exist_ok=True)
+            written = plot_strong_table(plt, table[0], table[1], args.title_prefix, args.out)
+            for p in written:
+                print(f"plot: wrote {p}")
+            print(f"plot: {len(written)} files for the strong table of {table[0]}")
+            return 0
         rows = load_summary(args.summary)
         if args.dry_run:
             print("figure\tseries\tranks\tspeedup")

@@ -842,6 +842,18 @@ def write_manifest(out_dir: str, manifest: dict) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+def next_steps(out_dir: str) -> str:
+    """The commands that turn the study's records into tables and plots, with this study.py's
+    own collect.py and plot.py by absolute path (the checkout's, or an installation's
+    PREFIX/share/fdmini/bench/scaling) and the absolute out_dir: they work from any folder and
+    write results.csv, summary.csv and plots/ into the one they run in."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    collect = shlex.quote(os.path.join(here, "collect.py"))
+    plot = shlex.quote(os.path.join(here, "plot.py"))
+    return (f"{collect} {shlex.quote(out_dir)} -o results.csv -s summary.csv && "
+            f"{plot} summary.csv -o plots")
+
+
 def prepare_out_dir(args: argparse.Namespace) -> str:
     """The absolute output folder, created; refuses one that already holds a study."""
     out = args.out or "scaling-{}-{}-{}".format(
@@ -939,12 +951,13 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             return 1
         print(f"study: {len(runs)} runs done in {time.monotonic() - t0:.1f} s; records and "
               f"{MANIFEST} in {out_dir}")
-        print(f"study: next: bench/scaling/collect.py {out_dir} -o results.csv -s summary.csv")
+        print(f"study: next: {next_steps(out_dir)}")
     else:
         run_batch(args, binary, out_dir, runs, manifest)
         what = "written (not submitted: --dry-run)" if args.dry_run else "submitted"
         print(f"study: {len(manifest['jobs'])} job script(s) {what}; records will land in "
               f"{out_dir}")
+        print(f"study: next, once the jobs are done: {next_steps(out_dir)}")
     return 0
 
 

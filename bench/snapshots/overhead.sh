@@ -36,7 +36,7 @@ say "# snapshot directory $dir: $(findmnt -n -o FSTYPE,SOURCE -T "$dir" | tr -s 
 fd() { # fd NP NAME ARGS...: the CUDA-aware binary on NP ranks, output in $logs/NAME.log
   local np=$1 name=$2
   shift 2
-  timeout 180 "$R" -n "$np" --bind-to none "$bin/fdmini-aware" --progress 0 "$@" > "$logs/$name.log" 2>&1
+  timeout 180 "$R" -n "$np" --bind-to none "$bin/fdmini-aware" --report full --progress 0 "$@" > "$logs/$name.log" 2>&1
 }
 
 # ---- 1. checks

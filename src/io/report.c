@@ -1,6 +1,7 @@
 /* report.c - the report and the JSON record (schema in docs/report.md, "JSON record"). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "json.h"
@@ -12,6 +13,13 @@ static void fuse_cand_spec(const fd_result *r, int i, char *spec, size_t size)
 {
   if (r->fuse.cand[i].steps > 1) fd_fused_format(&r->fuse.cand[i], spec, size);
   else fd_kernel_format(&r->kernel, spec, size);
+}
+
+const char *report_check_label(const fd_result *r)
+{
+  /* "heat mode decay" before "mode decay: ...": the operator says it once */
+  const char *op = fd_op_name(r->op);
+  return strncmp(r->verify.name, op, strlen(op)) == 0 ? op : r->verify.name;
 }
 
 void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
@@ -132,9 +140,13 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   char mpi_faces[64];
   if (r->proxy_faces) snprintf(mpi_faces, sizeof mpi_faces, "%lld through MPI by the proxy", r->mpi_faces);
   else snprintf(mpi_faces, sizeof mpi_faces, "%lld through MPI", r->mpi_faces);
-  fprintf(out, "  halo        path %s (%lld faces by device copy between ranks, %s, over all ranks);"
+  /* the host backend has no device copy between ranks: its faces all go through MPI */
+  char ipc_faces[64] = "";
+  if (dev->is_accelerator) snprintf(ipc_faces, sizeof ipc_faces, "%lld faces by device copy between ranks, ", r->ipc_faces);
+  else snprintf(mpi_faces, sizeof mpi_faces, "%lld faces through MPI%s", r->mpi_faces, r->proxy_faces ? " by the proxy" : "");
+  fprintf(out, "  halo        path %s (%s%s, over all ranks);"
           " MPI %s; overlap %s\n",
-          halo_path_resolved(r->ipc_faces, r->mpi_faces, r->proxy_faces), r->ipc_faces, mpi_faces,
+          halo_path_resolved(r->ipc_faces, r->mpi_faces, r->proxy_faces), ipc_faces, mpi_faces,
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
   if (r->sig_passes && r->halo_width > 1)
@@ -184,10 +196,19 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     if (r->restart_hist_lost)
       fprintf(out, "              the checkpoint kept no record of the source: the energy check does not apply\n");
   }
-  fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks)\n", "phase", "min", "avg", "max");
-  for (int k = 0; k < PH_COUNT; k++)
-    fprintf(out, "  %-10s %12.4f %12.4f %12.4f\n", fd_phase_name(k), r->phase[k].min,
-            r->phase[k].avg, r->phase[k].max);
+  char samples[64];
+  if (r->windows_sampled == r->windows) snprintf(samples, sizeof samples, "all %lld windows timed", r->windows);
+  else snprintf(samples, sizeof samples, "%lld of %lld windows timed", r->windows_sampled, r->windows);
+  fprintf(out, "\n  %-10s %12s %12s %12s   (ms per step, over ranks; %s)\n", "phase", "min", "avg", "max", samples);
+  for (int k = 0; k < PH_COUNT; k++) /* one rank exchanges nothing: no rows of zeros */
+    if (k == PH_STEP || r->phase[k].max > 0)
+      fprintf(out, "  %-10s %12.4f %12.4f %12.4f\n", fd_phase_name(k), r->phase[k].min,
+              r->phase[k].avg, r->phase[k].max);
+  for (int k = 0; k < PH_STEP; k++)
+    if (r->windows_sampled < r->windows && r->phase[k].max > 1.05 * r->phase[PH_STEP].max) {
+      fprintf(out, "  (a phase exceeds the step: too few windows timed on a busy machine; run more --iters)\n");
+      break;
+    }
   if (r->sig_passes && r->halo_width == 1)
     fprintf(out, "  (signalled passes: one launch holds the exchange, the interior and the shell; its time is the\n"
                  "  interior's, and X below is the exchange alone)\n");
@@ -196,25 +217,27 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   fprintf(out, "                       (%d bytes per point and step: one read and one write%s)\n",
           r->bytes_per_point, r->op == FD_OP_JACOBI ? ", plus the right-hand side"
                                                : (r->op == FD_OP_WAVE ? ", plus the previous level" : ""));
-  fprintf(out, "                       %.1f / %.1f / %.1f %% of each rank's memcpy (min/avg/max)\n",
-          r->pct_memcpy.min, r->pct_memcpy.avg, r->pct_memcpy.max);
-  fprintf(out, "  memcpy               %.2f / %.2f / %.2f GB/s per rank (a device-to-device copy of the rank's field\n"
+  /* a fused pass moves the field once for T steps: the figure counts the bytes of all T */
+  char fused[64] = "";
+  if (r->fuse.steps > 1) snprintf(fused, sizeof fused, "; it counts the bytes of all %d fused steps", r->fuse.steps);
+  fprintf(out, "                       %.1f / %.1f / %.1f %% of each rank's memcpy (min/avg/max%s)\n",
+          r->pct_memcpy.min, r->pct_memcpy.avg, r->pct_memcpy.max, fused);
+  fprintf(out, "  memcpy               %.2f / %.2f / %.2f GB/s per rank (a %s copy of the rank's field\n"
                "                       at start-up, bytes read + written)\n",
-          r->memcpy_gbs.min, r->memcpy_gbs.avg, r->memcpy_gbs.max);
+          r->memcpy_gbs.min, r->memcpy_gbs.avg, r->memcpy_gbs.max, dev->is_accelerator ? "device-to-device" : "host memory");
   fprintf(out, "  points updated       %.4g per second\n", r->points_per_s);
   /* the floors: what a step cannot go below on this device and network */
   char fg[48], fls[48];
-  if (r->floors_device) {
-    snprintf(fg, sizeof fg, "%.2f / %.2f / %.2f", r->floor_graph_us.min, r->floor_graph_us.avg, r->floor_graph_us.max);
-    snprintf(fls, sizeof fls, "%.2f / %.2f / %.2f", r->floor_launch_sync_us.min, r->floor_launch_sync_us.avg,
-             r->floor_launch_sync_us.max);
-  } else {
-    snprintf(fg, sizeof fg, "n/a");
-    snprintf(fls, sizeof fls, "n/a");
-  }
-  fprintf(out, "  floors               us, min / avg / max over ranks: F_g %s (a one-kernel graph, back to back);\n"
-               "                       F_ls %s (a launch and a host wait); F_c %.2f / %.2f / %.2f (the copy of the field)\n",
-          fg, fls, r->floor_copy_us.min, r->floor_copy_us.avg, r->floor_copy_us.max);
+  snprintf(fg, sizeof fg, "%.2f / %.2f / %.2f", r->floor_graph_us.min, r->floor_graph_us.avg, r->floor_graph_us.max);
+  snprintf(fls, sizeof fls, "%.2f / %.2f / %.2f", r->floor_launch_sync_us.min, r->floor_launch_sync_us.avg,
+           r->floor_launch_sync_us.max);
+  if (r->floors_device)
+    fprintf(out, "  floors               us, min / avg / max over ranks: F_g %s (a one-kernel graph, back to back);\n"
+                 "                       F_ls %s (a launch and a host wait); F_c %.2f / %.2f / %.2f (the copy of the field)\n",
+            fg, fls, r->floor_copy_us.min, r->floor_copy_us.avg, r->floor_copy_us.max);
+  else /* no launches on the host backend: F_g and F_ls do not exist there */
+    fprintf(out, "  floors               us, min / avg / max over ranks: F_c %.2f / %.2f / %.2f (the copy of the field)\n",
+            r->floor_copy_us.min, r->floor_copy_us.avg, r->floor_copy_us.max);
   if (r->floors_neighbours)
     fprintf(out, "                       L %.2f / %.2f / %.2f (one small message to a neighbour); X %.2f / %.2f / %.2f (an exchange\n"
                  "                       alone: pack, %s, unpack)%s",
@@ -230,11 +253,12 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
             r->exchange_over_peer.min, r->exchange_over_peer.avg, r->exchange_over_peer.max);
   if (r->floors_proxy)
     fprintf(out, "                       F_m %.2f / %.2f / %.2f (the largest face alone through the proxy and MPI,\n"
-                 "                       device-ordered; %d ranks); X = %.2f / %.2f / %.2f x F_m\n",
-            r->floor_proxy_us.min, r->floor_proxy_us.avg, r->floor_proxy_us.max, r->floors_proxy,
+                 "                       %s; %d ranks); X = %.2f / %.2f / %.2f x F_m\n",
+            r->floor_proxy_us.min, r->floor_proxy_us.avg, r->floor_proxy_us.max,
+            r->floors_device ? "device-ordered" : "ordered as the pass sends it", r->floors_proxy,
             r->exchange_over_proxy.min, r->exchange_over_proxy.avg, r->exchange_over_proxy.max);
-  fprintf(out, "  step / F1            %.2f / %.2f / %.2f (the step per time step over F1 = max(F_g, F_c))\n",
-          r->step_over_f1.min, r->step_over_f1.avg, r->step_over_f1.max);
+  fprintf(out, "  step / F1            %.2f / %.2f / %.2f (the step per time step over F1 = %s)\n",
+          r->step_over_f1.min, r->step_over_f1.avg, r->step_over_f1.max, r->floors_device ? "max(F_g, F_c)" : "F_c");
   fprintf(out, "  halo                 %zu bytes sent per step (largest rank), %.3f GB/s avg; %.3g messages per step\n",
           r->halo_bytes_max, r->halo_gbs.avg, r->halo_msgs_step_max);
   if (r->halo_width > 1)
@@ -282,7 +306,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   if (r->baseline) {
     fprintf(out, "  alone (--baseline)   %.4f / %.4f / %.4f ms per step (each rank's block, no exchange)\n",
             r->alone_ms.min, r->alone_ms.avg, r->alone_ms.max);
-    fprintf(out, "  efficiency           %.1f / %.1f / %.1f %% (T_alone / T_step, min/avg/max over ranks)\n",
+    fprintf(out, "  efficiency           %.1f / %.1f / %.1f %% against each rank's block alone (T_alone / T_step, min/avg/max)\n",
             100 * r->efficiency.min, 100 * r->efficiency.avg, 100 * r->efficiency.max);
     fprintf(out, "  exchange hidden      %.1f / %.1f / %.1f %% (1 - (T_step - T_alone) / %s)\n",
             100 * r->hidden.min, 100 * r->hidden.avg, 100 * r->hidden.max,
@@ -292,7 +316,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     fprintf(out, "\n  verification: SKIPPED (--no-check)\n");
   else
     fprintf(out, "\n  verification: %s  %s: %s\n", verify_verdict_name(r->verify.verdict),
-            r->verify.name, r->verify.detail);
+            report_check_label(r), r->verify.detail);
   (void)o;
 }
 
@@ -417,6 +441,11 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_num(&j, "total_s", r->total_s);
   json_object(&j, "phases_ms");
   for (int k = 0; k < PH_COUNT; k++) stat(&j, fd_phase_name(k), &r->phase[k]);
+  json_end(&j);
+  json_object(&j, "phases_sampled");
+  json_int(&j, "windows", r->windows_sampled);
+  json_int(&j, "of_windows", r->windows);
+  json_int(&j, "steps", r->steps_sampled);
   json_end(&j);
   json_int(&j, "bytes_per_point", r->bytes_per_point);
   stat(&j, "bandwidth_per_rank_GBs", &r->bw_rank);

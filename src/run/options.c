@@ -26,94 +26,67 @@ const char *fd_halo_path_name(fd_halo_path p) { return halo_path_names[p]; }
 
 void fd_options_usage(FILE *out)
 {
+  /* one line of purpose per option, within 80 columns: the reasons are in docs/options.md */
   fprintf(out,
-    "usage: fdmini [options]            (run under mpirun/srun: one rank per GPU)\n"
+    "usage: fdmini [options]           under mpirun or srun, one rank per GPU\n"
+    "       fdmini --plan --ranks N [options]   a run's layout, without running it\n"
     "\n"
     "Problem\n"
-    "  --global NX,NY,NZ   global interior grid, split over the ranks (strong scaling)\n"
-    "  --local nx,ny,nz    interior grid of every rank (weak scaling)\n"
-    "                      default: --local 512,512,512 on GPUs, --global 128,128,128 on host\n"
-    "  --procs PX,PY,PZ    process grid (default: MPI_Dims_create's factors, largest to z,\n"
-    "                      then y: their faces are contiguous in memory; where that cuts\n"
-    "                      a block too thin, the grid that fits with the least cut area)\n"
-    "  --op NAME           laplacian | heat | jacobi | wave (default laplacian)\n"
-    "  --iters N           timed steps (default 100)\n"
-    "  --warmup N          untimed steps first (default 10 on GPUs, 2 on host, rounded up\n"
-    "                      to a multiple of --halo-width and --fuse, 12 for --fuse auto)\n"
-    "Wave (--op wave: 3D acoustic wave, unit cube, Ricker point source)\n"
-    "  --velocity V[,V2]   uniform velocity V, or V below the mid-depth plane in z and V2\n"
-    "                      above it (default 1)\n"
-    "  --ricker-freq F     peak frequency of the Ricker wavelet (default 10)\n"
-    "  --source I,J,K      global grid indices of the source, 1..N (default the centre)\n"
-    "                      (the range of V and F that gives finite, representable values\n"
-    "                      and a sampled wavelet depends on the grid: an error says it)\n"
-    "Kernels (GPU backends; the host backend runs one loop for every kernel)\n"
-    "  --tune MODE         auto | off: auto (default on GPUs) times a few stencil\n"
-    "                      configurations on each rank's block at start-up, runs the\n"
-    "                      closest few in the run's own loop, and all ranks use the\n"
-    "                      fastest; off takes the rule's configuration\n"
-    "  --kernel SPEC       force one configuration: baseline | reordered | zmarch, with\n"
-    "                      optional :key=value,... (tile, vec, block=BXxBY, chunk, strips),\n"
-    "                      e.g. zmarch:tile=1,vec=2,block=32x8,chunk=8 (the report prints\n"
-    "                      the spec that ran)\n"
-    "  --tile M            points per thread along y (reordered: 1, 2, 4, 8, 16; zmarch:\n"
-    "                      1, 2); alone it means --kernel reordered:tile=M\n"
-    "  --fuse T            T = 1..4 time steps per pass through memory (heat, jacobi), or\n"
-    "                      auto: the start-up autotune picks T (trials of up to a few\n"
-    "                      seconds on a GPU); with several ranks T must divide\n"
-    "                      --halo-width (default 1: one step per pass)\n"
+    "  --global NX,NY,NZ    global grid, split over the ranks (strong scaling)\n"
+    "  --local nx,ny,nz     grid of every rank (weak scaling; GPU default 512^3)\n"
+    "  --procs PX,PY,PZ     process grid (default: largest factors to z, then y)\n"
+    "  --op NAME            laplacian (default), heat, jacobi or wave\n"
+    "  --iters N            timed steps (default 100)\n"
+    "  --warmup N           untimed steps first (default 10 on GPUs, 2 on host)\n"
+    "Wave (--op wave)\n"
+    "  --velocity V[,V2]    velocity, or V below the mid-depth plane and V2 above\n"
+    "  --ricker-freq F      peak frequency of the Ricker source (default 10)\n"
+    "  --source I,J,K       grid indices of the point source (default the centre)\n"
+    "Kernels (GPU backends)\n"
+    "  --tune auto|off      time the kernel configurations at start-up (default auto)\n"
+    "  --kernel SPEC        force one, e.g. zmarch:tile=1,vec=2,block=32x8,chunk=6\n"
+    "  --tile M             points per thread along y (alone: --kernel reordered)\n"
+    "  --fuse T|auto        1..4 time steps per pass through memory (heat, jacobi)\n"
     "Communication\n"
-    "  --mpi-gpu MODE      auto | aware | staged: hand device buffers to MPI, or stage\n"
-    "                      them through pinned host memory (default auto; GPU backends)\n"
-    "  --halo-path PATH    auto | mpi | ipc | mixed | proxy: how faces travel. mpi: every\n"
-    "                      face through MPI; ipc: every face by GPU IPC (an error where a\n"
-    "                      neighbour's device is out of reach); mixed: IPC where in\n"
-    "                      reach, MPI elsewhere, driven by the host; proxy: the pass in\n"
-    "                      one launch, IPC faces signalled on the device and the rest\n"
-    "                      through MPI by a host proxy; auto (default): the fastest of\n"
-    "                      those that apply in a start-up trial (the report's \"path\n"
-    "                      trial\"; the proxy where launches wait on a GPU)\n"
-    "  --no-overlap        run pack, exchange, interior and boundary one after another\n"
-    "  --graphs MODE       auto | on | off: capture each pass's device work once as a\n"
-    "                      CUDA/HIP graph and replay it (fewer launches: small blocks);\n"
-    "                      auto (default) decides by a start-up trial of the run's own\n"
-    "                      loop on GPUs, and is off on the host backend (where on replays\n"
-    "                      recorded calls, for tests); the results are the same bits\n"
-    "  --halo-width S      S ghost layers (faces; edges from 2, corners from 3) exchanged\n"
-    "                      once every S steps; the steps between update shrinking boxes\n"
-    "                      that reach into the ghosts (heat, jacobi, wave; default 1)\n"
-    "  --baseline          first run every rank's block alone (no exchange, same steps):\n"
-    "                      efficiency against one GPU and the share of exchange hidden\n"
+    "  --mpi-gpu MODE       auto|aware|staged: device buffers to MPI, or staged\n"
+    "  --halo-path PATH     auto|mpi|ipc|mixed|proxy: how faces travel (default auto)\n"
+    "  --no-overlap         pack, exchange, unpack and update one after another\n"
+    "  --graphs MODE        auto|on|off: replay each pass from a CUDA/HIP graph\n"
+    "  --halo-width S       S ghost layers, exchanged once every S steps (default 1)\n"
+    "  --baseline           also time each rank's block alone (efficiency, hidden)\n"
     "Output\n"
-    "  --json FILE         write the run's record as one JSON object (schema: docs/report.md)\n"
-    "  --dump FILE         write the final field (raw, global order, x fastest); FILE must\n"
-    "                      be new or a regular file, on a file system all ranks share\n"
-    "  --snapshot-every N  every N-th step, write the field to DIR/snap_STEP.raw (raw,\n"
-    "                      global order, x fastest) in the background, described by\n"
-    "                      DIR/snapshots.xmf (XDMF 3: ParaView, VisIt)\n"
-    "  --snapshot-dir DIR  directory of the snapshots (created if missing; both options\n"
-    "                      go together)\n"
-    "  --progress SECONDS  progress line every SECONDS of wall time (0 = off, default 10)\n"
-    "  --bind-report       print each rank's host, CPUs, NUMA node(s), GPU and the GPU's\n"
-    "                      NUMA locality (always in the JSON; warnings always printed)\n"
-    "  --gpu-map D0,D1,... where a rank sees several GPUs, node-local rank i takes visible\n"
-    "                      device D[i mod count] (default: device i mod visible); a rank\n"
-    "                      that sees one GPU uses it. Frontier's launch script passes\n"
-    "                      4,5,2,3,6,7,0,1: each rank's CCD and its closest GCD\n"
-    "Checkpoints (docs/running.md, \"Checkpoint and restart\")\n"
-    "  --checkpoint-every N  after every N-th step (warm-up included), save the state to\n"
-    "                      DIR/ckpt_STEP.fdmini in the background (the last two are kept)\n"
-    "  --checkpoint-dir DIR  where checkpoints go (created if missing); with it, SIGTERM\n"
-    "                      and SIGUSR1 make every rank stop at the same pass, write a\n"
-    "                      checkpoint and exit 5 (alone: checkpoints only then)\n"
-    "  --restart PATH|auto continue the run from a checkpoint: a file, the newest complete\n"
-    "                      one in a directory, or auto: the newest in --checkpoint-dir, or\n"
-    "                      a fresh start when there is none (resubmit one job unchanged);\n"
-    "                      --warmup and --iters stay the whole run's: it ends at the same\n"
-    "                      step, warmup + iters\n"
+    "  --report MODE        short (default) or full: trials, floors, provenance\n"
+    "  --json FILE          write the run's record (schema: docs/report.md)\n"
+    "  --dump FILE          write the final field (raw, global order, x fastest)\n"
+    "  --snapshot-every N   write the field every N steps, in the background\n"
+    "  --snapshot-dir DIR   where the snapshots go (XDMF 3 index)\n"
+    "  --progress S         a progress line every S seconds (default 10, 0 = off)\n"
+    "  --bind-report        print each rank's host, CPUs, NUMA node and GPU\n"
+    "  --gpu-map D0,D1,...  node-local rank i takes visible device D[i mod count]\n"
+    "Checkpoints\n"
+    "  --checkpoint-every N save the state every N steps (the last two kept)\n"
+    "  --checkpoint-dir DIR where checkpoints go; SIGTERM, SIGUSR1 stop after one\n"
+    "  --restart PATH|auto  continue from a checkpoint (a file, a folder, auto)\n"
+    "Plan (no run, no GPU touched)\n"
+    "  --plan               print the grids, memory and halo traffic of the run\n"
+    "  --ranks N            --plan: the ranks of the run (default: the job's)\n"
+    "  --ranks-per-node K   --plan: ranks per node (default: the job's; alone 1)\n"
     "Other\n"
-    "  --no-check          skip verification\n"
-    "  --help              this text\n"
+    "  --no-check           skip verification\n"
+    "  --version            version, commit, backend, precision, GPU targets, MPI\n"
+    "  --help               this text\n"
+    "  --help-test          the options for the tests (planted faults, stops)\n"
+    "\n"
+    "Exit status: 0 verified (or unverified, or --no-check), 1 verification failed,\n"
+    "2 bad input, 3 runtime failure, 4 an output file not written, 5 stopped after\n"
+    "a checkpoint. Every option in full: docs/options.md.\n");
+}
+
+void fd_options_usage_test(FILE *out)
+{
+  fprintf(out,
+    "usage: fdmini [options] [test options]    for the tests only (docs/testing.md)\n"
+    "\n"
     "Testing (planted faults and stops for the tests; never in a measured run)\n"
     "  --test-inject-fault[=KIND[:F]]  field (default): the last rank's centre point wrong\n"
     "                      by 1%% + 0.5; tiny[:F]: wrong by a factor 1 + F (default 1e-3);\n"
@@ -147,13 +120,7 @@ void fd_options_usage(FILE *out)
     "  --test-node-ranks K emulated nodes: every K consecutive ranks of a node count as a\n"
     "                      node of their own (no IPC between them; the process grid lays\n"
     "                      its node blocks over them); devices are still picked by the\n"
-    "                      real node. K must divide every node's rank count\n"
-    "\n"
-    "Exit status: 0 verified, unverified (no check applies) or --no-check, 1 verification\n"
-    "failed, 2 bad input, 3 runtime failure (MPI or device) or sizes that do not fit,\n"
-    "4 an output file could not be written, 5 stopped by SIGTERM or SIGUSR1 after writing a\n"
-    "checkpoint (continue with --restart auto). Output files are replaced only by a run that\n"
-    "succeeds (written to a temporary name, renamed once complete).\n");
+    "                      real node. K must divide every node's rank count\n");
 }
 
 int fd_options_check_backend(const fd_options *o, const be_info *dev)
@@ -279,7 +246,58 @@ enum {
   OPT_SNAP_EVERY, OPT_SNAP_DIR, OPT_FAIL_SNAP, OPT_HALO_PATH, OPT_TUNE, OPT_HALO_WIDTH,
   OPT_FUSE, OPT_GRAPHS, OPT_CKPT_EVERY, OPT_CKPT_DIR, OPT_RESTART, OPT_TEST_KILL, OPT_TEST_SIGNAL, OPT_GPU_MAP,
   OPT_TEST_STALL, OPT_TEST_DELAYS, OPT_TEST_NODE_RANKS,
+  OPT_HELP_TEST, OPT_VERSION, OPT_REPORT, OPT_PLAN, OPT_RANKS, OPT_RANKS_PER_NODE,
 };
+
+/* Edit distance of a and b (insertions, deletions, substitutions, transpositions of two
+ * neighbours), up to 63 characters each (longer: a large number). Pure. */
+static int edit_distance(const char *a, const char *b)
+{
+  enum { M = 64 };
+  const int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la >= M || lb >= M) return 1000;
+  int d[M][M];
+  for (int i = 0; i <= la; i++) d[i][0] = i;
+  for (int j = 0; j <= lb; j++) d[0][j] = j;
+  for (int i = 1; i <= la; i++)
+    for (int j = 1; j <= lb; j++) {
+      int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[la][lb];
+}
+
+/* "; did you mean --NAME?", naming the options that `typed` (a long option's name as given,
+ * without "--" and "=VALUE") could have meant, into buf[len]: those it begins (a prefix, which
+ * getopt_long would have taken: fdmini matches names exactly), at most three, else the closest
+ * by edit_distance within max(2, a third of its length); "" when none is close. Pure. */
+static void suggest_option(const char *typed, const struct option *opts, char *buf, size_t len)
+{
+  const size_t n = strlen(typed);
+  const char *pick[3];
+  int npick = 0, best = 1000;
+  for (const struct option *op = opts; op->name; op++)
+    if (n > 0 && strncmp(op->name, typed, n) == 0 && npick < 3) pick[npick++] = op->name;
+  if (!npick) {
+    const int most = n / 3 > 2 ? (int)(n / 3) : 2;
+    for (const struct option *op = opts; op->name; op++) {
+      const int e = edit_distance(typed, op->name);
+      if (e <= most && e < best) {
+        best = e;
+        pick[0] = op->name;
+        npick = 1;
+      }
+    }
+  }
+  size_t at = (size_t)snprintf(buf, len, "%s", npick ? "; did you mean " : "");
+  for (int i = 0; i < npick && at < len; i++)
+    at += (size_t)snprintf(buf + at, len - at, "%s--%s", i == 0 ? "" : (i == npick - 1 ? " or " : ", "), pick[i]);
+  if (npick && at < len) snprintf(buf + at, len - at, "?");
+}
 
 /* --test-kill / --test-signal RANK,STEP,WHAT (test only): WHAT among names[count], its value
  * values[i]. */
@@ -391,8 +409,15 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     {"test-stall", required_argument, 0, OPT_TEST_STALL},
     {"test-delays", no_argument, 0, OPT_TEST_DELAYS},
     {"test-node-ranks", required_argument, 0, OPT_TEST_NODE_RANKS},
+    {"help-test", no_argument, 0, OPT_HELP_TEST},
+    {"version", no_argument, 0, OPT_VERSION},
+    {"report", required_argument, 0, OPT_REPORT},
+    {"plan", no_argument, 0, OPT_PLAN},
+    {"ranks", required_argument, 0, OPT_RANKS},
+    {"ranks-per-node", required_argument, 0, OPT_RANKS_PER_NODE},
     {0, 0, 0, 0},
   };
+  static const char *const report_names[] = {"short", "full"};
   static const char *const tune_names[] = {"auto", "off"};
   memset(o, 0, sizeof *o);
   o->op = FD_OP_LAPLACIAN;
@@ -412,10 +437,18 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
   opterr = 0; /* our messages, from rank 0 only */
   optind = 0; /* full re-initialisation (GNU), so parsing can run more than once */
   for (;;) {
-    int prev = optind ? optind : 1;
-    int c = getopt_long(argc, argv, "+h", longopts, NULL);
+    int prev = optind ? optind : 1, li = -1;
+    int c = getopt_long(argc, argv, "+h", longopts, &li);
     if (c == -1) break;
     const char *name = argv[prev];
+    /* getopt_long takes a unique prefix for the whole name (--iter for --iters): refused, so
+     * that a typo never runs as another option */
+    if (li >= 0 && strncmp(name, "--", 2) == 0 && strcspn(name + 2, "=") != strlen(longopts[li].name)) {
+      char typed[64], hint[160];
+      snprintf(typed, sizeof typed, "%.*s", (int)strcspn(name + 2, "="), name + 2);
+      suggest_option(typed, longopts, hint, sizeof hint);
+      return fd_set_error(FD_ERR_USAGE, "unknown option '--%s'%s (see --help)", typed, hint);
+    }
     long long v3[3], v;
     int idx = 0;
     switch (c) {
@@ -580,6 +613,25 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
     case OPT_HELP:
       o->help = 1;
       break;
+    case OPT_HELP_TEST:
+      o->help_test = 1;
+      break;
+    case OPT_VERSION:
+      o->version = 1;
+      break;
+    case OPT_REPORT:
+      FD_CALL(parse_name("--report", optarg, report_names, 2, &idx));
+      o->report = (fd_report_mode)idx;
+      break;
+    case OPT_PLAN:
+      o->plan = 1;
+      break;
+    case OPT_RANKS:
+      FD_CALL(parse_int("--ranks", optarg, 1, FD_PLAN_RANKS_MAX, &o->plan_ranks));
+      break;
+    case OPT_RANKS_PER_NODE:
+      FD_CALL(parse_int("--ranks-per-node", optarg, 1, FD_PLAN_RANKS_MAX, &o->plan_ranks_per_node));
+      break;
     case ':':
       return fd_set_error(FD_ERR_USAGE, "option '%s' needs a value (see --help)", name);
     default: /* '?' */
@@ -590,15 +642,21 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
         for (const struct option *lo = longopts; lo->name; lo++)
           if (lo->has_arg == required_argument && strcmp(name + 2, lo->name) == 0)
             return fd_set_error(FD_ERR_USAGE, "option '%s' needs a value (see --help)", name);
-        return fd_set_error(FD_ERR_USAGE, "unknown option '%s' (see --help)", name);
+        char typed[64], hint[160] = "";
+        snprintf(typed, sizeof typed, "%.*s", (int)strcspn(name, "="), name);
+        if (strncmp(typed, "--", 2) == 0) suggest_option(typed + 2, longopts, hint, sizeof hint);
+        return fd_set_error(FD_ERR_USAGE, "unknown option '%s'%s (see --help)", typed, hint);
       }
     }
   }
-  if (o->help) return FD_OK;
+  if (o->help || o->help_test || o->version) return FD_OK;
   if (optind < argc)
     return fd_set_error(FD_ERR_USAGE, "unexpected argument '%s' (options start with --; see --help)", argv[optind]);
   if (o->have_global && o->have_local)
     return fd_set_error(FD_ERR_USAGE, "--global and --local exclude each other: give one (strong or weak scaling)");
+  if (!o->plan && (o->plan_ranks || o->plan_ranks_per_node))
+    return fd_set_error(FD_ERR_USAGE, "%s applies to --plan: a run takes its launcher's ranks and nodes",
+                        o->plan_ranks ? "--ranks" : "--ranks-per-node");
   if (!o->snapshot_every != !o->snapshot_dir[0])
     return fd_set_error(FD_ERR_USAGE, "--snapshot-every N and --snapshot-dir DIR go together: give both");
   if (o->op != FD_OP_WAVE && (o->inject_fault == FD_FAULT_VELOCITY || o->inject_fault == FD_FAULT_SOURCE))

@@ -70,8 +70,20 @@ typedef struct {
 /* Most entries of --gpu-map (one per rank of a node). */
 #define FD_GPU_MAP_MAX 64
 
+/* --report: the report at the end of a run (src/io/summary.c, src/io/report.c) */
+typedef enum { FD_REPORT_SHORT = 0, FD_REPORT_FULL } fd_report_mode;
+
+/* --plan --ranks N: the most ranks a plan takes (src/model/plan.h) */
+#define FD_PLAN_RANKS_MAX 10000000
+
 typedef struct {
   int help;             /* --help: print usage, exit 0 */
+  int help_test;        /* --help-test: print the test-only options, exit 0 */
+  int version;          /* --version: print what this binary is, exit 0 */
+  fd_report_mode report; /* --report short|full (default short) */
+  int plan;             /* --plan: print the run's layout (src/model/plan.h), run nothing */
+  int plan_ranks;       /* --ranks N (--plan only): the ranks of the planned run; 0: the job's */
+  int plan_ranks_per_node; /* --ranks-per-node K (--plan only); 0: the job's (1 alone) */
   int have_global;      /* --global NX,NY,NZ (strong scaling) */
   long long global[3];
   int have_local;       /* --local nx,ny,nz (weak scaling, per rank) */
@@ -148,7 +160,10 @@ const char *fd_mpi_gpu_name(fd_mpi_gpu m);
 const char *fd_graphs_name(fd_graphs_mode m);
 const char *fd_halo_path_name(fd_halo_path p);
 
-/* The --help text. */
+/* The --help text: one line of purpose per option, within 80 columns (docs/options.md has
+ * the reasons). */
 void fd_options_usage(FILE *out);
+/* The --help-test text: the options for the tests only (docs/testing.md). */
+void fd_options_usage_test(FILE *out);
 
 #endif

@@ -36,6 +36,18 @@ int prov_env_selected(const char *name)
          starts_with(name, "UCX_") || starts_with(name, "FI_");
 }
 
+int prov_env_launcher(const char *name)
+{
+  static const char *const ompi[] = {"orte_", "ess", "pmix", "initial_wdir", "shmem_RUNTIME_QUERY_hint",
+                                     "mpi_oversubscribe", "rmaps_", "odls_", "plm_", "ras_", "state_",
+                                     "errmgr_", "routed_", "oob_", "rml_", "grpcomm_", "iof_", "filem_",
+                                     "schizo_", "rtc_"};
+  if (!starts_with(name, "OMPI_MCA_")) return 0;
+  for (size_t i = 0; i < sizeof ompi / sizeof ompi[0]; i++)
+    if (starts_with(name + strlen("OMPI_MCA_"), ompi[i])) return 1;
+  return 0;
+}
+
 static int cmp_names(const void *a, const void *b)
 {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -106,11 +118,34 @@ void prov_print(FILE *out, const fd_provenance *p)
             p->slurm_nodelist[0] ? p->slurm_nodelist : "?");
   else
     fprintf(out, "  job         started %s, not under Slurm\n", p->start_time);
+  /* the user's settings only: what the launcher set for its ranks is in the JSON record */
+  int user = 0;
   fprintf(out, "  MPI env    ");
-  if (!p->nenv) fprintf(out, " none of MPICH_*, OMPI_MCA_*, UCX_*, FI_* set");
-  for (int i = 0; i < p->nenv; i++) fprintf(out, " %s=%s", p->env_name[i], p->env_value[i]);
+  for (int i = 0; i < p->nenv; i++)
+    if (!prov_env_launcher(p->env_name[i])) {
+      fprintf(out, " %s=%s", p->env_name[i], p->env_value[i]);
+      user++;
+    }
+  if (!user) fprintf(out, " none of MPICH_*, OMPI_MCA_*, UCX_*, FI_* set by the user");
   if (p->nenv_left_out) fprintf(out, " (and %d more)", p->nenv_left_out);
   fputc('\n', out);
+}
+
+void prov_print_version(FILE *out)
+{
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+    lib[len > 0 && len < (int)sizeof lib ? len : (int)sizeof lib - 1] = '\0';
+    lib[strcspn(lib, "\r\n")] = '\0';
+  } else {
+    snprintf(lib, sizeof lib, "unknown");
+  }
+  fprintf(out, "fdmini %s (commit %s)\n", FDMINI_VERSION, FDMINI_GIT_COMMIT);
+  fprintf(out, "  backend     %s, %s precision\n", FDMINI_BACKEND_NAME, FDMINI_REAL_NAME);
+  fprintf(out, "  GPU targets %s\n", FDMINI_GPU_ARCHS);
+  fprintf(out, "  built       %s, %s\n", FDMINI_COMPILER, FDMINI_BUILD_TYPE);
+  fprintf(out, "  MPI         %s\n", lib);
 }
 
 void prov_json(fd_json *j, const fd_provenance *p)
@@ -130,5 +165,9 @@ void prov_json(fd_json *j, const fd_provenance *p)
   else json_null(j, "slurm_nodelist");
   json_object(j, "mpi_env");
   for (int i = 0; i < p->nenv; i++) json_str(j, p->env_name[i], p->env_value[i]);
+  json_end(j);
+  json_object(j, "mpi_env_user");
+  for (int i = 0; i < p->nenv; i++)
+    if (!prov_env_launcher(p->env_name[i])) json_str(j, p->env_name[i], p->env_value[i]);
   json_end(j);
 }

@@ -10,7 +10,9 @@
  *             (the transports under them), names and values. The launcher's own bookkeeping
  *             that mpirun exports to every rank (OMPI_MCA_orte_*, OMPI_MCA_ess*, OMPI_MCA_pmix*,
  *             OMPI_MCA_initial_wdir, OMPI_MCA_shmem_RUNTIME_QUERY_hint) is left out: it says
- *             nothing about the run's settings and changes with every launch.
+ *             nothing about the run's settings and changes with every launch. The report's
+ *             line lists only what the user set (prov_env_launcher: what a launcher sets for
+ *             the processes it starts is left out of it; the JSON record keeps both).
  * The driver (src/) reads the environment here on purpose: these are facts about the run, not
  * settings of fdmini. Every rank collects its own; rank 0's go into the report (every rank of a
  * job normally sees the same environment and libraries).
@@ -55,13 +57,31 @@ int prov_collect(fd_provenance *p);
 /* 1 when an environment variable of this name is recorded (see the header comment). Pure. */
 int prov_env_selected(const char *name);
 
+/* 1 when a launcher sets the variable `name` for the processes it starts, whatever the user
+ * set: the rule of the report's `MPI env` line, which lists only the user's (the user's shell,
+ * module or job script, or the launcher's command line: `mpirun --mca btl ...`, `-x NAME`).
+ * Open MPI's mpirun and orted export to every rank their bookkeeping (OMPI_MCA_orte_*, _ess*,
+ * _pmix*, _initial_wdir, _shmem_RUNTIME_QUERY_hint) and their verdict on the node
+ * (OMPI_MCA_mpi_oversubscribe, set by every launch), and pass on the parameters of the
+ * frameworks only the launcher runs, which place and start the ranks (OMPI_MCA_rmaps_*: where
+ * `--oversubscribe` lands, _odls_*, _plm_*, _ras_*, _state_*, _errmgr_*, _routed_*, _oob_*,
+ * _rml_*, _grpcomm_*, _iof_*, _filem_*, _schizo_*, _rtc_*): none of them changes how the
+ * ranks' MPI moves data. Slurm's srun (PMIx) exports OMPI_MCA_orte_precondition_transports
+ * (above); MPICH's Hydra exports nothing of MPICH_*, OMPI_MCA_*, UCX_*, FI_*. Pure. */
+int prov_env_launcher(const char *name);
+
+/* "fdmini VERSION (commit C)" and what the binary is: backend, precision, GPU targets, the
+ * build, the MPI library (MPI_Get_library_version: callable before MPI_Init). Not Collective. */
+void prov_print_version(FILE *out);
+
 /* The report header's provenance lines ("  built ...", "  MPI ...", "  GPU ...", "  job ...",
  * "  MPI env ..."). Not Collective. */
 void prov_print(FILE *out, const fd_provenance *p);
 
 /* Members of the open JSON object j: start_time, compiler, build_type, build_flags, hwloc, gtl,
  * mpi_library, gpu_runtime, gpu_driver, slurm_job_id and slurm_nodelist (null when not under
- * Slurm), mpi_env {name: value}. Not Collective. */
+ * Slurm), mpi_env {name: value}, mpi_env_user {name: value} (those of mpi_env that
+ * prov_env_launcher leaves to the user: the report's line). Not Collective. */
 void prov_json(fd_json *j, const fd_provenance *p);
 
 #endif

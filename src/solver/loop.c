@@ -207,7 +207,7 @@ static void loop_reset(fd_state *s)
 {
   s->ms_interior = s->ms_shell = s->redundant = 0.0;
   s->sampled_steps = 0;
-  s->windows = 0;
+  s->windows = s->sampled_windows = 0;
   s->ahead_u = NULL; /* a pack ahead of a loop that ended is not the next loop's */
   snapshot_reset_timers(s->snap);
   checkpoint_reset_timers(s->ckpt);
@@ -215,13 +215,17 @@ static void loop_reset(fd_state *s)
 }
 
 /* s->warmup untimed steps, then s->iters timed ones between barriers; *step_ms = wall time per
- * timed step. Phase sums restart at the timed steps. Collective. */
+ * timed step. Phase sums restart at the timed steps, which sample windows as step_sample_plan
+ * says for their count (a window: S steps, or a pass on one rank), the same on every rank; the
+ * start-up's loops keep one in FD_SAMPLE_EVERY. Collective. */
 int loop_timed(fd_state *s, double *step_ms, const char *label)
 {
   FD_CALL(loop_run_steps(s, s->warmup, "warm-up"));
   FD_CALL(snapshot_drain(s->snap));
   FD_CALL(loop_sync(s));
   loop_reset(s);
+  const long long unit = s->dec.size == 1 ? s->fuse : s->width;
+  step_sample_plan((s->iters + unit - 1) / unit, &s->sample_stride, &s->sample_lead);
   const long long captures = s->graphs.captures + s->xchains.captures, xpasses = s->xchain_passes,
                   spasses = s->sig_passes;
   FD_MPI(MPI_Barrier(s->dec.cart));
@@ -236,6 +240,9 @@ int loop_timed(fd_state *s, double *step_ms, const char *label)
   s->loop_captures = s->graphs.captures + s->xchains.captures - captures;
   s->loop_xchain_passes = s->xchain_passes - xpasses;
   s->loop_sig_passes = s->sig_passes - spasses;
+  s->loop_windows = s->windows;
+  s->sample_stride = FD_SAMPLE_EVERY; /* the start-up's sampling again */
+  s->sample_lead = 1;
   *step_ms = (t1 - t0) * 1e3 / s->iters;
   return FD_OK;
 }

@@ -66,6 +66,11 @@ typedef struct {
   double dt;
   /* timings over ranks (ms per step) */
   fd_stat phase[PH_COUNT];
+  long long windows;       /* windows of the timed loop (a window: the steps from one exchange to
+                              the next; on one rank, a pass) */
+  long long windows_sampled; /* of them, those whose passes were timed with events: the phases'
+                              (fewest on a rank; step_sample_plan, src/solver/step.c) */
+  long long steps_sampled; /* the steps of those windows (fewest on a rank) */
   double total_s;          /* wall time of the timed loop, slowest rank */
   fd_stat bw_rank;         /* effective GB/s per rank */
   double bw_total;         /* sum over ranks of effective GB/s */

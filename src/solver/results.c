@@ -134,6 +134,11 @@ int results_timings(const fd_state *s, double step_ms, fd_result *r)
   double ph[PH_COUNT];
   phase_times(s, step_ms, ph);
   for (int k = 0; k < PH_COUNT; k++) results_stat(comm, ranks, ph[k], &r->phase[k]);
+  long long sampled[3] = {s->loop_windows, s->sampled_windows, s->sampled_steps};
+  FD_MPI(MPI_Allreduce(MPI_IN_PLACE, sampled, 3, MPI_LONG_LONG, MPI_MIN, comm));
+  r->windows = sampled[0];
+  r->windows_sampled = sampled[1];
+  r->steps_sampled = sampled[2];
   double loop_s = step_ms * 1e-3 * s->iters;
   FD_MPI(MPI_Allreduce(&loop_s, &r->total_s, 1, MPI_DOUBLE, MPI_MAX, comm));
   double local_points = (double)s->grid.n[0] * s->grid.n[1] * s->grid.n[2];

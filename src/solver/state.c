@@ -75,16 +75,13 @@ static void plant_physics_fault(fd_fault fault, double size, fd_problem *p)
 }
 
 
-/* The timed and untimed steps of each run: the options', or the defaults: 100 timed; 10
- * warm-up steps on GPUs, 2 on host, rounded up to where a window and a pass end (a multiple
- * of S and of T, of all of 1..4 for --fuse auto), so the timed loop starts with whole
- * windows. */
+/* The timed and untimed steps of each run: the options', or the defaults (plan_resolve_steps:
+ * 100 timed; 10 warm-up steps on GPUs, 2 on host, rounded up to where a window and a pass end,
+ * a multiple of S and of T, of all of 1..4 for --fuse auto), so the timed loop starts with
+ * whole windows. */
 void state_resolve_steps(const fd_options *o, const be_info *dev, int *iters, int *warmup)
 {
-  *iters = o->iters > 0 ? o->iters : 100;
-  const int dflt = dev->is_accelerator ? 10 : 2, t = o->fuse > 0 ? o->fuse : 12;
-  const int unit = o->halo_width / state_gcd(o->halo_width, t) * t;
-  *warmup = o->warmup >= 0 ? o->warmup : (dflt + unit - 1) / unit * unit;
+  plan_resolve_steps(o, dev->is_accelerator, iters, warmup);
 }
 
 /* The loops of the run from the step it starts at (s->first: 0, or its checkpoint's): what is
@@ -201,6 +198,8 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
   FD_CALL(fd_agree(comm, s->snap && s->ckpt ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "out of memory for the run's state")));
   s->opt = o;
   s->dev = dev;
+  s->sample_stride = FD_SAMPLE_EVERY; /* the start-up's loops; loop_timed plans its own */
+  s->sample_lead = 1;
   s->node = node->host;
   s->width = o->halo_width;
   s->fuse = o->fuse > 0 ? o->fuse : 1; /* auto: chosen by startup_measure */

@@ -22,6 +22,7 @@
 #include "graph_cache.h"
 #include "halo.h"
 #include "options.h"
+#include "plan.h"
 #include "problem.h"
 #include "result.h"
 #include "snapshot.h"
@@ -34,8 +35,10 @@
 /* One window in FD_SAMPLE_EVERY runs its passes eagerly with device timing events (with
  * signalled passes the loop's first only: sampled_window): the report's phase times are those
  * windows' (docs/report.md); the other passes record no timing event and need no
- * host wait. */
+ * host wait. The timed loops sample at least FD_SAMPLE_MIN windows, or all of a shorter loop
+ * (step_sample_plan): phases from a handful of windows contradicted the step. */
 #define FD_SAMPLE_EVERY 16
+#define FD_SAMPLE_MIN 16
 /* The host runs at most 2 x FD_AHEAD passes ahead of the device. */
 #define FD_AHEAD 16
 /* Passes replayed as one graph at most (run_chain, loop.c). */
@@ -101,6 +104,10 @@ typedef struct {
   double ms_interior, ms_shell; /* device time of the sampled passes since the timed loop began */
   long long sampled_steps; /* steps of those passes */
   long long windows; /* windows begun since the loop began (every FD_SAMPLE_EVERY-th is sampled) */
+  long long sample_stride; /* sampled windows: every sample_stride-th, from the first (1..FD_SAMPLE_EVERY) */
+  long long sample_lead;   /* with signalled passes: the first sample_lead windows (1..FD_SAMPLE_MIN) */
+  long long sampled_windows; /* windows sampled since the loop began */
+  long long loop_windows; /* windows of the last timed loop */
   int sampling;      /* the current window is sampled: its passes run eagerly with events */
   fd_graph_cache graphs; /* the passes' device work, captured once, replayed (graph_cache.h) */
   fd_graph_cache xchains; /* the chains that hold exchanges (run_chain), on with graphs: a
@@ -186,6 +193,10 @@ int step_signalled(const fd_state *s);
 real_t step_source_value(const fd_state *s, long long step);
 /* Whether window w of a loop runs eagerly with timing events. Pure. */
 int step_sampled_window(const fd_state *s, long long w);
+/* The sampling of a timed loop of `windows` windows: *stride = windows / FD_SAMPLE_MIN within
+ * 1..FD_SAMPLE_EVERY (every window of a loop of fewer than 2 FD_SAMPLE_MIN), *lead =
+ * min(windows, FD_SAMPLE_MIN) (signalled passes: the first ones). Pure. */
+void step_sample_plan(long long windows, long long *stride, long long *lead);
 /* Adds the sampled pass of parity q to the phase sums (waits for its events). Not Collective. */
 int step_read_sample(fd_state *s, int q);
 /* The bounded run-ahead after k more passes. Not Collective; may wait for the device. */

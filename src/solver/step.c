@@ -314,13 +314,22 @@ static int pass_test_waits(fd_state *s)
 }
 
 /* Whether window w of a loop (windows since loop_reset) runs eagerly with timing events: one
- * in FD_SAMPLE_EVERY; with signalled passes only the loop's first, since a signalled pass's
- * phases are one launch (the interior's time) and each sampled window, an eager pass between
- * two chains, costs small blocks a measurable share of their step (bench/results/README.md,
- * "The exchange signalled inside the launch"). Pure. */
+ * in s->sample_stride (FD_SAMPLE_EVERY, or fewer in a short timed loop: step_sample_plan);
+ * with signalled passes only the loop's first s->sample_lead, one after the other, since a
+ * signalled pass's phases are one launch (the interior's time) and each sampled window, an
+ * eager pass between two chains, costs small blocks a measurable share of their step
+ * (bench/results/README.md, "The exchange signalled inside the launch"): the first windows
+ * break the loop's chains once. Pure. */
 int step_sampled_window(const fd_state *s, long long w)
 {
-  return step_signalled(s) ? w == 0 : w % FD_SAMPLE_EVERY == 0;
+  return step_signalled(s) ? w < s->sample_lead : w % s->sample_stride == 0;
+}
+
+void step_sample_plan(long long windows, long long *stride, long long *lead)
+{
+  const long long k = windows / FD_SAMPLE_MIN;
+  *stride = k < 1 ? 1 : (k > FD_SAMPLE_EVERY ? FD_SAMPLE_EVERY : k);
+  *lead = windows < FD_SAMPLE_MIN ? (windows > 1 ? windows : 1) : FD_SAMPLE_MIN;
 }
 
 /* ---- the pass ---- */
@@ -332,7 +341,10 @@ static void pass_plan(fd_state *s, int len, fd_pass *p)
 {
   const int *n = s->grid.n;
   const unsigned sides = s->alone ? 0u : s->sides;
-  if (s->win_pos == 0) s->sampling = step_sampled_window(s, s->windows++);
+  if (s->win_pos == 0) {
+    s->sampling = step_sampled_window(s, s->windows++);
+    s->sampled_windows += s->sampling;
+  }
   p->timed = s->sampling;
   p->q = (int)(s->samples % 2);
   p->len = len;

@@ -7,7 +7,8 @@
 # equal to T1/TN and T1/(N*TN) of the summary's own step times), the PNGs (signature, size,
 # count) and the SVGs (the title text). It also checks that collect.py rejects a record of
 # another schema and one that failed verification, and that study.py writes the LUMI-G and
-# Frontier batch scripts with their launch conventions (--dry-run).
+# Frontier batch scripts with their launch conventions (--dry-run), and that study.py's "next:"
+# line runs as printed from another folder.
 #
 # Usage: tests/bench/test_study_end_to_end.sh FDMINI_BINARY [MPIEXEC]
 # Runs under srun when `scontrol ping` answers (CI's single-node Slurm) and the build's MPI is
@@ -112,6 +113,19 @@ if "$py" "$scaling/plot.py" "$work/summary.csv" -o "$work/plots" --title-prefix 
 else
   fail "plot.py (exit $?)"
   show_tail "$work/plot.out"
+fi
+
+# study.py's "next:" line runs as printed from any folder: collect.py and plot.py by absolute
+# path, the study's folder absolute (it printed a path relative to the checkout's root)
+next_cmd=$(sed -n 's/^study: next: //p' "$work/weak.out")
+mkdir -p "$work/elsewhere"
+if [[ -n $next_cmd ]] && (cd "$work/elsewhere" && eval "$next_cmd") >"$work/next.out" 2>&1 &&
+  [[ -s $work/elsewhere/results.csv && -s $work/elsewhere/summary.csv ]] &&
+  [[ $(find "$work/elsewhere/plots" -name '*.png' | wc -l) -ge 3 ]]; then
+  pass "study.py's next: line works as printed from another folder"
+else
+  fail "study.py's next: line from another folder: '$next_cmd'"
+  show_tail "$work/next.out"
 fi
 
 # plot.py run by a python3 without matplotlib (a venv first on PATH) uses the system's, which has

@@ -45,9 +45,9 @@ run() {
   np=$(ranks "$1")
   shift
   if ((np == 1)); then
-    out=$(timeout 120 "$fdmini" --progress 0 "$@" 2>&1)
+    out=$(timeout 120 "$fdmini" --progress 0 --report full "$@" 2>&1)
   else
-    out=$(timeout 120 "$mpiexec" -n "$np" "${mpiflags[@]}" "$fdmini" --progress 0 "$@" 2>&1)
+    out=$(timeout 120 "$mpiexec" -n "$np" "${mpiflags[@]}" "$fdmini" --progress 0 --report full "$@" 2>&1)
   fi
   rc=$?
 }
@@ -103,7 +103,7 @@ bg() {
   local np o=$2
   np=$(ranks "$1")
   shift 2
-  timeout -k 5 120 "${benv[@]}" "$mpiexec" -n "$np" "${mpiflags[@]}" "${wrap[@]}" "$fdmini" --progress 0 "$@" >"$o" 2>&1 &
+  timeout -k 5 120 "${benv[@]}" "$mpiexec" -n "$np" "${mpiflags[@]}" "${wrap[@]}" "$fdmini" --progress 0 --report full "$@" >"$o" 2>&1 &
   launcher=$!
 }
 benv=(env) # bg's environment

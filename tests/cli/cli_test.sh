@@ -18,10 +18,10 @@ trap 'rm -rf "$work"' EXIT
 pass=0
 fail=0
 
-run() { # run NP ARGS... -> sets rc, out (stdout+stderr)
+run() { # run NP ARGS... -> sets rc, out (stdout+stderr), the report in full (--report full)
   local np=$1
   shift
-  out=$(timeout 120 "$mpiexec" -n "$np" "${mpiflags[@]}" "$fdmini" "$@" 2>&1)
+  out=$(timeout 120 "$mpiexec" -n "$np" "${mpiflags[@]}" "$fdmini" --report full "$@" 2>&1)
   rc=$?
 }
 
@@ -202,12 +202,12 @@ done
 expect_run 0 "verification: SKIPPED" --no-check --global 16,16,16
 expect_run 0 "overlap off" --no-overlap --global 33,17,9 --op heat
 expect_run 0 "verification: PASS" --mpi-gpu auto --tune off --global 33,17,9 --op jacobi
-expect_run 0 "halo        path mpi \(0 faces by device copy between ranks, 2 through MPI" --halo-path auto --global 33,17,9 --procs 2,1,1
+expect_run 0 "halo        path mpi \(2 faces through MPI, over all ranks\)" --halo-path auto --global 33,17,9 --procs 2,1,1
 expect_run 0 "verification: PASS" --halo-path mpi --global 33,17,9 --op heat
 NP=1 expect_run 0 "halo        path none \(0 faces" --global 16,16,16
-# the floors and graphs lines (docs/small-blocks.md, "The floors"): F_g and F_ls are n/a on
-# the host backend, F_c, L and X are measured; --graphs on replays recorded calls there
-expect_run 0 "floors +us, min / avg / max over ranks: F_g n/a" --global 33,17,9 --op heat
+# the floors and graphs lines (docs/small-blocks.md, "The floors"): F_g and F_ls do not exist on
+# the host backend (no launches), F_c, L and X are measured; --graphs on replays recorded calls there
+expect_run 0 "floors +us, min / avg / max over ranks: F_c [0-9.]+ / " --global 33,17,9 --op heat
 expect_run 0 "L [0-9.]+ / [0-9.]+ / [0-9.]+ \(one small message to a neighbour\); X [0-9.]+" --global 33,17,9 --op heat --procs 2,1,1
 expect_run 0 "step / F1 +[0-9.]+ / [0-9.]+ / [0-9.]+" --global 33,17,9 --op jacobi
 expect_run 0 "graphs      off \(--graphs auto: the host backend runs calls to completion\)" --global 33,17,9
@@ -316,13 +316,13 @@ if (($(ranks 4) >= 4)); then
   run 4 --op heat --global 24,24,24 --iters 10 --test-node-ranks 2 --halo-path proxy --dump "$work/noden.raw" \
     --json "$work/proxy.json"
   if [ "$rc" -eq 0 ] && has "$out" "verification: PASS" && cmp -s "$work/node1.raw" "$work/noden.raw" &&
-    has "$out" "halo        path proxy (0 faces by device copy between ranks, 8 through MPI by the proxy" &&
+    has "$out" "halo        path proxy (8 faces through MPI by the proxy" &&
     has "$out" "proxy       faces out of IPC reach" && grep -qE "F_m [0-9.]+ / [0-9.]+ / [0-9.]+ \(the largest face alone through the proxy" <<<"$out" &&
     python3 - "$work/proxy.json" <<'PY'; then
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert (r["halo_path"], r["halo_faces_proxy"], r["halo_faces_mpi"]) == ("proxy", 8, 8), r["halo_path"]
-assert r["floors_us"]["Fm"]["min"] > 0 and r["exchange_signalled_passes"] == 10, r["floors_us"]
+assert r["floors_us"]["Fm"]["min"] > 0 and r["graphs"]["exchange_signalled_passes"] == 10, r["floors_us"]
 PY
     ok "--halo-path proxy, 2 emulated nodes of 2: path proxy, F_m, JSON counts, PASS, dump equal to one rank's"
   else
@@ -448,7 +448,7 @@ fi
 # a heat mode decayed to the rounding of the boundary values: nothing to compare, UNVERIFIED,
 # exit 0, "verified": false in the JSON (written: the run succeeded)
 run 2 --op heat --global 4,2,2 --procs 2,1,1 --iters 100 --json "$work/unverified.json"
-if [ "$rc" -eq 0 ] && has_re "$out" "verification: UNVERIFIED  heat mode decay: .*nothing left to compare" &&
+if [ "$rc" -eq 0 ] && has_re "$out" "verification: UNVERIFIED  heat: mode decay: .*nothing left to compare" &&
   ! has_re "$out" "PASS" && python3 - "$work/unverified.json" <<'PY'; then ok "no check applies: UNVERIFIED, exit 0, \"verified\": false"; else bad "UNVERIFIED heat run (rc $rc)"; fi
 import json, sys
 v = json.load(open(sys.argv[1]))["verification"]

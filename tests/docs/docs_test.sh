@@ -183,10 +183,10 @@ expect "(a) fails without docs/options.md's --bind-report row" "fail:options.md 
   check_options "$work/help" "$t/README.md" "$t/docs/options.md"
 cp "$root/docs/options.md" "$t/docs/options.md"
 
-sed -i '/^  floors  /d' "$t/README.md"
-expect "(b) fails with the floors line dropped from the example" "fail:> floors" check_example "$t/README.md"
+sed -i '/^  phases  /d' "$t/README.md"
+expect "(b) fails with the phases line dropped from the example" "fail:> phases" check_example "$t/README.md"
 cp "$readme" "$t/README.md"
-sed -i 's/^  graphs      off/  tiles       42\n&/' "$t/README.md"
+sed -i 's/^  halo        path/  tiles       42\n&/' "$t/README.md"
 expect "(b) fails with a line the run does not print added" "fail:< tiles" check_example "$t/README.md"
 cp "$readme" "$t/README.md"
 

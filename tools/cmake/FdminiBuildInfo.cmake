@@ -5,6 +5,8 @@
 #   FDMINI_COMPILER_TEXT     "GNU 12.2.0" (C), plus "; HIP: Clang 15.0.6" or "; CUDA: NVIDIA 13.0.48"
 #   FDMINI_BUILD_TYPE_TEXT   CMAKE_BUILD_TYPE ("Release", ...; "multi-config" without one)
 #   FDMINI_BUILD_FLAGS_TEXT  "C: -O3 -DNDEBUG -Wall -Wextra ..." plus the device language's flags
+#   FDMINI_GPU_ARCHS_TEXT    the device code's targets ("90", "gfx90a;gfx942" as "gfx90a gfx942"),
+#                            "none" on the host backend (fdmini --version)
 
 # fdmini_c_escape(VAR): VAR's value with \ and " escaped, in place
 function(fdmini_c_escape var)
@@ -36,6 +38,7 @@ if(FDMINI_OPENMP AND OpenMP_C_FOUND)
   string(APPEND _fd_c " ${OpenMP_C_FLAGS}")
 endif()
 set(FDMINI_BUILD_FLAGS_TEXT "C: ${_fd_c}")
+set(FDMINI_GPU_ARCHS_TEXT "none")
 if(FDMINI_GPU_LANG)
   set(_fd_l ${FDMINI_GPU_LANG})
   string(APPEND FDMINI_COMPILER_TEXT
@@ -43,7 +46,11 @@ if(FDMINI_GPU_LANG)
   string(REPLACE ";" " " _fd_warn "${FDMINI_GPU_WARN}")
   string(APPEND FDMINI_BUILD_FLAGS_TEXT "; ${_fd_l}: ${CMAKE_${_fd_l}_FLAGS} "
          "${CMAKE_${_fd_l}_FLAGS_${_fd_bt}} ${_fd_warn} architectures ${CMAKE_${_fd_l}_ARCHITECTURES}")
+  string(REPLACE ";" " " FDMINI_GPU_ARCHS_TEXT "${CMAKE_${_fd_l}_ARCHITECTURES}")
+  if(FDMINI_GPU_ARCHS_TEXT STREQUAL "")
+    set(FDMINI_GPU_ARCHS_TEXT "the compiler's default")
+  endif()
 endif()
-foreach(_fd_v FDMINI_COMPILER_TEXT FDMINI_BUILD_TYPE_TEXT FDMINI_BUILD_FLAGS_TEXT)
+foreach(_fd_v FDMINI_COMPILER_TEXT FDMINI_BUILD_TYPE_TEXT FDMINI_BUILD_FLAGS_TEXT FDMINI_GPU_ARCHS_TEXT)
   fdmini_c_escape(${_fd_v})
 endforeach()
