@@ -24,14 +24,15 @@ mpiflags=("$@")
 # shellcheck disable=SC1091 # tests/lib/checks.sh is checked on its own
 . "$(dirname "$0")/../lib/checks.sh"
 
-# run NP ARGS...: fdmini on NP ranks (one: an MPI singleton); sets rc and out
+# run NP ARGS...: fdmini on NP ranks (one: an MPI singleton); sets rc and out (the full report:
+# its verification line names every check with its numbers)
 run() {
   local np=$1
   shift
   if ((np == 1)); then
-    out=$(timeout 120 "$fdmini" --progress 0 "$@" 2>&1)
+    out=$(timeout 120 "$fdmini" --progress 0 --report full "$@" 2>&1)
   else
-    out=$(timeout 120 "$mpiexec" -n "$np" "${mpiflags[@]}" "$fdmini" --progress 0 "$@" 2>&1)
+    out=$(timeout 120 "$mpiexec" -n "$np" "${mpiflags[@]}" "$fdmini" --progress 0 --report full "$@" 2>&1)
   fi
   rc=$?
 }
