@@ -35,8 +35,8 @@
 /* One window in FD_SAMPLE_EVERY runs its passes eagerly with device timing events (with
  * signalled passes the loop's first only: sampled_window): the report's phase times are those
  * windows' (docs/report.md); the other passes record no timing event and need no
- * host wait. The timed loops sample at least FD_SAMPLE_MIN windows, or all of a shorter loop
- * (step_sample_plan): phases from a handful of windows contradicted the step. */
+ * host wait. A timed loop of fewer than 2 x FD_SAMPLE_MIN windows samples all of them
+ * (step_sample_plan): phases from a handful of windows of a short run contradicted the step. */
 #define FD_SAMPLE_EVERY 16
 #define FD_SAMPLE_MIN 16
 /* The host runs at most 2 x FD_AHEAD passes ahead of the device. */
@@ -193,9 +193,9 @@ int step_signalled(const fd_state *s);
 real_t step_source_value(const fd_state *s, long long step);
 /* Whether window w of a loop runs eagerly with timing events. Pure. */
 int step_sampled_window(const fd_state *s, long long w);
-/* The sampling of a timed loop of `windows` windows: *stride = windows / FD_SAMPLE_MIN within
- * 1..FD_SAMPLE_EVERY (every window of a loop of fewer than 2 FD_SAMPLE_MIN), *lead =
- * min(windows, FD_SAMPLE_MIN) (signalled passes: the first ones). Pure. */
+/* The sampling of a timed loop of `windows` windows: every window of a loop of fewer than
+ * 2 FD_SAMPLE_MIN (*stride 1, *lead = windows), else *stride = FD_SAMPLE_EVERY and *lead = 1
+ * (signalled passes: the first window), as the start-up's loops. Pure. */
 void step_sample_plan(long long windows, long long *stride, long long *lead);
 /* Adds the sampled pass of parity q to the phase sums (waits for its events). Not Collective. */
 int step_read_sample(fd_state *s, int q);

@@ -314,8 +314,8 @@ static int pass_test_waits(fd_state *s)
 }
 
 /* Whether window w of a loop (windows since loop_reset) runs eagerly with timing events: one
- * in s->sample_stride (FD_SAMPLE_EVERY, or fewer in a short timed loop: step_sample_plan);
- * with signalled passes only the loop's first s->sample_lead, one after the other, since a
+ * in s->sample_stride (FD_SAMPLE_EVERY, or every one of a short timed loop: step_sample_plan);
+ * with signalled passes only the loop's first s->sample_lead (1, or all of a short loop), since a
  * signalled pass's phases are one launch (the interior's time) and each sampled window, an
  * eager pass between two chains, costs small blocks a measurable share of their step
  * (bench/results/README.md, "The exchange signalled inside the launch"): the first windows
@@ -327,9 +327,13 @@ int step_sampled_window(const fd_state *s, long long w)
 
 void step_sample_plan(long long windows, long long *stride, long long *lead)
 {
-  const long long k = windows / FD_SAMPLE_MIN;
-  *stride = k < 1 ? 1 : (k > FD_SAMPLE_EVERY ? FD_SAMPLE_EVERY : k);
-  *lead = windows < FD_SAMPLE_MIN ? (windows > 1 ? windows : 1) : FD_SAMPLE_MIN;
+  /* a short loop: every window, so that no phase can contradict the step; a longer one as the
+   * start-up's loops: each sampled window runs eagerly between chains, and 16 of 100 (with
+   * signalled passes the first 16 in a row) took 8 ranks on one H200 at 128^3 from 16.8 to 25.0
+   * us per step (bench/results/README.md, "Across nodes") */
+  const int all = windows < 2 * FD_SAMPLE_MIN;
+  *stride = all ? 1 : FD_SAMPLE_EVERY;
+  *lead = all && windows > 1 ? windows : 1;
 }
 
 /* ---- the pass ---- */

@@ -11,7 +11,7 @@
 #     gbs_rank, pct_memcpy, verdict (fault: print another figure under a key);
 #   - phases never contradict the step: short runs time every window (the JSON's phases_sampled
 #     and the report say how many), and there no phase of any rank exceeds its step beyond
-#     noise; a longer run times at least FD_SAMPLE_MIN = 16 windows (fault: FD_SAMPLE_MIN 1);
+#     noise; a run of 32 windows or more times one in 16, as before (fault: FD_SAMPLE_MIN 1);
 #   - --plan, alone (--ranks N --ranks-per-node K) and inside a job, against the run it plans
 #     (every rank count a run takes here, emulated nodes): the process grid, the node layout,
 #     the blocks, the faces, those off node per rank, the halo bytes and messages per step; and
