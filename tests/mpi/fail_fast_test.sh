@@ -19,15 +19,16 @@ mpiflags=("$@")
 np=$(ranks 3)
 first=test_neighbours_are_mutual
 
-# run WHERE: the program on np ranks with rank 1's planted failure; sets rc, out, secs
+# run WHERE LIMIT: the program on np ranks with rank 1's planted failure, killed after LIMIT s;
+# sets rc, out, secs
 run() {
   local t0=$SECONDS
-  out=$(FDMINI_TEST_FAIL_RANK=1,$1 timeout -k 5 60 "$mpiexec" -n "$np" "${mpiflags[@]}" "$prog" 2>&1)
+  out=$(FDMINI_TEST_FAIL_RANK=1,$1 timeout -k 5 "$2" "$mpiexec" -n "$np" "${mpiflags[@]}" "$prog" 2>&1)
   rc=$?
   secs=$((SECONDS - t0))
 }
 
-run start
+run start 60
 name="a failure on rank 1 of $np at the start of a case: every rank ends at once"
 # (the harness's line before MPI_Abort is the launcher's to pass on: Hydra may drop it)
 if ((rc != 0 && rc != 124 && rc != 137 && secs < 45)) && has "$out" "rank 1: planted failure at the start of the case"; then
@@ -38,7 +39,8 @@ else
   fail "$name" "exit $rc after $secs s (124: a hang cut by the timeout)"
 fi
 
-run end
+# (every case runs to its end: several minutes under the sanitizers)
+run end 600
 name="a failure on rank 1 of $np at the end of a case: every rank fails it, the other cases run"
 if ((rc != 0 && rc != 124 && rc != 137)) && has "$out" "rank 0: $first failed on rank 1" &&
   has "$out" "[       OK ] test_graphs_replay_the_eager_run" && ! has "$out" "MPI_Abort"; then
