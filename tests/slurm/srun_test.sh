@@ -137,8 +137,12 @@ fi
 # of the job's steps, as Slurm's --signal warning and the time limit do; every rank stops at one
 # pass after a checkpoint, srun exits 5, and the run continues under srun with --restart auto,
 # bitwise equal to the uninterrupted run.
-# 4 tasks: enough to agree, and the run stays short on an oversubscribed node
-ck=(--progress 0 --op heat --global "24,24,24" --warmup 2 --iters 398)
+# 4 tasks: enough to agree, and the run stays short on an oversubscribed node. The signal goes
+# out after the first checkpoint (step 100): the 3,900 steps after it (about 1.5 s here) leave
+# squeue and scancel time to act inside the run; with 398 steps and a checkpoint every 20 the
+# run ended first (0.15 s once Open MPI's ranks yielded the cores, mpi_yield_when_idle).
+ck=(--progress 0 --op heat --global "24,24,24" --warmup 2 --iters 3998)
+every=100
 ntask_saved=$NTASKS
 NTASKS=$((NTASKS < 4 ? NTASKS : 4))
 run_srun "${ck[@]}" --dump "$work/ck-ref.raw"
@@ -147,7 +151,7 @@ for sig in USR1 TERM; do
   d=$work/ck-$sig
   job=fdmini-ck-$$-$sig
   rc=0
-  timeout -k 10 "$TMO" srun --immediate=30 -n "$NTASKS" -J "$job" "$BIN" "${ck[@]}" --checkpoint-every 20 \
+  timeout -k 10 "$TMO" srun --immediate=30 -n "$NTASKS" -J "$job" "$BIN" "${ck[@]}" --checkpoint-every "$every" \
     --checkpoint-dir "$d" >"$work/ck-$sig.out" 2>&1 &
   pid=$!
   for _ in $(seq 600); do # until the first checkpoint: the ranks are stepping
@@ -159,7 +163,7 @@ for sig in USR1 TERM; do
   wait "$pid" || rc=$?
   lines=$(grep -c "fdmini: stopped by SIG$sig after step" "$work/ck-$sig.out" || true)
   stopped=$rc
-  run_srun "${ck[@]}" --checkpoint-every 20 --checkpoint-dir "$d" --restart auto --dump "$work/ck-$sig.raw"
+  run_srun "${ck[@]}" --checkpoint-every "$every" --checkpoint-dir "$d" --restart auto --dump "$work/ck-$sig.raw"
   if [[ -z $id ]]; then
     fail "$name" "no job named $job in squeue" "$work/ck-$sig.out"
   elif ((stopped != 5 || lines != 1)); then
