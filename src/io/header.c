@@ -9,16 +9,19 @@ static void layout_lines(FILE *out, const fd_options *o, const fd_plan *p)
   fprintf(out, "  operator    %s%s\n", fd_op_name(o->op), o->op == FD_OP_HEAT ? " (explicit step, dt = h^2/12 on a cube)" : "");
   fprintf(out, "  ranks       %d as %d x %d x %d on %d node%s\n", p->ranks, p->P[0], p->P[1], p->P[2], p->nodes,
           p->nodes == 1 ? "" : "s");
-  if (p->nodes > 1 || o->test_node_ranks) {
-    char per[64];
-    if (p->node_min == p->node_max)
-      snprintf(per, sizeof per, "%d x %d rank%s", p->nodes, p->node_min, p->node_min == 1 ? "" : "s");
-    else snprintf(per, sizeof per, "%d of %d to %d ranks", p->nodes, p->node_min, p->node_max);
-    fprintf(out, "  nodes       %s%s: %s\n", per, o->test_node_ranks ? " (emulated)" : "", p->layout_words);
-  }
+  if (p->nodes > 1 || o->test_node_ranks)
+    header_print_nodes(out, p->nodes, p->node_min, p->node_max, o->test_node_ranks != 0, p->layout_words);
   fprintf(out, "  global      %lld x %lld x %lld\n", p->N[0], p->N[1], p->N[2]);
   fprintf(out, "  local       %d x %d x %d (smallest) .. %d x %d x %d (largest)\n", p->nmin[0], p->nmin[1], p->nmin[2],
           p->nmax[0], p->nmax[1], p->nmax[2]);
+}
+
+void header_print_nodes(FILE *out, int nodes, int min, int max, int emulated, const char *grid)
+{
+  char per[64];
+  if (min == max) snprintf(per, sizeof per, "%d x %d rank%s", nodes, min, min == 1 ? "" : "s");
+  else snprintf(per, sizeof per, "%d of %d to %d ranks", nodes, min, max);
+  fprintf(out, "  nodes       %s%s: %s\n", per, emulated ? " (emulated)" : "", grid);
 }
 
 void header_print(FILE *out, const fd_options *o, const be_info *dev, const fd_plan *p)

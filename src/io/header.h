@@ -16,6 +16,10 @@
  * The lines read as the full report's (report.c), so that a search finds either. Flushes out. */
 void header_print(FILE *out, const fd_options *o, const be_info *dev, const fd_plan *p);
 
+/* The `nodes` line of the header and of the full report: `nodes` nodes of min to max ranks
+ * ("(emulated)" where emulated), then grid, how the nodes tile the process grid. */
+void header_print_nodes(FILE *out, int nodes, int min, int max, int emulated, const char *grid);
+
 /* The --plan text of plan p for run o (backend: the build's, FDMINI_BACKEND_NAME): the header's
  * lines, then memory per rank, the halo per step, the faces between nodes, and one line
  * `PLAN key=value ...` for scripts (docs/report.md, "The plan"). */

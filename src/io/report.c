@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "header.h"
 #include "json.h"
 #include "report.h"
 
@@ -45,11 +46,7 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   fprintf(out, "  ranks       %d as %d x %d x %d\n", r->ranks, r->procs[0], r->procs[1], r->procs[2]);
   if (r->nodes > 1 || o->test_node_ranks) {
     /* the nodes and the grid over them, then where each rank's faces lead */
-    char per[64];
-    if (r->node_ranks_min == r->node_ranks_max)
-      snprintf(per, sizeof per, "%d x %d rank%s", r->nodes, r->node_ranks_min, r->node_ranks_min == 1 ? "" : "s");
-    else snprintf(per, sizeof per, "%d of %d to %d ranks", r->nodes, r->node_ranks_min, r->node_ranks_max);
-    fprintf(out, "  nodes       %s%s: %s\n", per, o->test_node_ranks ? " (emulated)" : "", r->node_grid);
+    header_print_nodes(out, r->nodes, r->node_ranks_min, r->node_ranks_max, o->test_node_ranks != 0, r->node_grid);
     const fd_stat *f[3] = {&r->faces_other_node, &r->faces_other_gpu, &r->faces_same_gpu};
     fprintf(out, "  faces       per rank, min/avg/max: off node %g/%.2f/%g, other device of the node %g/%.2f/%g, "
                  "own device %g/%.2f/%g\n",
