@@ -479,8 +479,27 @@ static int confirm_kernel(fd_state *s, fd_tune *t)
   return FD_OK;
 }
 
+/* Where faces to other nodes may go through the proxy (--halo-path auto or proxy, some face
+ * out of IPC reach), the proxy carries them from here on, so that the trials before
+ * choose_path (the kernel's, the steps per pass', graphs') run the signalled pass that
+ * choose_path will weigh, as they do where every face goes by IPC; without it they ran the
+ * host-driven exchange, whose best kernel, the two-launch pass of the closest finalists, cost
+ * the proxy's pass up to 1.3 x (bench/results/README.md, "Across nodes"). Where the passes
+ * cannot be signalled even so, the proxy stays off. Collective. */
+static int trial_with_proxy(fd_state *s)
+{
+  const int path = s->opt->halo_path;
+  if ((path != FD_HALO_PATH_AUTO && path != FD_HALO_PATH_PROXY) || s->halo.proxy_able_all == 0) return FD_OK;
+  FD_CALL(halo_use_proxy(&s->halo, 1));
+  FD_CALL(state_agree_signals(s));
+  if (step_signalled(s)) return FD_OK;
+  FD_CALL(halo_use_proxy(&s->halo, 0));
+  return state_agree_signals(s);
+}
+
 /* Start-up measurements on this rank's block (tune.h): the memcpy reference (s->memcpy_gbs,
- * and over the ranks into r); the floors (floors_measure); unless the configuration is forced
+ * and over the ranks into r); the floors (floors_measure); the proxy on for the trials where it
+ * may carry faces (trial_with_proxy); unless the configuration is forced
  * (--kernel), --tune off or the backend has one kernel, the autotune and its finalists' loop
  * trials (confirm_kernel), whose choice s->kernel becomes on every rank; then the steps per
  * pass, the fused configuration and graphs (choose_fuse); the halo path (choose_path); last X
@@ -492,6 +511,7 @@ int startup_measure(fd_state *s, fd_result *r)
                           &s->memcpy_gbs));
   results_stat(s->dec.cart, s->dec.size, s->memcpy_gbs, &r->memcpy_gbs);
   FD_CALL(floors_measure(s, r));
+  FD_CALL(trial_with_proxy(s));
   if (!o->have_kernel && o->tune != FD_TUNE_OFF && s->dev->is_accelerator) {
     FD_CALL(state_fill(s));
     const fd_kernel_trial t = {s->grid, FD_REGION_INTERIOR, s->sides, s->prob.coeffs, s->u,
