@@ -10,35 +10,12 @@
  * region fd_region_opposite(r) of the receiver, as in halo.c; the drain's counts use
  * TAG_COUNT + r, on the proxy's own communicator.
  */
-#ifdef FDMINI_PROXY_TRACE
-#define _POSIX_C_SOURCE 200809L
-#endif
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "fd_error.h"
 #include "proxy.h"
-
-#ifdef FDMINI_PROXY_TRACE /* harness: host timestamps of each exchange (bench/multigpu/proxy_trace.py) */
-#include <stdlib.h>
-#include <time.h>
-#define TRN 8192
-static double tr_send[FD_REGIONS][TRN], tr_rdone[FD_REGIONS][TRN], tr_pub[FD_REGIONS][TRN];
-static double tr_last, tr_gap_sum, tr_gap_max;
-static long tr_calls, tr_gaps10, tr_gaps50;
-static int tr_run;
-static double tnow(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-int be_trace_dump(const char *fn, unsigned n);
-#define TR(x) x
-#else
-#define TR(x)
-#endif
 
 enum { TAG_COUNT = 64 };
 
@@ -207,7 +184,6 @@ static int start_region(fd_proxy *p, int r)
     FD_MPI(MPI_Isend(slot, p->send_nothing ? 0 : p->count[r], FD_MPI_REAL, p->nbr[r], r, p->comm,
                      &p->sreq[r][e & 1u]));
     p->sent[r] = e + 1;
-    TR(if (e < TRN) tr_send[r][e] = tnow());
   }
   /* 2. post the receive of exchange q once the launch that read slot q % 2 last (exchange
    *    q - 2) has finished: packed >= q; exchanges 0 and 1 were posted at the start */
@@ -240,7 +216,6 @@ static int test_requests(fd_proxy *p)
       /* the exchange whose receive sat in slot q: the oldest one posted there not yet in */
       const uint32_t e = (p->recvd[r] & 1u) == (uint32_t)q ? p->recvd[r] : p->recvd[r] + 1;
       FD_CALL(receive_done(p, r, e, &st[i]));
-      TR(if (e < TRN) tr_rdone[r][e] = tnow());
     }
   }
   return FD_OK;
@@ -256,26 +231,12 @@ static void publish_region(fd_proxy *p, int r)
     if (e >= 1 && (!at_least(p->sent[r], e) || p->sreq[r][(e - 1) & 1u] != MPI_REQUEST_NULL)) break;
     p->recvd[r] = e + 1;
     word_store(&p->hin[r], e + 1);
-    TR(if (e < TRN) tr_pub[r][e] = tnow());
   }
 }
 
 int proxy_progress(fd_proxy *p)
 {
   if (!p->active) return FD_OK;
-#ifdef FDMINI_PROXY_TRACE
-  {
-    const double t = tnow();
-    if (tr_last > 0) {
-      const double g = t - tr_last;
-      if (g > 10) tr_gaps10++, tr_gap_sum += g;
-      if (g > 50) tr_gaps50++;
-      if (g > tr_gap_max) tr_gap_max = g;
-    }
-    tr_last = t;
-    tr_calls++;
-  }
-#endif
   for (int r = 0; r < FD_REGIONS; r++)
     if (p->regions >> r & 1u) FD_CALL(start_region(p, r));
   FD_CALL(test_requests(p));
@@ -307,29 +268,6 @@ int proxy_drain(fd_proxy *p)
   if (!p->active) return FD_OK;
   be_set_wait_hook(NULL, NULL);
   p->active = 0;
-#ifdef FDMINI_PROXY_TRACE
-  unsigned nsent = 0;
-  for (int r = 0; r < FD_REGIONS; r++) nsent += p->sent[r];
-  if (getenv("PX_TRACE") && nsent > 300) {
-    int rk;
-    MPI_Comm_rank(p->comm, &rk);
-    char fn[256], f2[300];
-    snprintf(fn, sizeof fn, "%s/tr.%d.%d.txt", getenv("PX_TRACE"), tr_run++, rk);
-    FILE *fp = fopen(fn, "w");
-    if (fp) {
-      fprintf(fp, "# calls %ld gaps>10us %ld (sum %.0f us) gaps>50us %ld max %.1f\n", tr_calls, tr_gaps10, tr_gap_sum,
-              tr_gaps50, tr_gap_max);
-      for (int r = 0; r < FD_REGIONS; r++)
-        if (p->regions >> r & 1u)
-          for (uint32_t e = 0; e < p->recvd[r] && e < TRN; e++)
-            fprintf(fp, "%d %d %u %.2f %.2f %.2f\n", p->nbr[r], r, e, tr_send[r][e], tr_rdone[r][e], tr_pub[r][e]);
-      fclose(fp);
-    }
-    snprintf(f2, sizeof f2, "%s.dev", fn);
-    be_trace_dump(f2, nsent);
-  }
-  tr_last = 0, tr_calls = tr_gaps10 = tr_gaps50 = 0, tr_gap_sum = tr_gap_max = 0;
-#endif
   /* what the launches packed leaves (what cannot yet, no launch will read) */
   for (int r = 0; r < FD_REGIONS; r++)
     if (p->regions >> r & 1u) FD_CALL(start_region(p, r));

@@ -104,12 +104,6 @@ __global__ void __launch_bounds__(PLANE_MAX_BLOCK) k_shell_x(const st_args a, co
  * the stores through it (the faces, the words) may wait in this device's L2: the release fence
  * writes the faces back, and gpu_push_system after the words writes them back too.
  * Neighbours on this device only: device-wide fences. */
-#ifdef FDMINI_PROXY_TRACE /* harness: device timestamps of each pass's exchange (be_trace_dump) */
-__device__ unsigned long long dtr[4][8192];
-#define DTR(i, e) (dtr[i][e] = gpu_wall_ticks())
-#else
-#define DTR(i, e) ((void)0)
-#endif
 constexpr unsigned XG_MAX_BLOCKS = 16, XG_MAX_BLOCKS_PEERS = 64;
 enum { XG_PRIME = 0, XG_COPY = 1, XG_PASS = 2 };
 
@@ -181,10 +175,8 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
   const uint32_t e = gpu_ld_sys(x.words + BE_SIG_SEQ);
   const unsigned tid = threadIdx.x + blockDim.x * threadIdx.y, nt = blockDim.x * blockDim.y;
   if (MODE != XG_PRIME) {
-    if (MODE == XG_PASS && tid == 0 && b == 0 && e < 8192) DTR(0, e);
     if (tid == 0)
       sig_wait_acquire<FD_FACES>(x.words, x.hin, x.proxied, x.exchange, x.test, x.remote, x.once, x.wait_ticks, e, b);
-    if (MODE == XG_PASS && tid == 0 && b == 0 && e < 8192) DTR(1, e);
     __syncthreads();
   }
   const unsigned rs = e & 1u, ws = MODE == XG_PRIME ? rs : rs ^ 1u;
@@ -248,7 +240,6 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
   __syncthreads();
   if (tid == 0 && atomicAdd(x.words + BE_SIG_ARRIVALS, 1u) == x.nb - 1) {
     x.words[BE_SIG_ARRIVALS] = 0;
-    if (MODE == XG_PASS && e < 8192) DTR(2, e);
     if (MODE != XG_PRIME) gpu_st_sys(x.words + BE_SIG_SEQ, e + 1u);
     if (x.remote) __threadfence_system(); /* once per launch (see above) */
     else __threadfence();
@@ -256,7 +247,6 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
     for (int fc = 0; fc < FD_FACES && !(x.test & BE_SIG_TEST_MUTE); fc++)
       if (x.exchange >> fc & 1u) gpu_st_sys(x.peer_in[fc], packed);
     if (x.remote) gpu_push_system(); /* the words leave this device's caches now */
-    if (MODE == XG_PASS && e < 8192) DTR(3, e);
   }
 }
 
@@ -685,16 +675,3 @@ extern "C" int be_test_delay(be_stream s, double us)
   GPU_LAUNCHED("k_test_delay");
   return BE_OK;
 }
-
-#ifdef FDMINI_PROXY_TRACE
-extern "C" int be_trace_dump(const char *fn, unsigned n)
-{
-  static unsigned long long h[4][8192];
-  if (cudaMemcpyFromSymbol(h, stencil::dtr, sizeof h, 0, cudaMemcpyDeviceToHost) != cudaSuccess) return 1;
-  FILE *fp = fopen(fn, "w");
-  if (!fp) return 1;
-  for (unsigned e = 0; e < n && e < 8192; e++) fprintf(fp, "%u %llu %llu %llu %llu\n", e, h[0][e], h[1][e], h[2][e], h[3][e]);
-  fclose(fp);
-  return 0;
-}
-#endif
