@@ -483,9 +483,10 @@ static int confirm_kernel(fd_state *s, fd_tune *t)
  * out of IPC reach), the proxy carries them from here on, so that the trials before
  * choose_path (the kernel's, the steps per pass', graphs') run the signalled pass that
  * choose_path will weigh, as they do where every face goes by IPC; without it they ran the
- * host-driven exchange, whose best kernel, the two-launch pass of the closest finalists, cost
- * the proxy's pass up to 1.3 x (bench/results/README.md, "Across nodes"). Where the passes
- * cannot be signalled even so, the proxy stays off. Collective. */
+ * host-driven exchange, and its best kernel, not the one-launch pass's, then ran the proxy's
+ * pass (bench/results/README.md, "Across nodes"). A path trial that then takes every face
+ * through MPI keeps these trials' kernel and graphs setting. Where the passes cannot be
+ * signalled even so, the proxy stays off. Collective. */
 static int trial_with_proxy(fd_state *s)
 {
   const int path = s->opt->halo_path;
