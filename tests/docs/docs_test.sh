@@ -49,9 +49,10 @@ check_options() {
   return "$bad"
 }
 
-# labels: stdin's lines as labels (blank lines dropped), one a line
+# labels: stdin's lines as labels (blank lines dropped), one a line; the note that a phase
+# exceeds the step is dropped too: a run prints it only when the machine was busy
 labels() {
-  sed -E -e 's/^ +//' -e '/^$/d' -e 's/([0-9]|  ).*$//' -e 's/ +$//'
+  sed -E -e 's/^ +//' -e '/^$/d' -e '/^\(a phase exceeds the step/d' -e 's/([0-9]|  ).*$//' -e 's/ +$//'
 }
 
 # example_blocks FILE DIR: each report example of FILE into DIR/N.cmd (its command) and
