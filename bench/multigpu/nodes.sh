@@ -45,7 +45,9 @@ mkdir -p "$rec" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_common_cuda_warning=0
 export OMPI_MCA_rmaps_base_oversubscribe=1
 mps=0
-if ! pgrep -x nvidia-cuda-mps-control > /dev/null; then
+# (the kernel keeps 15 characters of a process name: the control daemon and the server are both
+# "nvidia-cuda-mps", and either means MPS runs)
+if ! pgrep -x nvidia-cuda-mps > /dev/null; then
   nvidia-cuda-mps-control -d && mps=1
 fi
 failed=0
