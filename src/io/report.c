@@ -132,8 +132,8 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
                                                               : "--graphs auto: the host backend runs calls to completion"));
   }
   if (!r->fuse.ran && r->fuse.loop_ms[0][0] > 0)
-    fprintf(out, "  graph trial %.5f ms per step eager, %.5f with graphs (the run's own loop, slowest rank, best of %d rounds)\n",
-            r->fuse.loop_ms[0][0], r->fuse.loop_ms[0][1], r->fuse.rounds);
+    fprintf(out, "  graph trial %.5f ms per step eager, %.5f with graphs (the run's own loop, slowest rank, best of %d rounds%s)\n",
+            r->fuse.loop_ms[0][0], r->fuse.loop_ms[0][1], r->fuse.rounds, r->path_trial_own ? ", the proxy's pass" : "");
   char mpi_faces[64];
   if (r->proxy_faces) snprintf(mpi_faces, sizeof mpi_faces, "%lld through MPI by the proxy", r->mpi_faces);
   else snprintf(mpi_faces, sizeof mpi_faces, "%lld through MPI", r->mpi_faces);
@@ -169,8 +169,9 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
       snprintf(sig, sizeof sig, " %.2f %s %s,", r->path_trial_us[2], proxy ? "signalled (IPC and the proxy)" : "by IPC signalled",
                r->halo_width > 1 ? "on the device" : "inside the launch");
     if (r->path_trial_us[0] > 0) snprintf(mpi, sizeof mpi, " %.2f with every face through MPI,", r->path_trial_us[0]);
-    fprintf(out, "  path trial  step us:%s%s%s the run's loop, slowest rank, best of %d rounds: took %s\n", flags, sig,
+    fprintf(out, "  path trial  step us:%s%s%s the run's loop, slowest rank, best of %d rounds%s: took %s\n", flags, sig,
             mpi, r->path_trial_rounds,
+            r->path_trial_own ? " (the paths without the proxy with their own kernel and graphs setting too)" : "",
             r->sig_passes ? (r->proxy_faces ? "the proxy" : "IPC signalled") : (r->ipc_faces ? "IPC with flags" : "MPI"));
   }
   if (r->halo_width > 1)
@@ -433,6 +434,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   } else {
     json_null(&j, "halo_path_trial_us");
   }
+  json_bool(&j, "halo_path_trial_own", r->path_trial_own);
   stat(&j, "ipc_copy_ms", &r->ipc_copy_ms);
   json_bool(&j, "overlap", r->overlap);
   json_num(&j, "total_s", r->total_s);

@@ -62,6 +62,8 @@ typedef struct {
                               with flags [1] and signalled inside the launch [2], slowest rank,
                               best of path_trial_rounds; 0 where that one did not run */
   int path_trial_rounds;
+  int path_trial_own;      /* 1: the trials before it ran the proxy's pass, so the candidates
+                              without it tried their own kernel and graphs setting too */
   int bytes_per_point;
   double dt;
   /* timings over ranks (ms per step) */

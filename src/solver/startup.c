@@ -343,8 +343,13 @@ static int use_kernel(fd_state *s, fd_tune *t, int i)
  * everywhere: ranks sharing one GPU under MPS step faster by IPC in pairs and slower by it
  * eight at a time with flags, where X, the exchange alone, does not tell the two apart; the
  * signalled launch needs more registers, which large blocks pay (bench/results/README.md, "The
- * IPC path at small blocks", "The exchange signalled inside the launch"). The fields start
- * over. Collective. */
+ * IPC path at small blocks", "The exchange signalled inside the launch"). Where the trials
+ * before ran the proxy's pass (trial_with_proxy), their kernel and graphs setting are that
+ * pass's: each candidate without the proxy also tries the signalled pass's kernel beside its
+ * own and the other graphs setting (--graphs auto on a device), and keeps its fastest
+ * (r->path_trial_own; on 8 emulated nodes of one rank the host-driven path ran 14 % slower with
+ * the proxy's choices than with its own, bench/results/README.md, "Across nodes"). The fields
+ * start over. Collective. */
 #define FD_PATH_ROUNDS 2
 
 /* Why this run's passes cannot be one launch (step_signalled is 0), for --halo-path proxy's
@@ -364,13 +369,14 @@ static const char *signal_obstacle(const fd_state *s)
 static int choose_path(fd_state *s, fd_result *r)
 {
   fd_tune *t = &r->tune;
+  const int own = s->halo.use_proxy; /* the trials before ran the proxy's pass */
   /* the kernel of path q: where zmarch's other shapes ran loop trials (passes signalled), the
    * fastest of them on the signalled path and the fastest of the closest on the others */
   const int by_path = t->rounds && t->loop_family >= 0;
   const int plain = by_path ? t->chosen_plain : t->chosen, sig_kernel = t->chosen;
   s->sig_off = 0;
   const int path = s->opt->halo_path;
-  const fd_fuse_tune *ft = &r->fuse;
+  fd_fuse_tune *ft = &r->fuse;
   const int faces = s->halo.ipc_faces_all + s->halo.mpi_faces_all > 0;
   if (path == FD_HALO_PATH_MPI || !faces ||
       (path != FD_HALO_PATH_PROXY && s->halo.ipc_able_all == 0 && s->halo.proxy_able_all == 0))
@@ -391,24 +397,44 @@ static int choose_path(fd_state *s, fd_result *r)
     if (by_path) FD_CALL(use_kernel(s, t, cand[0] == PATH_SIGNALLED ? sig_kernel : plain));
     return use_choice(s, ft);
   }
+  /* each candidate's configurations {kernel (an index of t->cand, -1: as set), graphs}: its
+   * own; where `own`, the signalled pass's kernel and the other graphs setting too */
+  int trial_graphs;
+  (void)graphs_wanted(s, &trial_graphs);
+  int conf[PATH_COUNT][4][2], nconf[PATH_COUNT] = {0, 0, 0};
+  for (int i = 0; i < n; i++) {
+    const int q = cand[i], mine = !by_path ? -1 : (q == PATH_SIGNALLED ? sig_kernel : plain);
+    const int others = own && q != PATH_SIGNALLED;
+    const int nk = others && by_path && sig_kernel != plain ? 2 : 1, ng = others && trial_graphs ? 2 : 1;
+    for (int k = 0; k < nk; k++)
+      for (int g = 0; g < ng; g++) {
+        conf[q][nconf[q]][0] = k ? sig_kernel : mine;
+        conf[q][nconf[q]++][1] = g ? !ft->chosen_graphs : ft->chosen_graphs;
+      }
+  }
   double best[PATH_COUNT] = {0.0, 0.0, 0.0};
+  int bestc[PATH_COUNT] = {0, 0, 0};
   for (int round = 0; round < FD_PATH_ROUNDS; round++)
     for (int i = 0; i < n; i++) {
       const int q = cand[round % 2 ? n - 1 - i : i];
-      double ms;
       FD_CALL(use_path(s, q));
-      if (by_path) FD_CALL(use_kernel(s, t, q == PATH_SIGNALLED ? sig_kernel : plain));
-      FD_CALL(loop_trial(s, ft->steps, &ft->config, ft->chosen_graphs, &ms)); /* the slowest rank's */
-      if (round == 0 || ms < best[q]) best[q] = ms;
+      for (int j = 0; j < nconf[q]; j++) {
+        double ms;
+        if (conf[q][j][0] >= 0) FD_CALL(use_kernel(s, t, conf[q][j][0]));
+        FD_CALL(loop_trial(s, ft->steps, &ft->config, conf[q][j][1], &ms)); /* the slowest rank's */
+        if ((round == 0 && j == 0) || ms < best[q]) best[q] = ms, bestc[q] = j;
+      }
     }
   int pick = cand[0];
   for (int i = 1; i < n; i++)
     if (best[cand[i]] <= best[pick]) pick = cand[i];
   FD_CALL(use_path(s, pick));
-  if (by_path) FD_CALL(use_kernel(s, t, pick == PATH_SIGNALLED ? sig_kernel : plain));
+  if (conf[pick][bestc[pick]][0] >= 0) FD_CALL(use_kernel(s, t, conf[pick][bestc[pick]][0]));
+  ft->chosen_graphs = conf[pick][bestc[pick]][1];
   FD_CALL(use_choice(s, ft)); /* the graphs' staged copies followed the old faces */
   for (int q = 0; q < PATH_COUNT; q++) r->path_trial_us[q] = best[q] * 1e3;
   r->path_trial_rounds = FD_PATH_ROUNDS;
+  r->path_trial_own = own && (nconf[PATH_MPI] > 1 || nconf[PATH_FLAGS] > 1);
   return FD_OK;
 }
 
