@@ -2,6 +2,8 @@
  * (after the autotune of tune.c), the steps per pass, the fused configuration and graphs
  * (choose_fuse), the halo path (choose_path); startup_measure runs them in order. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <stdio.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -421,7 +423,11 @@ static int choose_path(fd_state *s, fd_result *r)
       for (int j = 0; j < nconf[q]; j++) {
         double ms;
         if (conf[q][j][0] >= 0) FD_CALL(use_kernel(s, t, conf[q][j][0]));
+        if (getenv("FDMINI_HARNESS_TRACE") && s->dec.rank == 0)
+          fprintf(stderr, "harness: path trial round %d path %d conf %d kernel %d graphs %d\n", round, q, j,
+                  conf[q][j][0], conf[q][j][1]);
         FD_CALL(loop_trial(s, ft->steps, &ft->config, conf[q][j][1], &ms)); /* the slowest rank's */
+        if (getenv("FDMINI_HARNESS_TRACE") && s->dec.rank == 0) fprintf(stderr, "harness:   %.2f us\n", ms * 1e3);
         if ((round == 0 && j == 0) || ms < best[q]) best[q] = ms, bestc[q] = j;
       }
     }
@@ -432,6 +438,8 @@ static int choose_path(fd_state *s, fd_result *r)
   if (conf[pick][bestc[pick]][0] >= 0) FD_CALL(use_kernel(s, t, conf[pick][bestc[pick]][0]));
   ft->chosen_graphs = conf[pick][bestc[pick]][1];
   FD_CALL(use_choice(s, ft)); /* the graphs' staged copies followed the old faces */
+  if (getenv("FDMINI_HARNESS_TRACE") && s->dec.rank == 0)
+    fprintf(stderr, "harness: picked path %d conf %d graphs %d\n", pick, bestc[pick], ft->chosen_graphs);
   for (int q = 0; q < PATH_COUNT; q++) r->path_trial_us[q] = best[q] * 1e3;
   r->path_trial_rounds = FD_PATH_ROUNDS;
   r->path_trial_own = own && (nconf[PATH_MPI] > 1 || nconf[PATH_FLAGS] > 1);
