@@ -423,9 +423,8 @@ static int choose_path(fd_state *s, fd_result *r)
       for (int j = 0; j < nconf[q]; j++) {
         double ms;
         if (conf[q][j][0] >= 0) FD_CALL(use_kernel(s, t, conf[q][j][0]));
-        if (getenv("FDMINI_HARNESS_TRACE") && s->dec.rank == 0)
-          fprintf(stderr, "harness: path trial round %d path %d conf %d kernel %d graphs %d\n", round, q, j,
-                  conf[q][j][0], conf[q][j][1]);
+        { char w[96]; snprintf(w, sizeof w, "path trial round %d path %d conf %d kernel %d graphs %d", round, q, j,
+                  conf[q][j][0], conf[q][j][1]); halo_harness_mark(s->dec.rank, w); }
         FD_CALL(loop_trial(s, ft->steps, &ft->config, conf[q][j][1], &ms)); /* the slowest rank's */
         if (getenv("FDMINI_HARNESS_TRACE") && s->dec.rank == 0) fprintf(stderr, "harness:   %.2f us\n", ms * 1e3);
         if ((round == 0 && j == 0) || ms < best[q]) best[q] = ms, bestc[q] = j;
@@ -546,6 +545,7 @@ int startup_measure(fd_state *s, fd_result *r)
                           &s->memcpy_gbs));
   results_stat(s->dec.cart, s->dec.size, s->memcpy_gbs, &r->memcpy_gbs);
   FD_CALL(floors_measure(s, r));
+  halo_harness_mark(s->dec.rank, "floors done");
   FD_CALL(trial_with_proxy(s));
   if (!o->have_kernel && o->tune != FD_TUNE_OFF && s->dev->is_accelerator) {
     FD_CALL(state_fill(s));
@@ -555,7 +555,10 @@ int startup_measure(fd_state *s, fd_result *r)
     FD_CALL(use_kernel(s, &r->tune, r->tune.chosen));
     FD_CALL(confirm_kernel(s, &r->tune));
   }
+  halo_harness_mark(s->dec.rank, "fuse");
   FD_CALL(choose_fuse(s, r));
+  halo_harness_mark(s->dec.rank, "path");
   FD_CALL(choose_path(s, r));
+  halo_harness_mark(s->dec.rank, "path done");
   return floors_exchange(s, r);
 }
