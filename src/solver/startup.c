@@ -90,6 +90,7 @@ static int loop_trial(fd_state *s, int T, const fd_fused *c, int graphs, double 
   FD_CALL(trial_setup(s, T, c, graphs, &unit));
   double probe, t;
   FD_CALL(trial_time(s, unit, &probe));
+  if (probe > 0.5) { char w[96]; snprintf(w, sizeof w, "LONG probe %.3f s unit %d graphs %d", probe, unit, graphs); halo_harness_mark(s->dec.rank, w); }
   long long steps;
   if (probe * FD_SAMPLE_EVERY * 1e3 < FD_TRIAL_CYCLE_MS) {
     const int cycle = FD_SAMPLE_EVERY * unit;
@@ -416,7 +417,8 @@ static int choose_path(fd_state *s, fd_result *r)
   }
   double best[PATH_COUNT] = {0.0, 0.0, 0.0};
   int bestc[PATH_COUNT] = {0, 0, 0};
-  for (int round = 0; round < FD_PATH_ROUNDS; round++)
+  const int hrounds = getenv("FDMINI_HARNESS_PATHROUNDS") ? atoi(getenv("FDMINI_HARNESS_PATHROUNDS")) : FD_PATH_ROUNDS;
+  for (int round = 0; round < hrounds; round++)
     for (int i = 0; i < n; i++) {
       const int q = cand[round % 2 ? n - 1 - i : i];
       FD_CALL(use_path(s, q));
