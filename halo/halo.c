@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <mpi.h>
 
@@ -396,7 +395,7 @@ int halo_create(fd_halo *h, MPI_Comm comm, const int nbr[FD_REGIONS], const fd_g
   h->short_exchange = -1;
   h->proxy.short_exchange = -1; /* no proxy yet, no short message either */
   h->proxy.comm = MPI_COMM_NULL;
-  h->sig_wait_s = getenv("FDMINI_HARNESS_WAIT") ? atof(getenv("FDMINI_HARNESS_WAIT")) : HALO_SIGNAL_WAIT_S;
+  h->sig_wait_s = HALO_SIGNAL_WAIT_S;
   h->sig_stall_face = -1;
   h->comm = comm;
   h->grid = *g;
@@ -1030,23 +1029,7 @@ static int read_stall(fd_halo *h)
   be_signals x;
   signals_init(h, &x);
   FD_BE(be_signals_stall(&x, &h->sig_stall_face, &h->sig_stall_at));
-  if (h->sig_stall_face >= 0) {
-    int me; MPI_Comm_rank(h->comm, &me);
-    char w[96]; snprintf(w, sizeof w, "stall read: region %d nbr %d exchange %u", h->sig_stall_face,
-                         h->sig_stall_face < FD_REGIONS ? h->nbr[h->sig_stall_face] : -1, (unsigned)h->sig_stall_at);
-    halo_harness_mark(me, w);
-  }
   return FD_OK;
-}
-
-void halo_harness_mark(int rank, const char *what)
-{
-  static int on = -1;
-  if (on < 0) on = getenv("FDMINI_HARNESS_TRACE") != NULL;
-  if (!on) return;
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  fprintf(stderr, "harness %.6f rank %d %s\n", (double)t.tv_sec + 1e-9 * (double)t.tv_nsec, rank, what);
 }
 
 int halo_signals_stalled(fd_halo *h, int rank, char *why, size_t len)

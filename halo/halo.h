@@ -24,7 +24,6 @@
  * neighbour can take (a host that stalls a minute between two launches), short enough that a
  * neighbour that died ends the run with an error instead of a hang. */
 #define HALO_SIGNAL_WAIT_S 60.0
-void halo_harness_mark(int rank, const char *what); /* throwaway harness */
 
 /* --mpi-gpu: device buffers to MPI (aware), through pinned host memory (staged), or whichever
  * this MPI supports (auto). Names in src/run/options.c. */

@@ -13,25 +13,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
 #include "fd_error.h"
 #include "proxy.h"
-#include <stdlib.h>
-#include <time.h>
-static int hx_epoch;
-static void hx(const fd_proxy *p, const char *fmt, int r, unsigned e)
-{
-  static int on = -1;
-  if (on < 0) on = getenv("FDMINI_HARNESS_TRACE") != NULL;
-  if (!on || hx_epoch > 2 || e >= 40) return;
-  int me;
-  MPI_Comm_rank(p->comm, &me);
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  char w[128];
-  snprintf(w, sizeof w, fmt, r, e);
-  fprintf(stderr, "harness %.6f rank %d proxy epoch %d %s\n", (double)t.tv_sec + 1e-9 * (double)t.tv_nsec, me, hx_epoch, w);
-}
-
 
 enum { TAG_COUNT = 64 };
 
@@ -154,8 +138,6 @@ static int post_receive(fd_proxy *p, int r, uint32_t q)
 int proxy_start(fd_proxy *p)
 {
   if (!p->on || p->active) return FD_OK;
-  hx_epoch++;
-  hx(p, "start regions %d %u", (int)p->regions, 0);
   memset(p->hin, 0, FD_REGIONS * sizeof(uint32_t));
   memset(p->hout, 0, FD_REGIONS * sizeof(uint32_t));
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -202,7 +184,6 @@ static int start_region(fd_proxy *p, int r)
     FD_MPI(MPI_Isend(slot, p->send_nothing ? 0 : p->count[r], FD_MPI_REAL, p->nbr[r], r, p->comm,
                      &p->sreq[r][e & 1u]));
     p->sent[r] = e + 1;
-    hx(p, "isend region %d exchange %u", r, e);
   }
   /* 2. post the receive of exchange q once the launch that read slot q % 2 last (exchange
    *    q - 2) has finished: packed >= q; exchanges 0 and 1 were posted at the start */
@@ -230,13 +211,11 @@ static int test_requests(fd_proxy *p)
     const int w = who[idx[i]], r = w / 4, q = w / 2 % 2;
     if (w % 2) {
       p->sreq[r][q] = MPI_REQUEST_NULL;
-      hx(p, "send done region %d slot %u", r, (unsigned)q);
     } else {
       p->rreq[r][q] = MPI_REQUEST_NULL;
       /* the exchange whose receive sat in slot q: the oldest one posted there not yet in */
       const uint32_t e = (p->recvd[r] & 1u) == (uint32_t)q ? p->recvd[r] : p->recvd[r] + 1;
       FD_CALL(receive_done(p, r, e, &st[i]));
-      hx(p, "recv done region %d exchange %u", r, e);
     }
   }
   return FD_OK;
@@ -252,7 +231,6 @@ static void publish_region(fd_proxy *p, int r)
     if (e >= 1 && (!at_least(p->sent[r], e) || p->sreq[r][(e - 1) & 1u] != MPI_REQUEST_NULL)) break;
     p->recvd[r] = e + 1;
     word_store(&p->hin[r], e + 1);
-    hx(p, "publish region %d exchange %u", r, e);
   }
 }
 
@@ -290,15 +268,6 @@ int proxy_drain(fd_proxy *p)
   if (!p->active) return FD_OK;
   be_set_wait_hook(NULL, NULL);
   p->active = 0;
-  for (int r = 0; r < FD_REGIONS; r++)
-    if (p->regions >> r & 1u) {
-      char w[160];
-      snprintf(w, sizeof w, "drain region %%d: hout %u hin %u sent %u posted %u recvd %u rdone %d%d rreq %d%d sreq %d%d ex %%u",
-               p->hout[r], p->hin[r], p->sent[r], p->posted[r], p->recvd[r], p->rdone[r][0], p->rdone[r][1],
-               p->rreq[r][0] != MPI_REQUEST_NULL, p->rreq[r][1] != MPI_REQUEST_NULL, p->sreq[r][0] != MPI_REQUEST_NULL,
-               p->sreq[r][1] != MPI_REQUEST_NULL);
-      hx(p, w, r, 0);
-    }
   /* what the launches packed leaves (what cannot yet, no launch will read) */
   for (int r = 0; r < FD_REGIONS; r++)
     if (p->regions >> r & 1u) FD_CALL(start_region(p, r));

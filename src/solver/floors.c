@@ -395,13 +395,9 @@ int floors_exchange(fd_state *s, fd_result *r)
 {
   const MPI_Comm comm = s->dec.cart;
   FD_BE(be_stream_sync(s->compute));
-  halo_harness_mark(s->dec.rank, "F_p");
   FD_CALL(peer_floor(s, s->pool[0], &s->floor_peer_us));
-  halo_harness_mark(s->dec.rank, "F_m");
   FD_CALL(proxy_floor(s, s->pool[0], &s->floor_proxy_us));
-  halo_harness_mark(s->dec.rank, "X");
   FD_CALL(time_exchange_alone(s, &s->exchange_alone_us));
-  halo_harness_mark(s->dec.rank, "X done");
   int with;
   FD_CALL(results_stat_some(comm, s->exchange_alone_us, s->exchanging, &r->exchange_alone_us, &with));
   FD_CALL(results_stat_some(comm, s->floor_peer_us, s->floor_peer_us > 0, &r->floor_peer_us, &r->floors_peer));

@@ -2,7 +2,6 @@
  * and progress lines between them (loop_run_steps), and the timed loop (loop_timed). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "fd_error.h"
 #include "state.h"
@@ -28,7 +27,6 @@ static int signals_prime(fd_state *s)
     FD_BE(rc);
   }
   FD_CALL(halo_signals_reset(&s->halo));
-  if (getenv("FDMINI_HARNESS_TRACE") && getenv("FDMINI_HARNESS_PRIME")) halo_harness_mark(s->dec.rank, "prime");
   if (s->width == 1) FD_BE(be_signals_prime(&s->grid, &s->sig, s->u, s->compute));
   s->sig_primed = 1;
   return FD_OK;

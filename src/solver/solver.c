@@ -185,9 +185,7 @@ static int run_on_state(fd_state *s, fd_result *r)
   /* jacobi's initial residual: of the run's start, u = 0, also when it continues a checkpoint */
   if (o->check && o->op == FD_OP_JACOBI) FD_CALL(residual(s, &residual0));
   FD_CALL(state_restore(s, r));
-  halo_harness_mark(s->dec.rank, "timed loop");
   FD_CALL(loop_timed(s, &step_ms, "timed"));
-  halo_harness_mark(s->dec.rank, "timed loop done");
   FD_CALL(results_timings(s, step_ms, r));
   FD_CALL(results_graphs_floors(s, step_ms, r));
   FD_CALL(results_snapshots(s, step_ms, ref_ms, r));

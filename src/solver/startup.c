@@ -2,8 +2,6 @@
  * (after the autotune of tune.c), the steps per pass, the fused configuration and graphs
  * (choose_fuse), the halo path (choose_path); startup_measure runs them in order. */
 #define _POSIX_C_SOURCE 200809L
-#include <stdlib.h>
-#include <stdio.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -90,7 +88,6 @@ static int loop_trial(fd_state *s, int T, const fd_fused *c, int graphs, double 
   FD_CALL(trial_setup(s, T, c, graphs, &unit));
   double probe, t;
   FD_CALL(trial_time(s, unit, &probe));
-  if (probe > 0.5) { char w[96]; snprintf(w, sizeof w, "LONG probe %.3f s unit %d graphs %d", probe, unit, graphs); halo_harness_mark(s->dec.rank, w); }
   long long steps;
   if (probe * FD_SAMPLE_EVERY * 1e3 < FD_TRIAL_CYCLE_MS) {
     const int cycle = FD_SAMPLE_EVERY * unit;
@@ -417,18 +414,14 @@ static int choose_path(fd_state *s, fd_result *r)
   }
   double best[PATH_COUNT] = {0.0, 0.0, 0.0};
   int bestc[PATH_COUNT] = {0, 0, 0};
-  const int hrounds = getenv("FDMINI_HARNESS_PATHROUNDS") ? atoi(getenv("FDMINI_HARNESS_PATHROUNDS")) : FD_PATH_ROUNDS;
-  for (int round = 0; round < hrounds; round++)
+  for (int round = 0; round < FD_PATH_ROUNDS; round++)
     for (int i = 0; i < n; i++) {
       const int q = cand[round % 2 ? n - 1 - i : i];
       FD_CALL(use_path(s, q));
       for (int j = 0; j < nconf[q]; j++) {
         double ms;
         if (conf[q][j][0] >= 0) FD_CALL(use_kernel(s, t, conf[q][j][0]));
-        { char w[96]; snprintf(w, sizeof w, "path trial round %d path %d conf %d kernel %d graphs %d", round, q, j,
-                  conf[q][j][0], conf[q][j][1]); halo_harness_mark(s->dec.rank, w); }
         FD_CALL(loop_trial(s, ft->steps, &ft->config, conf[q][j][1], &ms)); /* the slowest rank's */
-        if (getenv("FDMINI_HARNESS_TRACE") && s->dec.rank == 0) fprintf(stderr, "harness:   %.2f us\n", ms * 1e3);
         if ((round == 0 && j == 0) || ms < best[q]) best[q] = ms, bestc[q] = j;
       }
     }
@@ -439,8 +432,6 @@ static int choose_path(fd_state *s, fd_result *r)
   if (conf[pick][bestc[pick]][0] >= 0) FD_CALL(use_kernel(s, t, conf[pick][bestc[pick]][0]));
   ft->chosen_graphs = conf[pick][bestc[pick]][1];
   FD_CALL(use_choice(s, ft)); /* the graphs' staged copies followed the old faces */
-  if (getenv("FDMINI_HARNESS_TRACE") && s->dec.rank == 0)
-    fprintf(stderr, "harness: picked path %d conf %d graphs %d\n", pick, bestc[pick], ft->chosen_graphs);
   for (int q = 0; q < PATH_COUNT; q++) r->path_trial_us[q] = best[q] * 1e3;
   r->path_trial_rounds = FD_PATH_ROUNDS;
   r->path_trial_own = own && (nconf[PATH_MPI] > 1 || nconf[PATH_FLAGS] > 1);
@@ -547,7 +538,6 @@ int startup_measure(fd_state *s, fd_result *r)
                           &s->memcpy_gbs));
   results_stat(s->dec.cart, s->dec.size, s->memcpy_gbs, &r->memcpy_gbs);
   FD_CALL(floors_measure(s, r));
-  halo_harness_mark(s->dec.rank, "floors done");
   FD_CALL(trial_with_proxy(s));
   if (!o->have_kernel && o->tune != FD_TUNE_OFF && s->dev->is_accelerator) {
     FD_CALL(state_fill(s));
@@ -557,10 +547,7 @@ int startup_measure(fd_state *s, fd_result *r)
     FD_CALL(use_kernel(s, &r->tune, r->tune.chosen));
     FD_CALL(confirm_kernel(s, &r->tune));
   }
-  halo_harness_mark(s->dec.rank, "fuse");
   FD_CALL(choose_fuse(s, r));
-  halo_harness_mark(s->dec.rank, "path");
   FD_CALL(choose_path(s, r));
-  halo_harness_mark(s->dec.rank, "path done");
   return floors_exchange(s, r);
 }

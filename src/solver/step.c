@@ -2,7 +2,6 @@
  * device work on the compute and halo streams, the graphs that replay them, the timing of the
  * sampled passes and the bounded run-ahead. docs/ has the schedule in full. */
 #define _POSIX_C_SOURCE 200809L
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -242,10 +241,7 @@ static int pick_output(fd_state *s, real_t **out)
 int step_run_ahead(fd_state *s, int k)
 {
   s->ahead_count += k;
-  static int hx = -1;
-  if (hx < 0) { const char *e = getenv("FDMINI_HARNESS_AHEAD"); hx = e ? atoi(e) : 0; }
-  const int lim = (hx > 0 && s->halo.use_proxy) ? hx : FD_AHEAD;
-  if (s->ahead_count < lim) return FD_OK;
+  if (s->ahead_count < FD_AHEAD) return FD_OK;
   s->ahead_count = 0;
   const int m = (int)(s->ahead_marks++ % 2);
   FD_BE(be_event_sync(s->ahead[1 - m]));
