@@ -303,8 +303,9 @@ static int count_faces(fd_halo *h)
  * at width 1, any at S > 1) and the device loads every kernel at start-up (be_preinit: no launch
  * may block the host while a launch waits for it); its words need this rank's signal words
  * too. A rank without such faces takes part (the communicator is duplicated) where any rank
- * has one. --halo-path proxy where the device loads kernels lazily: an agreed usage error.
- * Collective over comm. */
+ * has one. --halo-path proxy where the device loads kernels lazily: an agreed usage error. The
+ * proxy's first contact with each neighbour (proxy_first_contact) happens here, before any
+ * launch waits for it. Collective over comm. */
 static int create_proxy(fd_halo *h, fd_halo_path path, const be_info *dev)
 {
   const int signalable = h->fields == 1 || h->width > 1;
@@ -328,7 +329,8 @@ static int create_proxy(fd_halo *h, fd_halo_path path, const be_info *dev)
   if (!any) return FD_OK;
   if (!h->flags) FD_CALL(create_flags(h)); /* the launches' own words */
   const int rc = proxy_create(&h->proxy, h->comm, regions, h->nbr, count, offset, h->faces.total, h->staged, h->stream);
-  return fd_agree(h->comm, rc);
+  FD_CALL(fd_agree(h->comm, rc));
+  return fd_agree(h->comm, proxy_first_contact(&h->proxy));
 }
 
 /* h->poison_d: `bytes` of NaN on the device (halo_poison_ghosts unpacks it), copied once from a

@@ -8,7 +8,8 @@
  *   4. publish: hin[r] for each arrival, in order, whose slot-mate send has completed
  * proxy.h argues why no slot is read while written. Tags: region r leaves with tag r and is
  * region fd_region_opposite(r) of the receiver, as in halo.c; the drain's counts use
- * TAG_COUNT + r, on the proxy's own communicator.
+ * TAG_COUNT + r and the first contact (first_contact) TAG_FIRST + r, on the proxy's own
+ * communicator.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@
 #include "fd_error.h"
 #include "proxy.h"
 
-enum { TAG_COUNT = 64 };
+enum { TAG_COUNT = 64, TAG_FIRST = TAG_COUNT + FD_REGIONS };
 
 /* The host's view of the words the launches and the proxy share (be_host_alloc_shared):
  * an acquire load of what a launch stored after its system-scope release, and a release store
@@ -32,6 +33,30 @@ static void reset_requests(fd_proxy *p)
 {
   for (int r = 0; r < FD_REGIONS; r++)
     for (int s = 0; s < 2; s++) p->sreq[r][s] = p->rreq[r][s] = MPI_REQUEST_NULL;
+}
+
+int proxy_first_contact(fd_proxy *p)
+{
+  if (!p->on) return FD_OK;
+  const size_t bytes = (p->total ? p->total : 1) * sizeof(real_t);
+  for (int q = 0; q < 2; q++) {
+    if (p->host_slots) memcpy(p->send_slot[q], p->nan_h, bytes);
+    else FD_BE(be_memcpy_async(p->send_slot[q], p->nan_h, bytes, BE_COPY_H2D, p->stream));
+  }
+  if (!p->host_slots) FD_BE(be_stream_sync(p->stream));
+  for (int q = 0; q < 2; q++) {
+    MPI_Request rq[2 * FD_REGIONS];
+    int n = 0;
+    for (int r = 0; r < FD_REGIONS; r++) {
+      if (!(p->regions >> r & 1u)) continue;
+      FD_MPI(MPI_Irecv(p->recv_slot[q] + p->offset[r], p->count[r], FD_MPI_REAL, p->nbr[r],
+                       TAG_FIRST + fd_region_opposite(r), p->comm, &rq[n++]));
+      FD_MPI(MPI_Isend(p->send_slot[q] + p->offset[r], p->count[r], FD_MPI_REAL, p->nbr[r], TAG_FIRST + r, p->comm,
+                       &rq[n++]));
+    }
+    FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+  }
+  return FD_OK;
 }
 
 int proxy_create(fd_proxy *p, MPI_Comm comm, unsigned regions, const int nbr[FD_REGIONS],

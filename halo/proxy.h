@@ -75,6 +75,16 @@ typedef struct {
 int proxy_create(fd_proxy *p, MPI_Comm comm, unsigned regions, const int nbr[FD_REGIONS],
                  const int count[FD_REGIONS], const size_t offset[FD_REGIONS], size_t total, int host_slots,
                  be_stream s);
+/* The first contact (call once after proxy_create succeeded on every rank, with no launch in
+ * flight): each carried region's message once through each pair of slots, send slot q to the
+ * neighbour's receive slot q, the send slots NaN first (the receive slots are NaN again at each
+ * proxy_start). A GPU-aware MPI sets up its path between two processes' device buffers on their
+ * first message (IPC handles, registrations), and that set-up can wait for the device: where a
+ * launch of the receiving rank already waits for the proxy, its host thread then sits inside
+ * MPI until that launch gives up waiting (the wait's limit, exit 3; bench/results/README.md,
+ * "Across nodes", the first contact). Collective among the neighbours of the carried regions
+ * (every rank of the communicator calls it); synchronous. */
+int proxy_first_contact(fd_proxy *p);
 /* Frees *p (drained first where it is active). Collective over the communicator of
  * proxy_create; synchronous. */
 int proxy_destroy(fd_proxy *p);
