@@ -39,6 +39,7 @@
 #include "halo.h"
 #include "solver.h"
 #include "mr_test.h"
+#include "proxy.h"
 
 static int rank, size;
 static be_info dev;
@@ -566,6 +567,36 @@ static void test_halo_buffers_start_nan(void **state)
   assert_int_equal(be_stream_destroy(st), BE_OK);
 }
 
+/* The proxy's first contact (proxy_first_contact): before any launch waits for it, each carried
+ * region's message once through each pair of slots, so that a GPU-aware MPI sets up its path
+ * between the two processes' buffers while nothing waits (halo/proxy.h). Ranks in a ring carry
+ * regions 0 and 1 (x- and x+) in host slots; the receive slots start at zero and must hold the
+ * neighbours' NaN in both slots afterwards. */
+static void test_proxy_first_contact_reaches_both_slots(void **state)
+{
+  (void)state;
+  if (size < 2) {
+    if (rank == 0) print_message("1 rank: no neighbour, no proxy\n");
+    return;
+  }
+  int nbr[FD_REGIONS], count[FD_REGIONS] = {0};
+  size_t offset[FD_REGIONS] = {0};
+  for (int r = 0; r < FD_REGIONS; r++) nbr[r] = MPI_PROC_NULL;
+  nbr[0] = (rank - 1 + size) % size, nbr[1] = (rank + 1) % size;
+  count[0] = count[1] = 6, offset[1] = 6; /* region 0 lands in the neighbour's region 1 */
+  const size_t total = 12;
+  fd_proxy p;
+  assert_int_equal(proxy_create(&p, MPI_COMM_WORLD, 3u, nbr, count, offset, total, 1, NULL), FD_OK);
+  for (int q = 0; q < 2; q++) memset(p.recv_slot[q], 0, total * sizeof(real_t));
+  assert_int_equal(proxy_first_contact(&p), FD_OK);
+  size_t nan = 0;
+  for (int q = 0; q < 2; q++)
+    for (size_t e = 0; e < total; e++) nan += p.recv_slot[q][e] != p.recv_slot[q][e];
+  assert_int_equal(nan, 2 * total);
+  assert_false(p.active);
+  assert_int_equal(proxy_destroy(&p), FD_OK);
+}
+
 /* Snapshots every `every` steps of op over `steps` steps, the distributed run with
  * --halo-width S --fuse T (the single-rank one step by step): see below. */
 static int snap_graphs; /* the distributed run of snapshots_match replays graphs (--graphs on) */
@@ -879,6 +910,7 @@ int main(int argc, char **argv)
     mr_unit_test(test_exchange_fault_fails_every_operator),
     mr_unit_test(test_halo_faults_fail_every_operator),
     mr_unit_test(test_halo_buffers_start_nan),
+    mr_unit_test(test_proxy_first_contact_reaches_both_slots),
     mr_unit_test(test_snapshots_read_back_equal_the_field),
     mr_unit_test(test_graphs_replay_the_eager_run),
   };
