@@ -17,7 +17,8 @@
 #        OUT     where records-nodes/, nodes.csv and nodes.md go (default /tmp/fdmini-out);
 #                a part already recorded there is refused (exit 2)
 #        ITERS   timed steps per run (default 400)
-# Starts MPS (nvidia-cuda-mps-control -d) unless it runs, and stops it again if it started it.
+# Starts MPS (bench/mps.sh: nvidia-cuda-mps-control -d) unless it runs, and stops it again (gone
+# before it returns) if it started it; where MPS neither runs nor starts: exit 2, nothing run.
 # Results: bench/results/NVIDIA-H200-nodes.csv and .md (bench/results/README.md says how).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,11 +45,11 @@ done
 mkdir -p "$rec" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_common_cuda_warning=0
 export OMPI_MCA_rmaps_base_oversubscribe=1
-mps=0
-# (the kernel keeps 15 characters of a process name: the control daemon and the server are both
-# "nvidia-cuda-mps", and either means MPS runs)
-if ! pgrep -x nvidia-cuda-mps > /dev/null; then
-  nvidia-cuda-mps-control -d && mps=1
+# shellcheck disable=SC1091 # bench/mps.sh is checked on its own
+. "$root/bench/mps.sh"
+if ! mps_up; then
+  echo "nodes.sh: MPS does not run and nvidia-cuda-mps-control -d failed: the ranks sharing the GPU would time-slice it" >&2
+  exit 2
 fi
 failed=0
 # one NAME NP [ARGS...]: a run whose record is $rec/NAME.json; its report goes to $rec/NAME.log
@@ -85,6 +86,6 @@ for m in "${modes[@]}"; do
     done
   done
 done
-[ $mps -eq 1 ] && echo quit | nvidia-cuda-mps-control
+[ "$MPS_STARTED" = 1 ] && { mps_down || echo "nodes.sh: the MPS daemon it started is still there" >&2; }
 python3 "$root/bench/multigpu/nodes_table.py" "$rec" --csv "$OUT/nodes.csv" --md "$OUT/nodes.md" || failed=$((failed + 1))
 [ $failed -eq 0 ]

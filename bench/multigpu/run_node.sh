@@ -64,6 +64,8 @@ tar -xJf .device/fdmini-ompi-cuda.tar.xz -C / || { echo "cannot unpack the CUDA-
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_common_cuda_warning=0
 export OMPI_MCA_rmaps_base_oversubscribe=1 NCCL_NVLS_ENABLE=0
 AWARE_RUN=/opt/fdmini-ompi/bin/mpirun
+# shellcheck disable=SC1091 # bench/mps.sh is checked on its own
+. "$(dirname "$0")/../mps.sh" # mps_up, mps_down: MPS gone again before the next script starts
 SYS_RUN=$(command -v mpirun)
 ngpu=$(nvidia-smi -L | wc -l)
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -131,10 +133,10 @@ case_run() {
 order_cases() {
   local op n rc
   # under MPS, where the two ranks' streams run side by side (time-sliced, the race hid)
-  nvidia-cuda-mps-control -d 2>/dev/null || log "note: MPS did not start; the planted race may not show"
+  mps_up || log "note: MPS did not start; the planted race may not show"
   fd 2 --op heat --local 512,512,512 --procs 1,1,2 --iters 300 --warmup 50 --halo-path ipc --test-inject-fault=order
   rc=$?
-  echo quit | nvidia-cuda-mps-control 2>/dev/null
+  mps_down
   if [ $rc -eq 1 ] && grep -q "verification: FAIL" "$work/last.log"; then
     ok "2 ranks ipc heat 512^3 with --test-inject-fault=order: FAIL, exit 1 (the planted race is seen)"
   else
@@ -280,7 +282,7 @@ fault_cases() {
 # ranks, graphs on, bitwise equal and signalled
 signalled_cases() {
   local op cfg np procs g
-  nvidia-cuda-mps-control -d 2>/dev/null || log "note: MPS did not start"
+  mps_up || log "note: MPS did not start"
   for op in heat jacobi; do
     for cfg in "2 1,1,2" "4 1,2,2" "8 2,2,2"; do
       read -r np procs <<< "$cfg"
@@ -338,7 +340,7 @@ signalled_cases() {
   done
   fault_case 8 2,2,2 ipc heat --graphs on --halo-width 3
   grep -qE "$SIG_DEEP" "$work/last.log" || bad "exchange fault 8 ranks ipc heat --halo-width 3: not signalled"
-  echo quit | nvidia-cuda-mps-control 2>/dev/null
+  mps_down
 }
 
 # xdev_cases: issue 49, ranks on different GPUs of the node exchanging inside the pass's one
@@ -575,7 +577,7 @@ xdev_cases() {
   xdev_sanitizer --halo-width 3
   if [ "$ngpu" -ge 4 ]; then
     # 8 ranks on 4 GPUs (rank r on GPU r % 4), under MPS: neighbours on the same GPU and on others
-    nvidia-cuda-mps-control -d 2>/dev/null || log "note: MPS did not start"
+    mps_up || log "note: MPS did not start"
     for op in heat jacobi; do
       g1=on g2=off
       [ "$op" = jacobi ] && g1=off g2=on
@@ -590,7 +592,7 @@ xdev_cases() {
     xdev_phys=()
     xdev_case 8 2,2,2 sig heat 64,64,64 --halo-width 3 --fuse 3 --graphs on
     xdev_case 8 2,2,2 sig wave 97,81,71 --halo-width 2
-    echo quit | nvidia-cuda-mps-control 2>/dev/null
+    mps_down
   fi
   # last: a run that hangs despite its bound is killed, and must not hold a GPU under the others
   xdev_stall
@@ -749,7 +751,7 @@ nodes_fault() {
 # the proxy among the candidates; compute-sanitizer memcheck on 2 ranks as 2 nodes (MPS off)
 nodes_cases() {
   local op k t0 rc el n left fd_timeout=150
-  nvidia-cuda-mps-control -d 2>/dev/null || log "note: MPS did not start"
+  mps_up || log "note: MPS did not start"
   for op in laplacian heat jacobi wave; do
     nodes_case every-op 2 1 --op "$op" --graphs on
     nodes_case every-op 8 1 --op "$op" --graphs off
@@ -791,7 +793,7 @@ nodes_cases() {
     bad "nodes: auto, 8 ranks as 2 nodes: no path trial with the proxy"
     tail -20 "$work/last.log" >> "$OUT/tests.log"
   fi
-  echo quit | nvidia-cuda-mps-control 2>/dev/null
+  mps_down
   sleep 1
   local csan=/usr/local/cuda/bin/compute-sanitizer
   [ -x "$csan" ] || csan=compute-sanitizer

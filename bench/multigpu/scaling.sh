@@ -146,21 +146,26 @@ say() { printf '%s\n' "$*" | tee -a "$logf"; }
 t0=$SECONDS
 fails=0
 skipped=0
-mps_on=0
+mps_on=0 mps_own=0
 
+# shellcheck disable=SC1091 # bench/mps.sh is checked on its own
+. "$root/bench/mps.sh"
 mps_start() {
-  if command -v nvidia-cuda-mps-control > /dev/null && nvidia-cuda-mps-control -d 2> /dev/null; then
-    mps_on=1
-    say "MPS: started (nvidia-cuda-mps-control -d); ranks sharing a GPU run side by side"
+  if mps_up; then
+    mps_on=1 mps_own=$MPS_STARTED # it ran already (mps_own 0): it stays
+    if [ "$mps_own" = 1 ]; then
+      say "MPS: started (nvidia-cuda-mps-control -d); ranks sharing a GPU run side by side"
+    else
+      say "MPS: runs already (left running); ranks sharing a GPU run side by side"
+    fi
   else
     mps_on=0
     say "MPS: not started (nvidia-cuda-mps-control missing or failed): ranks sharing a GPU time-slice it (records named -nomps)"
   fi
 }
 mps_stop() {
-  if [ "$mps_on" = 1 ]; then
-    echo quit | nvidia-cuda-mps-control 2> /dev/null
-    sleep 1
+  if [ "$mps_on" = 1 ] && [ "$mps_own" = 1 ]; then
+    mps_down
     say "MPS: stopped"
   fi
   mps_on=0

@@ -56,14 +56,16 @@ MPIRUN=/opt/fdmini-ompi/bin/mpirun
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 fails=0
 
+# shellcheck disable=SC1091 # bench/mps.sh is checked on its own
+. "$here/../mps.sh"
 mps_start() {
-  if nvidia-cuda-mps-control -d 2>/dev/null; then
+  if mps_up; then
     echo "MPS: started (nvidia-cuda-mps-control -d); ranks sharing the GPU run side by side"
   else
     echo "MPS: nvidia-cuda-mps-control -d failed; ranks sharing the GPU time-slice it"
   fi
 }
-mps_stop() { echo quit | nvidia-cuda-mps-control 2>/dev/null && echo "MPS: stopped"; }
+mps_stop() { mps_down && echo "MPS: stopped"; }
 
 # steps_for N NP: st=(--warmup W --iters I) for N^3 blocks on NP ranks sharing the GPU. Small
 # blocks: 20000 timed steps. From 256^3 the GPU runs at its power limit, where its clock settles
