@@ -54,7 +54,7 @@ int proxy_first_contact(fd_proxy *p)
       FD_MPI(MPI_Isend(p->send_slot[q] + p->offset[r], p->count[r], FD_MPI_REAL, p->nbr[r], TAG_FIRST + r, p->comm,
                        &rq[n++]));
     }
-    FD_MPI(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < n; i++) FD_MPI(MPI_Wait(&rq[i], MPI_STATUS_IGNORE));
   }
   return FD_OK;
 }
