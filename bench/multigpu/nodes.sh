@@ -42,15 +42,15 @@ for m in "${modes[@]}"; do
     exit 2
   fi
 done
-mkdir -p "$rec" || exit 1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_common_cuda_warning=0
-export OMPI_MCA_rmaps_base_oversubscribe=1
 # shellcheck disable=SC1091 # bench/mps.sh is checked on its own
 . "$root/bench/mps.sh"
 if ! mps_up; then
-  echo "nodes.sh: MPS does not run and nvidia-cuda-mps-control -d failed: the ranks sharing the GPU would time-slice it" >&2
+  echo "nodes.sh: MPS does not run and could not be started (nvidia-cuda-mps-control -d): the ranks sharing the GPU would time-slice it" >&2
   exit 2
 fi
+mkdir -p "$rec" || { [ "$MPS_STARTED" = 1 ] && mps_down; exit 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_common_cuda_warning=0
+export OMPI_MCA_rmaps_base_oversubscribe=1
 failed=0
 # one NAME NP [ARGS...]: a run whose record is $rec/NAME.json; its report goes to $rec/NAME.log
 one() {

@@ -3,7 +3,8 @@
 # started where none runs; a daemon still quitting waited for and MPS started afresh (the
 # failure it exists for: taken as running, then gone); one that stays taken as running and not
 # started again; no control program or a failing -d: mps_up fails; mps_down waits until the
-# daemon has gone, and fails where it stays.
+# daemon has gone, and fails where it stays. bench/multigpu/nodes.sh where MPS cannot start:
+# exit 2 with its line, nothing run, $OUT not created.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -73,5 +74,12 @@ state 1000000
 touch "$tmp/stuck"
 run mps_down
 check "a daemon that does not go: mps_down fails (after its wait)" "grep -q 'rc=1' $tmp/out"
+state
+touch "$tmp/fail-start"
+(OUT=$tmp/nodes-out FDMINI=/bin/true MPIRUN=/bin/false PATH=$tmp/shim:$PATH MPS_SETTLE_S=1 \
+  bash "$root/bench/multigpu/nodes.sh" t1 > "$tmp/out" 2>&1)
+rc=$?
+check "nodes.sh where MPS cannot start: exit 2, its line, nothing run, no \$OUT" \
+  "[ $rc -eq 2 ] && grep -q 'MPS does not run' $tmp/out && [ ! -e $tmp/nodes-out ]"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
