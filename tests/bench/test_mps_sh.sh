@@ -8,13 +8,12 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck disable=SC1091 # tests/lib/checks.sh is checked on its own
+. "$root/tests/lib/checks.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-check() {
-  if eval "$2"; then pass=$((pass + 1)); echo "PASS: $1"; else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
+# check NAME CONDITION: PASS where CONDITION (evaluated) holds, else FAIL with the last output
+check() { if eval "$2"; then pass "$1"; else fail "$1" "" "$tmp/out"; fi; }
 mkdir -p "$tmp/shim"
 # pgrep: "running" while $tmp/alive holds a count above 0, each call taking one off where
 # $tmp/quitting exists (a daemon on its way out); "-d" makes it alive for good, "quit" starts the
@@ -81,5 +80,4 @@ touch "$tmp/fail-start"
 rc=$?
 check "nodes.sh where MPS cannot start: exit 2, its line, nothing run, no \$OUT" \
   "[ $rc -eq 2 ] && grep -q 'MPS does not run' $tmp/out && [ ! -e $tmp/nodes-out ]"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary "mps.sh test"
