@@ -8,7 +8,7 @@
  *   4. publish: hin[r] for each arrival, in order, whose slot-mate send has completed
  * proxy.h argues why no slot is read while written. Tags: region r leaves with tag r and is
  * region fd_region_opposite(r) of the receiver, as in halo.c; the drain's counts use
- * TAG_COUNT + r and the first contact (first_contact) TAG_FIRST + r, on the proxy's own
+ * TAG_COUNT + r and the first contact (proxy_first_contact) TAG_FIRST + r, on the proxy's own
  * communicator.
  */
 #include <math.h>
@@ -35,15 +35,22 @@ static void reset_requests(fd_proxy *p)
     for (int s = 0; s < 2; s++) p->sreq[r][s] = p->rreq[r][s] = MPI_REQUEST_NULL;
 }
 
+/* Both slots of `slot` (p's receive or send slots) NaN. Synchronous. */
+static int poison_slots(fd_proxy *p, real_t *const slot[2])
+{
+  const size_t bytes = (p->total ? p->total : 1) * sizeof(real_t);
+  for (int q = 0; q < 2; q++) {
+    if (p->host_slots) memcpy(slot[q], p->nan_h, bytes);
+    else FD_BE(be_memcpy_async(slot[q], p->nan_h, bytes, BE_COPY_H2D, p->stream));
+  }
+  if (!p->host_slots) FD_BE(be_stream_sync(p->stream));
+  return FD_OK;
+}
+
 int proxy_first_contact(fd_proxy *p)
 {
   if (!p->on) return FD_OK;
-  const size_t bytes = (p->total ? p->total : 1) * sizeof(real_t);
-  for (int q = 0; q < 2; q++) {
-    if (p->host_slots) memcpy(p->send_slot[q], p->nan_h, bytes);
-    else FD_BE(be_memcpy_async(p->send_slot[q], p->nan_h, bytes, BE_COPY_H2D, p->stream));
-  }
-  if (!p->host_slots) FD_BE(be_stream_sync(p->stream));
+  FD_CALL(poison_slots(p, p->send_slot));
   for (int q = 0; q < 2; q++) {
     MPI_Request rq[2 * FD_REGIONS];
     int n = 0;
@@ -106,18 +113,6 @@ int proxy_create(fd_proxy *p, MPI_Comm comm, unsigned regions, const int nbr[FD_
   return FD_OK;
 }
 
-/* Both receive slots NaN (proxy_start). Synchronous. */
-static int poison_slots(fd_proxy *p)
-{
-  const size_t bytes = (p->total ? p->total : 1) * sizeof(real_t);
-  for (int q = 0; q < 2; q++) {
-    if (p->host_slots) memcpy(p->recv_slot[q], p->nan_h, bytes);
-    else FD_BE(be_memcpy_async(p->recv_slot[q], p->nan_h, bytes, BE_COPY_H2D, p->stream));
-  }
-  if (!p->host_slots) FD_BE(be_stream_sync(p->stream));
-  return FD_OK;
-}
-
 int proxy_destroy(fd_proxy *p)
 {
   if (p->active) FD_CALL(proxy_drain(p));
@@ -171,7 +166,7 @@ int proxy_start(fd_proxy *p)
   memset(p->recvd, 0, sizeof p->recvd);
   memset(p->rdone, 0, sizeof p->rdone);
   reset_requests(p);
-  FD_CALL(poison_slots(p));
+  FD_CALL(poison_slots(p, p->recv_slot));
   for (int r = 0; r < FD_REGIONS; r++)
     if (p->regions >> r & 1u)
       for (uint32_t q = 0; q < 2; q++) FD_CALL(post_receive(p, r, q));
