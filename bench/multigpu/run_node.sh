@@ -748,7 +748,7 @@ nodes_fault() {
 # bitwise; deep halos with the start-up's trials three times (the first contact); --test-stall
 # ending with exit 3 and nothing left running; CUDA_MODULE_LOADING=LAZY in
 # the environment (fdmini loads every kernel at start-up all the same); auto's path trial with
-# the proxy among the candidates; compute-sanitizer memcheck on 2 ranks as 2 nodes (MPS off)
+# the proxy among the candidates, and with --fuse auto the other steps per pass; compute-sanitizer memcheck on 2 ranks as 2 nodes (MPS off)
 nodes_cases() {
   local op k t0 rc el n left fd_timeout=150
   mps_up || log "note: MPS did not start"
@@ -791,6 +791,14 @@ nodes_cases() {
     ok "nodes: auto, 8 ranks as 2 nodes, 128^3: $(grep -o 'path trial.*' "$work/last.log" | cut -c1-200)"
   else
     bad "nodes: auto, 8 ranks as 2 nodes: no path trial with the proxy"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+  # auto with --fuse auto: the paths without the proxy try their own steps per pass too
+  fd 2 --op heat --global 128,128,128 --iters 200 --test-node-ranks 1 --halo-width 4 --fuse auto
+  if grep -q "verification: PASS" "$work/last.log" && grep -q "^  path trial .*own kernel, steps per pass and graphs setting too" "$work/last.log"; then
+    ok "nodes: auto --halo-width 4 --fuse auto, 2 ranks as 2 nodes, 128^3: $(grep -o 'path trial.*' "$work/last.log" | cut -c1-140); $(grep -m1 -o 'fuse        [0-9]* steps\? per pass' "$work/last.log")"
+  else
+    bad "nodes: auto --halo-width 4 --fuse auto, 2 ranks as 2 nodes: no path trial with the other steps per pass"
     tail -20 "$work/last.log" >> "$OUT/tests.log"
   fi
   mps_down

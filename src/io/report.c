@@ -171,7 +171,9 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
     if (r->path_trial_us[0] > 0) snprintf(mpi, sizeof mpi, " %.2f with every face through MPI,", r->path_trial_us[0]);
     fprintf(out, "  path trial  step us:%s%s%s the run's loop, slowest rank, best of %d rounds%s: took %s\n", flags, sig,
             mpi, r->path_trial_rounds,
-            r->path_trial_own ? " (the paths without the proxy with their own kernel and graphs setting too)" : "",
+            r->path_trial_own == 2 ? " (the paths without the proxy with their own kernel, steps per pass and graphs setting too)"
+            : r->path_trial_own    ? " (the paths without the proxy with their own kernel and graphs setting too)"
+                                   : "",
             r->sig_passes ? (r->proxy_faces ? "the proxy" : "IPC signalled") : (r->ipc_faces ? "IPC with flags" : "MPI"));
   }
   if (r->halo_width > 1)

@@ -63,7 +63,8 @@ typedef struct {
                               best of path_trial_rounds; 0 where that one did not run */
   int path_trial_rounds;
   int path_trial_own;      /* 1: the trials before it ran the proxy's pass, so the candidates
-                              without it tried their own kernel and graphs setting too */
+                              without it tried their own kernel and graphs setting too; 2: and
+                              the other steps per pass (--fuse auto) */
   int bytes_per_point;
   double dt;
   /* timings over ranks (ms per step) */
