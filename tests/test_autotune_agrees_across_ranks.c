@@ -111,8 +111,8 @@ static void test_kernel_finalists(void **state)
   assert_int_equal(tune_family_finalists(&t, FD_KERNEL_ZMARCH, idx, 0), 0);
 }
 
-/* The configurations a path the loop trials did not run tries: the fastest loop-trialed one
- * of each other T, either graphs setting, T ascending; candidates not trialed (0) never.
+/* The configurations a path the loop trials did not run tries: every loop-trialed one (either
+ * graphs setting) but the one chosen, in candidate order; candidates not trialed (0) never.
  * Emulated nodes, 2 ranks at 128^3 --halo-width 4 --fuse auto: the loop trials ran the proxy's
  * pass and took T = 1, where the host-driven exchange stepped 11 % faster with T = 4. */
 static void test_fuse_others(void **state)
@@ -124,24 +124,25 @@ static void test_fuse_others(void **state)
   for (int i = 0; i < 7; i++) ft.cand[i].steps = steps[i];
   ft.n = 7;
   ft.loop_ms[0][0] = 0.0163;
-  ft.loop_ms[1][0] = 0.0190, ft.loop_ms[1][1] = 0.0174; /* T = 2: 1 with graphs */
-  ft.loop_ms[2][0] = 0.0180, ft.loop_ms[2][1] = 0.0177;
-  ft.loop_ms[4][1] = 0.0210;                           /* T = 4: 6, not 4; 5 untried */
+  ft.loop_ms[1][0] = 0.0190, ft.loop_ms[1][1] = 0.0174;
+  ft.loop_ms[2][1] = 0.0177; /* graphs on only */
+  ft.loop_ms[4][0] = 0.0210; /* 3 and 5 untried */
   ft.loop_ms[6][0] = 0.0205;
-  int idx[FD_FUSE_MAX];
-  assert_int_equal(tune_fuse_others(&ft, 1, idx), 2);
+  int idx[FD_FUSE_TUNE_MAX];
+  assert_int_equal(tune_fuse_others(&ft, 0, idx), 4);
   assert_int_equal(idx[0], 1);
-  assert_int_equal(idx[1], 6);
-  assert_int_equal(tune_fuse_others(&ft, 4, idx), 2);
+  assert_int_equal(idx[1], 2);
+  assert_int_equal(idx[2], 4);
+  assert_int_equal(idx[3], 6);
+  assert_int_equal(tune_fuse_others(&ft, 4, idx), 4);
   assert_int_equal(idx[0], 0);
-  assert_int_equal(idx[1], 1);
-  ft.loop_ms[1][1] = ft.loop_ms[2][0] = 0.0; /* equal times: the earlier */
-  ft.loop_ms[1][0] = ft.loop_ms[2][1] = 0.0180;
-  assert_int_equal(tune_fuse_others(&ft, 1, idx), 2);
-  assert_int_equal(idx[0], 1);
+  assert_int_equal(idx[3], 6);
+  /* a candidate beyond n is not one */
+  ft.n = 5;
+  assert_int_equal(tune_fuse_others(&ft, 0, idx), 3);
   /* no loop trial: nothing */
   memset(ft.loop_ms, 0, sizeof ft.loop_ms);
-  assert_int_equal(tune_fuse_others(&ft, 1, idx), 0);
+  assert_int_equal(tune_fuse_others(&ft, 0, idx), 0);
 }
 
 /* A rank's block for the trials: grid n (one ghost layer), a stream, a random field u (seed)

@@ -346,12 +346,13 @@ static int use_kernel(fd_state *s, fd_tune *t, int i)
  * IPC path at small blocks", "The exchange signalled inside the launch"). Where the trials
  * before ran the proxy's pass (trial_with_proxy), their kernel and graphs setting are that
  * pass's: each candidate without the proxy also tries the signalled pass's kernel beside its
- * own, the other graphs setting (--graphs auto on a device) and, where choose_fuse weighed
- * several steps per pass, the fastest configuration of each other T (tune_fuse_others), and
- * keeps its fastest (r->path_trial_own: 1, 2 with the steps per pass; on 8 emulated nodes of
- * one rank the host-driven path ran 14 % slower with the proxy's choices than with its own, and
- * 2 ranks at 128^3 with --halo-width 4 stepped 11 % faster through MPI with T = 4 than the
- * proxy's T = 1: bench/results/README.md, "Across nodes"). The fields start over. Collective. */
+ * own, the other graphs setting (--graphs auto on a device) and, where choose_fuse's loop
+ * trials weighed several configurations (--fuse auto), each of the others (tune_fuse_others),
+ * and keeps its fastest (r->path_trial_own: 1, 2 with the steps per pass; on 8 emulated nodes
+ * of one rank the host-driven path ran 14 % slower with the proxy's choices than with its own,
+ * and 2 ranks at 128^3 with --halo-width 4 stepped 11 % faster through MPI with T = 4 than
+ * with the proxy's T = 1, 15 % between two configurations of T = 4: bench/results/README.md,
+ * "Across nodes"). The fields start over. Collective. */
 #define FD_PATH_ROUNDS 2
 
 /* Why this run's passes cannot be one launch (step_signalled is 0), for --halo-path proxy's
@@ -401,24 +402,24 @@ static int choose_path(fd_state *s, fd_result *r)
   }
   /* each candidate's configurations {kernel (an index of t->cand, -1: as set), graphs, steps
    * per pass (an index of ft->cand, -1: ft's choice)}: its own; where `own`, the signalled
-   * pass's kernel, the other graphs setting and the fastest configuration of each other T of
-   * the steps' loop trials (tune_fuse_others) too */
+   * pass's kernel, the other graphs setting and the other configurations of the steps' loop
+   * trials (tune_fuse_others) too */
   int trial_graphs;
   (void)graphs_wanted(s, &trial_graphs);
-  int others_T[FD_FUSE_MAX];
-  const int nT = own ? tune_fuse_others(ft, ft->steps, others_T) : 0;
-  int conf[PATH_COUNT][4 + 2 * FD_FUSE_MAX][3], nconf[PATH_COUNT] = {0, 0, 0};
+  int fother[FD_FUSE_TUNE_MAX];
+  const int nfo = own && ft->rounds ? tune_fuse_others(ft, ft->chosen, fother) : 0;
+  int conf[PATH_COUNT][4 + 2 * FD_FUSE_TUNE_MAX][3], nconf[PATH_COUNT] = {0, 0, 0};
   for (int i = 0; i < n; i++) {
     const int q = cand[i], mine = !by_path ? -1 : (q == PATH_SIGNALLED ? sig_kernel : plain);
     const int others = own && q != PATH_SIGNALLED;
     const int nk = others && by_path && sig_kernel != plain ? 2 : 1, ng = others && trial_graphs ? 2 : 1;
-    for (int f = -1; f < (others ? nT : 0); f++)
+    for (int f = -1; f < (others ? nfo : 0); f++)
       for (int k = 0; k < (f < 0 ? nk : 1); k++)
         for (int g = 0; g < ng; g++) {
           int *c = conf[q][nconf[q]++];
           c[0] = k ? sig_kernel : mine;
           c[1] = g ? !ft->chosen_graphs : ft->chosen_graphs;
-          c[2] = f < 0 ? -1 : others_T[f];
+          c[2] = f < 0 ? -1 : fother[f];
         }
   }
   double best[PATH_COUNT] = {0.0, 0.0, 0.0};
@@ -442,7 +443,7 @@ static int choose_path(fd_state *s, fd_result *r)
   FD_CALL(use_path(s, pick));
   if (conf[pick][bestc[pick]][0] >= 0) FD_CALL(use_kernel(s, t, conf[pick][bestc[pick]][0]));
   ft->chosen_graphs = conf[pick][bestc[pick]][1];
-  if (conf[pick][bestc[pick]][2] >= 0) { /* another T than the steps' loop trials took */
+  if (conf[pick][bestc[pick]][2] >= 0) { /* another than the steps' loop trials took */
     ft->chosen = conf[pick][bestc[pick]][2];
     ft->config = ft->cand[ft->chosen];
     ft->steps = ft->config.steps;
@@ -450,7 +451,7 @@ static int choose_path(fd_state *s, fd_result *r)
   FD_CALL(use_choice(s, ft)); /* the graphs' staged copies followed the old faces */
   for (int q = 0; q < PATH_COUNT; q++) r->path_trial_us[q] = best[q] * 1e3;
   r->path_trial_rounds = FD_PATH_ROUNDS;
-  r->path_trial_own = !(own && (nconf[PATH_MPI] > 1 || nconf[PATH_FLAGS] > 1)) ? 0 : (nT ? 2 : 1);
+  r->path_trial_own = !(own && (nconf[PATH_MPI] > 1 || nconf[PATH_FLAGS] > 1)) ? 0 : (nfo ? 2 : 1);
   return FD_OK;
 }
 

@@ -104,22 +104,11 @@ int tune_family_finalists(const fd_tune *t, int family, int *idx, int n)
   return n;
 }
 
-int tune_fuse_others(const fd_fuse_tune *ft, int steps, int *idx)
+int tune_fuse_others(const fd_fuse_tune *ft, int except, int *idx)
 {
   int n = 0;
-  for (int T = 1; T <= FD_FUSE_MAX; T++) {
-    if (T == steps) continue;
-    int best = -1;
-    double best_ms = 0.0;
-    for (int i = 0; i < ft->n && i < FD_FUSE_TUNE_MAX; i++) {
-      if (ft->cand[i].steps != T) continue;
-      for (int g = 0; g < 2; g++) {
-        const double ms = ft->loop_ms[i][g];
-        if (ms > 0 && (best < 0 || ms < best_ms)) best = i, best_ms = ms;
-      }
-    }
-    if (best >= 0) idx[n++] = best;
-  }
+  for (int i = 0; i < ft->n && i < FD_FUSE_TUNE_MAX; i++)
+    if (i != except && (ft->loop_ms[i][0] > 0 || ft->loop_ms[i][1] > 0)) idx[n++] = i;
   return n;
 }
 

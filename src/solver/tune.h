@@ -95,13 +95,12 @@ int tune_kernel_finalists(const fd_tune *t, double margin, int most, int *idx);
  * fastest there the kernel alone does not tell. Pure. */
 int tune_family_finalists(const fd_tune *t, int family, int *idx, int n);
 
-/* The fastest loop-trialed configuration of each step count other than `steps` among ft's
- * finalists (ft->loop_ms > 0 with either graphs setting), step counts ascending, into
- * idx[0..]: the configurations a path that the loop trials did not run (the host-driven
- * exchange where they ran the proxy's one-launch pass) may run fastest with, since which T
- * wins depends on how the exchange overlaps. Returns how many (at most FD_FUSE_MAX - 1; none
- * where no loop trial ran). Pure. */
-int tune_fuse_others(const fd_fuse_tune *ft, int steps, int *idx);
+/* The configurations of ft's finalists that ran loop trials (ft->loop_ms > 0 with either
+ * graphs setting) other than cand[except], in the order of ft->cand, into idx[0..]: those a
+ * path the loop trials did not run may run fastest with (the host-driven exchange where they
+ * ran the proxy's one-launch pass), since which T and which configuration of it win depends on
+ * how the exchange overlaps. Returns how many (none where no loop trial ran). Pure. */
+int tune_fuse_others(const fd_fuse_tune *ft, int except, int *idx);
 
 /* The fused trial: for every T of steps[0..nsteps-1], T = 1 times the single-step
  * configuration `single` on trial t1 (the update the run does), T > 1 every configuration of
