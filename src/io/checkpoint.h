@@ -101,7 +101,7 @@ typedef struct {
   int64_t halo_width, fuse; /* of the run that wrote it (information only) */
   char backend[16];       /* "host", "hip", "cuda" */
   char version_str[16];   /* FDMINI_VERSION */
-  char commit[48];        /* FDMINI_GIT_COMMIT */
+  char commit[48];        /* fdmini_git_commit */
   char created[32];       /* UTC, 2026-11-30T12:00:00Z */
   uint64_t hash;          /* of the header with this member 0 */
 } fd_ckpt_header;

@@ -18,6 +18,7 @@
 #include "checkpoint_format.h"
 #include "fd_error.h"
 #include "output.h"
+#include "provenance.h"
 
 _Static_assert(sizeof(fd_ckpt_header) % 8 == 0 && sizeof(fd_ckpt_header) <= FD_CKPT_HEADER_BYTES,
                "the checkpoint header must be whole 8-byte words within its 4096 bytes");
@@ -144,7 +145,7 @@ void ckpt_fill_header(const fd_checkpoints *ck, long long step, long long hist_n
   h->fuse = r->fuse;
   fd_copy_str(h->backend, sizeof h->backend, ck->backend);
   fd_copy_str(h->version_str, sizeof h->version_str, FDMINI_VERSION);
-  fd_copy_str(h->commit, sizeof h->commit, FDMINI_GIT_COMMIT);
+  fd_copy_str(h->commit, sizeof h->commit, fdmini_git_commit);
   time_t now = time(NULL);
   strftime(h->created, sizeof h->created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
   h->hash = header_hash(h);

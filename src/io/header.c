@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "header.h"
+#include "provenance.h"
 
 /* The lines both print: operator, ranks, nodes, grids, steps. */
 static void layout_lines(FILE *out, const fd_options *o, const fd_plan *p)
@@ -26,7 +27,7 @@ void header_print_nodes(FILE *out, int nodes, int min, int max, int emulated, co
 
 void header_print(FILE *out, const fd_options *o, const be_info *dev, const fd_plan *p)
 {
-  fprintf(out, "fdmini %s (%s): %s backend, %s, device %s\n", FDMINI_VERSION, FDMINI_GIT_COMMIT, dev->backend,
+  fprintf(out, "fdmini %s (%s): %s backend, %s, device %s\n", FDMINI_VERSION, fdmini_git_commit, dev->backend,
           FDMINI_REAL_NAME, dev->name);
   layout_lines(out, o, p);
   fprintf(out, "  steps       %d timed after %d warm-up%s\n", p->iters, p->warmup,
@@ -47,7 +48,7 @@ void header_print_plan(FILE *out, const fd_options *o, const fd_plan *p, int acc
 {
   char a[32], b[32], c[32], d[32];
   fprintf(out, "fdmini %s (%s): plan, %s backend, %s (nothing runs, no device touched)\n",
-          FDMINI_VERSION, FDMINI_GIT_COMMIT, FDMINI_BACKEND_NAME, FDMINI_REAL_NAME);
+          FDMINI_VERSION, fdmini_git_commit, FDMINI_BACKEND_NAME, FDMINI_REAL_NAME);
   layout_lines(out, o, p);
   fprintf(out, "  steps       %d timed after %d warm-up\n", p->iters, p->warmup);
   /* memory of the rank with the largest block */

@@ -6,6 +6,7 @@
 
 #include "header.h"
 #include "json.h"
+#include "provenance.h"
 #include "report.h"
 
 /* The spec of the fused autotune's candidate i: its fused configuration, or with one step per
@@ -26,7 +27,7 @@ const char *report_check_label(const fd_result *r)
 void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_result *r,
                   const fd_provenance *prov)
 {
-  fprintf(out, "fdmini %s (%s): %s backend, %s, device %s\n", FDMINI_VERSION, FDMINI_GIT_COMMIT,
+  fprintf(out, "fdmini %s (%s): %s backend, %s, device %s\n", FDMINI_VERSION, fdmini_git_commit,
           dev->backend, FDMINI_REAL_NAME, dev->name);
   prov_print(out, prov);
   fprintf(out, "  operator    %s%s\n", fd_op_name(r->op),
@@ -352,7 +353,7 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_open(&j, out);
   json_str(&j, "schema", "fdmini-run/1");
   json_str(&j, "version", FDMINI_VERSION);
-  json_str(&j, "git_commit", FDMINI_GIT_COMMIT);
+  json_str(&j, "git_commit", fdmini_git_commit);
   json_str(&j, "date", when);
   prov_json(&j, prov);
   json_str(&j, "backend", dev->backend);

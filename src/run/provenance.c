@@ -141,7 +141,7 @@ void prov_print_version(FILE *out)
   } else {
     snprintf(lib, sizeof lib, "unknown");
   }
-  fprintf(out, "fdmini %s (commit %s)\n", FDMINI_VERSION, FDMINI_GIT_COMMIT);
+  fprintf(out, "fdmini %s (commit %s)\n", FDMINI_VERSION, fdmini_git_commit);
   fprintf(out, "  backend     %s, %s precision\n", FDMINI_BACKEND_NAME, FDMINI_REAL_NAME);
   fprintf(out, "  GPU targets %s\n", FDMINI_GPU_ARCHS);
   fprintf(out, "  built       %s, %s\n", FDMINI_COMPILER, FDMINI_BUILD_TYPE);

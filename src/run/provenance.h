@@ -70,6 +70,11 @@ int prov_env_selected(const char *name);
  * (above); MPICH's Hydra exports nothing of MPICH_*, OMPI_MCA_*, UCX_*, FI_*. Pure. */
 int prov_env_launcher(const char *name);
 
+/* The commit of the source built (git describe, "-dirty" where the tree differed, or
+ * FDMINI_COMMIT), at most 47 characters: generated/fdmini_commit.c, written at every build
+ * (tools/cmake/FdminiCommit.cmake). */
+extern const char fdmini_git_commit[];
+
 /* "fdmini VERSION (commit C)" and what the binary is: backend, precision, GPU targets, the
  * build, the MPI library (MPI_Get_library_version: callable before MPI_Init). Not Collective. */
 void prov_print_version(FILE *out);
