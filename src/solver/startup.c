@@ -443,7 +443,7 @@ static int choose_path(fd_state *s, fd_result *r)
   FD_CALL(use_path(s, pick));
   if (conf[pick][bestc[pick]][0] >= 0) FD_CALL(use_kernel(s, t, conf[pick][bestc[pick]][0]));
   ft->chosen_graphs = conf[pick][bestc[pick]][1];
-  if (conf[pick][bestc[pick]][2] >= 0) { /* another than the steps' loop trials took */
+  if (conf[pick][bestc[pick]][2] >= 0) { /* a configuration other than choose_fuse's pick */
     ft->chosen = conf[pick][bestc[pick]][2];
     ft->config = ft->cand[ft->chosen];
     ft->steps = ft->config.steps;
