@@ -217,6 +217,14 @@ static int graphs_wanted(const fd_state *s, int *trial)
   return s->dev->is_accelerator;
 }
 
+/* ft->cand[i] becomes ft's choice: the steps per pass and the fused configuration. */
+static void take_fuse(fd_fuse_tune *ft, int i)
+{
+  ft->chosen = i;
+  ft->config = ft->cand[i];
+  ft->steps = ft->config.steps;
+}
+
 /* The steps per pass, configuration and graphs setting ft chose, from now on (the graphs
  * kept so far freed). Not Collective. */
 static int use_choice(fd_state *s, const fd_fuse_tune *ft)
@@ -303,8 +311,7 @@ static int choose_fuse(fd_state *s, fd_result *r)
     double dt = fd_now() - t0, slowest;
     FD_MPI(MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->dec.cart));
     ft->seconds += slowest;
-    ft->steps = ft->cand[ft->chosen].steps;
-    ft->config = ft->cand[ft->chosen];
+    take_fuse(ft, ft->chosen);
   }
   return use_choice(s, ft);
 }
@@ -443,11 +450,7 @@ static int choose_path(fd_state *s, fd_result *r)
   FD_CALL(use_path(s, pick));
   if (conf[pick][bestc[pick]][0] >= 0) FD_CALL(use_kernel(s, t, conf[pick][bestc[pick]][0]));
   ft->chosen_graphs = conf[pick][bestc[pick]][1];
-  if (conf[pick][bestc[pick]][2] >= 0) { /* a configuration other than choose_fuse's pick */
-    ft->chosen = conf[pick][bestc[pick]][2];
-    ft->config = ft->cand[ft->chosen];
-    ft->steps = ft->config.steps;
-  }
+  if (conf[pick][bestc[pick]][2] >= 0) take_fuse(ft, conf[pick][bestc[pick]][2]); /* not choose_fuse's pick */
   FD_CALL(use_choice(s, ft)); /* the graphs' staged copies followed the old faces */
   for (int q = 0; q < PATH_COUNT; q++) r->path_trial_us[q] = best[q] * 1e3;
   r->path_trial_rounds = FD_PATH_ROUNDS;
