@@ -148,10 +148,10 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
           !dev->is_accelerator ? "host memory" : (r->staged ? "staged through pinned host memory" : "GPU-aware MPI"),
           r->overlap ? "on" : "off");
   if (r->sig_passes && r->halo_width > 1)
-    fprintf(out, "  signalled   %lld of the timed passes exchanged on the device beside their interior: the faces packed,\n"
+    fprintf(out, "  signalled   %lld of the timed passes exchanged on the device before their update: the faces packed,\n"
                  "              then unpacked once the neighbours' words (on this GPU or others) say theirs are, in one launch\n"
-                 "              where the rank is alone on its GPU and every neighbour on another, else in two, then the\n"
-                 "              shell, on a stream of their own; phases: the exchange and the shell count as the boundary\n",
+                 "              where the rank is alone on its GPU and every neighbour on another, else in two; phases: the\n"
+                 "              exchange counts as the boundary, the update of the window's box as the interior\n",
             r->sig_passes);
   else if (r->sig_passes)
     fprintf(out, "  signalled   %lld of the timed passes exchanged inside their one launch (the kernel waits on the\n"

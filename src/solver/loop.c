@@ -173,7 +173,6 @@ int loop_run_steps(fd_state *s, int n, const char *label)
         if (!s->alone && !s->snap_off) FD_CALL(snapshot_drain(s->snap));
         FD_BE(be_stream_sync(s->compute)); /* nothing of the run left in flight */
         FD_BE(be_stream_sync(s->halo_stream));
-        FD_BE(be_stream_sync(s->sig_stream));
         return FD_STOPPED;
       }
     }
@@ -198,7 +197,6 @@ int loop_sync(fd_state *s)
 {
   FD_BE(be_stream_sync(s->compute));
   FD_BE(be_stream_sync(s->halo_stream));
-  FD_BE(be_stream_sync(s->sig_stream));
   for (int q = 0; q < 2; q++) FD_CALL(step_read_sample(s, q));
   return halo_flush_timers(&s->halo);
 }

@@ -368,8 +368,7 @@ static const char *signal_obstacle(const fd_state *s)
 {
   const fd_options *o = s->opt;
   if (!o->overlap) return "--no-overlap runs the exchange apart from the update";
-  if (o->inject_fault == FD_FAULT_SHELL && s->width == 1 && s->halo.proxy_faces_all == 0)
-    return "the shell fault plants nothing in a one-launch pass whose faces all go by IPC";
+  if (o->inject_fault == FD_FAULT_SHELL && s->width > 1) return "the shell fault plants nothing in deep passes";
   if (s->width == 1 && s->halo.fields != 1) return "the wave's two time levels go in one launch from --halo-width 2";
   if (s->width == 1 && s->fuse != 1) return "--fuse T > 1 needs --halo-width T or more";
   if (s->prob.op == FD_OP_WAVE && s->src_steps < 0) return "the wave's source has too many steps to add on the device";

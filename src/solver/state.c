@@ -296,7 +296,6 @@ int state_create(fd_state *s, const fd_options *o, MPI_Comm comm, const be_info 
 
   FD_BE(be_stream_create(&s->compute, BE_PRIORITY_NORMAL));
   FD_BE(be_stream_create(&s->halo_stream, BE_PRIORITY_HIGH));
-  FD_BE(be_stream_create(&s->sig_stream, BE_PRIORITY_NORMAL));
   FD_BE(be_event_create_sync(&s->ready));
   for (int k = 0; k < 2; k++) {
     FD_BE(be_event_create_sync(&s->joined[k]));
@@ -360,7 +359,6 @@ int state_destroy(fd_state *s)
   }
   if (s->compute) FD_BE(be_stream_destroy(s->compute));
   if (s->halo_stream) FD_BE(be_stream_destroy(s->halo_stream));
-  if (s->sig_stream) FD_BE(be_stream_destroy(s->sig_stream));
   FD_CALL(decomp_destroy(&s->dec));
   return FD_OK;
 }
@@ -395,7 +393,6 @@ void state_abandon(fd_state *s)
   }
   if (s->compute) (void)be_stream_destroy(s->compute);
   if (s->halo_stream) (void)be_stream_destroy(s->halo_stream);
-  if (s->sig_stream) (void)be_stream_destroy(s->sig_stream);
   (void)decomp_destroy(&s->dec);
   fd_error_restore(&first);
 }

@@ -92,7 +92,6 @@ typedef struct {
   int iface_local;   /* wave: local z of the last plane of layer 1, clamped to -S..nz+S */
   be_stream compute; /* interior and shell updates */
   be_stream halo_stream; /* pack, staging copies, unpack (high priority) */
-  be_stream sig_stream;  /* a deep signalled exchange and its shell (normal priority: step.c) */
   be_event ready;    /* recorded on compute when u is final for an exchange's pack */
   be_event joined[2]; /* by pass parity: recorded on the halo stream after the shell (or the
                         unpack, without overlap); the compute stream waits for it */

@@ -145,14 +145,12 @@ static int pass_sig_exchange(fd_state *s, const fd_pass *p, be_stream st, real_t
   return halo_signals_exchange(&s->halo, &s->sig, s->u, s->halo.fields > 1 ? s->um : NULL, st);
 }
 
-/* ... and then the shell of the window's first pass, all on st (sig_stream; the interior
- * updates on the compute stream meanwhile). */
-static int pass_sig_boundary(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
+/* ... and then the window's first pass over its whole box, all on st. */
+static int pass_sig_deep(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
 {
   FD_CALL(pass_sig_exchange(s, p, st, out));
-  return p->has_shell ? pass_shell(s, p, st, out) : FD_OK;
+  return pass_interior(s, p, st, out);
 }
-
 
 /* Without overlap, the interior and the shell one after the other. */
 static int pass_serial(fd_state *s, const fd_pass *p, be_stream st, real_t *out)
@@ -269,21 +267,20 @@ int step_receives_fused(const fd_state *s)
  *   update, the wait for the neighbours' words, the shell with the unpack and the next pack),
  *   one field, one step per pass (the wave where its source's values fit src_sig:
  *   src_steps >= 0);
- * - width S > 1: the window's exchange runs on sig_stream in a launch of its own, or a
+ * - width S > 1: the window's exchange runs on the compute stream in a launch of its own, or a
  *   pack and an unpack launch where the rank shares its device or a neighbour is on it
- *   (pass_sig_exchange), then the shell of its first pass, while the interior of that pass
- *   updates on the compute stream; any --fuse, both fields of the wave.
+ *   (pass_sig_exchange), then its first pass updates its whole box there; any --fuse, both
+ *   fields of the wave.
  * The zero and shell faults plant theirs in the halo's copies and messages and in pass_shell
  * (the order fault works on both: pass_signalled). The same on every rank. Pure. */
 int step_signalled(const fd_state *s)
 {
   const fd_fault f = s->opt->inject_fault;
   /* faces through the proxy are MPI messages: the zero fault's empty ones fail their count;
-   * its width-1 launch leaves the shell unwritten for the shell fault (BE_SIG_TEST_NOSHELL), and
-   * deeper pass_shell does */
+   * its width-1 launch leaves the shell unwritten for the shell fault (BE_SIG_TEST_NOSHELL) */
   const int proxied = s->halo.proxy_faces_all > 0;
   if (!s->sig_able || s->sig_off || s->alone || !s->opt->overlap || s->halo.n_msgs == 0 ||
-      (f == FD_FAULT_ZERO && !proxied) || (f == FD_FAULT_SHELL && s->width == 1 && !proxied))
+      (f == FD_FAULT_ZERO && !proxied) || (f == FD_FAULT_SHELL && !(proxied && s->width == 1)))
     return 0;
   if (s->width > 1) return 1;
   return s->fuse == 1 && s->halo.fields == 1 && (s->prob.op != FD_OP_WAVE || s->src_steps >= 0);
@@ -367,20 +364,20 @@ static void pass_plan(fd_state *s, int len, fd_pass *p)
   /* the receive is one launch that also packs the next pass's u, whose regions its shell
    * writes (step_receives_fused); a timed pass packs again (its timing events) */
   p->sig = p->exchange && step_signalled(s);
+  if (p->sig && s->width > 1) { /* the exchange before the pass, which then updates its whole box */
+    p->overlap = 0;
+    p->inner = p->box;
+    p->has_shell = 0;
+  }
   p->pack_next = step_receives_fused(s) && p->exchange && p->regions && !p->timed && !p->sig;
   p->ahead = s->ahead_u == s->u && s->ahead_exchange == s->halo.exchanges && !p->timed;
   p->enqueue = s->chain_mode != CHAIN_DRY;
   s->ahead_u = NULL;
 }
 
-/* A signalled pass: at width 1 one launch on the compute stream, which a sampled pass times as
- * the interior (the boundary empty); deeper, the exchange's launch and then the shell on
- * sig_stream (after `ready`: the pack reads u), the interior on the compute stream beside them,
- * which then joins sig_stream; a sampled pass times the interior, and the exchange launch with
- * the shell as the boundary. sig_stream has the compute stream's priority, not the halo
- * stream's: with the unpack waiting on the high-priority halo stream, the CUDA-aware MPI's
- * copy of a face through the proxy did not complete (one H200 under MPS, bench/results/README.md,
- * "Across nodes"). */
+/* A signalled pass on the compute stream: at width 1 one launch, which a sampled pass times as
+ * the interior (the boundary empty); deeper, the exchange's launch and the update of the whole
+ * box, which a sampled pass times as the boundary and the interior. */
 static int pass_signalled(fd_state *s, const fd_pass *p, real_t *out)
 {
   if (!s->sig_primed) return fd_set_error(FD_ERR_RUNTIME, "rank %d: a signalled pass before the prime", s->dec.rank);
@@ -389,23 +386,15 @@ static int pass_signalled(fd_state *s, const fd_pass *p, real_t *out)
     be_range_push("pass");
     if (!s->chain_mode) FD_CALL(pass_test_waits(s));
     if (!s->chain_mode) FD_CALL(halo_signals_serve(&s->halo, &s->sig)); /* the proxy, where it carries faces */
-    if (s->width > 1) { /* the exchange and the shell on sig_stream beside the interior */
-      FD_BE(be_event_record(s->ready, s->compute));
-      FD_BE(be_stream_wait_event(s->sig_stream, s->ready));
-      if (p->timed) { /* the boundary: the exchange launch and the shell */
-        FD_BE(be_event_record(ev[2], s->sig_stream));
-        FD_CALL(pass_sig_exchange(s, p, s->sig_stream, out));
-        if (p->has_shell) FD_CALL(pass_shell(s, p, s->sig_stream, out));
-        FD_BE(be_event_record(ev[3], s->sig_stream));
-        FD_BE(be_event_record(ev[0], s->compute));
-        FD_CALL(pass_interior(s, p, s->compute, out));
-        FD_BE(be_event_record(ev[1], s->compute));
-      } else {
-        FD_CALL(pass_segment(s, SEG_SIGNAL, pass_sig_boundary, p, s->sig_stream, out));
-        FD_CALL(pass_segment(s, SEG_INTERIOR, pass_interior, p, s->compute, out));
-      }
-      FD_BE(be_event_record(s->joined[s->passes % 2], s->sig_stream));
-      FD_BE(be_stream_wait_event(s->compute, s->joined[s->passes % 2]));
+    if (s->width > 1 && p->timed) {
+      FD_BE(be_event_record(ev[2], s->compute));
+      FD_CALL(pass_sig_exchange(s, p, s->compute, out));
+      FD_BE(be_event_record(ev[3], s->compute));
+      FD_BE(be_event_record(ev[0], s->compute));
+      FD_CALL(pass_interior(s, p, s->compute, out));
+      FD_BE(be_event_record(ev[1], s->compute));
+    } else if (s->width > 1) {
+      FD_CALL(pass_segment(s, SEG_SIGNAL, pass_sig_deep, p, s->compute, out));
     } else {
       if (p->timed) FD_BE(be_event_record(ev[0], s->compute));
       FD_CALL(pass_segment(s, SEG_SIGNAL, pass_signal, p, s->compute, out));
@@ -579,7 +568,7 @@ static void pass_advance(fd_state *s, int len, real_t *out)
  * Heat and jacobi receive in one launch that also packs the next pass's faces; faces by IPC
  * need no host wait (flags order the copies); where every face goes by IPC the whole pass is
  * one launch (signalled; at --halo-width S > 1 the window's exchange is a launch of its own
- * on a stream of its own in place of pack and MPI, pass_signalled). With --halo-width S a window of passes shares one
+ * before its first pass, pass_signalled). With --halo-width S a window of passes shares one
  * S-deep exchange; with --fuse T a pass is T steps of the fused kernel. Each pass's device work
  * is replayed from graphs, and runs of passes are chains (loop.c). docs/ explains the
  * schedule in full: why each wait is there and why no buffer is read while written. */
