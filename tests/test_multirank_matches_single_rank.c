@@ -262,7 +262,8 @@ static void test_emulated_nodes_match_single_rank(void **state)
  * host backend, all of them) go through the proxy; every operator bitwise equal to one rank's
  * (the wave in two layers too), heat with --halo-width 2 --fuse 2 and the wave with
  * --halo-width 3 (the deep exchange served between its pack and its unpack); F_m measured; the
- * exchange, zero (empty messages: the count check) and shell faults fail through it. */
+ * exchange, zero (empty messages: the count check) and shell faults fail through it, the first
+ * two at --halo-width 2 --fuse 2 too. */
 static void test_proxy_pass_matches_single_rank(void **state)
 {
   (void)state;
@@ -304,20 +305,27 @@ static void test_proxy_pass_matches_single_rank(void **state)
         fail_msg("%s --halo-width %d through the proxy: not signalled", fd_op_name(deep[q]), base_width);
       cases++;
     }
-    base_width = base_fuse = 1;
+    /* at width 1 and (the exchange and zero faults; the shell fault keeps deep passes apart:
+     * step_signalled) at --halo-width 2 --fuse 2, each through signalled passes */
     const fd_fault faults[] = {FD_FAULT_EXCHANGE, FD_FAULT_ZERO, FD_FAULT_SHELL};
-    for (size_t q = 0; q < sizeof faults / sizeof faults[0]; q++) {
-      fd_options o;
-      fd_result r;
-      base_options(&o, FD_OP_HEAT, N, "");
-      o.inject_fault = faults[q];
-      const int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &en, &r);
-      int failed = rc == FD_ERR_VERIFY && r.verify.verdict == FD_VERDICT_FAIL && r.proxy_faces > 0, all = failed;
-      MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-      if (!all)
-        fail_msg("fault %d through the proxy in %d nodes of %d: rc %d, %lld faces by the proxy, %s", (int)faults[q],
-                 size / K, K, rc, r.proxy_faces, r.verify.detail);
-    }
+    for (int w = 1; w <= 2; w++)
+      for (size_t q = 0; q < sizeof faults / sizeof faults[0] - (w > 1); q++) {
+        base_width = base_fuse = w;
+        fd_options o;
+        fd_result r;
+        base_options(&o, FD_OP_HEAT, N, "");
+        o.inject_fault = faults[q];
+        const int rc = fd_run(&o, MPI_COMM_WORLD, &dev, &en, &r);
+        int failed = rc == FD_ERR_VERIFY && r.verify.verdict == FD_VERDICT_FAIL && r.proxy_faces > 0 &&
+                     r.sig_passes > 0,
+            all = failed;
+        MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (!all)
+          fail_msg("fault %d through the proxy at width %d in %d nodes of %d: rc %d, %lld faces by the proxy, %lld "
+                   "signalled passes, %s",
+                   (int)faults[q], w, size / K, K, rc, r.proxy_faces, r.sig_passes, r.verify.detail);
+      }
+    base_width = base_fuse = 1;
     dist_node = &node;
   }
   base_path = FD_HALO_PATH_AUTO;
