@@ -708,7 +708,7 @@ run_signalled() {
 # nodes_case NAME NP K [FDMINI_ARGS...]: --halo-path proxy with NP ranks as NP / K emulated nodes
 # (--test-node-ranks K) under MPS, every pass one launch whose off-node faces go through the
 # proxy: PASS, the report's proxy path and signalled line, the dump bitwise equal to 1 GPU's
-# (the same options on 1 GPU)
+# (the same options on 1 GPU); NAME chains: the report's line of passes run in chains too
 nodes_case() {
   local name=$1 np=$2 k=$3
   local ref="$work/ref-$name.raw"
@@ -718,6 +718,8 @@ nodes_case() {
   fd 1 --global 130,97,65 --iters 12 --warmup 1 "$@" --dump "$ref"
   fd "$np" --global 130,97,65 --iters 12 --warmup 1 --test-node-ranks "$k" --halo-path proxy "$@" --dump "$work/d.raw"
   local rc=$?
+  # chains: with graphs on and enough passes, passes with proxied faces run in chains
+  if [ "$name" = chains ] && ! grep -q "^ *[1-9][0-9]* of the timed passes ran in chains that hold their exchanges" "$work/last.log"; then rc=96; fi
   if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "^  halo        path proxy " "$work/last.log" &&
     grep -qE "$SIG_LINE" "$work/last.log" && cmp -s "$work/d.raw" "$ref"; then
     ok "nodes: $name: $np ranks as $((np / k)) nodes, proxy, $*: PASS, bitwise equal to 1 GPU"
@@ -743,7 +745,7 @@ nodes_fault() {
 
 # nodes_cases: issue 56 on one GPU under MPS, the nodes emulated (--test-node-ranks): every
 # operator through the off-node proxy on 2 ranks as 2 nodes and 8 ranks as 8 nodes, 2 x 4 and
-# 4 x 2, graphs on and off, deep halos, staged MPI (the proxy's slots in host memory), bitwise
+# 4 x 2, graphs on and off, passes in chains (graphs on, 100 steps), deep halos, staged MPI (the proxy's slots in host memory), bitwise
 # equal to 1 GPU; the exchange, zero, shell and order faults failing through it; --test-delays
 # bitwise; deep halos with the start-up's trials three times (the first contact); --test-stall
 # ending with exit 3 and nothing left running; CUDA_MODULE_LOADING=LAZY in
@@ -757,6 +759,11 @@ nodes_cases() {
     nodes_case every-op 8 1 --op "$op" --graphs off
     nodes_case every-op 8 4 --op "$op" --graphs on
   done
+  # graphs on and 100 steps: the passes run in chains (one graph of up to 16 passes), the host
+  # serving the proxy while it waits for the chain before
+  for op in laplacian heat jacobi; do nodes_case chains 8 4 --op "$op" --graphs on --iters 100; done
+  nodes_case chains 2 1 --op heat --graphs on --iters 100
+  nodes_case chains 8 1 --op jacobi --graphs on --iters 100
   nodes_case two-layer-wave 8 2 --op wave --velocity 1.5,3
   nodes_case deep 8 4 --op heat --halo-width 4 --fuse 2 --warmup 4 --iters 16
   nodes_case deep 8 1 --op jacobi --halo-width 3 --fuse 3 --warmup 3 --iters 12

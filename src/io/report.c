@@ -121,10 +121,10 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
             r->graph_captures, r->graphs_failed ? "; capture failed, eager on " : "",
             r->graphs_failed ? (r->graphs_failed == 1 ? "1 rank: " : "some ranks: ") : "", r->graphs_failed ? r->graphs_why : "");
     if (r->xchain_passes)
-      fprintf(out, "              %lld of the timed passes ran in chains that hold their exchanges (faces by IPC, ordered by flags)\n",
+      fprintf(out, "              %lld of the timed passes ran in chains that hold their exchanges (no host call inside: faces by IPC or the proxy)\n",
               r->xchain_passes);
     if (r->xchains_failed)
-      fprintf(out, "              chains with exchanges (IPC) not captured on %d rank%s, passes replayed one by one: %s\n",
+      fprintf(out, "              chains with exchanges not captured on %d rank%s, passes replayed one by one: %s\n",
               r->xchains_failed, r->xchains_failed == 1 ? "" : "s", r->xchains_why);
   } else {
     fprintf(out, "  graphs      off (%s)\n",

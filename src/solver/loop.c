@@ -43,11 +43,15 @@ static int checkpoint_pass(fd_state *s, int count, int *stop)
   return checkpoint_after_pass(s->ckpt, &v, count, stop);
 }
 
-/* Whether chains may hold exchanging passes: every face of this rank by IPC (no MPI call, no
- * host wait in an exchange). Pure. */
+/* Whether chains may hold exchanging passes: no host call inside an exchange. Every face of
+ * this rank by IPC, or signalled passes whose MPI faces all go through the off-node proxy and
+ * whose launches wait on the device: the host serves the proxy while it waits for the chain
+ * before (step_run_ahead's mark), instead of between the launches of single passes. Pure. */
 static int chains_exchange(const fd_state *s)
 {
-  return s->halo.n_ipc > 0 && s->halo.n_mpi == 0;
+  const fd_halo *h = &s->halo;
+  if (h->n_mpi == 0) return h->n_ipc > 0;
+  return h->n_mpi == h->n_proxy && step_signalled(s) && !halo_signals_served_by_host(h);
 }
 
 /* A chain: `count` consecutive passes of s->fuse steps that are not sampled, as one graph
@@ -76,7 +80,9 @@ static int chain_work(void *ctx, be_stream st)
   s->chain_mode = CHAIN_CAPTURE;
   s->pack_ordered = 0; /* the first pack waits for `ready`: the halo stream joins the capture */
   int rc = FD_OK;
-  if (!s->alone && s->exchanging && chains_exchange(s)) rc = halo_capture(&s->halo, 1);
+  /* the host-driven IPC exchange enqueues its copies directly (signalled passes make no halo
+   * call that enqueues) */
+  if (!s->alone && s->exchanging && chains_exchange(s) && !s->halo.n_mpi) rc = halo_capture(&s->halo, 1);
   for (int i = 0; i < c->count && rc == FD_OK; i++) rc = solver_pass(s, s->fuse);
   *s = saved;
   return rc;

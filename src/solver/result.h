@@ -122,7 +122,7 @@ typedef struct {
   char xchains_why[FD_GRAPH_WHY]; /* the lowest such rank's reason */
   long long graph_captures; /* graphs captured in the timed loop, most on one rank */
   long long xchain_passes; /* timed passes run in chains that hold exchanges (every face by
-                              IPC), most on one rank */
+                              IPC, or signalled with the off-node proxy), most on one rank */
   long long sig_passes;    /* timed passes whose exchange was signalled inside their one launch
                               (every face by IPC, on the rank's device or a peer), most on one rank */
   fd_verify verify;
