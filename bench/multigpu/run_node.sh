@@ -750,7 +750,7 @@ nodes_fault() {
 # bitwise; deep halos with the start-up's trials three times (the first contact); --test-stall
 # ending with exit 3 and nothing left running; CUDA_MODULE_LOADING=LAZY in
 # the environment (fdmini loads every kernel at start-up all the same); auto's path trial with
-# the proxy among the candidates, and with --fuse auto the other steps per pass; compute-sanitizer memcheck on 2 ranks as 2 nodes (MPS off)
+# the proxy among the candidates, and with --fuse auto the other steps per pass; compute-sanitizer memcheck on 2 ranks as 2 nodes, passes in chains (MPS off)
 nodes_cases() {
   local op k t0 rc el n left fd_timeout=150
   mps_up || log "note: MPS did not start"
@@ -815,15 +815,16 @@ nodes_cases() {
   # (the CUDA-aware Open MPI's own failed cuMemHostRegister of its shared segment is an API
   # error of that library, not of fdmini: --report-api-errors no; memory errors still count)
   timeout -k 15 300 "$AWARE_RUN" -n 2 --bind-to none "$csan" --tool memcheck --report-api-errors no --error-exitcode 9 \
-    "$bin/fdmini-aware" --report full --progress 0 --op heat --global 64,64,64 --iters 6 --warmup 1 --tune off \
-    --test-node-ranks 1 --halo-path proxy > "$work/last.log" 2>&1
+    "$bin/fdmini-aware" --report full --progress 0 --op heat --global 64,64,64 --iters 40 --warmup 1 --tune off \
+    --graphs on --test-node-ranks 1 --halo-path proxy > "$work/last.log" 2>&1
   rc=$?
   cat "$work/last.log" >> "$OUT/sanitizer-nodes.log"
   n=$(grep -c "ERROR SUMMARY: 0 errors" "$work/last.log")
-  if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && grep -q "^  halo        path proxy " "$work/last.log"; then
-    ok "nodes: compute-sanitizer memcheck, 2 ranks as 2 nodes, proxy, heat 64^3: 0 errors"
+  if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && grep -q "^  halo        path proxy " "$work/last.log" &&
+    grep -q "^ *[1-9][0-9]* of the timed passes ran in chains that hold their exchanges" "$work/last.log"; then
+    ok "nodes: compute-sanitizer memcheck, 2 ranks as 2 nodes, proxy, heat 64^3, passes in chains: 0 errors"
   else
-    bad "nodes: compute-sanitizer memcheck, 2 ranks as 2 nodes, proxy: rc $rc, $n of 2 ranks with 0 errors"
+    bad "nodes: compute-sanitizer memcheck, 2 ranks as 2 nodes, proxy, chains: rc $rc, $n of 2 ranks with 0 errors"
     tail -30 "$work/last.log" >> "$OUT/tests.log"
   fi
 }
