@@ -54,18 +54,18 @@ static int chains_exchange(const fd_state *s)
   return h->n_mpi == h->n_proxy && step_signalled(s) && !halo_signals_served_by_host(h);
 }
 
-/* A chain: `count` consecutive passes of s->fuse steps that are not sampled, as one graph
- * launched on the compute stream: the passes between two sampled ones where every pass's device
- * work is device-ordered (no exchange, or every face by IPC: chains_exchange), else a whole
- * window between two exchanges. The first time, the passes are run with their work enqueued
- * into the graph being captured (CHAIN_CAPTURE) and the state put back; then, captured now or
- * before, the graph is launched and the passes run again with nothing enqueued (CHAIN_DRY) to
- * move the state along: the buffers a chain starts from decide every buffer of its passes, and
- * the halo's phase (halo_graph_phase) every flag value of its exchanges; both are in its key.
- * Exchanges in a chain: the halo stream joins the capture at the chain's first pack, which
- * waits for the compute stream (the launch orders the graph after everything before it there:
- * each pass's halo work joined the compute stream), and every pass joins it back; after the
- * chain the next pack waits for the compute stream again (pack_ordered = 0). Not Collective. */
+/* A chain: `count` consecutive passes of s->fuse steps that are not sampled, as one graph launched
+ * on the compute stream: the passes between two sampled ones where every pass's device work is
+ * device-ordered (no exchange, or none with a host call inside: chains_exchange), else a whole
+ * window between two exchanges. The first time, the passes are run with their work enqueued into
+ * the graph being captured (CHAIN_CAPTURE) and the state put back; then, captured now or before,
+ * the graph is launched and the passes run again with nothing enqueued (CHAIN_DRY) to move the
+ * state along: the buffers a chain starts from decide every buffer of its passes, and the halo's
+ * phase (halo_graph_phase) every flag value of its exchanges; both are in its key. Exchanges in a
+ * chain: the halo stream joins the capture at the chain's first pack, which waits for the compute
+ * stream (the launch orders the graph after everything before it there: each pass's halo work
+ * joined the compute stream), and every pass joins it back; after the chain the next pack waits
+ * for the compute stream again (pack_ordered = 0). Not Collective. */
 typedef struct {
   fd_state *s;
   int count;
@@ -82,7 +82,8 @@ static int chain_work(void *ctx, be_stream st)
   int rc = FD_OK;
   /* the host-driven IPC exchange enqueues its copies directly (signalled passes make no halo
    * call that enqueues) */
-  if (!s->alone && s->exchanging && chains_exchange(s) && !s->halo.n_mpi) rc = halo_capture(&s->halo, 1);
+  if (!s->alone && s->exchanging && chains_exchange(s) && !s->halo.n_mpi)
+    rc = halo_capture(&s->halo, 1);
   for (int i = 0; i < c->count && rc == FD_OK; i++) rc = solver_pass(s, s->fuse);
   *s = saved;
   return rc;
@@ -110,13 +111,13 @@ static int run_chain(fd_state *s, int count, int exchanges)
   return step_run_ahead(s, count);
 }
 
-/* How many of the next passes (at most `most`, all of s->fuse steps) make a chain: none may
- * be sampled (the window counter runs as solver_pass runs it) or exchange through MPI (an
- * exchange by IPC alone may be in a chain where such chains still capture: *exchanges = 1 when
- * one is), and none may pass a point where the checkpoints act (checkpoint_chain_passes: a
- * checkpoint step, a stop poll). 0 where chains do not apply: graphs off or failed, snapshots
- * (a snapshot may hold a buffer and change the rotation), the wave (its source is added between
- * passes). Pure. */
+/* How many of the next passes (at most `most`, all of s->fuse steps) make a chain: none may be
+ * sampled (the window counter runs as solver_pass runs it) or exchange with host calls (an
+ * exchange by IPC alone, or signalled through the proxy, may be in a chain where such chains still
+ * capture: *exchanges = 1 when one is), and none may pass a point where the checkpoints act
+ * (checkpoint_chain_passes: a checkpoint step, a stop poll). 0 where chains do not apply: graphs
+ * off or failed, snapshots (a snapshot may hold a buffer and change the rotation), the wave (its
+ * source is added between passes). Pure. */
 static int chain_length(const fd_state *s, int most, int *exchanges)
 {
   *exchanges = 0;
