@@ -62,7 +62,9 @@ int fd_mpi_failed(const char *file, int line, const char *expr, int mpi_code)
                       expr, text);
 }
 
-int fd_agree(MPI_Comm comm, int code)
+int fd_agree(MPI_Comm comm, int code) { return fd_agree_first(comm, code, 0); }
+
+int fd_agree_first(MPI_Comm comm, int code, unsigned long long key)
 {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
@@ -70,9 +72,12 @@ int fd_agree(MPI_Comm comm, int code)
   int worst = code;
   MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, comm);
   if (worst == FD_OK) return FD_OK;
-  /* the message of the lowest rank that failed with the agreed code: code and message belong
-   * together (a usage error on rank 1 and a runtime failure on rank 0 report the latter) */
-  int first = code == worst ? rank : size;
+  /* the message of the rank that failed with the agreed code (code and message belong
+   * together: a usage error on rank 1 and a runtime failure on rank 0 report the latter) and
+   * has the smallest key, the lowest of those */
+  unsigned long long least = code == worst ? key : ~0ULL;
+  MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm);
+  int first = code == worst && key == least ? rank : size;
   MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
   MPI_Bcast(message, (int)sizeof message, MPI_CHAR, first, comm);
   message[sizeof message - 1] = '\0';

@@ -1031,15 +1031,18 @@ static int read_stall(fd_halo *h)
   be_signals x;
   signals_init(h, &x);
   FD_BE(be_signals_stall(&x, &h->sig_stall_face, &h->sig_stall_at));
+  h->sig_stall_epoch = h->sig_resets;
   return FD_OK;
 }
 
-int halo_signals_stalled(fd_halo *h, int rank, char *why, size_t len)
+int halo_signals_stalled(fd_halo *h, int rank, char *why, size_t len, unsigned long long *when)
 {
+  *when = ~0ULL;
   FD_BE(be_stream_sync(h->stream));
   FD_CALL(read_stall(h));
   const int face = h->sig_stall_face;
   if (face < 0) return FD_OK;
+  *when = (unsigned long long)h->sig_stall_epoch << 32 | h->sig_stall_at;
   snprintf(why, len, "rank %d: the signalled exchange waited more than %g s for rank %d (region %d) at exchange %u: "
            "that neighbour stopped stepping, so this run's results are wrong", rank, h->sig_wait_s,
            face < FD_REGIONS ? h->nbr[face] : -1, face, (unsigned)h->sig_stall_at);
@@ -1051,6 +1054,7 @@ int halo_signals_reset(fd_halo *h)
   static const uint32_t zero[BE_SIG_WORDS];
   FD_CALL(quiesce(h));    /* no launch of any rank reads or writes a word now */
   FD_CALL(read_stall(h)); /* before the zeroes erase it */
+  h->sig_resets++;
   if (h->flags) {
     FD_BE(be_memcpy_async(h->flags + SIG_WORDS_AT, zero, sizeof zero, BE_COPY_H2D, h->stream));
     FD_BE(be_stream_sync(h->stream));

@@ -121,11 +121,13 @@ typedef struct {
   real_t *peer_sig[FD_REGIONS][2];  /* ... and in its signalled slots (halo_signals) */
   /* the signalled exchange (halo_signals): a launch waits for a word at most sig_wait_s
    * seconds (HALO_SIGNAL_WAIT_S, or a test's); sig_test: backend.h's BE_SIG_TEST_* bits of the
-   * tests; the first stall this rank's launches recorded (face, -1 none; exchange) */
+   * tests; the first stall this rank's launches recorded (face, -1 none; exchange; the
+   * words' resets before it: sig_resets counts them) */
   double sig_wait_s;
   unsigned sig_test;
   int sig_stall_face;
   uint32_t sig_stall_at;
+  uint32_t sig_resets, sig_stall_epoch;
   long long exchanges;    /* completed exchanges (halo_exchange_unpack); parity = exchanges % 2 */
   int timing[2];          /* the exchange of parity s is timed (its events are recorded) */
   int timing_pending[2];  /* ... and its timings are not yet added to the sums */
@@ -330,14 +332,17 @@ void halo_reset_timers(fd_halo *h);
  * must use the opposite face in the same way.
  * halo_signals_stalled: FD_ERR_RUNTIME with one line naming this rank, the neighbour and the
  * exchange when a launch of this rank waited for a neighbour's word longer than sig_wait_s
- * since halo_create (backend.h: it then went on, with wrong results), else FD_OK. Waits for
- * the halo stream; the caller has waited for its own and agrees the verdict. Not Collective. */
+ * since halo_create (backend.h: it then went on, with wrong results), else FD_OK; *when orders
+ * the stalls of all ranks in time (the words' resets before it, then its exchange; ~0 none:
+ * a stalled rank makes its other neighbours wait in turn, so the first stall names the rank that
+ * stopped). Waits for the halo stream; the caller has waited for its own and agrees the verdict
+ * (fd_agree_first with *when). Not Collective. */
 int halo_signals_able(const fd_halo *h);
 void halo_signals(const fd_halo *h, be_signals *x);
 int halo_signals_face(const fd_halo *h, int f, be_signals *x);
 int halo_signals_reset(fd_halo *h);
 void halo_signalled(fd_halo *h);
-int halo_signals_stalled(fd_halo *h, int rank, char *why, size_t len);
+int halo_signals_stalled(fd_halo *h, int rank, char *why, size_t len, unsigned long long *when);
 /* Faces through the off-node proxy (halo_use_proxy on; proxy.h) inside signalled passes:
  * halo_signals gives them the proxy's slots and words (be_signals.proxied), halo_signals_reset
  * drains the proxy of the passes before (Collective among neighbours, as the reset is over

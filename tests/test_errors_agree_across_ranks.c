@@ -1,7 +1,8 @@
 /* test_errors_agree_across_ranks.c - fd_agree (base/fd_error.h) under mpiexec -n P (P = 1, 3):
  * every rank returns the highest code any rank passed, with the message of the lowest rank
  * that passed that code (never a message of a lower code: issue 25, item 11), marked agreed;
- * and FD_OK when no rank failed, the local message untouched. */
+ * and FD_OK when no rank failed, the local message untouched. fd_agree_first: the message of
+ * the smallest key among the ranks with that code (a stall's line names the first stall). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,6 +63,22 @@ static void test_same_code_everywhere(void **state)
   agree_case(FD_ERR_VERIFY, FD_ERR_VERIFY, 0);
 }
 
+/* fd_agree_first: every rank fails, rank 0 with a lower code and the least key, the others
+ * with keys falling as the rank grows: the message of the last rank (the least key among those
+ * with the highest code; fd_agree would give rank 1's). */
+static void test_first_by_key(void **state)
+{
+  (void)state;
+  const int code = rank == 0 && size > 1 ? FD_ERR_USAGE : FD_ERR_RUNTIME;
+  const unsigned long long key = rank == 0 && size > 1 ? 0 : (unsigned long long)(size - rank) << 32 | 7u;
+  fd_set_error(code, "code %d from rank %d", code, rank);
+  assert_int_equal(fd_agree_first(MPI_COMM_WORLD, code, key), FD_ERR_RUNTIME);
+  char want[64];
+  snprintf(want, sizeof want, "code %d from rank %d", FD_ERR_RUNTIME, size - 1);
+  assert_string_equal(fd_error_message(), want);
+  assert_int_equal(fd_error_agreed(), 1);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -73,6 +90,7 @@ int main(int argc, char **argv)
     mr_unit_test(test_message_belongs_to_the_agreed_code),
     mr_unit_test(test_highest_code_on_the_last_rank),
     mr_unit_test(test_same_code_everywhere),
+    mr_unit_test(test_first_by_key),
   };
   int failed = mr_exit_status(cmocka_run_group_tests(tests, NULL, NULL), (int)(sizeof tests / sizeof tests[0]));
   MPI_Finalize();

@@ -129,6 +129,11 @@ typedef struct {
   const real_t *level[FD_CKPT_FIELDS_MAX]; /* device fields (layout of the config): u, um */
   real_t *hist;           /* wave, the source's owner: the device record (else NULL) */
   long long hist_n;       /* its entries valid at `step` (min(step, src_steps) + 1), 0 if none */
+  /* called before a checkpoint of this step is taken (NULL: none), with sound_ctx: FD_OK where
+   * the levels are the run's true state, else an error agreed over the ranks, which ends the
+   * run with nothing of this step written (the checkpoints before it kept). Collective. */
+  int (*sound)(void *ctx);
+  void *sound_ctx;
 } fd_ckpt_view;
 
 /* What checkpoint_create needs; the pointers must outlive the checkpoints. */

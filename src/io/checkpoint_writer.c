@@ -600,6 +600,7 @@ int checkpoint_after_pass(fd_checkpoints *ck, const fd_ckpt_view *v, int count, 
     if (tk->what == FD_TEST_AT_PASS && tk->rank == ck->rank && v->step >= tk->step) raise(SIGKILL);
     if (ck->every && v->step % ck->every == 0) {
       FD_CALL(complete(ck)); /* one checkpoint in flight at a time */
+      if (v->sound) FD_CALL(v->sound(v->sound_ctx));
       FD_CALL(take(ck, v));
       if (!ck->accelerator) FD_CALL(hand_over(ck)); /* the copies were synchronous */
     }
@@ -631,6 +632,7 @@ int checkpoint_after_pass(fd_checkpoints *ck, const fd_ckpt_view *v, int count, 
       /* the checkpoint of this step, written and committed before the run ends */
       if (ck->begun == ck->finalized || ck->step != v->step) {
         FD_CALL(complete(ck));
+        if (v->sound) FD_CALL(v->sound(v->sound_ctx));
         FD_CALL(take(ck, v));
       }
       FD_CALL(complete(ck));

@@ -32,6 +32,25 @@ static int signals_prime(fd_state *s)
   return FD_OK;
 }
 
+int loop_stalled(fd_state *s)
+{
+  FD_BE(be_stream_sync(s->compute));
+  char why[320] = "";
+  unsigned long long when = ~0ULL;
+  int stalled = halo_signals_stalled(&s->halo, s->dec.rank, why, sizeof why, &when);
+  if (stalled != FD_OK && why[0]) stalled = fd_set_error(FD_ERR_RUNTIME, "%s", why);
+  return fd_agree_first(s->dec.cart, stalled, when);
+}
+
+/* Before a checkpoint is taken (fd_ckpt_view.sound): where passes exchange inside their
+ * launches, none of them stalled up to this step (a stalled run's levels are wrong: no
+ * checkpoint of them may replace a sound one). Collective (the passes' kind is agreed). */
+static int levels_sound(void *ctx)
+{
+  fd_state *s = ctx;
+  return step_signalled(s) ? loop_stalled(s) : FD_OK;
+}
+
 /* The checkpoints' work after `count` passes (one, or a chain): a checkpoint at a multiple of
  * --checkpoint-every, the stop polls (checkpoint.h); *stop when every rank stops here
  * (FD_STOPPED). Collective. */
@@ -39,7 +58,7 @@ static int checkpoint_pass(fd_state *s, int count, int *stop)
 {
   const long long m = s->steps < s->src_steps ? s->steps : s->src_steps;
   const fd_ckpt_view v = {s->steps, s->alone || s->snap_off, {s->u, s->um}, s->src_owned ? s->src_hist : NULL,
-                          s->src_steps < 0 ? 0 : m + 1};
+                          s->src_steps < 0 ? 0 : m + 1, levels_sound, s};
   return checkpoint_after_pass(s->ckpt, &v, count, stop);
 }
 

@@ -143,7 +143,7 @@ static int snapshot_reference(fd_state *s, double *ref_ms, int *nsteps)
 static int state_restore(fd_state *s, fd_result *r)
 {
   if (!s->ckpt->restart) return FD_OK;
-  const fd_ckpt_view v = {0, 0, {s->u, s->um}, s->src_owned ? s->src_hist : NULL, 0};
+  const fd_ckpt_view v = {0, 0, {s->u, s->um}, s->src_owned ? s->src_hist : NULL, 0, NULL, NULL};
   FD_CALL(checkpoint_load(s->ckpt, &v, s->compute));
   s->sig_primed = 0; /* u is the checkpoint's */
   state_checkpoint_steps(s); /* after a fallback the checkpoint is an older one */
@@ -193,12 +193,8 @@ static int run_on_state(fd_state *s, fd_result *r)
   if (o->baseline) results_baseline(s, step_ms, alone_ms, r);
 
   /* a signalled launch that waited too long (a neighbour stopped) went on with wrong values:
-   * a runtime failure on every rank, with the lowest such rank's line */
-  FD_BE(be_stream_sync(s->compute));
-  char why[320] = "";
-  int stalled = halo_signals_stalled(&s->halo, s->dec.rank, why, sizeof why);
-  if (stalled != FD_OK && why[0]) stalled = fd_set_error(FD_ERR_RUNTIME, "%s", why);
-  FD_CALL(fd_agree(s->dec.cart, stalled));
+   * a runtime failure on every rank, with the first stall's line */
+  FD_CALL(loop_stalled(s));
   int short_message = 0;
   FD_CALL(agree_messages(s, &r->verify, &short_message));
   if (short_message) return FD_OK; /* FAIL, exit 1: no answer to verify or dump */

@@ -237,6 +237,11 @@ int loop_run_steps(fd_state *s, int n, const char *label);
 int loop_sync(fd_state *s);
 /* s->warmup untimed steps, then s->iters timed ones; *step_ms per timed step. Collective. */
 int loop_timed(fd_state *s, double *step_ms, const char *label);
+/* Whether a signalled launch of any rank waited for a neighbour past its limit (it then went
+ * on with wrong values: halo_signals_stalled): every rank waits for its device and reads its
+ * record; FD_ERR_RUNTIME on every rank with the line of the first stall in time, else FD_OK.
+ * Synchronous; Collective. */
+int loop_stalled(fd_state *s);
 
 /* ---- results.c: the numbers of the report, over the ranks (each Collective) ---- */
 

@@ -337,6 +337,38 @@ if [ "$rc" -eq 3 ] && has "$out" "the signalled exchange waited more than 2 s fo
 else
   bad "--halo-path proxy --test-stall 1 (rc $rc; expected 3 and the line)"
 fi
+# the line names the rank that stopped: rank 1 waits for rank 0 at the first exchange, and rank 0
+# then for rank 1, late by that wait (a later stall, not the first)
+run 2 --op heat --global 16,16,16 --halo-path proxy --test-stall 0
+if [ "$rc" -eq 3 ] && has "$out" "error: rank 1: the signalled exchange waited more than 2 s for rank 0 (region"; then
+  ok "--halo-path proxy --test-stall 0: exit 3, the line names rank 0"
+else
+  bad "--halo-path proxy --test-stall 0 (rc $rc; expected 3 and rank 1's line naming rank 0)"
+fi
+# no checkpoint after a stall: the levels are wrong from the stalled exchange on, so a run
+# continued from sound checkpoints ends at its first checkpoint step with the stall's line (exit
+# 3) and leaves them as they were (none rotated out); a stop after a stall writes none either
+ck=$work/ck-stall
+mkdir -p "$ck"
+ckargs=(--op heat --global 12,12,12 --iters 40 --warmup 2 --checkpoint-every 4 --checkpoint-dir "$ck" --halo-path proxy)
+run 2 "${ckargs[@]}" --test-signal 0,8,term
+ck_before=$(cd "$ck" && sha256sum -- *)
+run 2 "${ckargs[@]}" --restart auto --test-stall 1
+if [ "$rc" -eq 3 ] && has "$out" "waited more than 2 s for rank 1" && [ -n "$ck_before" ] &&
+  [ "$(cd "$ck" && sha256sum -- *)" = "$ck_before" ]; then
+  ok "a stall in a continued run: exit 3, its checkpoints unchanged ($(wc -l <<<"$ck_before") files)"
+else
+  bad "a stall in a continued run (rc $rc; expected 3 and the checkpoints unchanged: $(ls "$ck"))"
+fi
+rm -rf "$ck"
+mkdir -p "$ck"
+run 2 --op heat --global 12,12,12 --iters 40 --checkpoint-dir "$ck" --halo-path proxy --test-stall 1 --test-signal 0,8,term
+if [ "$rc" -eq 3 ] && has "$out" "waited more than 2 s for rank 1" && ! has "$out" "stopped by" &&
+  [ -z "$(ls -A "$ck")" ]; then
+  ok "a stop after a stall: exit 3 with the stall's line, no checkpoint"
+else
+  bad "a stop after a stall (rc $rc; expected 3, the stall's line, no checkpoint: $(ls -A "$ck"))"
+fi
 expect_run 0 "verification: PASS" --op jacobi --global 16,16,16 --halo-path proxy --test-delays
 expect_error 2 "--halo-path proxy: this run's passes cannot be one launch (--no-overlap runs the exchange apart from the update)" \
   --op heat --global 16,16,16 --halo-path proxy --no-overlap
