@@ -135,13 +135,15 @@ void report_print(FILE *out, const fd_options *o, const be_info *dev, const fd_r
   if (!r->fuse.ran && r->fuse.loop_ms[0][0] > 0)
     fprintf(out, "  graph trial %.5f ms per step eager, %.5f with graphs (the run's own loop, slowest rank, best of %d rounds%s)\n",
             r->fuse.loop_ms[0][0], r->fuse.loop_ms[0][1], r->fuse.rounds, r->path_trial_own ? ", the proxy's pass" : "");
-  char mpi_faces[64];
+  /* the counts are of the regions an exchange sends to: with deep halos edges and corners too */
+  const char *unit = r->halo_width > 1 ? "faces, edges and corners" : "faces";
+  char mpi_faces[96];
   if (r->proxy_faces) snprintf(mpi_faces, sizeof mpi_faces, "%lld through MPI by the proxy", r->mpi_faces);
   else snprintf(mpi_faces, sizeof mpi_faces, "%lld through MPI", r->mpi_faces);
   /* the host backend has no device copy between ranks: its faces all go through MPI */
-  char ipc_faces[64] = "";
-  if (dev->is_accelerator) snprintf(ipc_faces, sizeof ipc_faces, "%lld faces by device copy between ranks, ", r->ipc_faces);
-  else snprintf(mpi_faces, sizeof mpi_faces, "%lld faces through MPI%s", r->mpi_faces, r->proxy_faces ? " by the proxy" : "");
+  char ipc_faces[96] = "";
+  if (dev->is_accelerator) snprintf(ipc_faces, sizeof ipc_faces, "%lld %s by device copy between ranks, ", r->ipc_faces, unit);
+  else snprintf(mpi_faces, sizeof mpi_faces, "%lld %s through MPI%s", r->mpi_faces, unit, r->proxy_faces ? " by the proxy" : "");
   fprintf(out, "  halo        path %s (%s%s, over all ranks);"
           " MPI %s; overlap %s\n",
           halo_path_resolved(r->ipc_faces, r->mpi_faces, r->proxy_faces), ipc_faces, mpi_faces,

@@ -54,11 +54,13 @@ static void halo_line(FILE *out, const be_info *dev, const fd_result *r)
   }
   char faces[96] = "";
   const long long all = r->ipc_faces + r->mpi_faces;
+  /* deeper than one layer the exchange sends edges and corners too: regions */
+  const char *unit = r->halo_width > 1 ? "region" : "face";
   if (r->ipc_faces && r->mpi_faces)
-    snprintf(faces, sizeof faces, "%lld faces by IPC, %lld through MPI%s", r->ipc_faces, r->mpi_faces,
+    snprintf(faces, sizeof faces, "%lld %ss by IPC, %lld through MPI%s", r->ipc_faces, unit, r->mpi_faces,
              r->proxy_faces ? " by the proxy" : "");
   else
-    snprintf(faces, sizeof faces, "%lld face%s %s%s", all, all == 1 ? "" : "s", r->ipc_faces ? "by IPC" : "through MPI",
+    snprintf(faces, sizeof faces, "%lld %s%s %s%s", all, unit, all == 1 ? "" : "s", r->ipc_faces ? "by IPC" : "through MPI",
              r->proxy_faces ? " by the proxy" : "");
   char width[32] = "";
   if (r->halo_width > 1) snprintf(width, sizeof width, ", width %d", r->halo_width);

@@ -203,6 +203,9 @@ expect_run 0 "verification: SKIPPED" --no-check --global 16,16,16
 expect_run 0 "overlap off" --no-overlap --global 33,17,9 --op heat
 expect_run 0 "verification: PASS" --mpi-gpu auto --tune off --global 33,17,9 --op jacobi
 expect_run 0 "halo        path mpi \(2 faces through MPI, over all ranks\)" --halo-path auto --global 33,17,9 --procs 2,1,1
+# deeper halos send edges and corners too: the counts say so (2 x 2 x 1: 8 faces and 4 edges)
+NP=4 expect_run 0 "halo        path mpi \(12 faces, edges and corners through MPI, over all ranks\)" --halo-path auto \
+  --global 16,16,8 --procs 2,2,1 --halo-width 2 --op heat
 expect_run 0 "verification: PASS" --halo-path mpi --global 33,17,9 --op heat
 NP=1 expect_run 0 "halo        path none \(0 faces" --global 16,16,16
 # the floors and graphs lines (docs/small-blocks.md, "The floors"): F_g and F_ls do not exist on
