@@ -748,7 +748,8 @@ nodes_fault() {
 # 4 x 2, graphs on and off, passes in chains (graphs on, 100 steps), deep halos, staged MPI (the proxy's slots in host memory), bitwise
 # equal to 1 GPU; the exchange, zero, shell and order faults failing through it; --test-delays
 # bitwise; deep halos with the start-up's trials three times (the first contact); --test-stall
-# ending with exit 3 and nothing left running; CUDA_MODULE_LOADING=LAZY in
+# ending with exit 3 and nothing left running, and, in a run continued from checkpoints, with
+# them unchanged (no checkpoint after a stall); CUDA_MODULE_LOADING=LAZY in
 # the environment (fdmini loads every kernel at start-up all the same); auto's path trial with
 # the proxy among the candidates, and with --fuse auto the other steps per pass; compute-sanitizer memcheck on 2 ranks as 2 nodes, passes in chains (MPS off)
 nodes_cases() {
@@ -790,6 +791,25 @@ nodes_cases() {
   sleep 2
   left=$(pgrep -f -- "$bin/fdmini-aware" | tr '\n' ' ')
   [ -z "$left" ] || bad "nodes: --test-stall: processes still running after it ended: $left"
+  # no checkpoint after a stall: a run continued from sound checkpoints (a stop wrote them)
+  # ends at its first checkpoint step with the stall's line, exit 3, the checkpoints unchanged
+  d=$work/ck-stall
+  rm -rf "$d" && mkdir -p "$d"
+  ckg=64,64,64
+  ck=(--op heat --global "$ckg" --iters 40 --warmup 2 --checkpoint-every 8 --checkpoint-dir "$d"
+    --test-node-ranks 1 --halo-path proxy --graphs on)
+  fd_timeout=60 fd 2 "${ck[@]}" --test-signal 0,16,term
+  rc1=$?
+  before=$(cd "$d" && sha256sum -- * 2> /dev/null)
+  fd_timeout=60 fd 2 "${ck[@]}" --restart auto --test-stall 1
+  rc=$?
+  if [ $rc1 -eq 5 ] && [ -n "$before" ] && [ $rc -eq 3 ] && grep -q "waited more than 2 s for rank 1" "$work/last.log" &&
+    [ "$(cd "$d" && sha256sum -- *)" = "$before" ]; then
+    ok "nodes: a stall in a run continued from checkpoints, 2 ranks as 2 nodes, proxy: exit 3, $(wc -l <<< "$before") checkpoints unchanged"
+  else
+    bad "nodes: a stall in a continued run: rc $rc1 then $rc (expected 5, 3), checkpoints: $(cd "$d" && echo *)"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
   # lazy module loading asked for: fdmini sets eager loading before the runtime starts
   CUDA_MODULE_LOADING=LAZY nodes_case lazy-loading-asked 2 1 --op heat
   # auto: the path trial weighs the proxy
