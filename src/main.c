@@ -114,19 +114,34 @@ static int node_sizes(MPI_Comm world, const fd_node *node, int *count, int *min,
 
 /* --plan: the plan of the run of o (plan.h) printed by rank 0, nothing run and no device
  * touched. The ranks: --ranks, or the job's; ranks per node: --ranks-per-node, or inside a job
- * its own (the ranks of rank 0's node, or --test-node-ranks), or alone 1. The backend is the
- * build's: every one but the host backend keeps its fields on a device (accelerator), which
- * decides the default grid and the halo's buffers as be_init would. Collective. */
+ * its own (the ranks of rank 0's node, or --test-node-ranks), or alone --test-node-ranks (the
+ * planned ranks on one node, split into emulated nodes of K), else 1; alone, --ranks-per-node P
+ * and --test-node-ranks K plan nodes of K, K dividing P. The backend is the build's: every one
+ * but the host backend keeps its fields on a device (accelerator), which decides the default
+ * grid and the halo's buffers as be_init would. Collective. */
 static int plan_only(MPI_Comm world, int rank, const fd_options *o)
 {
   int size;
   FD_MPI(MPI_Comm_size(world, &size));
+  /* alone with --ranks, --test-node-ranks splits the planned nodes, not this process's */
+  const int alone = o->plan_ranks && size == 1;
   fd_node node;
-  FD_CALL(bind_node(world, o->test_node_ranks, &node));
+  FD_CALL(bind_node(world, alone ? 0 : o->test_node_ranks, &node));
   int count, min, max;
   FD_CALL(node_sizes(world, &node, &count, &min, &max));
   const int ranks = o->plan_ranks ? o->plan_ranks : size;
-  if (o->plan_ranks || o->plan_ranks_per_node) { /* the ranks fill nodes of K in order */
+  const int K_emul = alone ? o->test_node_ranks : 0;
+  if (K_emul) {
+    const int P = o->plan_ranks_per_node && o->plan_ranks_per_node < ranks ? o->plan_ranks_per_node : ranks;
+    const int last = ranks % P ? ranks % P : P;
+    const int bad = P % K_emul ? P : last;
+    if (bad % K_emul)
+      return fd_set_error(FD_ERR_USAGE, "--test-node-ranks %d: a planned node holds %d rank%s, not a multiple of %d (K must "
+                          "divide every node's rank count; alone, --plan puts the --ranks on one node, or in nodes of "
+                          "--ranks-per-node)", K_emul, bad, bad == 1 ? "" : "s", K_emul);
+    count = ranks / K_emul;
+    min = max = K_emul;
+  } else if (o->plan_ranks || o->plan_ranks_per_node) { /* the ranks fill nodes of K in order */
     int K = o->plan_ranks_per_node ? o->plan_ranks_per_node : (size > 1 || o->test_node_ranks ? max : 1);
     if (K > ranks) K = ranks;
     count = (ranks + K - 1) / K;

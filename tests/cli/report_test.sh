@@ -209,12 +209,15 @@ plan_vs_run() {
   ((k < np)) && emul=(--test-node-ranks "$k")
   rc=0
   timeout 60 "$fdmini" --plan --ranks "$np" --ranks-per-node "$k" "$@" >"$work/plan" 2>&1 || rc=$?
+  # alone, --test-node-ranks K plans the same nodes of K (the ranks on one node, split)
+  cp "$work/plan" "$work/planemu"
+  ((k < np)) && { timeout 60 "$fdmini" --plan --ranks "$np" "${emul[@]}" "$@" >"$work/planemu" 2>&1 || rc=$?; }
   local rc1=$rc
   run "$np" "$work/planjob" --plan "${emul[@]}" "$@"
   local rc2=$rc
   run "$np" "$work/run" --iters 2 --warmup 0 "${emul[@]}" "$@" --json "$work/run.json"
   local why=""
-  if ((rc1 == 0 && rc2 == 0 && rc == 0)) && why=$(python3 - "$work/plan" "$work/planjob" "$work/run.json" <<'PY'
+  if ((rc1 == 0 && rc2 == 0 && rc == 0)) && why=$(python3 - "$work/plan" "$work/planjob" "$work/run.json" "$work/planemu" <<'PY'
 import json, sys
 def plan(path):
     line = [l for l in open(path).read().splitlines() if l.startswith("PLAN ")]
@@ -222,6 +225,7 @@ def plan(path):
     return dict(f.split("=", 1) for f in line[0].split()[1:])
 p, q, r = plan(sys.argv[1]), plan(sys.argv[2]), json.load(open(sys.argv[3]))
 assert p == q, ("alone and inside the job differ", p, q)
+assert plan(sys.argv[4]) == p, ("--test-node-ranks and --ranks-per-node differ alone", plan(sys.argv[4]), p)
 x = lambda v: "x".join(map(str, v))
 assert p["procs"] == x(r["procs"]) and p["global"] == x(r["global"]), (p["procs"], r["procs"])
 assert p["local_min"] == x(r["local_min"]) and p["local_max"] == x(r["local_max"]), p
@@ -264,6 +268,16 @@ if ((rc == 2)) && grep -q "fdmini: error: --halo-width: 400 is out of range" "$w
   pass "--plan refuses what the run refuses (exit 2, one line)"
 else
   fail "--plan of a refused run" "exit $rc" "$work/thin"
+fi
+# alone, --test-node-ranks K must divide the planned node (the --ranks on one, or nodes of
+# --ranks-per-node): one line, exit 2
+rc=0
+timeout 60 "$fdmini" --plan --ranks 8 --ranks-per-node 6 --test-node-ranks 3 --op heat --global 24,24,24 >"$work/emu" 2>&1 || rc=$?
+if ((rc == 2)) && (($(grep -c . "$work/emu") == 1)) &&
+  grep -q "fdmini: error: --test-node-ranks 3: a planned node holds 2 ranks, not a multiple of 3" "$work/emu"; then
+  pass "--plan --ranks 8 --ranks-per-node 6 --test-node-ranks 3: exit 2, one line (the last node's 2 ranks)"
+else
+  fail "--plan with --test-node-ranks not dividing a node" "exit $rc" "$work/emu"
 fi
 
 echo "== --version"
