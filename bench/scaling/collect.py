@@ -279,6 +279,8 @@ def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict
                                f"{rec['ranks']}")
     else:
         variant, repeat, nodes = record_variant(rec), None, None
+    if nodes is None and isinstance(rec.get("nodes"), dict):
+        nodes = rec["nodes"].get("count")  # the record's own (fdmini's JSON: nodes.count)
     size = study_size(study, rec)
     if manifest is not None and size and size != dims(manifest.get("size", [])):
         raise CollectError(f"{path}: a {study} study of size {dims(manifest.get('size', []))}, but "
@@ -337,12 +339,21 @@ def collect_rows(paths: Sequence[str], default_study: Optional[str],
                  allow_failed: bool) -> List[dict]:
     """Read, check and convert every record; all bad records are reported before failing."""
     rows, errors = [], []
+    seen: Dict[tuple, str] = {}  # each run's (start, time taken, commit) -> its first record
     for path, manifest, entry in find_inputs(paths):
         try:
             rec = load_json(path)
         except CollectError as err:
             errors.append(str(err))
             continue
+        run = tuple(rec.get(k) for k in ("start_time", "total_s", "git_commit", "ranks")) \
+            if isinstance(rec, dict) else (None, None)
+        if run[0] and run[1] is not None:  # fdmini's records have both
+            if run in seen:
+                errors.append(f"{path}: the same run as {seen[run]} (its start, time and commit: a "
+                              f"copy, not another repeat)")
+                continue
+            seen[run] = path
         problems = check_record(rec, path)
         if problems:
             errors.append(f"{path}: " + "; ".join(problems))
@@ -405,8 +416,9 @@ def summarize(rows: Sequence[dict]) -> List[dict]:
             raise CollectError("every run failed: nothing to summarize")
     unnamed = [r["record"] for r in rows if not r["study"]]
     if unnamed:
-        raise CollectError(f"{len(unnamed)} record(s) have no study.json beside them, e.g. "
-                           f"{unnamed[0]}: pass --study weak|strong to summarize them")
+        raise CollectError(f"{len(unnamed)} record(s) have no study type (no study.json beside "
+                           f"them, or one without its \"study\" key), e.g. {unnamed[0]}: pass "
+                           f"--study weak|strong to summarize them")
     groups: Dict[tuple, List[dict]] = {}
     for r in rows:
         groups.setdefault(tuple(r[k] for k in GROUP_KEYS) + (r["ranks"],), []).append(r)
@@ -599,6 +611,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--no-model", action="store_true",
                         help="leave the model columns of the summary empty")
     args = parser.parse_args(argv)
+    outputs = [args.output] + ([args.summary] if args.summary else [])
+    if args.summary and os.path.realpath(args.summary) == os.path.realpath(args.output):
+        print(f"collect.py: error: -o and -s name the same file ({args.output})", file=sys.stderr)
+        return 1
     if args.summary and not args.no_model:
         sys.path.insert(0, MODEL_DIR)
         import needs  # pylint: disable=import-outside-toplevel
@@ -607,9 +623,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.site and args.summary and not args.no_model and model_module() is not None:
             model_module().inputs.load_site(args.site)  # a bad --site: an error before any file
         rows = collect_rows(args.inputs, args.study, args.allow_failed)
-        write_csv(args.output, RUN_COLUMNS, rows)
-        print(f"collect: {len(rows)} run(s) -> {args.output}")
-        if args.summary:
+        for out in outputs:  # an output over one of the records would destroy it
+            for r in rows:
+                if os.path.realpath(out) == os.path.realpath(r["record"]):
+                    raise CollectError(f"{out}: is one of the records read (-o and -s name new "
+                                       f"CSV files)")
+        summary = None
+        if args.summary:  # every row and the summary made before any file is written
             summary = summarize(rows)
             if args.no_model:
                 for s in summary:
@@ -617,6 +637,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             elif not add_model(summary, args.site):
                 print("collect: warning: numpy is not installed: the model columns are left empty "
                       "(apt-get install python3-numpy, or pip install numpy)", file=sys.stderr)
+        write_csv(args.output, RUN_COLUMNS, rows)
+        print(f"collect: {len(rows)} run(s) -> {args.output}")
+        if summary is not None:
             write_csv(args.summary, SUMMARY_COLUMNS, summary)
             print(f"collect: {len(summary)} summary row(s) -> {args.summary}")
             for s in summary:

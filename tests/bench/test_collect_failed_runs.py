@@ -5,7 +5,9 @@ timed out), are rejected, each named; with --allow-failed they are kept in resul
 and left out of summary.csv (its medians, repeats and efficiencies are those of the good runs
 alone), their number said on stderr. And bad inputs are one error line, no traceback: a runs
 entry of study.json without its record, -o an existing folder; a folder whose name holds glob
-characters (br[1]) is read.
+characters (br[1]) is read. Loose records: a copy of one is not a second repeat, an output
+over a record read (or -o and -s the same) is refused, a failing summary writes nothing, nodes
+come from the record.
 
 Made-up records of a weak study (12^3 per rank, 1 and 2 ranks, 3 repeats each).
 Usage: tests/bench/test_collect_failed_runs.py     Exit 0 when every check passed.
@@ -122,6 +124,40 @@ with tempfile.TemporaryDirectory() as work:
     code, text = collect(d2, "-o", work, "--allow-failed")
     check("-o an existing folder: one error", code == 1 and "Traceback" not in text
           and work in text, text)
+
+    # loose records of runs (with start_time and total_s, as fdmini writes them): a copy of one
+    # is no second repeat; an output that is a record read, or -o and -s the same, is refused;
+    # nothing is written when the summary fails; nodes from the record's nodes.count
+    loose = os.path.join(work, "loose")
+    os.makedirs(loose)
+    paths = []
+    for ranks, t in ((1, 1.25), (2, 0.75)):
+        rec = record(ranks, 1.0)
+        rec.update({"start_time": f"2026-12-03T0{ranks}:00:00Z", "total_s": t,
+                    "nodes": {"count": ranks, "ranks_per_node": 1}})
+        paths.append(os.path.join(loose, f"r{ranks}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(rec, f)
+    dup = os.path.join(loose, "copy-of-r2.json")
+    with open(paths[1]) as src, open(dup, "w") as dst:
+        dst.write(src.read())
+    code, text = collect(*paths, dup, "-o", res, "--study", "weak")
+    check("a copy of a record: rejected as the same run, named", code == 1 and "copy-of-r2.json"
+          in text and "the same run as" in text and "Traceback" not in text, text)
+    before = open(paths[0]).read()
+    code, text = collect(*paths, "-o", paths[0], "--study", "weak")
+    check("-o one of the records: refused, the record intact", code == 1 and "is one of the records"
+          in text and open(paths[0]).read() == before, text)
+    code, text = collect(*paths, "-o", res, "-s", res, "--study", "weak")
+    check("-o and -s the same file: refused", code == 1 and "the same file" in text, text)
+    with open(res, "w") as f:
+        f.write("KEEP\n")
+    code, text = collect(*paths, "-o", res, "-s", summ)  # no study type: the summary fails
+    check("a summary that fails writes no results.csv either", code == 1 and "no study type" in text
+          and open(res).read() == "KEEP\n", text)
+    code, text = collect(*paths, "-o", res, "--study", "weak")
+    check("nodes from the record's nodes.count", code == 0 and [x["nodes"] for x in rows(res)]
+          == ["1", "2"], text)
 
 print(f"collect failed-runs test: {'FAILED' if checks.failed else 'passed'} ({checks.failed} failed)")
 sys.exit(1 if checks.failed else 0)
