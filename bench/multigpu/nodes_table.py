@@ -18,11 +18,14 @@ same ranks, no emulation). Every figure comes from the records:
 The Markdown table has one row per operator, mode, size and layout, with the targets of the
 issue: the proxy within 1.25 x max(F_m, the step without emulation); at 128^3 the proxy at
 least 1.3 x faster than today's path; auto never slower than today's path (2 % noise allowed).
-Exit 1 when a record is unreadable, did not verify, or is missing from a cell.
+Exit 1, with nothing written, when a record is unreadable, did not verify, is not what its name
+says (operator, ranks, global grid, nodes, the mode's halo width, the proxy's path), or is
+missing from a cell.
 """
 import argparse
 import csv
 import glob
+import io
 import json
 import os
 import re
@@ -60,8 +63,22 @@ def read(path):
     if status not in ("PASS", "UNVERIFIED"):
         raise Bad("%s: verification %s" % (path, status))
     mode, op, g, ranks, nodes, variant = m.groups()
+    if not isinstance(r, dict):
+        raise Bad("%s: not a record (a JSON object)" % path)
     if r.get("op") != op or r.get("ranks") != int(ranks):
         raise Bad("%s: the record is of %s on %s ranks, not what its name says" % (path, r.get("op"), r.get("ranks")))
+    # the rest of the name against the record: the global grid, the (emulated) nodes, the halo
+    # width of the mode (t1: 1, one step per pass; s4: 4), and the proxy variant's path
+    count = r["nodes"].get("count") if isinstance(r.get("nodes"), dict) else None
+    said = {"global": ([int(g)] * 3, r.get("global")), "nodes": (int(nodes), count),
+            "halo width": (1 if mode == "t1" else 4, r.get("halo_width"))}
+    if mode == "t1":
+        said["steps per pass"] = (1, stat(r, "fuse", field="steps"))
+    if variant == "proxy":
+        said["path"] = ("proxy", r.get("halo_path"))
+    wrong = ["%s %s, not %s" % (k, got, want) for k, (want, got) in said.items() if got != want]
+    if wrong:
+        raise Bad("%s: the record's %s (its name says otherwise)" % (path, "; ".join(wrong)))
     step = stat(r, "phases_ms", "step", field="max")
     if step is None:
         raise Bad("%s: no step time" % path)
@@ -92,11 +109,11 @@ def main():
         return 1
     order = {"today": 0, "proxy": 1, "auto": 2, "none": 3}
     rows.sort(key=lambda x: (x["op"], x["mode"], x["global"], x["ranks"], -x["nodes"], order[x["variant"]]))
-    with open(a.csv, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(COLS)
-        for x in rows:
-            w.writerow([x[c] if not isinstance(x[c], float) else "%.3f" % x[c] for c in COLS])
+    table = io.StringIO()  # written with the Markdown once every cell is there
+    w = csv.writer(table, lineterminator="\n")
+    w.writerow(COLS)
+    for x in rows:
+        w.writerow([x[c] if not isinstance(x[c], float) else "%.3f" % x[c] for c in COLS])
     cell = {(x["op"], x["mode"], x["global"], x["ranks"], x["nodes"], x["variant"]): x for x in rows}
     devices = sorted({x["device"] for x in rows})
     commits = sorted({x["commit"] for x in rows})
@@ -109,6 +126,9 @@ def main():
              "today / proxy | auto / today | path (auto) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     missing, verdicts = [], []
+    for (op, mode, g, ranks, nodes, variant) in sorted(cell):  # an emulated layout without its proxy run
+        if nodes > 1 and variant != "none" and (op, mode, g, ranks, nodes, "proxy") not in cell:
+            missing.append("%s %s %d^3 %d ranks %d nodes: no proxy run" % (op, mode, g, ranks, nodes))
     for (op, mode, g, ranks, nodes, variant), x in sorted(cell.items()):
         if variant != "proxy":
             continue
@@ -131,10 +151,18 @@ def main():
     lines += ["", "Targets met: proxy within 1.25 x its floor in %d of %d cells; 1.3 x over today's path in %d of %d "
               "128^3 cells; auto within 2 %% of today's path or faster in %d of %d cells." % (
                   sum(v[0] for v in verdicts), n, sum(small), len(small), sum(v[2] for v in verdicts), n), ""]
-    with open(a.md, "w") as f:
-        f.write("\n".join(lines))
-    if missing:
+    if not verdicts and not missing:
+        missing.append("%s: no cell (a proxy run with its today, auto and none runs)" % a.records)
+    if missing:  # nothing written: a CSV or table of the earlier call stays as it was
         print("nodes_table.py: error: %s" % "; ".join(missing), file=sys.stderr)
+        return 1
+    try:
+        with open(a.csv, "w", newline="") as f:
+            f.write(table.getvalue())
+        with open(a.md, "w") as f:
+            f.write("\n".join(lines))
+    except OSError as e:
+        print("nodes_table.py: error: %s" % e, file=sys.stderr)
         return 1
     print("nodes_table.py: %d records, %d cells -> %s, %s" % (len(rows), n, a.csv, a.md))
     return 0
