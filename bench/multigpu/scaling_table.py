@@ -39,9 +39,10 @@ Weak (bench/scaling/study.py folders weak-OP-N-MODE with study.json): the same p
 
 Writes DIR/PREFIX-strong.{csv,md} and DIR/PREFIX-weak.{csv,md} (DIR default '.', PREFIX
 default DEVICExG from the records, e.g. NVIDIA-H200x4). Exit 1 when a record is unreadable or
-did not verify (PASS, or UNVERIFIED: nothing left to compare), when a weak folder holds a record
-of another case than its name says (operator, block, halo width, fuse) or of a run its
-study.json says exited non-zero or timed out, or when collect.py or plot.py fails.
+did not verify (PASS, or UNVERIFIED: nothing left to compare), when a strong record is of
+another case than its name says (operator, global grid, halo width, fuse, ranks), when a weak
+folder holds a record of another case than its name says (operator, block, halo width, fuse) or
+of a run its study.json says exited non-zero or timed out, or when collect.py or plot.py fails.
 """
 import argparse
 import csv
@@ -209,7 +210,9 @@ def strong_rows(parts):
                 continue
             op, n, mode, g, r, mps, _ = m.groups()
             key = (mode, int(g), int(r), "on" if mps == "-mps" else ("off" if int(r) > int(g) else ""))
-            cases.setdefault((op, int(n)), {}).setdefault(call, {}).setdefault(key, []).append(load(path))
+            rec = load(path)
+            check_case(path, rec, op, mode, "global", int(n), "its name", ranks=int(r))
+            cases.setdefault((op, int(n)), {}).setdefault(call, {}).setdefault(key, []).append(rec)
     rows = []
     for (op, n), ((started, _), runs) in sorted(latest(cases, "strong").items()):
         for (mode, g, r, mps), recs in runs.items():
@@ -239,25 +242,39 @@ def weak_dirs(parts):
     return latest(cases, "weak")
 
 
-def check_weak(path, rec, op, n, mode):
-    """Refuse a record of another case than its folder weak-OP-N-MODE names (a stray file would
-    otherwise be folded into the row's median): operator, block N^3, halo width and fuse
-    (T1: width 1, one step per pass; SW-F: width W, F steps per pass, any with F auto)."""
+def mode_wants(mode):
+    """The halo width and steps per pass of a mode (T1: width 1, one step per pass; SW-F: width
+    W, F steps per pass, None (any) with F auto)."""
+    if mode == "T1":
+        return 1, 1
+    w, f = mode[1:].split("-", 1)
+    return int(w), (None if f == "auto" else (int(f) if f.isdigit() else None))
+
+
+def check_case(path, rec, op, mode, size_key, n, where, ranks=None):
+    """Refuse a record of another case than its name or folder (`where`) says (a stray file would
+    otherwise be folded into a row's median): operator, rec[size_key] N^3 (the block of a weak
+    case, the global grid of a strong one), halo width and fuse of the mode, and the ranks where
+    given."""
     width = rec.get("halo_width", 1)
     steps = (rec.get("fuse") or {}).get("steps", 1)
-    if mode == "T1":
-        want_w, want_t = 1, 1
-    else:
-        w, f = mode[1:].split("-", 1)
-        want_w, want_t = int(w), (None if f == "auto" else (int(f) if f.isdigit() else None))
-    got = f"op {rec.get('op')}, block {rec.get('local_max')}, halo width {width}, fuse {steps}"
-    if rec.get("op") != op or rec.get("local_max") != [n, n, n] or width != want_w \
-            or (want_t is not None and steps != want_t):
-        raise TableError(f"{path}: {got}, not the case of its folder weak-{op}-{n}-{mode} "
-                         f"(op {op}, block {[n, n, n]}, halo width {want_w}"
-                         f"{'' if want_t is None else f', fuse {want_t}'})")
+    want_w, want_t = mode_wants(mode)
+    size = "block" if size_key == "local_max" else "global"
+    got = f"op {rec.get('op')}, {size} {rec.get(size_key)}, halo width {width}, fuse {steps}"
+    want = f"op {op}, {size} {[n, n, n]}, halo width {want_w}" + ("" if want_t is None else f", fuse {want_t}")
+    if ranks is not None:
+        got += f", {rec.get('ranks')} ranks"
+        want += f", {ranks} ranks"
+    if rec.get("op") != op or rec.get(size_key) != [n, n, n] or width != want_w \
+            or (want_t is not None and steps != want_t) or (ranks is not None and rec.get("ranks") != ranks):
+        raise TableError(f"{path}: {got}, not the case of {where} ({want})")
     if not isinstance(rec.get("ranks"), int):
         raise TableError(f"{path}: no rank count ('ranks')")
+
+
+def check_weak(path, rec, op, n, mode):
+    """check_case for a record of the folder weak-OP-N-MODE (the block N^3)."""
+    check_case(path, rec, op, mode, "local_max", n, f"its folder weak-{op}-{n}-{mode}")
 
 
 def failed_runs(folder):

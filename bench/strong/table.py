@@ -59,6 +59,19 @@ def load(folder):
     return recs
 
 
+def is_case(name, rec, op, block, ranks=None, width=None, steps=None):
+    """Exit with one line where the record is not the case its name says (a stray file would be
+    tabled under the name's case): operator, block (local_max) N^3, and where given the ranks,
+    the halo width and the steps per pass (steps None or "auto": any)."""
+    got = {"op": rec.get("op"), "block": rec.get("local_max"), "ranks": rec.get("ranks"),
+           "halo width": rec.get("halo_width", 1), "steps per pass": (rec.get("fuse") or {}).get("steps")}
+    want = {"op": op, "block": [block] * 3, "ranks": ranks, "halo width": width,
+            "steps per pass": None if steps in (None, "auto") else int(steps)}
+    wrong = [f"{k} {got[k]}, not {v}" for k, v in want.items() if v is not None and got[k] != v]
+    if wrong:
+        sys.exit(f"table.py: {name}.json: the record's {'; '.join(wrong)} (not the case its name says)")
+
+
 def step_us(rec):
     return 1e3 * rec["phases_ms"]["step"]["max"]
 
@@ -95,6 +108,9 @@ def small(recs, earlier=None):
             continue
         op, n, np_, mode = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)
         before = recs.get(name.replace("after-", "before-", 1))
+        is_case(name, rec, op, n, ranks=np_, steps=mode)
+        if before:
+            is_case(name.replace("after-", "before-", 1), before, op, n, ranks=np_)
         b_us = step_us(before) if before else (earlier or {}).get((op, np_, n, mode))
         fg, fls, fc = floor(rec, "graph"), floor(rec, "launch_sync"), floor(rec, "copy")
         lat, x = floor(rec, "latency"), floor(rec, "exchange_alone")
@@ -135,6 +151,7 @@ def deep(recs):
         if not m:
             continue
         op, layout, n, S, fuse = m.group(1), m.group(2), int(m.group(3)), int(m.group(4)), m.group(5)
+        is_case(name, rec, op, n, width=S, steps=fuse)
         base = recs.get(f"deep-{op}-{layout}-n{n}-S1-fuse1")
         st = step_us(rec)
         b = step_us(base) if base else None
@@ -156,6 +173,8 @@ def deep(recs):
     for name, rec in recs.items():
         m = fpat.match(name)
         if m:
+            is_case(name, rec, m.group(1), int(m.group(3)), ranks=int(m.group(2)),
+                    width=int(m.group(4)[2:]) if m.group(4) else None, steps=m.group(5))
             groups.setdefault((int(m.group(2)), int(m.group(3))), {})[m.group(5)] = rec
     for (np_, n), g in sorted(groups.items()):
         fixed = {t: step_us(r) for t, r in g.items() if t != "auto"}

@@ -92,7 +92,8 @@ with tempfile.TemporaryDirectory() as w:
     put(os.path.join(w, "strunc"), "after-heat-n64-np1-fuse1.json", None, raw="{")
     one_error("strong table: truncated record named", *run(STRONG, "small", os.path.join(w, "strunc")),
               "after-heat-n64-np1-fuse1.json")
-    put(os.path.join(w, "nofloor"), "after-heat-n64-np1-fuse1.json", record(0.005, {"launch_sync": stat(9.0)}))
+    put(os.path.join(w, "nofloor"), "after-heat-n64-np1-fuse1.json",
+        {**record(0.005, {"launch_sync": stat(9.0)}), "op": "heat", "local_max": [64] * 3, "ranks": 1})
     code, text = run(STRONG, "small", os.path.join(w, "nofloor"))
     check("strong table: a record without graph/copy floors tabled, no target", code == 0
           and "targets met: 0 of 0" in text and "Traceback" not in text, text)

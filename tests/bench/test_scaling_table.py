@@ -195,6 +195,19 @@ try:
     code, text = run([a, "-o", os.path.join(tmp, "out2"), "--no-plots"])
     check("failed verification refused", code == 1 and "strong-jacobi-512-T1-g4r4-r2" in text, text)
 
+    # a strong record is the case its name says: one of another rank count, global grid,
+    # operator or mode would be tabled under the name's; refused, named
+    os.remove(os.path.join(a, "records", "strong-jacobi-512-T1-g4r4-r2.json"))
+    for name, rec in (("strong-jacobi-512-T1-g2r2-r9", record("jacobi", 0.1, 4, [1, 2, 2], G, one)),
+                      ("strong-jacobi-512-T1-g2r2-r8", record("jacobi", 0.1, 2, [1, 1, 2], [256] * 3, one)),
+                      ("strong-heat-512-T1-g2r2-r7", record("jacobi", 0.1, 2, [1, 1, 2], G, one)),
+                      ("strong-jacobi-512-S4-auto-g2r2-r6", record("jacobi", 0.1, 2, [1, 1, 2], G, one))):
+        put(os.path.join(a, "records"), name, rec)
+        code, text = run([a, "-o", os.path.join(tmp, "out5"), "--no-plots"])
+        check(f"strong: {name} of another case refused, named", code == 1 and f"{name}.json" in text
+              and "not the case of its name" in text and "Traceback" not in text, text)
+        os.remove(os.path.join(a, "records", name + ".json"))
+
     # a weak folder holds one case: a stray record of another operator, halo width or fuse
     # (same rank count, faster) would move the row's median; refused, the file named
     for stray, rec in (("stray-op", record("jacobi", 0.05, 4, [1, 2, 2], [512, 1024, 1024], one)),

@@ -7,6 +7,7 @@ verification failed refused. Exit 0 when every check passes; prints PASS:/FAIL: 
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,11 @@ def record(step_ms, floors=None, T=1, passed=True):
 
 
 def write(folder, name, rec):
+    """The record as NAME.json, with the operator, block and ranks its name says unless it has
+    its own."""
+    m = re.match(r"(?:after|before)-(\w+)-n(\d+)-np(\d+)-fuse", name)
+    if m:
+        rec = {"op": m.group(1), "local_max": [int(m.group(2))] * 3, "ranks": int(m.group(3)), **rec}
     with open(os.path.join(folder, name + ".json"), "w") as f:
         json.dump(rec, f)
 
@@ -90,6 +96,17 @@ try:
         f.write("op,ranks,block,fuse,before_us\nheat,1,512,1,740.0\n")
     code, out = run([rec, "-o", os.path.join(tmp, "c"), "--before", os.path.join(tmp, "earlier.csv")])
     check("--before: 512^3 within 1 %: met", rows(os.path.join(tmp, "c"))[("heat", "1", "512", "1")]["target_met"] == "True")
+
+    # a record of another case than its name says (operator, block, ranks, steps per pass):
+    # refused, named
+    for what, extra in (("op", {"op": "jacobi"}), ("block", {"local_max": [32, 32, 32]}),
+                        ("ranks", {"ranks": 2}), ("steps", {"fuse": {"steps": 2}})):
+        write(rec, "after-heat-n64-np1-fuse1", {**record(0.0050, one), **extra})
+        code, out = run([rec])
+        check(f"a record whose {what} is not its name's: refused, named", code == 1
+              and "after-heat-n64-np1-fuse1.json" in out and "not the case its name says" in out
+              and "Traceback" not in out, out)
+    write(rec, "after-heat-n64-np1-fuse1", record(0.0050, one))
 
     write(rec, "after-jacobi-n64-np1-fuse1", record(0.0040, one, passed=False))
     code, out = run([rec])
