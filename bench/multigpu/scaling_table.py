@@ -377,6 +377,12 @@ def header(title, parts, rows):
     return lines
 
 
+def ops_named(rows):
+    """The operators of rows for a title: "heat", "heat and jacobi", "a, b and c"."""
+    ops = sorted({r["op"] for r in rows})
+    return " and ".join(ops) if len(ops) < 3 else ", ".join(ops[:-1]) + " and " + ops[-1]
+
+
 def write_md(path, lines, cols, rows):
     """The text lines, then a section of table `cols` per operator of rows, into path."""
     for op in sorted({r["op"] for r in rows}):
@@ -387,7 +393,7 @@ def write_md(path, lines, cols, rows):
 
 def write_strong(rows, parts, device, out, prefix):
     write_csv(os.path.join(out, prefix + "-strong.csv"), STRONG_COLS, rows)
-    lines = header(f"Strong scaling of heat and jacobi, {device}", parts, rows)
+    lines = header(f"Strong scaling of {ops_named(rows)}, {device}", parts, rows)
     lines += ["Microseconds per time step of the slowest rank; `speedup` T1/TN and `efficiency` "
               "T1/(G TN) against the 1-GPU run of the same operator, size and mode in the same call "
               "(G the GPUs: 8 ranks on 4 GPUs share them under MPS, `mps`); F1 = max(F_g, F_c), X "
@@ -405,7 +411,7 @@ def write_strong(rows, parts, device, out, prefix):
 
 
 def write_weak(rows, chosen, parts, device, out, prefix, plots, title_prefix, tmp):
-    lines = header(f"Weak scaling of heat and jacobi, {device}", parts, rows)
+    lines = header(f"Weak scaling of {ops_named(rows)}, {device}", parts, rows)
     lines += ["Microseconds per time step of the slowest rank with an N^3 block on every GPU; "
               "`% of 1 GPU` 100 T1/TN against the 1-GPU run of the same study folder; `hidden` the "
               "share of the exchange hidden behind the interior update and `vs alone` T_alone/T_step "
