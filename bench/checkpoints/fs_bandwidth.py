@@ -50,6 +50,9 @@ def read(path, size, buf, drop):
 
 
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     d = sys.argv[1]

@@ -10,6 +10,8 @@ Usage: table.py JSON_DIR FS_FILE      (JSON_DIR: nN-OP-none-a.json, nN-OP-none-b
                                        nN-OP-iI.json, nN-OP-restart-cold.json,
                                        nN-OP-restart-cached.json; FS_FILE: the "fs bytes=..."
                                        lines of fs_bandwidth.py for the checkpoint directory)
+Exit 1 with one line when JSON_DIR or FS_FILE is missing or unreadable, a record is not JSON, or
+the records make no row (a table without rows is no result).
 Definitions (bench/checkpoints/README.md):
   cost        = 1 - steps/s with / steps/s without (the target: at most 1 % every 1000 steps)
   needed GB/s = bytes per checkpoint / (interval x step time without checkpoints)
@@ -23,12 +25,19 @@ import re
 import sys
 
 
+def fail(why):
+    sys.exit(f"table.py: error: {why}")
+
+
 def load(path):
     try:
         with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+            r = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: not a readable JSON record ({e})")
+    if not isinstance(r, dict):
+        fail(f"{path}: not a JSON record (an object)")
+    return r
 
 
 def fs_for(fs, size):
@@ -40,11 +49,21 @@ def fs_for(fs, size):
 
 
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     jdir, fsfile = sys.argv[1], sys.argv[2]
+    if not os.path.isdir(jdir):
+        fail(f"{jdir}: no such folder (the JSON records)")
+    try:
+        with open(fsfile) as f:
+            lines = f.readlines()
+    except (OSError, ValueError) as e:
+        fail(f"{fsfile}: cannot read the fs_bandwidth lines ({e})")
     fs = {}
-    for line in open(fsfile):
+    for line in lines:
         m = re.match(r"fs bytes=(\d+) write_fsync_gbs=([\d.]+) read_cold_gbs=([\d.]+) read_cached_gbs=([\d.]+)", line)
         if m:
             fs[int(m.group(1))] = {"write": float(m.group(2)), "cold": float(m.group(3)), "cached": float(m.group(4))}
@@ -52,12 +71,17 @@ def main():
     device = "?"
     for p in glob.glob(os.path.join(jdir, "n*-*.json")):
         m = re.match(r"n(\d+)-(\w+)-(none-[ab]|i\d+|restart-cold|restart-cached)\.json$", os.path.basename(p))
-        r = load(p)
-        if not m or not r:
+        if not m:
             continue
+        r = load(p)
         device = r.get("device", device)
         runs[(int(m.group(1)), m.group(2), m.group(3))] = r
     keys = sorted({(n, op) for n, op, _ in runs})
+    # a row: an interval beside a run without checkpoints, or a restart that read
+    if not any(k[0] == "i" and ((n, op, "none-a") in runs or (n, op, "none-b") in runs)
+               or k.startswith("restart") and r.get("restart") for (n, op, k), r in runs.items()):
+        fail(f"{jdir}: no records that make a row (nN-OP-none-a.json with nN-OP-iI.json, "
+             f"or nN-OP-restart-cold.json)")
     print(f"# checkpoint overhead on one {device}: double, the checkpoint directory as fs_bandwidth measured it")
     print("| grid | op | MB per checkpoint | every | steps/s without | steps/s with | cost | needed GB/s "
           "| write+fsync GB/s | work ms/step | lost ms/step | stalled ms/step | fsync ms/step | hidden | <= 1 % |")

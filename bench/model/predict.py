@@ -13,7 +13,8 @@ the block alone on one GPU, strong (--global) T_1 / (R T_step) against the whole
 at the same kernel speed. The model is model.py's docstring; its parameters are the site file's
 (bench/model/sites/, each with its source), and where --record names a run's JSON record
 (fdmini --json) the floors it measured (F_g, F_ls, L) and, from a one-rank record or one with
---baseline, the kernel's speed replace the site's.
+--baseline, the kernel's speed replace the site's: a record without floors_us keeps the site's
+floors, with a warning; one whose floors_us is not an object is an error.
 """
 import argparse
 import csv
@@ -102,6 +103,11 @@ def main(argv=None) -> int:
         if not nodes or min(nodes) < 1:
             raise ModelError(f"--nodes {a.nodes!r}: expected positive integers, e.g. 1,2,4")
         rec = inputs.load_record(a.record) if a.record else None
+        if rec is not None and "floors_us" not in rec:
+            print(f"predict.py: warning: {a.record}: no floors_us: the floors are the site's",
+                  file=sys.stderr)
+        elif rec is not None and not isinstance(rec["floors_us"], dict):
+            raise ModelError(f"{a.record}: floors_us is not an object (docs/report.md)")
         inputs.bytes_per_point(a.op)
         rows = []
         for n in nodes:

@@ -7,7 +7,8 @@ trial_family (passes signalled) so did every candidate of that family, those not
 closest for one round only where they were more than 10 % behind its fastest; no other
 candidate did. The one chosen is the fastest of those trials, or, with a trial_family where
 the timed passes were not signalled, the fastest of the closest. With one finalist none ran.
-Exits 1 with the reason when the record says otherwise.
+Exits 1 with the reason when the record says otherwise, or with one line when the record is
+missing or not JSON.
 
 Usage: check_autotune.py RECORD.json
 """
@@ -74,9 +75,16 @@ def check(rec):
 
 
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    rec = json.load(open(sys.argv[1]))
+    try:
+        with open(sys.argv[1]) as f:
+            rec = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"check_autotune: {sys.argv[1]}: not a readable JSON record ({e})")
     t = rec["tune"]
     why = check(rec)
     if why:

@@ -14,7 +14,8 @@ peer bandwidth of the same run, and the weak-scaling efficiency against the sepa
 usage: summarize.py RECORDS_DIR     (a folder or a records.tar.gz)
 
 Exit 1 with one line naming the file when the folder or tarball is missing, unreadable or holds
-no records, or a record is unreadable, lacks what the table reads, or did not verify.
+no records, or a record is unreadable, lacks what the table reads, or did not verify; every
+record is read before the table is printed, so then nothing goes to stdout.
 """
 import json
 import os
@@ -61,8 +62,16 @@ def load(folder):
     return groups, peer
 
 
-def med(recs, f):
-    vals = [f(r) for r in recs]
+def read(path, rec, f):
+    """f(rec), or the error naming the record that lacks what f reads."""
+    try:
+        return f(rec)
+    except (KeyError, TypeError, ZeroDivisionError) as e:
+        raise SummaryError(f"{path}: a record without what the table reads ({type(e).__name__}: {e})")
+
+
+def med(pairs, f):
+    vals = [read(path, rec, f) for path, rec in pairs]
     vals = [v for v in vals if v is not None]
     return statistics.median(vals) if vals else None
 
@@ -112,66 +121,60 @@ def table(src, tmp):
         raise SummaryError(f"{src}: no such folder (a folder of records or a records.tar.gz)")
     else:
         groups, peer = load(src)
-    try:
-        print_table(groups, peer)
-    except (KeyError, TypeError, ZeroDivisionError) as e:
-        raise SummaryError(f"{current[0]}: a record without what the table reads "
-                           f"({type(e).__name__}: {e})")
+    print("\n".join(table_lines(groups, peer)))
 
 
-current = [""]  # the record print_table reads, for the error of a bad one
-
-
-def print_table(groups, peer):
+def table_lines(groups, peer):
+    """The lines to print, every record read first: a bad one stops it before anything is out."""
+    out = []
     if peer:
-        print(peer.strip())
+        out.append(peer.strip())
     one, both = peer_2mib(peer)
     ph = lambda k: (lambda r: r["phases_ms"][k]["avg"])
     cols = ["name", "n", "device", "path", "move", "sync", "faces", "step_ms", "pack", "exchange", "ipc_copy", "unpack",
             "interior", "boundary", "halo_GBs", "pe_GBs", "alone_ms", "eff_alone", "hidden"]
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "---|" * len(cols))
+    out.append("| " + " | ".join(cols) + " |")
+    out.append("|" + "---|" * len(cols))
     rows = {}
     for name, pairs in sorted(groups.items()):
-        current[0] = pairs[0][0] if len(pairs) == 1 else f"{pairs[0][0]} (or another repeat of {name})"
-        recs = [rec for _, rec in pairs]
-        r0 = recs[0]
+        path0, r0 = pairs[0]
         row = {
-            "step": med(recs, lambda r: r["phases_ms"]["step"]["max"]),
-            "halo": med(recs, lambda r: r["halo_GBs"]["avg"]),
-            "pe": med(recs, lambda r: r["halo_bytes_per_step_max"] / (1e6 * (r["phases_ms"]["pack"]["avg"] + r["phases_ms"]["exchange"]["avg"]))
+            "step": med(pairs, lambda r: r["phases_ms"]["step"]["max"]),
+            "halo": med(pairs, lambda r: r["halo_GBs"]["avg"]),
+            "pe": med(pairs, lambda r: r["halo_bytes_per_step_max"] / (1e6 * (r["phases_ms"]["pack"]["avg"] + r["phases_ms"]["exchange"]["avg"]))
                       if r["phases_ms"]["pack"]["avg"] + r["phases_ms"]["exchange"]["avg"] > 0 else None),
-            "alone": med(recs, lambda r: r["alone_step_ms"]["avg"] if r["baseline"] else None),
-            "eff": med(recs, lambda r: r["efficiency"]["avg"] if r["baseline"] else None),
-            "hidden": med(recs, lambda r: r["hidden_share"]["avg"] if r["baseline"] else None),
+            "alone": med(pairs, lambda r: r["alone_step_ms"]["avg"] if r["baseline"] else None),
+            "eff": med(pairs, lambda r: r["efficiency"]["avg"] if r["baseline"] else None),
+            "hidden": med(pairs, lambda r: r["hidden_share"]["avg"] if r["baseline"] else None),
         }
         rows[name] = row
         fmt = lambda v, p=4: "" if v is None else f"{v:.{p}f}"
-        print("| " + " | ".join([
-            name, str(len(recs)), r0["device"], r0.get("halo_path", "mpi"),
+        out.append("| " + " | ".join([
+            name, str(len(pairs)), read(path0, r0, lambda r: r["device"]), r0.get("halo_path", "mpi"),
             r0.get("ipc_move", "pull") if r0.get("halo_faces_ipc") else "",
             r0.get("ipc_sync", "") if r0.get("halo_faces_ipc") else "", r0.get("face_copy", ""),
-            fmt(row["step"]), fmt(med(recs, ph("pack"))), fmt(med(recs, ph("exchange"))),
-            fmt(med(recs, lambda r: r["ipc_copy_ms"]["avg"] if r.get("halo_faces_ipc") and "ipc_copy_ms" in r else None)),
-            fmt(med(recs, ph("unpack"))), fmt(med(recs, ph("interior"))), fmt(med(recs, ph("boundary"))),
+            fmt(row["step"]), fmt(med(pairs, ph("pack"))), fmt(med(pairs, ph("exchange"))),
+            fmt(med(pairs, lambda r: r["ipc_copy_ms"]["avg"] if r.get("halo_faces_ipc") and "ipc_copy_ms" in r else None)),
+            fmt(med(pairs, ph("unpack"))), fmt(med(pairs, ph("interior"))), fmt(med(pairs, ph("boundary"))),
             fmt(row["halo"], 1), fmt(row["pe"], 1), fmt(row["alone"]), fmt(row["eff"], 3), fmt(row["hidden"], 3)]) + " |")
-    print()
+    out.append("")
     for name, row in sorted(rows.items()):
         if name.startswith(("halo2m", "thin2m")) and both and row["halo"]:
             first = groups[name][0][1]
             push = first.get("halo_faces_ipc") and first.get("ipc_move") == "push"
-            print(f"{name}: 2 MiB halo {row['halo']:.1f} GB/s per rank = {100 * row['halo'] / both:.1f}% of the "
-                  f"peer copy both ways ({both:.1f} GB/s per direction), {100 * row['halo'] / one:.1f}% of one way ({one:.1f} GB/s)"
-                  + (" - exchange only: pushed faces travel in the pack, so this overstates them" if push else ""))
+            out.append(f"{name}: 2 MiB halo {row['halo']:.1f} GB/s per rank = {100 * row['halo'] / both:.1f}% of the "
+                       f"peer copy both ways ({both:.1f} GB/s per direction), {100 * row['halo'] / one:.1f}% of one way ({one:.1f} GB/s)"
+                       + (" - exchange only: pushed faces travel in the pack, so this overstates them" if push else ""))
             if row["pe"]:
-                print(f"{name}: 2 MiB pack+exchange {row['pe']:.1f} GB/s per rank = {100 * row['pe'] / both:.1f}% of both ways, "
-                      f"{100 * row['pe'] / one:.1f}% of one way")
+                out.append(f"{name}: 2 MiB pack+exchange {row['pe']:.1f} GB/s per rank = {100 * row['pe'] / both:.1f}% of both ways, "
+                           f"{100 * row['pe'] / one:.1f}% of one way")
     t1 = rows.get("weak512-1gpu", {}).get("step")
     opt = lambda v: "-" if v is None else f"{v:.3f}"
     for name, row in sorted(rows.items()):
         if name.startswith("weak512-") and name != "weak512-1gpu" and t1 and row["step"]:
-            print(f"{name}: weak 512^3 efficiency vs the separate 1-GPU run {t1 / row['step']:.3f}, vs alone "
-                  f"{opt(row['eff'])}, hidden {opt(row['hidden'])}")
+            out.append(f"{name}: weak 512^3 efficiency vs the separate 1-GPU run {t1 / row['step']:.3f}, vs alone "
+                       f"{opt(row['eff'])}, hidden {opt(row['hidden'])}")
+    return out
 
 
 if __name__ == "__main__":

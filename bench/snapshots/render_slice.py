@@ -10,13 +10,21 @@ perpendicular to --axis (default z) with a symmetric colour scale.
   render_slice.py snap_000100.raw --dims 255,255,255 [--precision 8] -o out.png
   render_slice.py ... --save-npy slice.npy      # also (or, without matplotlib, only) the slice
   render_slice.py --npy slice.npy -o out.png    # render a saved slice
+
+Needs numpy: without it, one line saying what to install and exit 1, as bench/model/needs.py
+says it (inline: this script is installed alone, P/share/fdmini/bench/snapshots/).
 """
 import argparse
 import os
 import sys
 import xml.etree.ElementTree as ET
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    sys.exit(f"render_slice.py: error: numpy not installed for {sys.executable} (Debian/Ubuntu: "
+             "apt-get install python3-matplotlib; LUMI/Frontier: module load cray-python; "
+             "or pip install numpy matplotlib)")
 
 
 def read_xdmf(path):

@@ -10,6 +10,8 @@ fdmini's own figures, defined in bench/snapshots/README.md).
 Usage: table.py JSON_DIR IO_FILE      (JSON_DIR: nN-none-a.json, nN-none-b.json, nN-iI.json;
                                        IO_FILE: the "io bytes=... d2h_gbs=... write_gbs=..."
                                        lines of io_bandwidth for the snapshot directory)
+Exit 1 with one line when JSON_DIR or IO_FILE is missing or unreadable, a record is not JSON, or
+the records make no row (a table without rows is no result).
 Definitions (bench/snapshots/README.md):
   needed GB/s = bytes per snapshot / (interval x step time without snapshots)
   bound       = min(1, interval x step time x min(D2H, write) / bytes): the best ratio a
@@ -22,20 +24,37 @@ import re
 import sys
 
 
+def fail(why):
+    sys.exit(f"table.py: error: {why}")
+
+
 def load(path):
     try:
         with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+            r = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: not a readable JSON record ({e})")
+    if not isinstance(r, dict):
+        fail(f"{path}: not a JSON record (an object)")
+    return r
 
 
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     jdir, iofile = sys.argv[1], sys.argv[2]
+    if not os.path.isdir(jdir):
+        fail(f"{jdir}: no such folder (the JSON records)")
+    try:
+        with open(iofile) as f:
+            lines = f.readlines()
+    except (OSError, ValueError) as e:
+        fail(f"{iofile}: cannot read the io_bandwidth lines ({e})")
     io = {}
-    for line in open(iofile):
+    for line in lines:
         m = re.match(r"io bytes=(\d+) d2h_gbs=([\d.]+) write_gbs=([\d.]+)", line)
         if m:
             io[int(m.group(1))] = (float(m.group(2)), float(m.group(3)))
@@ -43,12 +62,15 @@ def main():
     device = "?"
     for p in glob.glob(os.path.join(jdir, "n*-*.json")):
         m = re.match(r"n(\d+)-(none-[ab]|i(\d+))\.json$", os.path.basename(p))
-        r = load(p)
-        if not m or not r:
+        if not m:
             continue
+        r = load(p)
         device = r.get("device", device)
         runs[(int(m.group(1)), m.group(2))] = r
     sizes = sorted({n for n, _ in runs})
+    # a row: an interval beside a run without snapshots
+    if not any(k[0] == "i" and ((n, "none-a") in runs or (n, "none-b") in runs) for n, k in runs):
+        fail(f"{jdir}: no records that make a row (nN-none-a.json with nN-iI.json)")
     print(f"# snapshot overhead on one {device} ({os.path.basename(jdir.rstrip('/'))}): heat, double")
     print("| grid | MB per snapshot | every | steps/s without | steps/s with | ratio | needed GB/s "
           "| D2H GB/s | write GB/s | bound | work ms/step | lost ms/step | stalled ms/step | hidden | >= 95 % |")
