@@ -16,6 +16,8 @@
 #      slowest rank) beside the file system's read bandwidth of step 1; the continued run's field
 #      equals the uninterrupted one's (checks.log), and the cold restart on 2 ranks sharing the GPU
 #   4. table.py prints the tables (bench/checkpoints/README.md explains the columns)
+# Exit 0 when every check passed and the table was made; else 1 (checks.log and table.md say
+# which).
 # Usage: bench/checkpoints/overhead.sh [DIR]   DIR: the checkpoint directory (default
 #        /tmp/fdmini-ckptbench: the node's local disk; the target is the cost with fsync)
 # Binaries: bench/multigpu/prepare.sh on the build machine (same FDMINI_PREP_TAG).
@@ -106,7 +108,10 @@ say "checks: $pass passed, $fail failed"
 
 # ---- 4. the tables
 python3 bench/checkpoints/table.py "$logs/json" "$OUT/fs.txt" >"$OUT/table.md" 2>&1
+table_rc=$?
 tee -a "$log" <"$OUT/table.md"
 tar -czf "$OUT/logs.tgz" -C "$logs" .
 rm -rf "$logs" "$dir"
 say "# done $(date -u +%FT%TZ)"
+# a failed check or a table that could not be made (table.md says why) is a failed study
+[ "$fail" -eq 0 ] && [ "$table_rc" -eq 0 ]

@@ -13,6 +13,8 @@
 #      8 (4) snapshots and ends half an interval after the last (the steady state, not the
 #      end); the timing still lasts until every snapshot is on disk
 #   4. table.py prints the table (bench/snapshots/README.md explains the columns)
+# Exit 0 when every check passed and the table was made; else 1 (checks.log and table.md say
+# which).
 # Usage: bench/snapshots/overhead.sh [DIR]    DIR: where snapshots go (default
 #        /tmp/fdmini-snapbench: the node's local disk, through the page cache)
 # Binaries: bench/snapshots/prepare.sh on the build machine (same FDMINI_PREP_TAG).
@@ -95,7 +97,10 @@ done
 
 # ---- 4. the table
 python3 bench/snapshots/table.py "$logs/json" "$OUT/io.txt" > "$OUT/table.md" 2>&1
+table_rc=$?
 tee -a "$log" < "$OUT/table.md"
 tar -czf "$OUT/logs.tgz" -C "$logs" .
 rm -rf "$work" "$logs" "$dir"
 say "# done $(date -u +%FT%TZ)"
+# a failed check or a table that could not be made (table.md says why) is a failed study
+[ "$fail" -eq 0 ] && [ "$table_rc" -eq 0 ]
