@@ -1,6 +1,7 @@
 /* fd_error.c - error recording, the messages of failed backend and MPI calls, agreement on an
  * error among ranks, wall-clock time (fd_error.h). */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -75,9 +76,12 @@ int fd_agree_first(MPI_Comm comm, int code, unsigned long long key)
   /* the message of the rank that failed with the agreed code (code and message belong
    * together: a usage error on rank 1 and a runtime failure on rank 0 report the latter) and
    * has the smallest key, the lowest of those */
-  unsigned long long least = code == worst ? key : ~0ULL;
-  MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm);
-  int first = code == worst && key == least ? rank : size;
+  /* signed, the top bit dropped: MPICH 4.0.2 takes MPI_MIN over MPI_UNSIGNED_LONG_LONG (and
+   * MPI_UINT64_T) as if signed, so that a sentinel of all ones won over every key */
+  const long long mine = (long long)(key & 0x7fffffffffffffffULL);
+  long long least = code == worst ? mine : LLONG_MAX;
+  MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_LONG_LONG, MPI_MIN, comm);
+  int first = code == worst && mine == least ? rank : size;
   MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
   MPI_Bcast(message, (int)sizeof message, MPI_CHAR, first, comm);
   message[sizeof message - 1] = '\0';

@@ -83,10 +83,11 @@ int fd_mpi_failed(const char *file, int line, const char *expr, int mpi_code);
  * of the lowest-numbered rank that passed that code (and fd_error_agreed() 1): the message
  * always belongs to the code returned. */
 int fd_agree(MPI_Comm comm, int code);
-/* fd_agree, the message from the rank with the smallest key among those that passed the
- * highest code (then the lowest-numbered of them): where the failures follow one another (a
- * stalled neighbour makes its neighbours late in turn), the key orders them in time so that the
- * line names the first. fd_agree is fd_agree_first with key 0 on every rank. Collective. */
+/* fd_agree, the message from the rank with the smallest key (its low 63 bits) among those that
+ * passed the highest code (then the lowest-numbered of them): where the failures follow one
+ * another (a stalled neighbour makes its neighbours late in turn), the key orders them in time
+ * so that the line names the first. fd_agree is fd_agree_first with key 0 on every rank.
+ * Collective. */
 int fd_agree_first(MPI_Comm comm, int code, unsigned long long key);
 
 /* Wall-clock seconds (MPI_Wtime). Not Collective. */
