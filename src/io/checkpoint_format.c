@@ -77,7 +77,7 @@ int ckpt_pwrite_all(int fd, const void *buf, size_t len, off_t off)
   return 0;
 }
 
-int ckpt_list_dir(const char *dir, int clean, long long *steps, int max, int *count)
+int ckpt_list_dir(const char *dir, int clean, const char *keep, long long *steps, int max, int *count)
 {
   *count = 0;
   DIR *d = opendir(dir);
@@ -91,7 +91,7 @@ int ckpt_list_dir(const char *dir, int clean, long long *steps, int max, int *co
       if (clean) {
         char p[FD_PATH_MAX + 300];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
+        if (!keep || strcmp(p, keep) != 0) unlink(p);
       }
       continue;
     }

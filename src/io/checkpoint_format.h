@@ -67,8 +67,9 @@ int ckpt_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
 /* The steps of the checkpoints in dir (final names), newest first, at most max of them, into
  * steps; *count all of them (may exceed max). Temporary files of killed runs are removed when
- * `clean`. errno or 0. Not Collective; any thread (no MPI). */
-int ckpt_list_dir(const char *dir, int clean, long long *steps, int max, int *count);
+ * `clean`, but for `keep` (a resolved path, or NULL): the file --restart reads. errno or 0. Not
+ * Collective; any thread (no MPI). */
+int ckpt_list_dir(const char *dir, int clean, const char *keep, long long *steps, int max, int *count);
 
 /* ---- the header ---- */
 

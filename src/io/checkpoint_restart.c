@@ -72,7 +72,11 @@ static int prepare_rank0(fd_checkpoints *ck, const fd_options *o, const fd_ckpt_
     }
     strcpy(ck->dir, real);
     free(real);
-    int e = ckpt_list_dir(ck->dir, 1, dir_steps, FD_CKPT_CANDIDATES, &have);
+    /* the file --restart names is the run's input, also under a temporary name of the directory
+     * (a complete checkpoint whose run was killed before the rename) */
+    char *keep = o->restart == FD_RESTART_PATH ? realpath(o->restart_path, NULL) : NULL;
+    int e = ckpt_list_dir(ck->dir, 1, keep, dir_steps, FD_CKPT_CANDIDATES, &have);
+    free(keep);
     if (e) return fd_set_error(FD_ERR_USAGE, "--checkpoint-dir: cannot read '%s': %s", ck->dir, strerror(e));
   }
   char reasons[FD_ERROR_MESSAGE_MAX] = "";
@@ -108,7 +112,7 @@ static int prepare_rank0(fd_checkpoints *ck, const fd_options *o, const fd_ckpt_
   free(real);
   if (S_ISDIR(st.st_mode)) {
     int n = 0;
-    int e = ckpt_list_dir(dir, 0, ck->cand, FD_CKPT_CANDIDATES, &n);
+    int e = ckpt_list_dir(dir, 0, NULL, ck->cand, FD_CKPT_CANDIDATES, &n);
     if (e) return fd_set_error(FD_ERR_USAGE, "--restart: cannot read the directory '%s': %s", path, strerror(e));
     strcpy(ck->cand_dir, dir);
     ck->ncand = n < FD_CKPT_CANDIDATES ? n : FD_CKPT_CANDIDATES;

@@ -176,7 +176,7 @@ static void prune(fd_checkpoints *ck, long long keep)
 {
   long long steps[FD_CKPT_CANDIDATES * 4];
   int n = 0;
-  if (ckpt_list_dir(ck->dir, 0, steps, (int)(sizeof steps / sizeof steps[0]), &n) != 0) return;
+  if (ckpt_list_dir(ck->dir, 0, NULL, steps, (int)(sizeof steps / sizeof steps[0]), &n) != 0) return;
   if (n > (int)(sizeof steps / sizeof steps[0])) n = (int)(sizeof steps / sizeof steps[0]);
   long long prev = -1;
   for (int q = 0; q < n; q++)

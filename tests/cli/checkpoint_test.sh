@@ -489,6 +489,17 @@ if ((rc == 0)) && has_re "$out" "fdmini: notice: --restart: '$b/fallback/ckpt_00
 else
   fail "auto fallback" "exit $rc" <(printf '%s\n' "$out")
 fi
+# a complete checkpoint under its temporary name (its run killed between the last write and the
+# rename), named by --restart in its own --checkpoint-dir: the run's input, not a leftover to remove
+mkdir -p "$b/tmpname"
+tmpck=$b/tmpname/ckpt_0000000036.fdmini.4242.tmp
+cp "$b/ck/ckpt_0000000036.fdmini" "$tmpck"
+run 2 "${heat[@]}" --iters 58 --checkpoint-every 4 --checkpoint-dir "$b/tmpname" --restart "$tmpck" --dump "$b/tmpname.raw"
+if ((rc == 0)) && [[ $(restarted_from) == "$(basename "$tmpck")" ]] && cmp -s "$b/tmpname.raw" "$b/ref60.raw"; then
+  pass "--restart of a temporary name in --checkpoint-dir: continued, bitwise equal"
+else
+  fail "--restart of a temporary name in --checkpoint-dir" "exit $rc, continued '$(restarted_from)'" <(printf '%s\n' "$out")
+fi
 
 echo "== a checkpoint that cannot be written: exit 4"
 u=$work/ulimit
