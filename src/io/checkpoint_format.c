@@ -176,7 +176,9 @@ static int header_valid(const fd_ckpt_header *h, const char *path)
                         path, (unsigned long long)h->version, FD_CKPT_VERSION);
   if (header_hash(h) != h->hash)
     return fd_set_error(FD_ERR_USAGE, "'%s': the checksum of its header does not match: the file is corrupted", path);
-  int bad = h->fields > FD_CKPT_FIELDS_MAX || h->writers < 1 || h->step < 1 ||
+  /* the source record holds at most step + 1 values: its length sizes the restart's buffer */
+  int bad = h->fields > FD_CKPT_FIELDS_MAX || h->writers < 1 || h->step < 1 || h->hist_count < -1 ||
+            h->hist_count - 1 > h->step ||
             (uint64_t)h->procs[0] * (uint64_t)h->procs[1] * (uint64_t)h->procs[2] != h->writers;
   for (int d = 0; d < 3; d++) bad |= h->N[d] < 1 || h->procs[d] < 1 || h->procs[d] > h->N[d];
   if (bad) return fd_set_error(FD_ERR_USAGE, "'%s': its header holds impossible values: the file is corrupted", path);

@@ -13,9 +13,9 @@
 #     restart equal the uninterrupted run's, the XDMF listing all;
 #   - every bad input of a restart: exit 2, one error line, every file as it was (another grid,
 #     operator, precision, wave; truncated, corrupted data or header, not a checkpoint, another
-#     format version or byte order; no complete checkpoint; a checkpoint past the run's end; a
-#     --checkpoint-dir holding another run's checkpoints); with auto a corrupt newest checkpoint
-#     is skipped for the previous one;
+#     format version or byte order, a header of impossible values; no complete checkpoint; a
+#     checkpoint past the run's end; a --checkpoint-dir holding another run's checkpoints); with
+#     auto a corrupt newest checkpoint is skipped for the previous one;
 #   - a checkpoint that cannot be written: exit 4 (ulimit -f; a full 1 MiB tmpfs where root may
 #     mount one: the previous checkpoint stays, and the run continues from it elsewhere).
 # Under the sanitizers (ASAN_OPTIONS set) every other case of the kill matrix runs. Rank counts
@@ -429,7 +429,7 @@ def mix(z):
 def rehash():
     w = list(struct.unpack_from("<45Q", b, 0)); w[44] = 0
     struct.pack_into("<Q", b, 352, sum(mix((x + i * 0x9e3779b97f4a7c15 + 0x68656164657221) & M) for i, x in enumerate(w)) & M)
-offsets = {"version": 8, "byte_order": 16, "real_bytes": 24}
+offsets = {"version": 8, "byte_order": 16, "real_bytes": 24, "hist_count": 152}
 if what == "selftest":
     stored = bytes(b[352:360]); rehash(); assert bytes(b[352:360]) == stored, "the header hash differs from fdmini's"
 elif what in offsets:
@@ -465,6 +465,11 @@ expect "one flipped bit in the data (read on 3 ranks)" 2 "the checksum of the fi
   "$b" 3 "${heat[@]}" --iters 60 --restart "$b/bit.fdmini" "${keep[@]}"
 forge "$b/wave/ckpt_0000000020.fdmini" "$b/hist.fdmini" hist
 expect "one flipped bit in the wave's source record" 2 "the checksum of the source record does not match" "$b" 2 \
+  --op wave --global 21,21,21 --iters 40 --restart "$b/hist.fdmini" "${keep[@]}"
+# a header whose checksum matches but whose source record cannot be (more values than steps):
+# refused, no crash (its length sizes the buffer the record is read into)
+forge "$b/wave/ckpt_0000000020.fdmini" "$b/hist.fdmini" hist_count 0x2000000000000000
+expect "a source record longer than its steps" 2 "its header holds impossible values: the file is corrupted" "$b" 2 \
   --op wave --global 21,21,21 --iters 40 --restart "$b/hist.fdmini" "${keep[@]}"
 rm -f "$b/hist.fdmini"
 printf 'not a checkpoint' >"$b/text.fdmini"
