@@ -256,8 +256,10 @@ int ckpt_read_header(const char *path, const fd_ckpt_run *r, fd_ckpt_header *h, 
     return FD_ERR_USAGE;
   }
   if ((uint64_t)st.st_size != h->file_bytes)
-    return fd_set_error(FD_ERR_USAGE, "--restart: '%s' holds %lld bytes, expected %llu: it is truncated (the run "
-                        "that wrote it was killed, or the file system dropped data)", path, (long long)st.st_size,
-                        (unsigned long long)h->file_bytes);
+    return fd_set_error(FD_ERR_USAGE, "--restart: '%s' holds %lld bytes, expected %llu: %s", path, (long long)st.st_size,
+                        (unsigned long long)h->file_bytes,
+                        (uint64_t)st.st_size < h->file_bytes
+                            ? "it is truncated (the run that wrote it was killed, or the file system dropped data)"
+                            : "something was appended to it: it is corrupted");
   return FD_OK;
 }

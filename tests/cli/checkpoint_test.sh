@@ -12,10 +12,10 @@
 #   - the report and JSON of a checkpointing run and of a restarted one; snapshots across a
 #     restart equal the uninterrupted run's, the XDMF listing all;
 #   - every bad input of a restart: exit 2, one error line, every file as it was (another grid,
-#     operator, precision, wave; truncated, corrupted data or header, not a checkpoint, another
-#     format version or byte order, a header of impossible values; no complete checkpoint; a
-#     checkpoint past the run's end; a --checkpoint-dir holding another run's checkpoints); with
-#     auto a corrupt newest checkpoint is skipped for the previous one;
+#     operator, precision, wave; truncated or appended to, corrupted data or header, not a
+#     checkpoint, another format version or byte order, a header of impossible values; no
+#     complete checkpoint; a checkpoint past the run's end; a --checkpoint-dir holding another
+#     run's checkpoints); with auto a corrupt newest checkpoint is skipped for the previous one;
 #   - a checkpoint that cannot be written: exit 4 (ulimit -f; a full 1 MiB tmpfs where root may
 #     mount one: the previous checkpoint stays, and the run continues from it elsewhere).
 # Under the sanitizers (ASAN_OPTIONS set) every other case of the kill matrix runs. Rank counts
@@ -459,6 +459,11 @@ expect "a corrupted header" 2 "the checksum of its header does not match: the fi
 forge "$ck" "$b/short.fdmini" truncate 100
 expect "a truncated checkpoint" 2 "holds $(($(stat -c %s "$ck") - 100)) bytes, expected $(stat -c %s "$ck"): it is truncated" "$b" 1 \
   "${heat[@]}" --iters 60 --restart "$b/short.fdmini" "${keep[@]}"
+cp "$ck" "$b/long.fdmini"
+printf 'appended' >>"$b/long.fdmini"
+expect "a checkpoint with bytes appended" 2 "holds $(($(stat -c %s "$ck") + 8)) bytes, expected $(stat -c %s "$ck"): something was appended to it" \
+  "$b" 1 "${heat[@]}" --iters 60 --restart "$b/long.fdmini" "${keep[@]}"
+rm -f "$b/long.fdmini"
 # a value in the middle of the data: the block holding it (any decomposition of the reader)
 forge "$ck" "$b/bit.fdmini" data $(($(stat -c %s "$ck") - 24 * 20 * 9 * 8 + 5))
 expect "one flipped bit in the data (read on 3 ranks)" 2 "the checksum of the field in block 1 of the 2 ranks that wrote it (x 1..24, y 1..20, z 10..18) does not match" \
