@@ -262,12 +262,18 @@ static void test_checkpoint_file_names(void **state)
   assert_true(output_is_checkpoint_name("ckpt_7.fdmini.4242.tmp", &step, &tmp));
   assert_true(step == 7 && tmp == 1);
   const char *no[] = {"ckpt_.fdmini", "ckpt_12.fdmin", "ckpt_12.fdmini.tmp", "ckpt_12.fdmini.x.tmp", "ckpt_12.fdmini.1",
-                      "ckpt_12.fdminix", "snap_000012.raw", "ckpt_99999999999999999999.fdmini", "xckpt_1.fdmini"};
+                      "ckpt_12.fdminix", "snap_000012.raw", "ckpt_99999999999999999999.fdmini", "xckpt_1.fdmini",
+                      /* final names other than output_checkpoint_path's for their step */
+                      "ckpt_12.fdmini", "ckpt_000000012.fdmini", "ckpt_00000000012.fdmini"};
   for (size_t q = 0; q < sizeof no / sizeof no[0]; q++)
     if (output_is_checkpoint_name(no[q], NULL, NULL)) fail_msg("'%s' taken for a checkpoint name", no[q]);
   char p[64];
   output_checkpoint_path(p, sizeof p, "d", 42);
   assert_string_equal(p, "d/ckpt_0000000042.fdmini");
+  assert_true(output_is_checkpoint_name("ckpt_12345678901.fdmini", &step, &tmp));
+  assert_true(step == 12345678901LL && tmp == 0);
+  output_checkpoint_path(p, sizeof p, "d", step);
+  assert_string_equal(p, "d/ckpt_12345678901.fdmini");
 }
 
 int main(int argc, char **argv)

@@ -150,6 +150,10 @@ int output_is_checkpoint_name(const char *base, long long *step, int *tmp)
     if (v > (0x7fffffffffffffffLL - 9) / 10) return 0;
     v = v * 10 + (*p - '0');
   }
+  /* a final name is the one output_checkpoint_path gives its step, the name the restart and the
+   * removal of older checkpoints open: ten digits, or more without a leading zero */
+  const long digits = (long)(p - (base + 5));
+  const int canonical = digits == 10 || (digits > 10 && base[5] != '0');
   if (strncmp(p, ".fdmini", 7) != 0) return 0;
   p += 7;
   int t = 0;
@@ -159,7 +163,7 @@ int output_is_checkpoint_name(const char *base, long long *step, int *tmp)
     while (*p >= '0' && *p <= '9') p++;
     if (strcmp(p, ".tmp") != 0) return 0;
     t = 1;
-  } else if (*p) {
+  } else if (*p || !canonical) {
     return 0;
   }
   if (step) *step = v;

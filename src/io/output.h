@@ -77,7 +77,8 @@ int output_is_snapshot_name(const char *base);
 /* The checkpoints' file names (checkpoint_writer.c writes them, output_check_run checks them): the
  * checkpoint of `step` is ckpt_STEP.fdmini in dir (STEP: ten digits or more), into out (len
  * bytes, cut short where it does not fit). 1 from output_is_checkpoint_name when `base` is
- * such a name or one of its temporary names ckpt_STEP.fdmini.PID.tmp (STEP, PID: digits);
+ * such a name (as output_checkpoint_path writes it for its step: ckpt_12.fdmini is not) or a
+ * temporary name ckpt_STEP.fdmini.PID.tmp (STEP, PID: digits);
  * *step (may be NULL) gets STEP, *tmp (may be NULL) whether it is a temporary name. Pure. */
 void output_checkpoint_path(char *out, size_t len, const char *dir, long long step);
 int output_is_checkpoint_name(const char *base, long long *step, int *tmp);
