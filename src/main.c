@@ -278,9 +278,9 @@ int main(int argc, char **argv)
       output_discard(&json);
       if (r.stop_measuring)
         printf("fdmini: stopped by %s during a measurement run (--baseline or the reference run), before the run "
-               "proper: nothing new to save; run again with --restart auto%s%s%s to %s\n",
-               checkpoint_signal_name(r.stop_signal), r.restart_from[0] ? " (it continues '" : "", r.restart_from,
-               r.restart_from[0] ? "')" : "", r.restart_from[0] ? "continue" : "start afresh");
+               "proper: nothing new to save; the same command %s%s%s\n",
+               checkpoint_signal_name(r.stop_signal), r.restart_from[0] ? "continues '" : "starts the run afresh",
+               r.restart_from, r.restart_from[0] ? "'" : "");
       else
         printf("fdmini: stopped by %s after step %lld of %lld: checkpoint '%s' written; run again with --restart "
                "auto (or --restart with its name) to continue\n", checkpoint_signal_name(r.stop_signal),

@@ -134,6 +134,7 @@ typedef struct {
    * run with nothing of this step written (the checkpoints before it kept). Collective. */
   int (*sound)(void *ctx);
   void *sound_ctx;
+  int baseline;           /* 1 in --baseline's loop (a measurement loop where --test-signal acts) */
 } fd_ckpt_view;
 
 /* What checkpoint_create needs; the pointers must outlive the checkpoints. */

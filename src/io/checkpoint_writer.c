@@ -590,13 +590,15 @@ int checkpoint_after_pass(fd_checkpoints *ck, const fd_ckpt_view *v, int count, 
   if (!ck->on) return FD_OK;
   const double t0 = mono_ms();
   ck->passes += count;
+  /* test only: a signal on one rank at a chosen step, of --baseline's loop too (it runs before
+   * the run proper, its steps from 0; not of the snapshots' and checkpoints' reference run), */
+  const fd_test_event *ts = &ck->test_signal, *tk = &ck->test_kill;
+  if (ts->rank == ck->rank && !ck->signal_raised && (!v->measure || v->baseline) && v->step >= ts->step) {
+    ck->signal_raised = 1;
+    raise(ts->what);
+  }
   if (!v->measure) {
-    /* test only: a signal or a SIGKILL on one rank at a chosen step */
-    const fd_test_event *ts = &ck->test_signal, *tk = &ck->test_kill;
-    if (ts->rank == ck->rank && !ck->signal_raised && v->step >= ts->step) {
-      ck->signal_raised = 1;
-      raise(ts->what);
-    }
+    /* and a SIGKILL, of the run proper only */
     if (tk->what == FD_TEST_AT_PASS && tk->rank == ck->rank && v->step >= tk->step) raise(SIGKILL);
     if (ck->every && v->step % ck->every == 0) {
       FD_CALL(complete(ck)); /* one checkpoint in flight at a time */

@@ -58,7 +58,7 @@ static int checkpoint_pass(fd_state *s, int count, int *stop)
 {
   const long long m = s->steps < s->src_steps ? s->steps : s->src_steps;
   const fd_ckpt_view v = {s->steps, s->alone || s->snap_off, {s->u, s->um}, s->src_owned ? s->src_hist : NULL,
-                          s->src_steps < 0 ? 0 : m + 1, levels_sound, s};
+                          s->src_steps < 0 ? 0 : m + 1, levels_sound, s, s->alone};
   return checkpoint_after_pass(s->ckpt, &v, count, stop);
 }
 

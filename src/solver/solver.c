@@ -143,7 +143,7 @@ static int snapshot_reference(fd_state *s, double *ref_ms, int *nsteps)
 static int state_restore(fd_state *s, fd_result *r)
 {
   if (!s->ckpt->restart) return FD_OK;
-  const fd_ckpt_view v = {0, 0, {s->u, s->um}, s->src_owned ? s->src_hist : NULL, 0, NULL, NULL};
+  const fd_ckpt_view v = {0, 0, {s->u, s->um}, s->src_owned ? s->src_hist : NULL, 0, NULL, NULL, 0};
   FD_CALL(checkpoint_load(s->ckpt, &v, s->compute));
   s->sig_primed = 0; /* u is the checkpoint's */
   state_checkpoint_steps(s); /* after a fallback the checkpoint is an older one */

@@ -8,7 +8,8 @@
 #     operator, --halo-width 2-4, --fuse, 1-8 ranks; the directory ends with the last two
 #     checkpoints, no temporary file;
 #   - SIGUSR1 to mpirun (forwarded to every rank) and SIGTERM to one rank: every rank stops at
-#     the same pass, exit 5 on every rank, one line naming the checkpoint; the restart equals;
+#     the same pass, exit 5 on every rank, one line naming the checkpoint; the restart equals; a
+#     stop in --baseline's loop writes none, and its line's advice works;
 #   - the report and JSON of a checkpointing run and of a restarted one; snapshots across a
 #     restart equal the uninterrupted run's, the XDMF listing all;
 #   - every bad input of a restart: exit 2, one error line, every file as it was (another grid,
@@ -296,6 +297,26 @@ if ((rc == 5)) && [[ ! -e $work/never.json ]] && [[ $(printf '%s\n' "$out" | gre
   pass "a stopped run: exit 5, one line, no JSON"
 else
   fail "a stopped run" "exit $rc"
+fi
+# a stop in --baseline's loop, before the run proper, of a run continuing a checkpoint outside
+# its --checkpoint-dir: no checkpoint written, and the line's advice (the same command) works
+m=$work/meas
+mkdir -p "$m"
+run 2 --op heat --global 24,24,24 --warmup 0 --iters 16 --checkpoint-every 8 --checkpoint-dir "$m/a"
+first=$rc
+margs=(--op heat --global 24,24,24 --warmup 0 --iters 24 --checkpoint-every 8 --checkpoint-dir "$m/b"
+  --restart "$m/a/ckpt_0000000008.fdmini" --baseline)
+run 2 "${margs[@]}" --test-signal 0,2,usr1
+stopped=$rc
+line=$(printf '%s\n' "$out" | grep 'fdmini: stopped by')
+saved=$(find "$m/b" -type f 2>/dev/null | wc -l)
+run 2 "${margs[@]}"
+if ((first == 0 && stopped == 5 && saved == 0 && rc == 0)) &&
+  [[ $line == *"before the run proper: nothing new to save; the same command continues '$m/a/ckpt_0000000008.fdmini'" ]] &&
+  has_re "$out" "^  restart     from $m/a/ckpt_0000000008.fdmini: 8 steps done before"; then
+  pass "a stop in --baseline's loop: exit 5, no checkpoint, and the same command continues as the line says"
+else
+  fail "a stop in --baseline's loop" "exits $first, $stopped, $rc; $saved files written; line: $line" <(printf '%s\n' "$out")
 fi
 run 4 --op wave --global 31,31,31 --warmup 2 --iters 30 --checkpoint-every 8 --checkpoint-dir "$d" --restart auto \
   --json "$work/rep.json"
