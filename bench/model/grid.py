@@ -22,9 +22,9 @@ What is replicated:
   ranks per node. Rank m*K + l (node m, node-local rank l) sits at coords = mq*B + lq with
   Q = P/B, mq = (m / (Q1 Q2), (m / Q2) % Q1, m % Q2), lq = (l / (B1 B2), (l / B2) % B1, l % B2).
 - `plan`: per rank its block (decomp_split: the first N % P blocks one point larger), its
-  neighbours in the 6 face directions (26 regions with --halo-width > 1), which are on another
-  node, the bytes of each message, and per node what leaves it. Vectorised over ranks (numpy):
-  8192 ranks in well under a second.
+  neighbours in the 6 face directions (with --halo-width 2 also the 12 edges, from 3 the 8
+  corners), which are on another node, the bytes of each message, and per node what leaves
+  it. Vectorised over ranks (numpy): 8192 ranks in well under a second.
 """
 import itertools
 from typing import List, Optional, Sequence, Tuple
@@ -217,12 +217,10 @@ def rank_coords(P: Sequence[int], N: Sequence[int], K: int, nodes: int):
 
 
 def regions(width: int) -> List[Tuple[int, int, int]]:
-    """The directions a rank exchanges: the 6 faces at width 1, all 26 regions (faces, edges,
-    corners) at width > 1."""
-    dirs = [d for d in itertools.product((-1, 0, 1), repeat=3) if any(d)]
-    if width == 1:
-        dirs = [d for d in dirs if sum(map(abs, d)) == 1]
-    return dirs
+    """The directions a rank exchanges (kernels/faces.h, fd_region_used): the 6 faces at every
+    width, the 12 edges from width 2, the 8 corners from width 3."""
+    return [d for d in itertools.product((-1, 0, 1), repeat=3)
+            if any(d) and sum(map(abs, d)) <= width]
 
 
 class Plan:

@@ -6,8 +6,8 @@ the default grid (largest factor to z, then y), the least-cut grid where a fixed
 cut too thin, the uneven split, each layout a bijection of ranks and grid positions, the node
 boxes (512 ranks in nodes of 8 on 8x8x8: 2x2x2 boxes, at most 3 faces per rank leave the node;
 4 per node on 2x2x2: 2x2x1; the fallback of K consecutive Cartesian ranks where no box fits)
-and the faces and bytes that leave each node, counted by hand; 8192 ranks in well under a
-second.
+and the faces and bytes that leave each node, counted by hand (deep halos: edges from width 2,
+corners from 3); 8192 ranks in well under a second.
 Usage: tests/bench/test_model_grid.py     Exit 0 when every check passed (77: no numpy).
 """
 import os
@@ -153,6 +153,12 @@ check("K = 1: nothing to choose", grid.node_blocks((2, 2, 2), (20, 20, 20), 1, 8
 pl = grid.Plan((64, 64, 64), (2, 2, 2), 8, 1, width=3)
 check("width 3 on 2x2x2: 7 regions per rank", (pl.exists.sum(axis=1) == 7).all(), pl.exists.sum(axis=1))
 check("a corner region is S^3 values", pl.nbytes[0][pl.exists[0]].min() == 27 * 8, pl.nbytes[0][pl.exists[0]].min())
+# width 2: faces and edges, no corners (kernels/faces.h, fd_region_used: corners from 3): a
+# rank of 2x2x2 sends 3 faces of 32x32x2 and 3 edges of 32x2x2 values, as fdmini --plan counts
+pl = grid.Plan((64, 64, 64), (2, 2, 2), 8, 1, width=2)
+check("width 2 on 2x2x2: 6 regions per rank, no corner", (pl.exists.sum(axis=1) == 6).all(), pl.exists.sum(axis=1))
+check("width 2 on 2x2x2: 3 x 2048 + 3 x 128 values a rank", (pl.nbytes.sum(axis=1) == (3 * 2048 + 3 * 128) * 8).all(),
+      pl.nbytes.sum(axis=1))
 
 # fast for 1,024 nodes
 t = time.time()
