@@ -126,7 +126,7 @@ def resolve_grid(ranks: int, global_size: Optional[Sequence[int]] = None,
                                                                   Tuple[int, int, int]]:
     """(N, P) as decomp_resolve_grid makes them for a run of `ranks` ranks with --global or
     --local (one of them), --halo-width `width` and optionally --procs. GridError where fdmini
-    refuses the run."""
+    refuses the run (decomp_resolve_grid, or plan_make's --halo-width against the blocks)."""
     if (global_size is None) == (local is None):
         raise GridError("give a global grid or a block per rank, not both or neither")
     if procs is not None:
@@ -152,6 +152,11 @@ def resolve_grid(ranks: int, global_size: Optional[Sequence[int]] = None,
         if N[d] // P[d] < 2:
             raise GridError(f"subdomain too thin: {N[d]} points over {P[d]} ranks in "
                             f"{'xyz'[d]} leaves {N[d] // P[d]} per rank, need at least 2")
+    for d in range(3):  # as fd_run refuses it (src/model/plan.c, plan_make)
+        if P[d] > 1 and width > N[d] // P[d]:
+            raise GridError(f"--halo-width {width}: the thinnest block along {'xyz'[d]} has "
+                            f"{N[d] // P[d]} points ({N[d]} over {P[d]} ranks), fewer than the "
+                            f"{width} layers a neighbour receives")
     return N, P
 
 

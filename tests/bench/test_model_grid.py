@@ -3,11 +3,12 @@
 placement of ranks on nodes (src/model/decomp.c): MPI_Dims_create as MPICH 4.0.2 and Open MPI
 4.1.4 return it (values printed by both libraries on Debian 12; they differ from 432 ranks on),
 the default grid (largest factor to z, then y), the least-cut grid where a fixed global grid is
-cut too thin, the uneven split, each layout a bijection of ranks and grid positions, the node
-boxes (512 ranks in nodes of 8 on 8x8x8: 2x2x2 boxes, at most 3 faces per rank leave the node;
-4 per node on 2x2x2: 2x2x1; the fallback of K consecutive Cartesian ranks where no box fits)
-and the faces and bytes that leave each node, counted by hand (deep halos: edges from width 2,
-corners from 3); 8192 ranks in well under a second.
+cut too thin, a --halo-width wider than a block refused, the uneven split, each layout a
+bijection of ranks and grid positions, the node boxes (512 ranks in nodes of 8 on 8x8x8: 2x2x2
+boxes, at most 3 faces per rank leave the node; 4 per node on 2x2x2: 2x2x1; the fallback of K
+consecutive Cartesian ranks where no box fits) and the faces and bytes that leave each node,
+counted by hand (deep halos: edges from width 2, corners from 3); 8192 ranks in well under a
+second.
 Usage: tests/bench/test_model_grid.py     Exit 0 when every check passed (77: no numpy).
 """
 import os
@@ -68,6 +69,18 @@ except grid.GridError as err:
     check("a grid too small for the ranks is refused", "too thin" in str(err), str(err))
 N, P = grid.resolve_grid(4, global_size=(64, 64, 64), procs=(4, 1, 1))
 check("--procs is taken as given", P == (4, 1, 1), P)
+# fdmini refuses a --halo-width wider than a split dimension's thinnest block (src/model/plan.c)
+# where the grid is not chosen for it: weak scaling (--local) and --procs
+for kw in ({"ranks": 16, "local": (3, 3, 3), "width": 4},
+           {"ranks": 2, "global_size": (64, 64, 6), "width": 4, "procs": (1, 1, 2)}):
+    try:
+        grid.resolve_grid(**kw)
+        check(f"--halo-width 4 over blocks 3 thick ({kw}) is refused", False, "no error")
+    except grid.GridError as err:
+        check(f"--halo-width 4 over blocks 3 thick ({kw}) is refused",
+              "--halo-width 4: the thinnest block along" in str(err), str(err))
+N, P = grid.resolve_grid(16, local=(3, 3, 4), width=3)
+check("--halo-width 3 over blocks 3 thick runs", P == (2, 2, 4), P)
 
 # the uneven split: the first N % P blocks one point larger
 n, start = grid.split(10, 4, np.arange(4))
