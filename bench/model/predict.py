@@ -34,6 +34,24 @@ import model  # noqa: E402
 from inputs import ModelError  # noqa: E402
 
 
+# fdmini's limits (src/run/options.h FD_HALO_WIDTH_MAX, kernels/backend.h FD_FUSE_MAX)
+HALO_WIDTH_MAX, FUSE_MAX = 64, 4
+
+
+def steps(op: str, S: int, T: int) -> None:
+    """ModelError where fdmini refuses --halo-width S and --fuse T for op (src/run/options.c);
+    whether T divides S depends on the ranks (model.Case)."""
+    if not 1 <= S <= HALO_WIDTH_MAX:
+        raise ModelError(f"--halo-width {S}: expected 1..{HALO_WIDTH_MAX} ghost layers")
+    if not 1 <= T <= FUSE_MAX:
+        raise ModelError(f"--fuse {T}: expected 1..{FUSE_MAX} time steps per pass")
+    if S > 1 and op == "laplacian":
+        raise ModelError(f"--halo-width {S}: laplacian is one application, not a time stepper; "
+                         f"deep halos apply to heat, jacobi and wave")
+    if T > 1 and op not in ("heat", "jacobi"):
+        raise ModelError(f"--fuse {T}: several steps per pass apply to heat and jacobi, not {op}")
+
+
 def triple(text: str, what: str):
     try:
         v = [int(x) for x in text.split(",")]
@@ -109,6 +127,7 @@ def main(argv=None) -> int:
         elif rec is not None and not isinstance(rec["floors_us"], dict):
             raise ModelError(f"{a.record}: floors_us is not an object (docs/report.md)")
         inputs.bytes_per_point(a.op)
+        steps(a.op, a.halo_width, a.fuse)
         rows = []
         for n in nodes:
             try:

@@ -5,7 +5,8 @@ signalled pass (F_p + shell against the whole block), the proxy pass (word round
 one-way, or a measured F_m), the kernel's speed fitted to a run's step, two ranks sharing one NIC (their bytes add up) and then one NIC each, the record's
 floors and kernel speed in place of the site's (predict.py --record, --site FILE), the measured
 X of the same run, deep halos (a window of S steps in passes of T, the shell's slabs), weak and
-strong efficiency, and bad inputs (one error line, exit 1).
+strong efficiency, and bad inputs (one error line, exit 1: among them the --halo-width and
+--fuse fdmini refuses).
 Usage: tests/bench/test_model_step.py     Exit 0 when every check passed (77: no numpy).
 """
 import json
@@ -188,11 +189,26 @@ with tempfile.TemporaryDirectory() as w:
                         (["--site", site_file(w), "--global", "8,8"], "--global"),
                         (["--site", site_file(w), "--local", "8", "--op", "nope"], "nope"),
                         (["--site", site_file(w), "--local", "8", "--nodes", "0"], "--nodes"),
-                        (["--site", site_file(w), "--local", "8", "--record", os.path.join(w, "no.json")], "no.json")):
+                        (["--site", site_file(w), "--local", "8", "--record", os.path.join(w, "no.json")], "no.json"),
+                        # what fdmini refuses of --halo-width and --fuse (src/run/options.c)
+                        (["--site", site_file(w), "--local", "8", "--halo-width", "0"], "--halo-width 0"),
+                        (["--site", site_file(w), "--local", "80", "--halo-width", "65"], "--halo-width 65"),
+                        (["--site", site_file(w), "--local", "8", "--fuse", "0"], "--fuse 0"),
+                        (["--site", site_file(w), "--local", "8", "--halo-width", "5", "--fuse", "5"], "--fuse 5"),
+                        (["--site", site_file(w), "--local", "8", "--halo-width", "2", "--op", "laplacian"],
+                         "laplacian is one application"),
+                        (["--site", site_file(w), "--local", "8", "--halo-width", "2", "--fuse", "2", "--op",
+                          "wave"], "apply to heat and jacobi")):
         p = subprocess.run([sys.executable, tool] + args, capture_output=True, text=True)
         out = p.stdout + p.stderr
-        check(f"predict.py {' '.join(args[-2:])}: one error line naming {named}",
-              p.returncode == 1 and named in out and "Traceback" not in out, out)
+        check(f"predict.py {' '.join(args[4:])}: one error line naming {named}",
+              p.returncode == 1 and named in out and "Traceback" not in out and len(out.splitlines()) == 1, out)
+    # the limits are fdmini's
+    with open(os.path.join(MODEL, "..", "..", "src", "run", "options.h")) as f:
+        hw = "#define FD_HALO_WIDTH_MAX %d" % predict.HALO_WIDTH_MAX in f.read()
+    with open(os.path.join(MODEL, "..", "..", "kernels", "backend.h")) as f:
+        fm = "#define FD_FUSE_MAX %d" % predict.FUSE_MAX in f.read()
+    check("predict.py's --halo-width and --fuse limits are FD_HALO_WIDTH_MAX and FD_FUSE_MAX", hw and fm, (hw, fm))
     bad = dict(PARAMS)
     del bad["nic_GBs"]
     bpath = os.path.join(w, "bad-site.json")
