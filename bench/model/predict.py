@@ -4,11 +4,12 @@
     predict.py --site lumi-g --op heat (--local NX,NY,NZ | --global NX,NY,NZ) --nodes 1,2,4,...
                [--halo-width S] [--fuse T] [--float] [--record RUN.json] [--csv FILE]
 
-One rank per GPU (GCD), every node full. For each node count it prints the process grid and
-the box of it each node holds (grid.py, as fdmini makes them), the messages that leave the
-busiest node per exchange and its bytes per step, and for each path (today: host-driven, two streams; signalled:
-one launch a pass, one node only; proxy: one launch, off-node faces through the host's proxy
-and MPI) the step in microseconds and the efficiency: weak (--local) T_alone / T_step against
+One rank per GPU (GCD), every node full. A node count fdmini would refuse (no process grid
+thick enough) is left out with a line on stderr; where every one is, that is the error. For
+each node count it prints the process grid and the box of it each node holds (grid.py, as
+fdmini makes them), the messages that leave the busiest node per exchange and its bytes per
+step, and for each path (today: host-driven, two streams; signalled: one launch a pass, one node
+only; proxy: one launch, off-node faces through the host's proxy and MPI) the step in microseconds and the efficiency: weak (--local) T_alone / T_step against
 the block alone on one GPU, strong (--global) T_1 / (R T_step) against the whole grid on one GPU
 at the same kernel speed. The model is model.py's docstring; its parameters are the site file's
 (bench/model/sites/, each with its source), and where --record names a run's JSON record
@@ -112,8 +113,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     try:
         site = inputs.load_site(a.site)
-        local = triple(a.local, "--local") if a.local else None
-        glob = triple(a.glob, "--global") if a.glob else None
+        local = triple(a.local, "--local") if a.local is not None else None
+        glob = triple(a.glob, "--global") if a.glob is not None else None
         try:
             nodes = [int(x) for x in a.nodes.split(",")]
         except ValueError:
@@ -128,15 +129,18 @@ def main(argv=None) -> int:
             raise ModelError(f"{a.record}: floors_us is not an object (docs/report.md)")
         inputs.bytes_per_point(a.op)
         steps(a.op, a.halo_width, a.fuse)
-        rows = []
+        rows, refused = [], []
         for n in nodes:
             try:
                 rows.append(scenario(site, a.op, n, local, glob, a.halo_width, a.fuse,
                                      4 if a.float else 8, rec, a.record or ""))
             except grid.GridError as err:
-                print(f"predict: {n} node(s): {err}", file=sys.stderr)
+                refused.append(f"{n} node(s): {err}")
         if not rows:
-            raise ModelError("no node count gives a grid fdmini runs")
+            more = f" (and {len(refused) - 1} more node counts)" if len(refused) > 1 else ""
+            raise ModelError(f"no node count gives a grid fdmini runs: {refused[0]}{more}")
+        for line in refused:
+            print(f"predict: {line}", file=sys.stderr)
         what = f"--local {a.local}" if a.local else f"--global {a.glob}"
         print(f"{site.name}: {a.op} {what}, S = {a.halo_width}, T = {a.fuse}, "
               f"{site.p['gpus_per_node']} ranks per node ({rows[0]['kind']} efficiency)")

@@ -189,6 +189,10 @@ with tempfile.TemporaryDirectory() as w:
                         (["--site", site_file(w), "--global", "8,8"], "--global"),
                         (["--site", site_file(w), "--local", "8", "--op", "nope"], "nope"),
                         (["--site", site_file(w), "--local", "8", "--nodes", "0"], "--nodes"),
+                        (["--site", site_file(w), "--local", "", "--nodes", "2"], "--local ''"),
+                        (["--site", site_file(w), "--global", "", "--nodes", "2"], "--global ''"),
+                        (["--site", site_file(w), "--global", "7", "--nodes", "16"], "16 node(s): subdomain too thin"),
+                        (["--site", site_file(w), "--global", "7", "--nodes", "16,32"], "and 1 more"),
                         (["--site", site_file(w), "--local", "8", "--record", os.path.join(w, "no.json")], "no.json"),
                         # what fdmini refuses of --halo-width and --fuse (src/run/options.c)
                         (["--site", site_file(w), "--local", "8", "--halo-width", "0"], "--halo-width 0"),
