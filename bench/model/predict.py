@@ -127,7 +127,7 @@ def main(argv=None) -> int:
                   file=sys.stderr)
         elif rec is not None and not isinstance(rec["floors_us"], dict):
             raise ModelError(f"{a.record}: floors_us is not an object (docs/report.md)")
-        inputs.bytes_per_point(a.op)
+        bpp = inputs.bytes_per_point(a.op, 4 if a.float else 8)
         steps(a.op, a.halo_width, a.fuse)
         rows, refused = [], []
         for n in nodes:
@@ -147,7 +147,7 @@ def main(argv=None) -> int:
         fl = rows[0]["floors"]
         print(f"  F_g {fl.g:.3g} us ({fl.src['g']}), F_ls {fl.F_ls:.3g} ({fl.src['F_ls']}), "
               f"L_on {fl.L_on:.3g} ({fl.src['L_on']}), L_off {fl.L_off:.3g}, word {fl.W:.3g}, "
-              f"kernel {inputs.bytes_per_point(a.op) / fl.c1 / 1e3:.0f} GB/s at T = 1 ({fl.src['c1']})")
+              f"kernel {bpp / fl.c1 / 1e3:.0f} GB/s at T = 1 ({fl.src['c1']})")
         head = (f"{'nodes':>6} {'grid':>12} {'node box':>8} {'off/node':>8} {'MB/step':>8}  "
                 + "  ".join(f"{p + ' us':>12} {'eff':>5}" for p in model.PATHS))
         print(head)

@@ -183,6 +183,11 @@ with tempfile.TemporaryDirectory() as w:
                         "--record", rpath], capture_output=True, text=True)
     check("predict.py --record --site FILE prints today's 32.20", p.returncode == 0 and " 32.20 " in p.stdout,
           p.stdout + p.stderr)
+    # single precision: 8 bytes a point of heat at the site's 16 GB/s, the kernel's speed as given
+    p = subprocess.run([sys.executable, tool, "--site", site_file(w), "--local", "10", "--nodes", "2", "--float"],
+                       capture_output=True, text=True)
+    check("predict.py --float: the kernel at the site's 16 GB/s", p.returncode == 0 and "kernel 16 GB/s" in p.stdout,
+          p.stdout + p.stderr)
 
     # bad inputs: one line, exit 1, no traceback
     for args, named in ((["--site", "nowhere", "--local", "8"], "nowhere"),
