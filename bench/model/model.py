@@ -86,7 +86,8 @@ class Floors:
     def from_record(self, rec: dict, name: str, same_run: bool = False, how: str = "avg"):
         """Take the floors the record measured (F_g, F_ls, L; with same_run also X and F_p, the
         slowest rank's where how='max') and, from a one-rank record or one with --baseline,
-        the kernel's speed."""
+        the kernel's speed: ModelError where the record's operator or precision is not the
+        prediction's (a time per point of another kernel)."""
         for key, attr in (("graph", "g"), ("launch_sync", "F_ls"), ("latency", "L_on")):
             v = inputs.record_floor(rec, key)
             if v is not None:
@@ -102,6 +103,11 @@ class Floors:
         elif rec.get("baseline") and isinstance(rec.get("alone_step_ms"), dict):
             block, step = rec.get("local_max"), rec["alone_step_ms"].get("avg")
         if isinstance(block, list) and isinstance(step, (int, float)) and step > 0:
+            # a time per point: of the record's operator and precision only
+            prec = {4: "float", 8: "double"}.get(self.real_bytes)
+            if rec.get("op", self.op) != self.op or rec.get("precision", prec) != prec:
+                raise ModelError(f"{name}: its kernel's speed is of {rec.get('op', self.op)} in "
+                                 f"{rec.get('precision', prec)}, not {self.op} in {prec} (--op, --float)")
             self.set_kernel(1e3 * step, block, T, f"record {name}")
 
     def set_kernel(self, step_us: float, block: Sequence[int], T: int, src: str, ranks_per_gpu: int = 1):

@@ -15,7 +15,8 @@ at the same kernel speed. The model is model.py's docstring; its parameters are 
 (bench/model/sites/, each with its source), and where --record names a run's JSON record
 (fdmini --json) the floors it measured (F_g, F_ls, L) and, from a one-rank record or one with
 --baseline, the kernel's speed replace the site's: a record without floors_us keeps the site's
-floors, with a warning; one whose floors_us is not an object is an error.
+floors, with a warning; one whose floors_us is not an object is an error, and so is one whose
+kernel is of another operator or precision than --op and --float.
 """
 import argparse
 import csv

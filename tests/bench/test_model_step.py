@@ -183,6 +183,23 @@ with tempfile.TemporaryDirectory() as w:
                         "--record", rpath], capture_output=True, text=True)
     check("predict.py --record --site FILE prints today's 32.20", p.returncode == 0 and " 32.20 " in p.stdout,
           p.stdout + p.stderr)
+    # the record's kernel is of its operator and precision: another's is refused, one line
+    for over, args in (({"op": "jacobi"}, []), ({"op": "heat", "precision": "float"}, []),
+                       ({"op": "heat", "precision": "double"}, ["--float"])):
+        with open(os.path.join(w, "other.json"), "w") as f:
+            json.dump(dict(rec, **over), f)
+        p = subprocess.run([sys.executable, tool, "--site", site_file(w), "--local", "10", "--nodes", "2",
+                            "--record", os.path.join(w, "other.json")] + args, capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        check(f"predict.py --record of {over} {' '.join(args)}: the kernel is not heat's in "
+              f"{'float' if args else 'double'}: one error line", p.returncode == 1 and "other.json" in out
+              and "kernel's speed is of" in out and len(out.splitlines()) == 1, out)
+    with open(os.path.join(w, "other.json"), "w") as f:
+        json.dump(dict(rec, op="heat", precision="double"), f)
+    p = subprocess.run([sys.executable, tool, "--site", site_file(w), "--local", "10", "--nodes", "2",
+                        "--record", os.path.join(w, "other.json")], capture_output=True, text=True)
+    check("predict.py --record of heat in double: today's 32.20", p.returncode == 0 and " 32.20 " in p.stdout,
+          p.stdout + p.stderr)
     # single precision: 8 bytes a point of heat at the site's 16 GB/s, the kernel's speed as given
     p = subprocess.run([sys.executable, tool, "--site", site_file(w), "--local", "10", "--nodes", "2", "--float"],
                        capture_output=True, text=True)
