@@ -165,10 +165,19 @@ def fields_exchanged(op: str, width: int) -> int:
 FLOOR_KEYS = {"graph": "graph_us", "launch_sync": "launch_sync_us", "latency": "mpi_latency_on_us"}
 
 
+def record_get(rec, *keys):
+    """rec[k0][k1]..., None where a level is missing or not an object."""
+    for k in keys:
+        if not isinstance(rec, dict):
+            return None
+        rec = rec.get(k)
+    return rec
+
+
 def record_floor(rec: dict, key: str, how: str = "avg") -> Optional[float]:
-    f = (rec.get("floors_us") or {}).get(key)
-    v = f.get(how) if isinstance(f, dict) else None
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else None
+    v = record_get(rec, "floors_us", key, how)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf \
+        else None
 
 
 def load_record(path: str) -> dict:

@@ -54,6 +54,7 @@ Efficiency: weak T_alone / T_step (T_alone: the block alone, one rank, no neighb
 T_1 / (R T_step), T_1 the whole grid on one rank at the same kernel speed (even where it does
 not fit one GPU).
 """
+import math
 from typing import Dict, Optional, Sequence
 
 import numpy as np
@@ -87,7 +88,8 @@ class Floors:
         """Take the floors the record measured (F_g, F_ls, L; with same_run also X and F_p, the
         slowest rank's where how='max') and, from a one-rank record or one with --baseline,
         the kernel's speed: ModelError where the record's operator or precision is not the
-        prediction's (a time per point of another kernel)."""
+        prediction's (a time per point of another kernel), or where the fields it comes from
+        are not what fdmini writes."""
         for key, attr in (("graph", "g"), ("launch_sync", "F_ls"), ("latency", "L_on")):
             v = inputs.record_floor(rec, key)
             if v is not None:
@@ -96,19 +98,30 @@ class Floors:
         if same_run:
             self.X = inputs.record_floor(rec, "exchange_alone", how)
             self.Fp = inputs.record_floor(rec, "Fp", how)
-        T = int((rec.get("fuse") or {}).get("steps") or 1)
-        block, step = None, None
         if rec.get("ranks") == 1:
-            block, step = rec.get("global"), ((rec.get("phases_ms") or {}).get("step") or {}).get("max")
-        elif rec.get("baseline") and isinstance(rec.get("alone_step_ms"), dict):
-            block, step = rec.get("local_max"), rec["alone_step_ms"].get("avg")
-        if isinstance(block, list) and isinstance(step, (int, float)) and step > 0:
-            # a time per point: of the record's operator and precision only
-            prec = {4: "float", 8: "double"}.get(self.real_bytes)
-            if rec.get("op", self.op) != self.op or rec.get("precision", prec) != prec:
-                raise ModelError(f"{name}: its kernel's speed is of {rec.get('op', self.op)} in "
-                                 f"{rec.get('precision', prec)}, not {self.op} in {prec} (--op, --float)")
-            self.set_kernel(1e3 * step, block, T, f"record {name}")
+            keys = (("global",), ("phases_ms", "step", "max"))
+        elif rec.get("baseline"):
+            keys = (("local_max",), ("alone_step_ms", "avg"))
+        else:
+            return
+        block, step = (inputs.record_get(rec, *k) for k in keys)
+        T = inputs.record_get(rec, "fuse", "steps") or 1
+
+        def positive(v, kind=int):
+            return isinstance(v, kind) and not isinstance(v, bool) and 0 < v < math.inf
+        for k, v, ok in ((keys[0], block, isinstance(block, list) and len(block) == 3
+                          and all(positive(b) for b in block)),
+                         (keys[1], step, positive(step, (int, float))),
+                         (("fuse", "steps"), T, positive(T))):
+            if not ok:
+                raise ModelError(f"{name}: {'.'.join(k)} is {v!r}, not what fdmini writes there "
+                                 f"(docs/report.md)")
+        # a time per point: of the record's operator and precision only
+        prec = {4: "float", 8: "double"}.get(self.real_bytes)
+        if rec.get("op", self.op) != self.op or rec.get("precision", prec) != prec:
+            raise ModelError(f"{name}: its kernel's speed is of {rec.get('op', self.op)} in "
+                             f"{rec.get('precision', prec)}, not {self.op} in {prec} (--op, --float)")
+        self.set_kernel(1e3 * step, block, T, f"record {name}")
 
     def set_kernel(self, step_us: float, block: Sequence[int], T: int, src: str, ranks_per_gpu: int = 1):
         """The kernel's speed from a measured step (us per time step) of one block alone at T

@@ -200,6 +200,20 @@ with tempfile.TemporaryDirectory() as w:
                         "--record", os.path.join(w, "other.json")], capture_output=True, text=True)
     check("predict.py --record of heat in double: today's 32.20", p.returncode == 0 and " 32.20 " in p.stdout,
           p.stdout + p.stderr)
+    # a record whose kernel fields are not what fdmini writes: one error line naming the field
+    # (a traceback, or with an infinite step a table of inf and nan, before)
+    for over, field in (({"fuse": {"steps": "abc"}}, "fuse.steps"), ({"global": [10, 10]}, "global"),
+                        ({"phases_ms": [0.004]}, "phases_ms.step.max"),
+                        ({"phases_ms": {"step": {"max": float("inf")}}}, "phases_ms.step.max"),
+                        ({"ranks": 2, "baseline": True, "alone_step_ms": {"avg": 0.004}, "local_max": [10, 10, "x"]},
+                         "local_max")):
+        with open(os.path.join(w, "bad-rec.json"), "w") as f:
+            json.dump(dict(rec, **over), f)
+        p = subprocess.run([sys.executable, tool, "--site", site_file(w), "--local", "10", "--nodes", "2",
+                            "--record", os.path.join(w, "bad-rec.json")], capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        check(f"predict.py --record with {over}: one error line naming {field}", p.returncode == 1
+              and f"bad-rec.json: {field} is" in out and len(out.splitlines()) == 1, out)
     # single precision: 8 bytes a point of heat at the site's 16 GB/s, the kernel's speed as given
     p = subprocess.run([sys.executable, tool, "--site", site_file(w), "--local", "10", "--nodes", "2", "--float"],
                        capture_output=True, text=True)
