@@ -57,13 +57,20 @@ class Site:
             v = item["value"]
             if isinstance(v, bool) or not isinstance(v, kind):
                 raise ModelError(f"{path}: '{key}' is {v!r}, not a {getattr(kind, '__name__', 'number')}")
-            if isinstance(v, (int, float)) and v <= 0:
-                raise ModelError(f"{path}: '{key}' must be positive, not {v}")
+            if isinstance(v, (int, float)) and not 0 < v < math.inf:
+                raise ModelError(f"{path}: '{key}' must be positive and finite, not {v}")
             self.p[key], self.source[key] = v, item["source"]
         if self.p["mpi"] not in ("mpich", "openmpi"):
             raise ModelError(f"{path}: 'mpi' is {self.p['mpi']!r}, not mpich or openmpi")
         if self.p["gpus_per_node"] % self.p["gpus_per_package"]:
             raise ModelError(f"{path}: gpus_per_node is not a multiple of gpus_per_package")
+        for op, by_T in self.p["fused_speedup"].items():
+            if not isinstance(by_T, dict) or not all(
+                    isinstance(t, list) and t and all(isinstance(e, list) and len(e) == 2 and all(
+                        isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < math.inf
+                        for x in e) for e in t) for t in by_T.values()):
+                raise ModelError(f"{path}: fused_speedup for {op} is not {{T: [[points, speedup], "
+                                 f"...]}} of positive numbers")
 
     def fused(self, op: str, T: int, points: float) -> float:
         """How many times faster a point-step of a block of `points` is at T steps per pass

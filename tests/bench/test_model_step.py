@@ -263,6 +263,16 @@ with tempfile.TemporaryDirectory() as w:
         json.dump(nosrc, f)
     p = subprocess.run([sys.executable, tool, "--site", bpath, "--local", "8"], capture_output=True, text=True)
     check("a value without its source is refused", p.returncode == 1 and "graph_us" in p.stderr, p.stderr)
+    # values that are no numbers a model can use: one error line naming them (before: tables of
+    # nan, inf or negative efficiencies as success, or a traceback)
+    for over, named in (({"nic_GBs": float("nan")}, "nic_GBs"), ({"graph_us": float("inf")}, "graph_us"),
+                        ({"fused_speedup": {"heat": {"2": [[1000, -1.0]]}}}, "fused_speedup"),
+                        ({"fused_speedup": {"heat": [1.5]}}, "fused_speedup")):
+        p = subprocess.run([sys.executable, tool, "--site", site_file(w, **over), "--local", "8", "--nodes", "1,2",
+                            "--halo-width", "2", "--fuse", "2"], capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        check(f"a site with {over}: one error line naming {named}", p.returncode == 1 and named in out
+              and len(out.splitlines()) == 1, out)
 
     # the wave sends both time levels with deep halos (src/solver/state.c): its S = 2 face 10x10x2
     # is 2 x 1600 bytes; at S = 1 one level
