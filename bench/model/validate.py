@@ -247,6 +247,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tolerance", type=float, default=0.15)
     a = ap.parse_args(argv)
     try:
+        if not 0 <= a.tolerance < float("inf"):
+            raise ModelError(f"--tolerance {a.tolerance}: expected a share, 0 or more (0.15: 15 %)")
         site = inputs.load_site(a.site)
         explained = load_explained(a.explained)
         tables = [("strong", a.strong, strong_rows), ("weak", a.weak, weak_rows)]

@@ -181,6 +181,11 @@ try:
     check("validate.py: the explained row passes with its reason", code == 0 and "explained [1]" in out
           and "a planted row" in out, out)
     check("validate.py: an explanation that is not needed is reported", "explanation 2" in out and "not needed" in out, out)
+    for tol in ("nan", "inf", "-0.1"):
+        code, out = run(VALIDATE, "--strong", strong, "--weak", weak, "--no-nodes", "--explained", none,
+                        "--tolerance", tol)
+        check(f"validate.py --tolerance {tol}: one error line (nan and inf passed every row before)",
+              code == 1 and "--tolerance" in out and len(out.splitlines()) == 1, out)
     code, out = run(VALIDATE, "--strong", os.path.join(work, "nope.csv"), "--weak", weak, "--no-nodes", "--explained", none)
     check("validate.py: a missing table, one error line", code == 1 and "nope.csv" in out and "Traceback" not in out, out)
     with open(os.path.join(work, "bad.json"), "w") as f:
