@@ -6,13 +6,14 @@ row within 15 % ok, a planted row 35 % off fails, an explanation lets it pass, a
 that is not needed is reported, bad inputs one line; the emulated-node table with the kernel's
 speed from its none row, by hand); expect.py writing the page's tables and
 its plots, and --check failing once the page's numbers differ from the model's; and the
-repository's own: docs/scaling.md holds the model's tables, and validate.py passes on
-bench/results.
+repository's own: docs/scaling.md holds the model's tables, validate.py passes on
+bench/results, and the page's prose quotes both where it gives their numbers.
 Usage: tests/bench/test_model_tools.py     Exit 0 when every check passed (77: no numpy).
 """
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,8 @@ if not needs.have(("numpy", "matplotlib")):
 
 import checks  # noqa: E402
 from checks import check  # noqa: E402
+import inputs  # noqa: E402
+import predict  # noqa: E402
 
 COLLECT = os.path.join(BENCH, "scaling", "collect.py")
 PLOT = os.path.join(BENCH, "scaling", "plot.py")
@@ -281,6 +284,40 @@ try:
     code, out = run(VALIDATE)
     check("bench/results: every measured row within 15 % of the model or explained (validate.py)",
           code == 0, out[-3000:])
+
+    # the page's prose quotes them: validate.py's rows within 15 % and the weak rows' largest
+    # miss, and the slowest rank's compute (the kernel's part) where strong 1024^3 falls below
+    # 90 % and 50 % today
+    with open(os.path.join(BENCH, "..", "docs", "scaling.md"), encoding="utf-8") as f:
+        prose = " ".join(f.read().split())
+    ratios, table = {}, None
+    for line in out.splitlines():
+        m = re.match(r"(strong|weak|nodes): ", line)
+        table = m.group(1) if m else table
+        m = re.search(r" (\S+)  (ok|OFF|explained \[\d+\])$", line)
+        if m and table:
+            ratios.setdefault(table, []).append((float(m.group(1)), m.group(2) == "ok"))
+    measured = ratios.get("strong", []) + ratios.get("weak", [])
+    weak_miss = 100 * max((abs(r - 1) for r, _ in ratios.get("weak", [])), default=0)
+    m = re.search(r"(\d+) of (\d+) rows within 15 %, all (\d+) weak rows within ([\d.]+) %", prose)
+    check("docs/scaling.md: the 4x H200 rows within 15 % and the weak rows' largest miss are validate.py's",
+          m is not None and (int(m.group(1)), int(m.group(2)), int(m.group(3))) == (
+              sum(ok for _, ok in measured), len(measured), len(ratios.get("weak", [])))
+          and weak_miss <= float(m.group(4)), (m and m.groups(), weak_miss))
+    nodes = ratios.get("nodes", [])
+    check("docs/scaling.md: the emulated-node rows within 15 % are validate.py's",
+          f"{sum(ok for _, ok in nodes)} of {len(nodes)} rows within 15 %" in prose, len(nodes))
+    site = inputs.load_site("lumi-g")
+    said = []
+    for limit, words in ((0.9, "against {} us of compute"), (0.5, "for {} us of compute")):
+        for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
+            r = predict.scenario(site, "heat", n, global_size=(1024, 1024, 1024))
+            res = r["paths"]["today"]
+            if res["eff"] < limit:
+                said.append(words.format(round(res["compute_us"] - r["floors"].g)))
+                break
+    check(f"docs/scaling.md: strong 1024^3's compute where today falls below 90 % and 50 %: {said}",
+          len(said) == 2 and all(w in prose for w in said), said)
 finally:
     shutil.rmtree(work, ignore_errors=True)
 
