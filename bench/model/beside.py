@@ -71,20 +71,20 @@ def predict_run(recs: Sequence[dict], base_step_us: Optional[float] = None,
     nodes = nodes if isinstance(nodes, int) and nodes > 0 else max(1, -(-ranks // K))
     if ranks % nodes:
         return None
-    T = int(_get(rec, "fuse", "steps") or 1)
-    S = int(rec.get("halo_width") or 1)
-    path = "signalled" if (_get(rec, "graphs", "exchange_signalled_passes") or 0) > 0 and nodes == 1 \
-        else "today"
     kernel = f"site {name}"
-    try:
+    try:  # a record's values as fdmini writes them, else nothing to say
+        T = int(_get(rec, "fuse", "steps") or 1)
+        S = int(rec.get("halo_width") or 1)
+        path = "signalled" if (_get(rec, "graphs", "exchange_signalled_passes") or 0) > 0 \
+            and nodes == 1 else "today"
         if base_step_us and isinstance(base_rec, dict) and isinstance(base_rec.get("global"), list):
             Tb = int(_get(base_rec, "fuse", "steps") or 1)
             fl.set_kernel(base_step_us, base_rec["global"], Tb, "the 1-rank run")
             kernel = f"the 1-rank run ({base_step_us:.4g} us, T {Tb})"
-        case = model.Case(op, rec["global"], rec["procs"], ranks // nodes, nodes, S, T, real,
-                          ranks_per_gpu(rec))
+        N, P = grid.resolve_grid(ranks, global_size=rec["global"], width=S, procs=rec["procs"])
+        case = model.Case(op, N, P, ranks // nodes, nodes, S, T, real, ranks_per_gpu(rec))
         res = model.predict(case, fl, path)
-    except (ModelError, grid.GridError, KeyError, TypeError, ValueError):
+    except (ModelError, grid.GridError, KeyError, TypeError, ValueError, IndexError, ZeroDivisionError):
         return None
     if res is None:
         return None

@@ -32,6 +32,7 @@ if not needs.have(("numpy", "matplotlib")):
 
 import checks  # noqa: E402
 from checks import check  # noqa: E402
+import beside  # noqa: E402
 import inputs  # noqa: E402
 import predict  # noqa: E402
 
@@ -111,6 +112,15 @@ try:
                     "--site", "nowhere")
     check("collect.py --site nowhere: one error line, nothing written",
           code == 1 and "nowhere" in out and "Traceback" not in out and not os.path.exists(os.path.join(work, "r2.csv")), out)
+
+    # a record that is not what fdmini writes: beside.py has nothing to say (a traceback of
+    # collect.py before, or a step for a grid of no points)
+    for over in ({"fuse": {"steps": "abc"}}, {"halo_width": "x"}, {"global": [256, 256]},
+                 {"global": [0, 256, 256]}, {"graphs": {"exchange_signalled_passes": "1"}}):
+        res = beside.predict_run([dict(TWO, **over)], 73.4, ONE)
+        check(f"beside.py: a record with {over}: no model step", res is None, res)
+    check("beside.py: the record as fdmini writes it: 38.95 us",
+          near((beside.predict_run([TWO], 73.4, ONE) or {}).get("step_us"), MODEL_US))
 
     # plot.py draws the model's line
     code, out = run(COLLECT, d, "--study", "strong", "-o", os.path.join(work, "r.csv"), "-s", summary)
