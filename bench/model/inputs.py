@@ -127,9 +127,9 @@ _OPS: Optional[Dict[str, dict]] = None
 
 
 def operators(path: str = PROBLEM_C) -> Dict[str, dict]:
-    """{op: {'words': bytes per point in units of sizeof(real_t), 'levels': time levels}} read
-    from problem.c's `case FD_OP_NAME:` blocks (`p->bytes_per_point = W * (int)sizeof(real_t)`,
-    `p->levels = 2`)."""
+    """{op: {'words': bytes per point in units of sizeof(real_t), 'levels': time levels, 'rhs':
+    1 where it has a right-hand side field}} read from problem.c's `case FD_OP_NAME:` blocks
+    (`p->bytes_per_point = W * (int)sizeof(real_t)`, `p->levels = 2`, `p->has_rhs = 1`)."""
     global _OPS
     if _OPS is not None and path == PROBLEM_C:
         return _OPS
@@ -145,7 +145,8 @@ def operators(path: str = PROBLEM_C) -> Dict[str, dict]:
         m = re.search(r"bytes_per_point\s*=\s*(\d+)\s*\*\s*\(int\)\s*sizeof\(real_t\)", body)
         if m:
             lv = re.search(r"->levels\s*=\s*(\d+)", body)
-            out[name.lower()] = {"words": int(m.group(1)), "levels": int(lv.group(1)) if lv else 1}
+            out[name.lower()] = {"words": int(m.group(1)), "levels": int(lv.group(1)) if lv else 1,
+                                 "rhs": 1 if re.search(r"->has_rhs\s*=\s*1", body) else 0}
     if not out:
         raise ModelError(f"{path}: no operator with its bytes per point found")
     if path == PROBLEM_C:
@@ -158,6 +159,13 @@ def bytes_per_point(op: str, real_bytes: int = 8) -> int:
     if op not in ops:
         raise ModelError(f"operator {op!r} unknown to src/model/problem.c ({', '.join(sorted(ops))})")
     return ops[op]["words"] * real_bytes
+
+
+def field_buffers(op: str) -> int:
+    """Fields of a block on the device (src/solver/state.c's pool, no snapshots): the time levels
+    the stencil reads, one output, and the right-hand side where the operator has one."""
+    o = operators()[op]
+    return o["levels"] + 1 + o["rhs"]
 
 
 def fields_exchanged(op: str, width: int) -> int:

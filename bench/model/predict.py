@@ -78,6 +78,16 @@ def scenario(site: inputs.Site, op: str, nodes: int, local=None, global_size=Non
     if record is not None:
         fl.from_record(record, record_name)
     case = model.Case(op, N, P, K, nodes, S, T, real_bytes)
+    # the fields of the largest block with its ghosts, as fdmini allocates them (and refuses
+    # them, state.c, where they exceed the device's memory; --plan's "memory" line)
+    big = max(case.plan.n.tolist(), key=lambda b: b[0] * b[1] * b[2])
+    need = float(real_bytes) * inputs.field_buffers(op)
+    for d in range(3):
+        need *= big[d] + 2 * S
+    have = float(site.p["gpu_memory_GiB"])
+    if need > have * 2**30:
+        raise grid.GridError(f"the largest block, {fmt_grid(big)}, needs {need / 2**30:.1f} GiB for its "
+                             f"{inputs.field_buffers(op)} fields, more than a GPU's {have:g} GiB")
     msgs, byts = case.plan.node_off()
     kind = "weak" if local is not None else "strong"
     out = {"nodes": nodes, "ranks": ranks, "N": N, "P": P, "B": case.plan.B,

@@ -243,6 +243,22 @@ with tempfile.TemporaryDirectory() as w:
         out = p.stdout + p.stderr
         check(f"predict.py {' '.join(args[4:])}: one error line naming {named}",
               p.returncode == 1 and named in out and "Traceback" not in out and len(out.splitlines()) == 1, out)
+    # blocks whose fields do not fit a GPU's memory (the made-up site's 1 GiB) are refused as
+    # fdmini refuses them: heat holds 2 fields of the block with its ghosts, jacobi 3 (its f)
+    for args, ok, named in ((["--local", "512", "--nodes", "2"], False,
+                             "the largest block, 512x512x512, needs 2.0 GiB for its 2 fields, more than a GPU's 1 GiB"),
+                            (["--local", "400", "--nodes", "2"], True, ""),
+                            (["--local", "400", "--nodes", "2", "--op", "jacobi"], False, "needs 1.5 GiB for its 3 fields"),
+                            (["--global", "1024", "--nodes", "1,64"], True,
+                             "predict: 1 node(s): the largest block, 1024x1024x1024, needs 16.1 GiB")):
+        p = subprocess.run([sys.executable, tool, "--site", site_file(w)] + args, capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        if ok:
+            good = p.returncode == 0 and named in p.stderr and (" 64 " in p.stdout if named else True)
+        else:
+            good = p.returncode == 1 and named in out and len(out.splitlines()) == 1
+        check(f"predict.py {' '.join(args)}: {'runs' if ok else 'refused'}{', naming ' + named if named else ''}",
+              good, out)
     # the limits are fdmini's
     with open(os.path.join(MODEL, "..", "..", "src", "run", "options.h")) as f:
         hw = "#define FD_HALO_WIDTH_MAX %d" % predict.HALO_WIDTH_MAX in f.read()
@@ -283,9 +299,10 @@ with tempfile.TemporaryDirectory() as w:
 
     # the operators' bytes come from src/model/problem.c
     ops = inputs.operators()
-    check("problem.c: heat 2 words a point, jacobi 3, the wave 3 with 2 levels",
-          ops.get("heat") == {"words": 2, "levels": 1} and ops.get("jacobi", {}).get("words") == 3
-          and ops.get("wave") == {"words": 3, "levels": 2}, ops)
+    check("problem.c: heat 2 words a point, jacobi 3 and a right-hand side, the wave 3 with 2 levels",
+          ops.get("heat") == {"words": 2, "levels": 1, "rhs": 0}
+          and ops.get("jacobi") == {"words": 3, "levels": 1, "rhs": 1}
+          and ops.get("wave") == {"words": 3, "levels": 2, "rhs": 0}, ops)
 
 print(f"model step test: {'FAILED' if checks.failed else 'passed'} ({checks.failed} failed, {checks.passed} passed)")
 sys.exit(1 if checks.failed else 0)
