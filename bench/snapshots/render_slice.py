@@ -8,8 +8,8 @@ perpendicular to --axis (default z) with a symmetric colour scale.
 
   render_slice.py DIR/snapshots.xmf [--step S | --last] [--axis z|y|x] [--index I] -o out.png
   render_slice.py snap_000100.raw --dims 255,255,255 [--precision 8] -o out.png
-  render_slice.py ... --save-npy slice.npy      # also (or, without matplotlib, only) the slice
-  render_slice.py --npy slice.npy -o out.png    # render a saved slice
+  render_slice.py ... --save-npy slice.npz      # also (or, without matplotlib, only) the slice
+  render_slice.py --npy slice.npz -o out.png    # render a saved slice
 
 Needs numpy: without it, one line saying what to install and exit 1, as bench/model/needs.py
 says it (inline: this script is installed alone, P/share/fdmini/bench/snapshots/).
@@ -62,7 +62,7 @@ def main():
     ap.add_argument("--dims", help="NX,NY,NZ of a raw file")
     ap.add_argument("--precision", type=int, default=8, help="bytes per value of a raw file")
     ap.add_argument("--npy", help="render a slice saved with --save-npy")
-    ap.add_argument("--save-npy", help="also save the slice (and its metadata) to this .npy")
+    ap.add_argument("--save-npy", help="also save the slice (and its metadata) to this file (.npz format, the name as given)")
     ap.add_argument("--title", default=None)
     ap.add_argument("-o", "--output", help="PNG to write")
     a = ap.parse_args()
@@ -93,8 +93,9 @@ def main():
         plane, index = load_slice(raw, dims, dtype, a.axis, a.index)
         meta = dict(step=step, time=time, axis=a.axis, index=index, raw=os.path.basename(raw),
                     dims=" ".join(str(v) for v in dims))
-        if a.save_npy:
-            np.savez(a.save_npy, plane=plane, **{k: np.array(v) for k, v in meta.items()})
+        if a.save_npy:  # through a file: np.savez would append .npz to the name, which --npy then misses
+            with open(a.save_npy, "wb") as f:
+                np.savez(f, plane=plane, **{k: np.array(v) for k, v in meta.items()})
     if not a.output:
         return
     try:

@@ -9,7 +9,8 @@
 #   multigpu/check_autotune.py: --help, a missing record, one that is not JSON
 #   model/predict.py --record: floors_us not an object refused; no floors_us: one warning line,
 #     the table as without --record (skipped without numpy)
-#   snapshots/render_slice.py without numpy: one line saying what to install
+#   snapshots/render_slice.py without numpy: one line saying what to install; with numpy,
+#     --save-npy NAME read back by --npy NAME (skipped without numpy)
 # Usage: test_small_tools.sh [BENCH_DIR]     (default: this checkout's bench/)
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -153,6 +154,26 @@ if "$py" -c 'import numpy' 2>/dev/null; then
   fi
 else
   echo "SKIP: predict.py --record: numpy is not installed for python3 or /usr/bin/python3"
+fi
+
+# render_slice.py (numpy: this python3 or /usr/bin/python3): --save-npy writes the name given,
+# which --npy then reads (numpy's savez alone appends .npz to any other name)
+if "$py" -c 'import numpy' 2>/dev/null; then
+  r=$bench/snapshots/render_slice.py
+  "$py" -c 'import sys, array; array.array("d", range(60)).tofile(open(sys.argv[1], "wb"))' "$tmp/snap.raw"
+  run "$py" "$r" "$tmp/snap.raw" --dims 5,4,3 --axis y --index 1 --save-npy "$tmp/slice.npy"
+  if [[ $rc -eq 0 && -f $tmp/slice.npy ]]; then
+    run "$py" "$r" --npy "$tmp/slice.npy"
+  else
+    rc="$rc, no $tmp/slice.npy: $(cd "$tmp" && echo slice*)"
+  fi
+  if [[ $rc == 0 && ! -s $tmp/err ]]; then
+    pass "render_slice.py: --save-npy NAME writes NAME, --npy NAME reads it"
+  else
+    fail "render_slice.py: --save-npy NAME writes NAME, --npy NAME reads it" "rc=$rc" "$tmp/err"
+  fi
+else
+  echo "SKIP: render_slice.py: numpy is not installed for python3 or /usr/bin/python3"
 fi
 
 # render_slice.py where numpy cannot be imported (a stand-in that fails)
