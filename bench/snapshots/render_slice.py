@@ -49,6 +49,8 @@ def load_slice(raw, dims, dtype, axis, index):
     u = np.memmap(raw, dtype=dtype, mode="r", shape=dims)
     ax = {"z": 0, "y": 1, "x": 2}[axis]
     index = dims[ax] // 2 if index is None else index
+    if not 0 <= index < dims[ax]:
+        sys.exit(f"render_slice.py: error: --index {index}: the grid has planes 0..{dims[ax] - 1} along {axis}")
     plane = np.take(u, index, axis=ax)
     return np.array(plane, dtype=np.float64), index
 

@@ -10,7 +10,7 @@
 #   model/predict.py --record: floors_us not an object refused; no floors_us: one warning line,
 #     the table as without --record (skipped without numpy)
 #   snapshots/render_slice.py without numpy: one line saying what to install; with numpy,
-#     --save-npy NAME read back by --npy NAME (skipped without numpy)
+#     --save-npy NAME read back by --npy NAME, an --index beyond the grid (skipped without numpy)
 # Usage: test_small_tools.sh [BENCH_DIR]     (default: this checkout's bench/)
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -157,7 +157,8 @@ else
 fi
 
 # render_slice.py (numpy: this python3 or /usr/bin/python3): --save-npy writes the name given,
-# which --npy then reads (numpy's savez alone appends .npz to any other name)
+# which --npy then reads (numpy's savez alone appends .npz to any other name); an --index
+# beyond the grid is one error line
 if "$py" -c 'import numpy' 2>/dev/null; then
   r=$bench/snapshots/render_slice.py
   "$py" -c 'import sys, array; array.array("d", range(60)).tofile(open(sys.argv[1], "wb"))' "$tmp/snap.raw"
@@ -172,6 +173,8 @@ if "$py" -c 'import numpy' 2>/dev/null; then
   else
     fail "render_slice.py: --save-npy NAME writes NAME, --npy NAME reads it" "rc=$rc" "$tmp/err"
   fi
+  run "$py" "$r" "$tmp/snap.raw" --dims 5,4,3 --axis y --index 4
+  one_error "render_slice.py: an --index beyond the grid: one line, no traceback" "--index 4"
 else
   echo "SKIP: render_slice.py: numpy is not installed for python3 or /usr/bin/python3"
 fi
