@@ -6,7 +6,7 @@ grid dimensions (z y x), precision, endianness, spacing and the raw file of each
 file directly with --dims NX,NY,NZ. Plots the plane through --index (default the middle)
 perpendicular to --axis (default z) with a symmetric colour scale.
 
-  render_slice.py DIR/snapshots.xmf [--step S | --last] [--axis z|y|x] [--index I] -o out.png
+  render_slice.py DIR/snapshots.xmf [--step S] [--axis z|y|x] [--index I] -o out.png  # S: the last
   render_slice.py snap_000100.raw --dims 255,255,255 [--precision 8] -o out.png
   render_slice.py ... --save-npy slice.npz      # also (or, without matplotlib, only) the slice
   render_slice.py --npy slice.npz -o out.png    # render a saved slice

@@ -10,7 +10,8 @@
 #   model/predict.py --record: floors_us not an object refused; no floors_us: one warning line,
 #     the table as without --record (skipped without numpy)
 #   snapshots/render_slice.py without numpy: one line saying what to install; with numpy,
-#     --save-npy NAME read back by --npy NAME, an --index beyond the grid (skipped without numpy)
+#     --save-npy NAME read back by --npy NAME, an --index beyond the grid, the options of its
+#     usage examples (skipped without numpy)
 # Usage: test_small_tools.sh [BENCH_DIR]     (default: this checkout's bench/)
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -158,7 +159,7 @@ fi
 
 # render_slice.py (numpy: this python3 or /usr/bin/python3): --save-npy writes the name given,
 # which --npy then reads (numpy's savez alone appends .npz to any other name); an --index
-# beyond the grid is one error line
+# beyond the grid is one error line; the usage examples name no option it lacks
 if "$py" -c 'import numpy' 2>/dev/null; then
   r=$bench/snapshots/render_slice.py
   "$py" -c 'import sys, array; array.array("d", range(60)).tofile(open(sys.argv[1], "wb"))' "$tmp/snap.raw"
@@ -175,6 +176,18 @@ if "$py" -c 'import numpy' 2>/dev/null; then
   fi
   run "$py" "$r" "$tmp/snap.raw" --dims 5,4,3 --axis y --index 4
   one_error "render_slice.py: an --index beyond the grid: one line, no traceback" "--index 4"
+  # the options its examples show are options it takes (argparse's usage line lists those)
+  run "$py" "$r" --help
+  unknown=""
+  usage_lines=$(sed '/^$/q' "$tmp/out")
+  while read -r opt; do
+    has "$usage_lines" "[$opt " || has "$usage_lines" "[$opt]" || unknown+=" $opt"
+  done < <(grep '^  render_slice.py' "$tmp/out" | grep -o -- '--[a-z-]*' | sort -u)
+  if [[ $rc -eq 0 && -z $unknown ]]; then
+    pass "render_slice.py --help: its examples use only options it takes"
+  else
+    fail "render_slice.py --help: its examples use only options it takes" "rc=$rc, not options:$unknown"
+  fi
 else
   echo "SKIP: render_slice.py: numpy is not installed for python3 or /usr/bin/python3"
 fi
