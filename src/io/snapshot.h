@@ -14,8 +14,8 @@
  *   HELD     the step's output buffer is reserved: the solver's buffer pool (src/solver/step.c) gives
  *            it to no kernel as an output. Its ghosts are still exchanged once (it is the next
  *            step's input), so the copy waits for the end of that step. The file
- *            DIR/snap_STEP.raw.tmp is open on every rank (rank 0 created or truncated it before
- *            an agreement, so nobody writes before that).
+ *            DIR/snap_STEP.raw.PID.tmp is open on every rank (rank 0 created it new before an
+ *            agreement, so nobody writes before that).
  *   COPYING  the IO stream waited for `taken` (recorded on the compute stream at the end of
  *            the next step) and copies the buffer, ghosts included, to pinned memory between
  *            the events `begin` and `done`, while the solver steps on.
