@@ -156,6 +156,11 @@ submit_args frontier.sbatch FDMINI_PARTITION=extended FDMINI_TIME=24:30:00
 expect_refusal "frontier.sbatch extended, 24.5 h: refused (24 h)" "the extended partition allows 24 h"
 submit_args frontier.sbatch FDMINI_TIME=soon
 expect_refusal "frontier.sbatch FDMINI_TIME=soon: refused" "FDMINI_TIME='soon' is not a Slurm time"
+# Slurm's forms with days: D-HH is days and hours, D-HH:MM days, hours and minutes
+submit_args frontier.sbatch FDMINI_TIME=0-03
+expect_refusal "frontier.sbatch batch, 1 node, FDMINI_TIME=0-03 (3 h): refused (2 h)" "batch allows 2 h for 1-91 nodes"
+submit_args frontier.sbatch FDMINI_QOS=debug FDMINI_TIME=0-02:30
+expect_refusal "frontier.sbatch debug QOS, FDMINI_TIME=0-02:30 (2.5 h): refused (2 h)" "the debug QOS allows 2 h"
 
 # ---- checkpoints: the warning asked of Slurm, passed on in the job, the continuation ----
 submit_args lumi-g.sbatch FDMINI_CHECKPOINT_DIR=ck
@@ -169,6 +174,10 @@ expect_refusal "frontier.sbatch FDMINI_RESUBMIT=x: refused" "FDMINI_RESUBMIT='x'
 submit_args lumi-g.sbatch FDMINI_CHECKPOINT_DIR=ck FDMINI_TIME=00:05:00
 expect_refusal "lumi-g.sbatch a warning 300 s before a 5-minute limit: refused" \
   "FDMINI_SIGNAL_TIME=300 s is not shorter than FDMINI_TIME=00:05:00"
+for script in lumi-g.sbatch frontier.sbatch; do
+  submit_args $script FDMINI_CHECKPOINT_DIR=ck FDMINI_TIME=0-01
+  expect_arg "$script a warning 300 s before FDMINI_TIME=0-01 (1 h): accepted" --signal=B:USR1@300
+done
 # In a job (SLURM_JOB_ID set) with a stub srun that records its arguments and exits 5 on SIGUSR1
 # (or at once with STUB_EXIT), and a stub sbatch that records its arguments and prints a job id.
 fake=$work/fake
