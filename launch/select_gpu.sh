@@ -7,8 +7,10 @@
 #
 # Usage: srun [...] launch/select_gpu.sh COMMAND [ARGS...]
 #
-# The node-local id is SLURM_LOCALID (srun), else OMPI_COMM_WORLD_LOCAL_RANK (Open MPI),
-# MPI_LOCALRANKID (MPICH hydra) or PMI_LOCAL_RANK. Knobs:
+# The node-local id is that of the launcher closest to the task: OMPI_COMM_WORLD_LOCAL_RANK (Open
+# MPI), MPI_LOCALRANKID (MPICH hydra) or PMI_LOCAL_RANK, else SLURM_LOCALID (srun). Not
+# SLURM_LOCALID first: mpirun or Hydra inside a Slurm job hands every rank the batch step's (or
+# its daemon's) SLURM_LOCALID=0, and every rank would take GPU 0. Knobs:
 #   FDMINI_GPU_MAP          comma list: local id i gets GPU map[i] (default: GPU i), e.g.
 #                           "4,5,2,3,6,7,0,1" to pair LUMI's in-order CCDs with their closest GCD
 #   FDMINI_GPU_VISIBLE_VAR  variable to set (default ROCR_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES
@@ -20,10 +22,10 @@ if (($# == 0)); then
   exit 2
 fi
 
-local_id=${SLURM_LOCALID:-${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${PMI_LOCAL_RANK:-}}}}
+local_id=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${PMI_LOCAL_RANK:-${SLURM_LOCALID:-}}}}
 if [[ ! $local_id =~ ^[0-9]+$ ]]; then
-  echo "select_gpu.sh: no node-local task id (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK," \
-    "MPI_LOCALRANKID or PMI_LOCAL_RANK): run it under srun or mpirun" >&2
+  echo "select_gpu.sh: no node-local task id (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID," \
+    "PMI_LOCAL_RANK or SLURM_LOCALID): run it under srun or mpirun" >&2
   exit 2
 fi
 

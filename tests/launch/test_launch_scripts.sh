@@ -72,6 +72,17 @@ if [[ $out == "unset 4" ]]; then
 else
   fail "select_gpu.sh FDMINI_GPU_MAP" "got '$out'"
 fi
+# mpirun or Hydra inside a Slurm job: every rank inherits the batch step's (or, under Open MPI,
+# its orted's) SLURM_LOCALID=0, so the launcher's own local rank must win
+for var in OMPI_COMM_WORLD_LOCAL_RANK MPI_LOCALRANKID; do
+  out=$(env -u OMPI_COMM_WORLD_LOCAL_RANK -u MPI_LOCALRANKID -u PMI_LOCAL_RANK SLURM_LOCALID=0 "$var=5" \
+    "$launch/select_gpu.sh" bash -c "$show" 2>&1) || true
+  if [[ $out == "5 unset" ]]; then
+    pass "select_gpu.sh: $var=5 under a Slurm job's SLURM_LOCALID=0 -> ROCR_VISIBLE_DEVICES=5"
+  else
+    fail "select_gpu.sh $var=5 SLURM_LOCALID=0" "got '$out'"
+  fi
+done
 rc=0
 env -u SLURM_LOCALID -u OMPI_COMM_WORLD_LOCAL_RANK -u MPI_LOCALRANKID -u PMI_LOCAL_RANK \
   "$launch/select_gpu.sh" true >"$work/nolocal" 2>&1 || rc=$?
