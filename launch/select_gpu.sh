@@ -32,9 +32,23 @@ fi
 gpu=$local_id
 if [[ -n ${FDMINI_GPU_MAP:-} ]]; then
   IFS=, read -ra map <<<"$FDMINI_GPU_MAP"
-  if ((local_id >= ${#map[@]})); then
-    echo "select_gpu.sh: FDMINI_GPU_MAP='$FDMINI_GPU_MAP' has ${#map[@]} entries," \
-      "but this task's local id is $local_id" >&2
+  # The most tasks a node runs. A task that stops here alone leaves the others waiting in
+  # MPI_Init: srun ends a step at a non-zero exit only with --kill-on-bad-exit. So under srun
+  # every task checks the fullest node (SLURM_STEP_TASKS_PER_NODE, e.g. "8(x2),4") and refuses
+  # alike, the job's first task saying why; mpirun and Hydra end the job at the first non-zero
+  # exit, and there the first task of a node without an entry says it.
+  most=${OMPI_COMM_WORLD_LOCAL_SIZE:-${MPI_LOCALNRANKS:-0}} speaker=$((local_id == ${#map[@]}))
+  [[ $most =~ ^[0-9]+$ ]] && ((most > local_id)) || most=$((local_id + 1))
+  if [[ -z ${OMPI_COMM_WORLD_LOCAL_RANK:-}${MPI_LOCALRANKID:-}${PMI_LOCAL_RANK:-} && -n ${SLURM_STEP_TASKS_PER_NODE:-} ]]; then
+    for n in ${SLURM_STEP_TASKS_PER_NODE//,/ }; do
+      n=${n%%(*}
+      [[ $n =~ ^[0-9]+$ ]] && ((n > most)) && most=$n
+    done
+    speaker=$((${SLURM_PROCID:-0} == 0))
+  fi
+  if ((most > ${#map[@]})); then
+    ((speaker)) && echo "select_gpu.sh: FDMINI_GPU_MAP='$FDMINI_GPU_MAP' has ${#map[@]} entries," \
+      "but a node runs $most tasks (local ids 0-$((most - 1))): give one GPU per local id" >&2
     exit 2
   fi
   gpu=${map[local_id]}

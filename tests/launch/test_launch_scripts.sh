@@ -83,6 +83,20 @@ for var in OMPI_COMM_WORLD_LOCAL_RANK MPI_LOCALRANKID; do
     fail "select_gpu.sh $var=5 SLURM_LOCALID=0" "got '$out'"
   fi
 done
+# FDMINI_GPU_MAP shorter than a node's tasks under srun: every task refuses alike (one that left
+# alone would leave the others waiting in MPI_Init), the job's first task says why
+for task in 0 1 3; do
+  rc=0
+  env -u OMPI_COMM_WORLD_LOCAL_RANK -u MPI_LOCALRANKID -u PMI_LOCAL_RANK SLURM_LOCALID=$task SLURM_PROCID=$task \
+    SLURM_STEP_TASKS_PER_NODE=4 FDMINI_GPU_MAP=0,1 "$launch/select_gpu.sh" true >"$work/shortmap" 2>&1 || rc=$?
+  lines=$(wc -l <"$work/shortmap")
+  if ((rc == 2)) && { ((task == 0 && lines == 1)) && grep -q "FDMINI_GPU_MAP='0,1' has 2 entries, but a node runs 4 tasks" "$work/shortmap" ||
+    ((task != 0 && lines == 0)); }; then
+    pass "select_gpu.sh: a 2-entry FDMINI_GPU_MAP for 4 tasks per node, task $task: exit 2$( ((task)) || echo ', the one line')"
+  else
+    fail "select_gpu.sh short FDMINI_GPU_MAP, task $task" "exit $rc, $lines lines" "$work/shortmap"
+  fi
+done
 rc=0
 env -u SLURM_LOCALID -u OMPI_COMM_WORLD_LOCAL_RANK -u MPI_LOCALRANKID -u PMI_LOCAL_RANK \
   "$launch/select_gpu.sh" true >"$work/nolocal" 2>&1 || rc=$?
@@ -353,6 +367,17 @@ FDMINI_SELECT_GPU=1 timeout -k 10 "$TMO" salloc --immediate=60 --ntasks=8 --time
   bash "$launch/lumi-g.sbatch" >"$work/salloc.out" 2>&1 || rc=$?
 check_job "lumi-g.sbatch FDMINI_SELECT_GPU=1 inside salloc --ntasks=8 (ranks through select_gpu.sh)" \
   "$work/salloc.out" "$rc" lumi-g.sbatch
+
+# a short FDMINI_GPU_MAP under srun: every task exits 2 at once, none waits in MPI_Init
+name="srun -n 4 select_gpu.sh with a 2-entry FDMINI_GPU_MAP: exit 2, no hang"
+rc=0
+FDMINI_GPU_MAP=0,1 timeout -k 10 "$TMO" srun --immediate=60 -n 4 "$launch/select_gpu.sh" "$BIN" --global 16,16,16 --iters 2 \
+  >"$work/shortmap-srun.out" 2>&1 || rc=$?
+if ((rc == 2)) && (($(grep -c "^select_gpu.sh: FDMINI_GPU_MAP='0,1' has 2 entries" "$work/shortmap-srun.out") == 1)); then
+  pass "$name"
+else
+  fail "$name" "exit $rc" "$work/shortmap-srun.out"
+fi
 
 # checkpoints under Slurm: the job warned as --signal=B:USR1 would (scancel --signal=USR1 --batch:
 # the batch shell only), passes it on, stops after a checkpoint and submits its continuation,
