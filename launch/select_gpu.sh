@@ -51,6 +51,15 @@ if [[ -n ${FDMINI_GPU_MAP:-} ]]; then
       "but a node runs $most tasks (local ids 0-$((most - 1))): give one GPU per local id" >&2
     exit 2
   fi
+  # every entry a GPU number: an empty or other entry would hide every GPU from its task (every
+  # task sees the same map and refuses alike; the job's first task says why)
+  for g in "${map[@]}"; do
+    if [[ ! $g =~ ^[0-9]+$ ]]; then
+      ((${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}} == 0)) &&
+        echo "select_gpu.sh: FDMINI_GPU_MAP='$FDMINI_GPU_MAP' holds '$g': give GPU numbers, e.g. 4,5,2,3,6,7,0,1" >&2
+      exit 2
+    fi
+  done
   gpu=${map[local_id]}
 fi
 

@@ -97,6 +97,23 @@ for task in 0 1 3; do
     fail "select_gpu.sh short FDMINI_GPU_MAP, task $task" "exit $rc, $lines lines" "$work/shortmap"
   fi
 done
+# an FDMINI_GPU_MAP entry that is no GPU number (empty, a name): every task refuses, the first
+# says why (before: the task given it ran with ROCR_VISIBLE_DEVICES empty or the name)
+for map in 4,,5 4,x,5; do
+  for task in 0 1; do
+    rc=0
+    env -u OMPI_COMM_WORLD_LOCAL_RANK -u MPI_LOCALRANKID -u PMI_LOCAL_RANK -u OMPI_COMM_WORLD_RANK -u PMI_RANK \
+      SLURM_LOCALID=$task SLURM_PROCID=$task SLURM_STEP_TASKS_PER_NODE=2 FDMINI_GPU_MAP=$map \
+      "$launch/select_gpu.sh" true >"$work/badmap" 2>&1 || rc=$?
+    lines=$(wc -l <"$work/badmap")
+    if ((rc == 2)) && { ((task == 0 && lines == 1)) && grep -q "FDMINI_GPU_MAP='$map' holds" "$work/badmap" ||
+      ((task != 0 && lines == 0)); }; then
+      pass "select_gpu.sh: FDMINI_GPU_MAP=$map, task $task: exit 2$( ((task)) || echo ', the one line')"
+    else
+      fail "select_gpu.sh FDMINI_GPU_MAP=$map, task $task" "exit $rc, $lines lines" "$work/badmap"
+    fi
+  done
+done
 rc=0
 env -u SLURM_LOCALID -u OMPI_COMM_WORLD_LOCAL_RANK -u MPI_LOCALRANKID -u PMI_LOCAL_RANK \
   "$launch/select_gpu.sh" true >"$work/nolocal" 2>&1 || rc=$?
