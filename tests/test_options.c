@@ -213,7 +213,7 @@ static void test_usage_lists_the_test_faults(void **state)
   assert_non_null(strstr(text, "mirror\n                      (wave)"));
   assert_non_null(strstr(text, "rhs[:F] (jacobi)"));
   assert_non_null(strstr(text, "exchange (2 or more ranks)"));
-  assert_non_null(strstr(text, "order (2 or more\n"));
+  assert_non_null(strstr(text, "order (2 or more ranks, GPU)"));
   assert_non_null(strstr(text, "--test-fail-snapshot-write K"));
   assert_non_null(strstr(text, "--test-kill RANK,STEP,pass|write|commit"));
   assert_non_null(strstr(text, "--test-signal RANK,STEP,usr1|term"));

@@ -440,6 +440,12 @@ static int symmetry_applies(const fd_problem *p, int *centred)
   return *centred && total <= (double)FD_SYMMETRY_MAX_POINTS;
 }
 
+int verify_symmetry_applies(const fd_problem *p)
+{
+  int centred;
+  return symmetry_applies(p, &centred);
+}
+
 /* Mirror symmetry (file comment). Collective. */
 static int check_symmetry(const fd_verify_input *in, fd_check *c, double max_u)
 {

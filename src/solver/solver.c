@@ -237,6 +237,13 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, const fd_node
     state_resolve_steps(o, dev, &iters, &warmup);
     problem_setup(o, N, zero, &p);
     FD_CALL(fd_agree(comm, problem_check(&p, (long long)iters + warmup)));
+    /* the mirror fault exists for the mirror symmetry check: where that check does not apply,
+     * or the pair has no room (plant_mirror_fault), the run would pass vacuously */
+    if (o->inject_fault == FD_FAULT_MIRROR && (!verify_symmetry_applies(&p) || N[0] < 3))
+      return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=mirror: the mirror symmetry check that must catch it "
+                          "applies only with the source at the centre of an odd grid (the default --source) of 3 or "
+                          "more points along x and at most 2^26 points; this %lld x %lld x %lld grid with the source "
+                          "at %lld,%lld,%lld would pass", N[0], N[1], N[2], p.src[0], p.src[1], p.src[2]);
   }
 
   /* deep halos: every block along a dimension with neighbours must hold the S layers its

@@ -247,6 +247,10 @@ expect_run 0 "max \|u - mirror\(u\)\| in x, y, z = 0 \(tolerance 0" --op wave --
 expect_run 1 "verification: FAIL" --op wave --global 37,23,19 --test-inject-fault
 expect_run 0 "in x, y \(two layers\) = 0" --op wave --global 31,33,29 --velocity 1,2.5 --iters 60
 expect_run 0 "energy balance: .* ok; mirror symmetry: not checked \(source not at the centre" --op wave --global 31,31,31 --source 5,6,7
+# the mirror fault where the mirror symmetry check does not apply would pass: refused
+expect_error 2 "--test-inject-fault=mirror: the mirror symmetry check that must catch it applies only" \
+  --op wave --global 31,31,31 --source 5,6,7 --test-inject-fault=mirror
+expect_error 2 "this 32 x 31 x 31 grid with the source at 16,16,16 would pass" --op wave --global 32,31,31 --test-inject-fault=mirror
 NP=8 expect_run 0 "verification: PASS" --op wave --global 41,41,41 --iters 80
 
 settle
