@@ -90,14 +90,14 @@ typedef struct fd_verify_memory {
                            layers of U^(S-1) and its neighbours', n[a] x n[b] each */
 } fd_verify_memory;
 
-/* Allocates into *m (zeroed first) what the checks of p's operator will use on this rank of
- * dec (grid g: the layout of its fields). A
- * shortfall is FD_ERR_RUNTIME with one line naming the rank, the buffer and its bytes, agreed
- * over dec->cart. Collective. verify_release frees *m (also after a failure). */
 /* 1 where the wave's mirror symmetry check applies to p (the source at the centre of an odd grid
  * of at most FD_SYMMETRY_MAX_POINTS points), 0 where its verification says "not checked". Pure. */
 int verify_symmetry_applies(const fd_problem *p);
 
+/* Allocates into *m (zeroed first) what the checks of p's operator will use on this rank of
+ * dec (grid g: the layout of its fields). A
+ * shortfall is FD_ERR_RUNTIME with one line naming the rank, the buffer and its bytes, agreed
+ * over dec->cart. Collective. verify_release frees *m (also after a failure). */
 int verify_reserve(const fd_problem *p, const fd_decomp *dec, const fd_grid *g,
                    fd_verify_memory *m);
 /* Frees what verify_reserve allocated. Not Collective. */
