@@ -557,14 +557,37 @@ static void test_resolve_grid_default_and_its_fallback(void **state)
   parse(&o, given);
   assert_int_equal(decomp_resolve_grid(&o, 4, 0, N, P), FD_ERR_USAGE);
   assert_non_null(strstr(fd_error_message(), "subdomain too thin: 2 points over 2 ranks in y"));
-  /* no grid fits: one error that says so */
-  const char *none[] = {"--global", "1,1,3", NULL};
+  /* no grid fits: one error that says so, and what would fit: fewer ranks where one rank
+   * does, only a larger grid where an axis has 1 point (one rank does not fit it either) */
+  const char *none[] = {"--global", "2,2,3", NULL};
   parse(&o, none);
   assert_int_equal(decomp_resolve_grid(&o, 8, 0, N, P), FD_ERR_USAGE);
   assert_string_equal(fd_error_message(),
                       "subdomain too thin: no process grid of 8 ranks (default or --procs "
-                      "PX,PY,PZ) leaves every block of the 1 x 1 x 3 grid 2 or more points per "
+                      "PX,PY,PZ) leaves every block of the 2 x 2 x 3 grid 2 or more points per "
                       "dimension; use fewer ranks or a larger grid");
+  const char *flat[] = {"--global", "1,1,3", NULL};
+  parse(&o, flat);
+  assert_int_equal(decomp_resolve_grid(&o, 8, 0, N, P), FD_ERR_USAGE);
+  assert_string_equal(fd_error_message(),
+                      "subdomain too thin: the 1 x 1 x 3 grid has 1 point along x and y, and every "
+                      "block needs 2 or more per dimension on any number of ranks; give --global 2 "
+                      "or more points along x and y");
+  const char *flat1[] = {"--global", "1,16,16", NULL};
+  parse(&o, flat1);
+  assert_int_equal(decomp_resolve_grid(&o, 1, 0, N, P), FD_ERR_USAGE);
+  assert_string_equal(fd_error_message(),
+                      "subdomain too thin: the 1 x 16 x 16 grid has 1 point along x, and every "
+                      "block needs 2 or more per dimension on any number of ranks; give --global 2 "
+                      "or more points along x");
+  const char *flat3[] = {"--op", "heat", "--halo-width", "3", "--global", "1,4,1", NULL};
+  parse(&o, flat3); /* no --halo-width fits it either */
+  assert_int_equal(decomp_resolve_grid(&o, 1, 0, N, P), FD_ERR_USAGE);
+  assert_non_null(strstr(fd_error_message(),
+                         "the 1 x 4 x 1 grid has 1 point along x and z, and every block "
+                         "needs 2 or more per dimension on any number of ranks; give "
+                         "--global 2 or more points along x and z"));
+  assert_null(strstr(fd_error_message(), "--halo-width"));
   const char *none4[] = {"--op", "heat", "--halo-width", "4", "--global", "7,7,7", NULL};
   parse(&o, none4);
   assert_int_equal(decomp_resolve_grid(&o, 2, 0, N, P), FD_ERR_USAGE);

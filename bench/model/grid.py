@@ -142,6 +142,12 @@ def resolve_grid(ranks: int, global_size: Optional[Sequence[int]] = None,
         N = tuple(int(v) for v in global_size)
         if procs is None and not thick_enough(N, P, width):
             P = least_cut_grid(N, ranks, width)
+            thin = [a for a, n in zip("xyz", N) if n < 2]
+            if P is None and thin:  # no number of ranks fits an axis of 1 point: a larger grid
+                axes = " and ".join([", ".join(thin[:-1]), thin[-1]] if len(thin) > 1 else thin)
+                raise GridError(f"subdomain too thin: the {N[0]} x {N[1]} x {N[2]} grid has 1 point "
+                                f"along {axes}, and every block needs 2 or more per dimension on "
+                                f"any number of ranks; give --global 2 or more points along {axes}")
             if P is None:
                 raise GridError(f"subdomain too thin: no process grid of {ranks} ranks leaves every "
                                 f"block of {N[0]} x {N[1]} x {N[2]} 2 or more points per dimension"

@@ -113,6 +113,22 @@ int decomp_resolve_grid(const fd_options *o, int ranks, int accelerator, long lo
    * (Weak scaling gives every rank its --local block whatever the grid: nothing to choose.) */
   if (!o->have_procs && !weak && !thick_enough(N, P, o->halo_width) &&
       !least_cut_grid(N, ranks, o->halo_width, P)) {
+    /* an axis of 1 point (--global takes 1 or more) fits no grid, not even one rank's, and
+     * no --halo-width: only a larger grid helps. Otherwise one rank always fits (one block,
+     * no split dimension), so fewer ranks do, as may a larger grid or a smaller width. */
+    char thin[sizeof "x, y and z"] = ""; /* the 1-point axes, "x", "x and z", "x, y and z" */
+    const int count = (N[0] < 2) + (N[1] < 2) + (N[2] < 2);
+    for (int d = 0, k = 0; d < 3; d++)
+      if (N[d] < 2) {
+        const char *sep = k == 0 ? "" : k == count - 1 ? " and " : ", ";
+        const size_t at = strlen(thin);
+        snprintf(thin + at, sizeof thin - at, "%s%c", sep, "xyz"[d]);
+        k++;
+      }
+    if (count)
+      return fd_set_error(FD_ERR_USAGE,
+                          "subdomain too thin: the %lld x %lld x %lld grid has 1 point along %s, and every block needs 2 or more per dimension on any number of ranks; give --global 2 or more points along %s",
+                          N[0], N[1], N[2], thin, thin);
     if (o->halo_width > 1)
       return fd_set_error(FD_ERR_USAGE,
                           "subdomain too thin: no process grid of %d rank%s (default or --procs PX,PY,PZ) leaves every block of the %lld x %lld x %lld grid 2 or more points per dimension and %d (--halo-width) along each split one; use fewer ranks, a larger grid or a smaller --halo-width",

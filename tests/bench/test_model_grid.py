@@ -67,6 +67,16 @@ try:
     check("a grid too small for the ranks is refused", False, "no error")
 except grid.GridError as err:
     check("a grid too small for the ranks is refused", "too thin" in str(err), str(err))
+# an axis of 1 point fits no number of ranks, one included: fdmini's line (src/model/decomp.c)
+for ranks, size, axes in ((1, (1, 16, 16), "x"), (8, (1, 1, 3), "x and y"), (2, (1, 1, 1), "x, y and z")):
+    try:
+        grid.resolve_grid(ranks, global_size=size)
+        check(f"{size} on {ranks} rank(s) is refused", False, "no error")
+    except grid.GridError as err:
+        want = (f"subdomain too thin: the {size[0]} x {size[1]} x {size[2]} grid has 1 point along "
+                f"{axes}, and every block needs 2 or more per dimension on any number of ranks; "
+                f"give --global 2 or more points along {axes}")
+        check(f"{size} on {ranks} rank(s): a larger grid, not fewer ranks", str(err) == want, str(err))
 N, P = grid.resolve_grid(4, global_size=(64, 64, 64), procs=(4, 1, 1))
 check("--procs is taken as given", P == (4, 1, 1), P)
 # fdmini refuses a --halo-width wider than a split dimension's thinnest block (src/model/plan.c)

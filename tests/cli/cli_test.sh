@@ -75,9 +75,9 @@ settle() {
 }
 
 # expect_error EXIT MESSAGE ARGS...: exit code EXIT, MESSAGE in the output, printed once (every
-# error here is agreed by both ranks, the out-of-memory one too)
+# error here is agreed by both ranks, the out-of-memory one too); NP=1 runs it on one rank
 expect_error() {
-  start 2 "${@:3}"
+  start "${NP:-2}" "${@:3}"
   judge check_error "$@"
 }
 check_error() {
@@ -165,7 +165,10 @@ expect_error 2 "--kernel and --tile apply to GPU backends" --tile 8 --global 16,
 expect_error 2 "--tune auto applies to GPU backends" --tune auto --global 16,16,16
 expect_error 2 "subdomain too thin: 3 points over 2 ranks in x" --global 3,64,64 --procs 2,1,1
 expect_error 2 "subdomain too thin" --global 1,1,1
-expect_error 2 "subdomain too thin: no process grid of 2 ranks (default or --procs PX,PY,PZ) leaves every block of the 1 x 1 x 3 grid 2 or more points per dimension" --global 1,1,3
+expect_error 2 "subdomain too thin: no process grid of 2 ranks (default or --procs PX,PY,PZ) leaves every block of the 2 x 2 x 3 grid 2 or more points per dimension; use fewer ranks or a larger grid" --global 2,2,3
+# an axis of 1 point fits no number of ranks: the advice is a larger grid, on one rank too
+expect_error 2 "subdomain too thin: the 1 x 1 x 3 grid has 1 point along x and y, and every block needs 2 or more per dimension on any number of ranks; give --global 2 or more points along x and y" --global 1,1,3
+NP=1 expect_error 2 "subdomain too thin: the 1 x 16 x 16 grid has 1 point along x, and every block needs 2 or more per dimension on any number of ranks; give --global 2 or more points along x" --global 1,16,16
 expect_error 2 "--local: 2000000000 is out of range" --local 2000000000,8,8
 expect_error 2 "--test-node-ranks: 0 is out of range" --test-node-ranks 0
 expect_error 2 "--test-node-ranks 3: the node of rank 0 holds 2 ranks, not a multiple of 3 (K must divide every node's rank count)" --test-node-ranks 3
