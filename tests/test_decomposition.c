@@ -65,6 +65,13 @@ static void test_check_rejects_thin_subdomains(void **state)
   assert_int_equal(decomp_check(N, thin), FD_ERR_USAGE);
   assert_non_null(strstr(fd_error_message(), "subdomain too thin"));
   assert_non_null(strstr(fd_error_message(), " y "));
+  assert_non_null(strstr(fd_error_message(), "23 points over 12 ranks in y leaves 1 per rank"));
+  long long N1[3] = {1, 23, 19}; /* a count of 1 in the singular */
+  int P1[3] = {1, 2, 2};
+  assert_int_equal(decomp_check(N1, P1), FD_ERR_USAGE);
+  assert_string_equal(
+      fd_error_message(),
+      "subdomain too thin: 1 point over 1 rank in x leaves 1 per rank, need at least 2");
   long long N2[3] = {3, 64, 64};
   int P2[3] = {2, 1, 1}; /* 2 + 1 points: the second block is too thin */
   assert_int_equal(decomp_check(N2, P2), FD_ERR_USAGE);

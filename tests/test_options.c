@@ -463,6 +463,10 @@ static void test_resolve_grid_checks_procs_and_thickness(void **state)
   parse(&o, mismatch);
   assert_int_equal(decomp_resolve_grid(&o, 8, host, N, P), FD_ERR_USAGE);
   assert_non_null(strstr(fd_error_message(), "--procs 3,1,1 has 3 ranks but the job has 8"));
+  const char *one[] = {"--procs", "1,1,1", NULL}; /* a count of 1 in the singular */
+  parse(&o, one);
+  assert_int_equal(decomp_resolve_grid(&o, 2, host, N, P), FD_ERR_USAGE);
+  assert_string_equal(fd_error_message(), "--procs 1,1,1 has 1 rank but the job has 2");
 
   const char *thin[] = {"--global", "3,64,64", "--procs", "2,1,1", NULL};
   parse(&o, thin);
@@ -557,6 +561,12 @@ static void test_resolve_grid_default_and_its_fallback(void **state)
   parse(&o, given);
   assert_int_equal(decomp_resolve_grid(&o, 4, 0, N, P), FD_ERR_USAGE);
   assert_non_null(strstr(fd_error_message(), "subdomain too thin: 2 points over 2 ranks in y"));
+  const char *given1[] = {"--global", "1,16,16", "--procs", "1,1,1", NULL};
+  parse(&o, given1); /* counts of 1 in the singular */
+  assert_int_equal(decomp_resolve_grid(&o, 1, 0, N, P), FD_ERR_USAGE);
+  assert_string_equal(
+      fd_error_message(),
+      "subdomain too thin: 1 point over 1 rank in x leaves 1 per rank, need at least 2");
   /* no grid fits: one error that says so, and what would fit: fewer ranks where one rank
    * does, only a larger grid where an axis has 1 point (one rank does not fit it either) */
   const char *none[] = {"--global", "2,2,3", NULL};

@@ -36,6 +36,11 @@ class GridError(Exception):
     """A grid fdmini refuses (too thin, counts that do not match): the message says why."""
 
 
+def counted(n: int, noun: str) -> str:
+    """'1 rank', '2 ranks': a count and its noun, as fdmini's messages write them."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 # ---------------------------------------------------------------------------------------------
 # MPI_Dims_create
 
@@ -132,7 +137,7 @@ def resolve_grid(ranks: int, global_size: Optional[Sequence[int]] = None,
     if procs is not None:
         if procs[0] * procs[1] * procs[2] != ranks:
             raise GridError(f"--procs {procs[0]},{procs[1]},{procs[2]} has "
-                            f"{procs[0] * procs[1] * procs[2]} ranks but the job has {ranks}")
+                            f"{counted(procs[0] * procs[1] * procs[2], 'rank')} but the job has {ranks}")
         P = tuple(int(p) for p in procs)
     else:
         P = default_grid(ranks, impl)
@@ -149,14 +154,14 @@ def resolve_grid(ranks: int, global_size: Optional[Sequence[int]] = None,
                                 f"along {axes}, and every block needs 2 or more per dimension on "
                                 f"any number of ranks; give --global 2 or more points along {axes}")
             if P is None:
-                raise GridError(f"subdomain too thin: no process grid of {ranks} ranks leaves every "
-                                f"block of {N[0]} x {N[1]} x {N[2]} 2 or more points per dimension"
+                raise GridError(f"subdomain too thin: no process grid of {counted(ranks, 'rank')} "
+                                f"leaves every block of {N[0]} x {N[1]} x {N[2]} 2 or more points per dimension"
                                 + (f" and {width} along each split one" if width > 1 else ""))
     for d in range(3):
         if N[d] < 1 or P[d] < 1:
             raise GridError("grid and process grid must be positive")
         if N[d] // P[d] < 2:
-            raise GridError(f"subdomain too thin: {N[d]} points over {P[d]} ranks in "
+            raise GridError(f"subdomain too thin: {counted(N[d], 'point')} over {counted(P[d], 'rank')} in "
                             f"{'xyz'[d]} leaves {N[d] // P[d]} per rank, need at least 2")
     for d in range(3):  # as fd_run refuses it (src/model/plan.c, plan_make)
         if P[d] > 1 and width > N[d] // P[d]:

@@ -24,8 +24,8 @@ int decomp_check(const long long N[3], const int P[3])
     long long smallest = N[d] / P[d]; /* the last blocks are the small ones */
     if (smallest < 2)
       return fd_set_error(FD_ERR_USAGE,
-                          "subdomain too thin: %lld points over %d ranks in %c leaves %lld per rank, need at least 2",
-                          N[d], P[d], axis[d], smallest);
+                          "subdomain too thin: %lld point%s over %d rank%s in %c leaves %lld per rank, need at least 2",
+                          N[d], N[d] == 1 ? "" : "s", P[d], P[d] == 1 ? "" : "s", axis[d], smallest);
     if ((N[d] + P[d] - 1) / P[d] > INT_MAX - 2)
       return fd_set_error(FD_ERR_USAGE, "subdomain too large in %c: %lld points per rank", axis[d],
                           (N[d] + P[d] - 1) / P[d]);
@@ -89,8 +89,8 @@ int decomp_resolve_grid(const fd_options *o, int ranks, int accelerator, long lo
   if (o->have_procs) {
     long long prod = (long long)o->procs[0] * o->procs[1] * o->procs[2];
     if (prod != ranks)
-      return fd_set_error(FD_ERR_USAGE, "--procs %d,%d,%d has %lld ranks but the job has %d",
-                          o->procs[0], o->procs[1], o->procs[2], prod, ranks);
+      return fd_set_error(FD_ERR_USAGE, "--procs %d,%d,%d has %lld rank%s but the job has %d",
+                          o->procs[0], o->procs[1], o->procs[2], prod, prod == 1 ? "" : "s", ranks);
     memcpy(P, o->procs, sizeof o->procs);
   } else {
     default_grid(ranks, P);

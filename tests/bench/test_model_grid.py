@@ -77,6 +77,16 @@ for ranks, size, axes in ((1, (1, 16, 16), "x"), (8, (1, 1, 3), "x and y"), (2, 
                 f"{axes}, and every block needs 2 or more per dimension on any number of ranks; "
                 f"give --global 2 or more points along {axes}")
         check(f"{size} on {ranks} rank(s): a larger grid, not fewer ranks", str(err) == want, str(err))
+# counts of 1 in the singular, as fdmini writes them
+for kw, want in (({"ranks": 2, "global_size": (1, 64, 64), "procs": (1, 1, 2)},
+                  "subdomain too thin: 1 point over 1 rank in x leaves 1 per rank, need at least 2"),
+                 ({"ranks": 2, "global_size": (64, 64, 64), "procs": (1, 1, 1)},
+                  "--procs 1,1,1 has 1 rank but the job has 2")):
+    try:
+        grid.resolve_grid(**kw)
+        check(f"{want}: refused", False, "no error")
+    except grid.GridError as err:
+        check(f"{want}: refused so", str(err) == want, str(err))
 N, P = grid.resolve_grid(4, global_size=(64, 64, 64), procs=(4, 1, 1))
 check("--procs is taken as given", P == (4, 1, 1), P)
 # fdmini refuses a --halo-width wider than a split dimension's thinnest block (src/model/plan.c)

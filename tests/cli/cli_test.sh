@@ -164,6 +164,9 @@ expect_error 2 "--kernel and --tile apply to GPU backends" --kernel baseline --g
 expect_error 2 "--kernel and --tile apply to GPU backends" --tile 8 --global 16,16,16
 expect_error 2 "--tune auto applies to GPU backends" --tune auto --global 16,16,16
 expect_error 2 "subdomain too thin: 3 points over 2 ranks in x" --global 3,64,64 --procs 2,1,1
+expect_error 2 "subdomain too thin: 1 point over 1 rank in x leaves 1 per rank, need at least 2" --global 1,64,64 --procs 1,1,2
+NP=1 expect_error 2 "subdomain too thin: 1 point over 1 rank in x leaves 1 per rank, need at least 2" --global 1,64,64 --procs 1,1,1
+expect_error 2 "--procs 1,1,1 has 1 rank but the job has 2" --procs 1,1,1
 expect_error 2 "subdomain too thin" --global 1,1,1
 expect_error 2 "subdomain too thin: no process grid of 2 ranks (default or --procs PX,PY,PZ) leaves every block of the 2 x 2 x 3 grid 2 or more points per dimension; use fewer ranks or a larger grid" --global 2,2,3
 # an axis of 1 point fits no number of ranks: the advice is a larger grid, on one rank too
