@@ -5,6 +5,7 @@
  * Cray MPICH (the refusal itself is tests/site/test_cray_pe_mock.sh's); the launcher's own
  * process count (mpirun, Hydra, an srun step; never an allocation's) against the world. */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -177,10 +178,11 @@ static void test_launcher_counts_against_the_world(void **state)
   assert_string_equal(l.size_var, "OMPI_COMM_WORLD_SIZE");
   assert_int_equal(l.rank_zero, 0);
   assert_int_equal(site_launcher_mismatch(&l, 1, lib, why, sizeof why), 1);
-  assert_string_equal(why, "the launcher started 4 processes (OMPI_COMM_WORLD_SIZE=4) but MPI_COMM_WORLD "
-                           "holds 1: fdmini's MPI library (MPICH Version:\t4.0.2) is not the launcher's "
-                           "(e.g. an MPICH build started by Open MPI's mpirun, or srun without the --mpi "
-                           "plugin this MPI needs); start fdmini with its own MPI's launcher");
+  assert_string_equal(
+      why, "the launcher started 4 processes (OMPI_COMM_WORLD_SIZE=4) but MPI_COMM_WORLD "
+           "holds 1: fdmini's MPI library (MPICH Version: 4.0.2) is not the launcher's "
+           "(e.g. an MPICH build started by Open MPI's mpirun, or srun without the --mpi "
+           "plugin this MPI needs); start fdmini with its own MPI's launcher");
   assert_int_equal(site_launcher_mismatch(&l, 4, lib, why, sizeof why), 0); /* the right MPI */
   unsetenv("OMPI_COMM_WORLD_SIZE");
   unsetenv("OMPI_COMM_WORLD_RANK");
@@ -231,6 +233,44 @@ static void test_launcher_counts_against_the_world(void **state)
   site_launcher_read(&l);
   assert_int_equal(l.size, 0);
   unsetenv("PMI_SIZE");
+}
+
+/* The library in the launcher line: its first non-blank line, one line of text (no tab or other
+ * control character, one space for each run of blanks), at most 120 characters, or "unknown". */
+static void test_launcher_line_names_the_library_on_one_clean_line(void **state)
+{
+  (void)state;
+  site_launcher l = {.size = 4, .size_var = "OMPI_COMM_WORLD_SIZE"};
+  char long_name[201];
+  memset(long_name, 'a', 200);
+  long_name[200] = '\0';
+  char cut[121];
+  memset(cut, 'a', 120);
+  cut[120] = '\0';
+  const struct {
+    const char *library, *name;
+  } cases[] = {
+      {"MPICH Version:\t4.0.2\nMPICH Release date: Thu Apr  7 12:34:45 CDT 2022",
+       "MPICH Version: 4.0.2"},
+      {"MPI VERSION    : CRAY MPICH version 8.1.27.26 (ANL base 3.4a2)\nMPI BUILD INFO : x",
+       "MPI VERSION : CRAY MPICH version 8.1.27.26 (ANL base 3.4a2)"},
+      {"\n \t\r\nOpen MPI  v4.1.4,\t\tpackage:\x01\x7f Debian \r\nident: 4.1.4",
+       "Open MPI v4.1.4, package: Debian"},
+      {"Open MPI v4.1.4, package: Debian OpenMPI", "Open MPI v4.1.4, package: Debian OpenMPI"},
+      {long_name, cut},
+      {" \t\n\n", "unknown"},
+      {"", "unknown"},
+      {NULL, "unknown"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char why[512], want[512];
+    assert_int_equal(site_launcher_mismatch(&l, 1, cases[i].library, why, sizeof why), 1);
+    snprintf(want, sizeof want, "fdmini's MPI library (%s) is not the launcher's", cases[i].name);
+    if (!strstr(why, want)) fail_msg("case %zu: '%s' lacks '%s'", i, why, want);
+    for (const char *c = why; *c; c++)
+      if (iscntrl((unsigned char)*c))
+        fail_msg("case %zu: control character %d in '%s'", i, *c, why);
+  }
 }
 
 /* The collective check on this job: its own launcher agrees with its world. */
@@ -322,16 +362,18 @@ int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_one_gcd_per_rank_refuses_ipc_with_the_reason),
-    cmocka_unit_test(test_ranks_sharing_one_visible_gpu_may_use_ipc),
-    cmocka_unit_test(test_ranks_that_see_every_gpu_may_use_ipc),
-    cmocka_unit_test(test_host_backend_and_single_rank_are_not_refused_here),
-    cmocka_unit_test(test_check_ipc_passes_where_it_does_not_apply),
-    cmocka_unit_test(test_no_gtl_in_this_process_and_the_variable_needs_cray_mpich),
-    cmocka_unit_test(test_check_launcher_passes_for_this_job),
-    cmocka_unit_test_setup_teardown(test_launcher_counts_against_the_world, clear_launcher, restore_launcher),
-    cmocka_unit_test(test_lustre_advice_for_a_large_file_on_one_ost),
-    cmocka_unit_test(test_lustre_stripe_count_from_lfs),
+      cmocka_unit_test(test_one_gcd_per_rank_refuses_ipc_with_the_reason),
+      cmocka_unit_test(test_ranks_sharing_one_visible_gpu_may_use_ipc),
+      cmocka_unit_test(test_ranks_that_see_every_gpu_may_use_ipc),
+      cmocka_unit_test(test_host_backend_and_single_rank_are_not_refused_here),
+      cmocka_unit_test(test_check_ipc_passes_where_it_does_not_apply),
+      cmocka_unit_test(test_no_gtl_in_this_process_and_the_variable_needs_cray_mpich),
+      cmocka_unit_test(test_check_launcher_passes_for_this_job),
+      cmocka_unit_test_setup_teardown(test_launcher_counts_against_the_world, clear_launcher,
+                                      restore_launcher),
+      cmocka_unit_test(test_launcher_line_names_the_library_on_one_clean_line),
+      cmocka_unit_test(test_lustre_advice_for_a_large_file_on_one_ost),
+      cmocka_unit_test(test_lustre_stripe_count_from_lfs),
   };
   int failed = cmocka_run_group_tests_name("site", tests, NULL, NULL);
   MPI_Finalize();

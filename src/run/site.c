@@ -5,6 +5,7 @@
  * directory striped over one OST. The driver reads the launcher's environment here on
  * purpose: these are facts about the job, not settings of fdmini. */
 #define _GNU_SOURCE /* dl_iterate_phdr */
+#include <ctype.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,34 @@ void site_launcher_read(site_launcher *l)
   l->rank_zero = launcher_rank_zero();
 }
 
+/* The name of an MPI library for one line of text, in out[len]: the first non-blank line of its
+ * MPI_Get_library_version string (NULL allowed), each run of blanks and control characters
+ * (MPICH's "MPICH Version:\t4.0.2", Cray MPICH's "MPI VERSION    : ...") one space, none at
+ * either end; cut to len - 1 characters; "unknown" when nothing is left. Pure. */
+static void library_name(const char *library, char *out, size_t len)
+{
+  const char *p = library ? library : "";
+  size_t n = 0;
+  int gap = 0;
+  while (*p && (isspace((unsigned char)*p) || iscntrl((unsigned char)*p)))
+    p++; /* blank lines too */
+  for (; *p && *p != '\n' && *p != '\r' && n + 1 < len; p++) {
+    const unsigned char c = (unsigned char)*p;
+    if (isspace(c) || iscntrl(c)) {
+      gap = 1;
+      continue;
+    }
+    if (gap) {
+      if (n + 2 >= len) break; /* no room for the space and the character after it */
+      out[n++] = ' ';
+      gap = 0;
+    }
+    out[n++] = (char)c;
+  }
+  if (len) out[n] = '\0';
+  if (!n) snprintf(out, len, "unknown");
+}
+
 int site_launcher_mismatch(const site_launcher *l, int world_size, const char *library, char *why, size_t len)
 {
   if (why && len) why[0] = '\0';
@@ -127,14 +156,15 @@ int site_launcher_mismatch(const site_launcher *l, int world_size, const char *l
   int local = l->local && l->local > world_size;
   if (!total && !local) return 0;
   if (why && len) {
-    size_t cut = library ? strcspn(library, "\n") : 0;
-    snprintf(why, len, "the launcher started %d processes%s (%s=%d) but MPI_COMM_WORLD holds %d: "
-                       "fdmini's MPI library (%.*s) is not the launcher's (e.g. an MPICH build "
-                       "started by Open MPI's mpirun, or srun without the --mpi plugin this MPI "
-                       "needs); start fdmini with its own MPI's launcher",
-             total ? l->size : l->local, total ? "" : " on this node", total ? l->size_var : l->local_var,
-             total ? l->size : l->local, world_size, (int)(cut > 120 ? 120 : cut),
-             library && cut ? library : "unknown");
+    char name[121]; /* at most 120 characters of it */
+    library_name(library, name, sizeof name);
+    snprintf(why, len,
+             "the launcher started %d processes%s (%s=%d) but MPI_COMM_WORLD holds %d: "
+             "fdmini's MPI library (%s) is not the launcher's (e.g. an MPICH build "
+             "started by Open MPI's mpirun, or srun without the --mpi plugin this MPI "
+             "needs); start fdmini with its own MPI's launcher",
+             total ? l->size : l->local, total ? "" : " on this node",
+             total ? l->size_var : l->local_var, total ? l->size : l->local, world_size, name);
   }
   return 1;
 }

@@ -54,7 +54,8 @@ void site_launcher_read(site_launcher *l);
 /* Pure: 1 and one line in why[len] when l disagrees with a world of world_size processes (size
  * set and different, or local set and larger): the classic mix of two MPI libraries on one
  * machine, where every process is a singleton world of its own. library is the string of
- * MPI_Get_library_version (its first line is named). 0 otherwise. */
+ * MPI_Get_library_version (its first non-blank line is named, at most 120 characters, each run
+ * of blanks and control characters one space: the line holds no tab). 0 otherwise. */
 int site_launcher_mismatch(const site_launcher *l, int world_size, const char *library, char *why,
                            size_t len);
 

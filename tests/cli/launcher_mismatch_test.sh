@@ -24,12 +24,17 @@ trap 'rm -rf "$work"' EXIT
 small=(--global '12,12,12' --iters 2 --warmup 0)
 msg='but MPI_COMM_WORLD holds 1: fdmini'"'"'s MPI library'
 
-# refused NAME OUT RC VAR: exit 2, exactly one "fdmini: error:" line naming VAR and the cause
+# refused NAME OUT RC VAR: exit 2, exactly one "fdmini: error:" line naming VAR and the cause,
+# a clean line (MPICH's version string holds a tab: "MPICH Version:\t4.0.2")
 refused() {
   local n
   n=$(grep -c 'fdmini: error:' "$2")
   if (($3 == 2)) && ((n == 1)) && grep -q "fdmini: error: the launcher started .* ($4=" "$2" && grep -qF "$msg" "$2"; then
-    pass "$1: exit 2, one line naming $4"
+    if grep 'fdmini: error:' "$2" | grep -q '[[:cntrl:]]'; then
+      fail "$1" "a control character (a tab?) in the error line" "$2"
+    else
+      pass "$1: exit 2, one line naming $4, no control character"
+    fi
   else
     fail "$1" "exit $3, $n error lines" "$2"
   fi
