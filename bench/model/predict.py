@@ -16,7 +16,9 @@ at the same kernel speed. The model is model.py's docstring; its parameters are 
 (fdmini --json) the floors it measured (F_g, F_ls, L) and, from a one-rank record or one with
 --baseline, the kernel's speed replace the site's: a record without floors_us keeps the site's
 floors, with a warning; one whose floors_us is not an object is an error, and so is one whose
-kernel is of another operator or precision than --op and --float.
+kernel is of another operator or precision than --op and --float. --csv FILE writes the table
+first, whole or not at all (a temporary file beside it, renamed over it): a FILE that cannot be
+written is the error, with nothing printed before it and an existing FILE left as it was.
 """
 import argparse
 import csv
@@ -106,6 +108,34 @@ def fmt_grid(t) -> str:
     return "-" if t is None else "x".join(str(v) for v in t)
 
 
+def write_csv(path: str, table) -> None:
+    """Write table (dicts with the same keys, in order) to path as CSV, complete or not at all:
+    into PATH.PID.tmp beside the file (beside a link's target), renamed over it only once every
+    write and the close succeeded, as fdmini writes its files (docs/running.md, "Output
+    files"). ModelError naming path where it cannot be written; then an existing file is left
+    as it was and no temporary file stays. An existing path must be a regular file (a link to
+    one): a directory, a device such as /dev/null or a dangling link is refused."""
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise ModelError(f"{path}: cannot write: not a regular file")
+    final = os.path.realpath(path)
+    tmp = f"{final}.{os.getpid()}.tmp"
+    made = False
+    try:
+        with open(tmp, "x", newline="") as f:
+            made = True
+            w = csv.DictWriter(f, fieldnames=list(table[0]))
+            w.writeheader()
+            w.writerows(table)
+        os.replace(tmp, final)
+    except OSError as err:
+        if made:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise ModelError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].split(" - ", 1)[1],
                                  epilog=__doc__.split("\n\n", 1)[1],
@@ -150,19 +180,7 @@ def main(argv=None) -> int:
         if not rows:
             more = f" (and {len(refused) - 1} more node counts)" if len(refused) > 1 else ""
             raise ModelError(f"no node count gives a grid fdmini runs: {refused[0]}{more}")
-        for line in refused:
-            print(f"predict: {line}", file=sys.stderr)
-        what = f"--local {a.local}" if a.local else f"--global {a.glob}"
-        print(f"{site.name}: {a.op} {what}, S = {a.halo_width}, T = {a.fuse}, "
-              f"{site.p['gpus_per_node']} ranks per node ({rows[0]['kind']} efficiency)")
-        fl = rows[0]["floors"]
-        print(f"  F_g {fl.g:.3g} us ({fl.src['g']}), F_ls {fl.F_ls:.3g} ({fl.src['F_ls']}), "
-              f"L_on {fl.L_on:.3g} ({fl.src['L_on']}), L_off {fl.L_off:.3g}, word {fl.W:.3g}, "
-              f"kernel {bpp / fl.c1 / 1e3:.0f} GB/s at T = 1 ({fl.src['c1']})")
-        head = (f"{'nodes':>6} {'grid':>12} {'node box':>8} {'off/node':>8} {'MB/step':>8}  "
-                + "  ".join(f"{p + ' us':>12} {'eff':>5}" for p in model.PATHS))
-        print(head)
-        table = []
+        table, printed = [], []
         for r in rows:
             cells = []
             line = {"nodes": r["nodes"], "ranks": r["ranks"], "grid": fmt_grid(r["P"]),
@@ -175,16 +193,25 @@ def main(argv=None) -> int:
                 line[f"{p}_us"] = None if res is None else res["step_us"]
                 line[f"{p}_eff"] = None if res is None else res["eff"]
             table.append(line)
-            print(f"{r['nodes']:6d} {fmt_grid(r['P']):>12} {fmt_grid(r['B']):>8} {r['node_msgs']:8d} "
-                  f"{r['node_bytes'] / 1e6:8.2f}  " + "  ".join(cells))
+            printed.append(f"{r['nodes']:6d} {fmt_grid(r['P']):>12} {fmt_grid(r['B']):>8} "
+                           f"{r['node_msgs']:8d} {r['node_bytes'] / 1e6:8.2f}  " + "  ".join(cells))
+        # the CSV first: a file that cannot be written is the one error line, with no table
+        # printed before it
         if a.csv:
-            try:
-                with open(a.csv, "w", newline="") as f:
-                    w = csv.DictWriter(f, fieldnames=list(table[0]))
-                    w.writeheader()
-                    w.writerows(table)
-            except OSError as err:
-                raise ModelError(f"{a.csv}: cannot write: {err.strerror}") from None
+            write_csv(a.csv, table)
+        for line in refused:
+            print(f"predict: {line}", file=sys.stderr)
+        what = f"--local {a.local}" if a.local else f"--global {a.glob}"
+        print(f"{site.name}: {a.op} {what}, S = {a.halo_width}, T = {a.fuse}, "
+              f"{site.p['gpus_per_node']} ranks per node ({rows[0]['kind']} efficiency)")
+        fl = rows[0]["floors"]
+        print(f"  F_g {fl.g:.3g} us ({fl.src['g']}), F_ls {fl.F_ls:.3g} ({fl.src['F_ls']}), "
+              f"L_on {fl.L_on:.3g} ({fl.src['L_on']}), L_off {fl.L_off:.3g}, word {fl.W:.3g}, "
+              f"kernel {bpp / fl.c1 / 1e3:.0f} GB/s at T = 1 ({fl.src['c1']})")
+        print(f"{'nodes':>6} {'grid':>12} {'node box':>8} {'off/node':>8} {'MB/step':>8}  "
+              + "  ".join(f"{p + ' us':>12} {'eff':>5}" for p in model.PATHS))
+        for line in printed:
+            print(line)
     except (ModelError, grid.GridError) as err:
         print(f"predict.py: error: {err}", file=sys.stderr)
         return 1

@@ -6,9 +6,11 @@ one-way, or a measured F_m), the kernel's speed fitted to a run's step, two rank
 floors and kernel speed in place of the site's (predict.py --record, --site FILE), the measured
 X of the same run, deep halos (a window of S steps in passes of T, the shell's slabs), weak and
 strong efficiency, and bad inputs (one error line, exit 1: among them the --halo-width and
---fuse fdmini refuses).
+--fuse fdmini refuses, and a --csv that cannot be written, refused before the table is printed
+and leaving an existing file as it was).
 Usage: tests/bench/test_model_step.py     Exit 0 when every check passed (77: no numpy).
 """
+import csv
 import json
 import os
 import subprocess
@@ -243,6 +245,38 @@ with tempfile.TemporaryDirectory() as w:
         out = p.stdout + p.stderr
         check(f"predict.py {' '.join(args[4:])}: one error line naming {named}",
               p.returncode == 1 and named in out and "Traceback" not in out and len(out.splitlines()) == 1, out)
+    # --csv: written whole or not at all, before the table is printed; a path that cannot be
+    # written is one error line with nothing printed before it (the whole table came first), an
+    # existing file is left as it was and no temporary file stays
+    table = os.path.join(w, "table.csv")
+    with open(table, "w") as f:
+        f.write("old\n")
+    for target, named in ((os.path.join(w, "no-dir", "t.csv"), "No such file or directory"),
+                          (w, "not a regular file"), (os.path.join(table, "t.csv"), "Not a directory")):
+        p = subprocess.run([sys.executable, tool, "--site", site_file(w), "--local", "8", "--nodes", "1,2",
+                            "--csv", target], capture_output=True, text=True)
+        check(f"predict.py --csv {os.path.relpath(target, w)}: one error line naming it ({named}), nothing printed",
+              p.returncode == 1 and p.stdout == "" and len(p.stderr.splitlines()) == 1
+              and f"predict.py: error: {target}: cannot write: {named}" in p.stderr, p.stdout + p.stderr)
+    blocked = f"{os.path.realpath(table)}.{os.getpid()}.tmp"
+    os.mkdir(blocked)  # the temporary name taken: the write fails after the checks
+    try:
+        predict.write_csv(table, [{"nodes": 1}])
+        check("predict.write_csv with its temporary name taken fails", False, "no error")
+    except predict.ModelError as err:
+        with open(table) as f:
+            kept = f.read()
+        check("predict.write_csv with its temporary name taken: one error, the file as it was, the "
+              "name not removed", "table.csv: cannot write: File exists" in str(err) and kept == "old\n"
+              and os.path.isdir(blocked), (str(err), kept))
+    os.rmdir(blocked)
+    p = subprocess.run([sys.executable, tool, "--site", site_file(w), "--local", "8", "--nodes", "1,2",
+                        "--csv", table], capture_output=True, text=True)
+    with open(table, newline="") as f:
+        got = list(csv.DictReader(f))
+    check("predict.py --csv over an existing file: replaced by the table, printed too",
+          p.returncode == 0 and [r["nodes"] for r in got] == ["1", "2"] and "today_us" in got[0]
+          and " nodes " in p.stdout and not [n for n in os.listdir(w) if n.endswith(".tmp")], p.stdout + p.stderr)
     # blocks whose fields do not fit a GPU's memory (the made-up site's 1 GiB) are refused as
     # fdmini refuses them: heat holds 2 fields of the block with its ghosts, jacobi 3 (its f)
     for args, ok, named in ((["--local", "512", "--nodes", "2"], False,
