@@ -203,7 +203,8 @@ def main(argv=None) -> int:
             print(f"predict: {line}", file=sys.stderr)
         what = f"--local {a.local}" if a.local else f"--global {a.glob}"
         print(f"{site.name}: {a.op} {what}, S = {a.halo_width}, T = {a.fuse}, "
-              f"{site.p['gpus_per_node']} ranks per node ({rows[0]['kind']} efficiency)")
+              f"{site.p['gpus_per_node']} rank{'' if site.p['gpus_per_node'] == 1 else 's'} per node "
+              f"({rows[0]['kind']} efficiency)")
         fl = rows[0]["floors"]
         print(f"  F_g {fl.g:.3g} us ({fl.src['g']}), F_ls {fl.F_ls:.3g} ({fl.src['F_ls']}), "
               f"L_on {fl.L_on:.3g} ({fl.src['L_on']}), L_off {fl.L_off:.3g}, word {fl.W:.3g}, "

@@ -232,14 +232,14 @@ static int check_heat(const fd_verify_input *in, fd_verify *out)
   c->error = amp > 0 ? out->error_max / amp : INFINITY;
   c->passed = c->error <= c->tolerance;
   if (c->applies)
-    snprintf(c->note, sizeof c->note, "after %lld steps amplitude %.9g; max |u - exact| / amplitude = %.3g "
-             "(tolerance %.3g)", in->steps, amp, c->error, c->tolerance);
+    snprintf(c->note, sizeof c->note, "after %lld step%s amplitude %.9g; max |u - exact| / amplitude = %.3g "
+             "(tolerance %.3g)", in->steps, in->steps == 1 ? "" : "s", amp, c->error, c->tolerance);
   else if (c->tolerance > 1e-2)
-    snprintf(c->note, sizeof c->note, "after %lld steps the rounding bound %.3g exceeds 1%% of the amplitude: "
-             "nothing to decide", in->steps, c->tolerance);
+    snprintf(c->note, sizeof c->note, "after %lld step%s the rounding bound %.3g exceeds 1%% of the amplitude: "
+             "nothing to decide", in->steps, in->steps == 1 ? "" : "s", c->tolerance);
   else
-    snprintf(c->note, sizeof c->note, "after %lld steps the amplitude %.3g has decayed to the rounding of the "
-             "boundary values (%.2g) or of %s: nothing left to compare", in->steps, amp, edge, FDMINI_REAL_NAME);
+    snprintf(c->note, sizeof c->note, "after %lld step%s the amplitude %.3g has decayed to the rounding of the "
+             "boundary values (%.2g) or of %s: nothing left to compare", in->steps, in->steps == 1 ? "" : "s", amp, edge, FDMINI_REAL_NAME);
   out->error_max = c->error;
   out->error_rms = amp > 0 ? out->error_rms / amp : INFINITY;
   return FD_OK;

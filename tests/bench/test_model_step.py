@@ -307,6 +307,15 @@ with tempfile.TemporaryDirectory() as w:
     p = subprocess.run([sys.executable, tool, "--site", bpath, "--local", "8"], capture_output=True, text=True)
     check("a site file without nic_GBs: one error naming it", p.returncode == 1 and "nic_GBs" in p.stderr
           and "Traceback" not in p.stderr, p.stderr)
+    # a site of one GPU a node: its header says "1 rank per node"
+    one = dict(PARAMS)
+    one["gpus_per_node"] = 1
+    with open(bpath, "w") as f:
+        json.dump({"schema": "fdmini-site/1", "params": {k: {"value": v, "source": "x"} for k, v in one.items()}}, f)
+    p = subprocess.run([sys.executable, tool, "--site", bpath, "--local", "64", "--nodes", "1,2"],
+                       capture_output=True, text=True)
+    check("a site of one GPU a node: '1 rank per node'", p.returncode == 0 and " 1 rank per node " in p.stdout,
+          p.stdout + p.stderr)
     nosrc = {"schema": "fdmini-site/1", "params": {k: {"value": v, "source": "x"} for k, v in PARAMS.items()}}
     nosrc["params"]["graph_us"] = {"value": 1.0}
     with open(bpath, "w") as f:

@@ -393,6 +393,8 @@ batch
 # jacobi, not converged: the mode-decay check decides (exact to rounding at any sweep count); a
 # fault of 1e-3 at one point leaves the residual falling (the old check) but fails it
 expect_run 0 "verification: PASS  jacobi: mode decay: .* ok; O\(h\^2\) error: not converged" --op jacobi --global 37,23,19
+# one step: the note says "1 step" (the full report prints it)
+NP=1 expect_run 0 "heat: mode decay: after 1 step amplitude" --op heat --global 16,16,16 --iters 1 --warmup 0 --report full
 expect_run 1 "verification: FAIL  jacobi: mode decay: .*FAILED; O\(h\^2\) error: not converged \(RMS residual 11.1 -> 5.95" \
   --op jacobi --global 37,23,19 --test-inject-fault=tiny
 # wave on an even grid (no symmetry): the energy balance decides; a wrong field, velocity or
