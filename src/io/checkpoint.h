@@ -33,11 +33,12 @@
  * handed to the writer once their event says they are done (asked after every pass; waited for
  * only at the next checkpoint, a stop or the end). The ranks learn that every writer finished
  * from a poll (below); then they agree, rank 0 checks the size, renames the file to its final
- * name and syncs the directory, and its writer thread removes the checkpoints older than the
- * previous one (the last two are kept) before it takes the next checkpoint. A failed write (any
- * rank) removes the temporary file, ends the run with FD_ERR_IO on every rank and leaves the
- * previous checkpoint as it was. At most one checkpoint is in flight: the next one first waits
- * for it (a stall when writing takes longer than the interval).
+ * name and syncs the directory, and its writer thread removes every other checkpoint there but
+ * the one before it that this run wrote or continued (the last two are kept; one the restart
+ * skipped as corrupt never counts as the one before) before it takes the next checkpoint. A
+ * failed write (any rank) removes the temporary file, ends the run with FD_ERR_IO on every rank
+ * and leaves the previous checkpoint as it was. At most one checkpoint is in flight: the next
+ * one first waits for it (a stall when writing takes longer than the interval).
  *
  * Stop signals. With a checkpoint directory, SIGTERM and SIGUSR1 set a flag (async-signal-safe).
  * At every multiple of FD_CKPT_POLL_PASSES passes (counted over all loops of the run, the same
@@ -221,9 +222,10 @@ typedef struct {
   long long queued, completed; /* under lock */
   int werr;               /* under lock: errno of the last job, 0 written */
   int stop_thread, kill_half; /* under lock */
-  int prune_due;          /* under lock: rank 0's writer removes the checkpoints older than
-                             the two newest (prune_keep and the one before) */
-  long long prune_keep;
+  int prune_due;          /* under lock: rank 0's writer removes every checkpoint but
+                             prune_keep and the newest at or below prune_floor (this run's
+                             previous checkpoint, or the step it continued) */
+  long long prune_keep, prune_floor;
   double writer_ms, sync_ms;  /* under lock */
   double writer_max_ms, prune_ms; /* under lock: fd_ckpt_times.writer_max; the removal's time
                              not yet counted into a checkpoint's */

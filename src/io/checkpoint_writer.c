@@ -168,11 +168,16 @@ static int write_job(fd_checkpoints *ck, int kill_half, double *sync_ms)
 }
 
 /* Rank 0's writer thread after the rename of the newest checkpoint `keep`: removes every other
- * checkpoint of the directory but the newest one before it (the last two are kept; newer ones
- * are left from a run this one continues from an older checkpoint, and it redoes their steps).
- * Off the solver's thread: removing a file of gigabytes can take a file system a third of a
- * second (bench/results/README.md, "Checkpoints"). */
-static void prune(fd_checkpoints *ck, long long keep)
+ * checkpoint of the directory but one, the newest at or below `floor` (the last two are kept).
+ * `floor` is this run's previous checkpoint, or before it has one the step of the checkpoint it
+ * continued: every checkpoint between it and `keep` is a leftover this run did not write,
+ * either skipped by the restart as truncated or corrupt, or of a run continued from an older
+ * checkpoint whose steps this one redoes, so none of them may stand as the one kept before
+ * `keep` (a corrupt one there would leave a single sound checkpoint, and a later --restart auto
+ * would meet it again). Newer ones than `keep` go too. Off the solver's thread: removing a file
+ * of gigabytes can take a file system a third of a second (bench/results/README.md,
+ * "Checkpoints"). */
+static void prune(fd_checkpoints *ck, long long keep, long long floor)
 {
   long long steps[FD_CKPT_CANDIDATES * 4];
   int n = 0;
@@ -180,7 +185,7 @@ static void prune(fd_checkpoints *ck, long long keep)
   if (n > (int)(sizeof steps / sizeof steps[0])) n = (int)(sizeof steps / sizeof steps[0]);
   long long prev = -1;
   for (int q = 0; q < n; q++)
-    if (steps[q] < keep && steps[q] > prev) prev = steps[q];
+    if (steps[q] < keep && steps[q] <= floor && steps[q] > prev) prev = steps[q];
   for (int q = 0; q < n; q++)
     if (steps[q] != keep && steps[q] != prev) {
       char p[FD_PATH_MAX + 64];
@@ -197,11 +202,11 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&ck->lock);
     while (!ck->stop_thread && ck->queued == taken && !ck->prune_due) pthread_cond_wait(&ck->job, &ck->lock);
     if (ck->prune_due) { /* queued before any later checkpoint's write */
-      const long long keep = ck->prune_keep;
+      const long long keep = ck->prune_keep, floor = ck->prune_floor;
       ck->prune_due = 0;
       pthread_mutex_unlock(&ck->lock);
       const double t0 = mono_ms();
-      prune(ck, keep);
+      prune(ck, keep, floor);
       const double t1 = mono_ms();
       pthread_mutex_lock(&ck->lock);
       ck->writer_ms += t1 - t0;
@@ -521,6 +526,8 @@ static int finalize(fd_checkpoints *ck)
       if (ck->test_kill.what == FD_TEST_AT_COMMIT && ck->step >= ck->test_kill.step) raise(SIGKILL);
       pthread_mutex_lock(&ck->lock); /* the older checkpoints go in the writer thread */
       ck->prune_keep = ck->step;
+      /* the one kept before it: this run's previous checkpoint, else the one it continued */
+      ck->prune_floor = ck->last_step ? ck->last_step : (ck->restart ? ck->h.step : 0);
       ck->prune_due = 1;
       pthread_cond_signal(&ck->job);
       pthread_mutex_unlock(&ck->lock);

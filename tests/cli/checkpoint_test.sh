@@ -16,7 +16,9 @@
 #     operator, precision, wave; truncated or appended to, corrupted data or header, not a
 #     checkpoint, another format version or byte order, a header of impossible values; no
 #     complete checkpoint; a checkpoint past the run's end; a --checkpoint-dir holding another
-#     run's checkpoints); with auto a corrupt newest checkpoint is skipped for the previous one;
+#     run's checkpoints); with auto a corrupt newest checkpoint is skipped for the previous one,
+#     and with another --checkpoint-every the first new checkpoint removes it and keeps the
+#     previous one (never the corrupt one) beside it;
 #   - a checkpoint that cannot be written: exit 4 (ulimit -f; a full 1 MiB tmpfs where root may
 #     mount one: the previous checkpoint stays, and the run continues from it elsewhere).
 # Under the sanitizers (ASAN_OPTIONS set) every other case of the kill matrix runs. Rank counts
@@ -519,6 +521,26 @@ if ((rc == 0)) && has_re "$out" "fdmini: notice: --restart: '$b/fallback/ckpt_00
   pass "auto: a corrupt newest checkpoint skipped (notice), the previous one continued, bitwise equal"
 else
   fail "auto fallback" "exit $rc" <(printf '%s\n' "$out")
+fi
+# the fallback continued with another --checkpoint-every: its first checkpoint (42) lands past
+# the corrupt one (40), which must not stand as the one kept before it while the sound one it
+# continued (36) goes; a later loss of 42 then still finds 36, and --restart auto never meets 40
+mkdir -p "$b/every6"
+cp "$b/ck/ckpt_0000000036.fdmini" "$b/every6/"
+cp "$b/bit.fdmini" "$b/every6/ckpt_0000000040.fdmini"
+run 2 "${heat[@]}" --iters 44 --checkpoint-every 6 --checkpoint-dir "$b/every6" --restart auto
+first=$rc
+left6=$(names "$b/every6")
+forge "$b/every6/ckpt_0000000042.fdmini" "$b/lost42.fdmini" data $(($(stat -c %s "$ck") - 100))
+[[ -f $b/lost42.fdmini ]] && mv "$b/lost42.fdmini" "$b/every6/ckpt_0000000042.fdmini"
+run 3 "${heat[@]}" --iters 58 --checkpoint-every 6 --checkpoint-dir "$b/every6" --restart auto --dump "$b/fb6.raw"
+if ((first == 0 && rc == 0)) && [[ $left6 == "ckpt_0000000036.fdmini ckpt_0000000042.fdmini " ]] &&
+  has_re "$out" "restart     from $b/every6/ckpt_0000000036.fdmini: 36 steps done before" &&
+  cmp -s "$b/fb6.raw" "$b/ref60.raw" && two_left "$b/every6" 60; then
+  pass "auto fallback, then another --checkpoint-every: the corrupt checkpoint removed, the sound one kept behind the new"
+else
+  fail "the corrupt checkpoint after a fallback with another --checkpoint-every" \
+    "exits $first, $rc; left after the fallback: $left6(expected 36 and 42); now: $(names "$b/every6")" <(printf '%s\n' "$out")
 fi
 # a complete checkpoint under its temporary name (its run killed between the last write and the
 # rename), named by --restart in its own --checkpoint-dir: the run's input, not a leftover to remove
