@@ -186,6 +186,7 @@ typedef struct {
   int on;                 /* --checkpoint-dir given: checkpoints on a stop, every `every` steps */
   int every;
   char dir[FD_PATH_MAX];  /* resolved */
+  int locked, lock_fd;    /* rank 0: dir's lock is held, by descriptor lock_fd (ckpt_lock_dir) */
   long tag;               /* rank 0's pid: temporary names */
   fd_ckpt_run run;
   MPI_Comm comm;          /* duplicate of the run's: polls and agreements of the checkpoints */
@@ -249,11 +250,13 @@ typedef struct {
 } fd_checkpoints;
 
 /* Before anything is allocated: with --checkpoint-dir, creates it if missing (one level), proves
- * it writable, removes the temporary files of killed runs and refuses it when it holds
- * checkpoints that this run does not continue; with --restart, finds the checkpoint to continue
- * (rank 0 reads the headers and sizes) and checks it against *run. Fills ck->restart, ck->from,
- * ck->h (and resets the rest of *ck). FD_OK or FD_ERR_USAGE with one line, agreed. Collective
- * over comm. */
+ * it writable, takes its lock (rank 0, until checkpoint_destroy: a directory another run holds
+ * is refused; where the file system takes no locks, a notice and no lock), refuses it when it
+ * holds checkpoints that this run does not continue and, once every check passed and only
+ * under the lock, removes the temporary files there (a killed run's); with --restart, finds the
+ * checkpoint to continue (rank 0 reads the headers and sizes) and checks it against *run. Fills
+ * ck->restart, ck->from, ck->h (and resets the rest of *ck). FD_OK or FD_ERR_USAGE with one
+ * line, agreed; a refused run removes nothing. Collective over comm. */
 int checkpoint_prepare(fd_checkpoints *ck, const fd_options *o, MPI_Comm comm, const fd_ckpt_run *run);
 
 /* Sets up the writing from *c (after checkpoint_prepare, whose run it keeps): with --checkpoint-dir the
@@ -263,8 +266,9 @@ int checkpoint_prepare(fd_checkpoints *ck, const fd_options *o, MPI_Comm comm, c
 int checkpoint_create(fd_checkpoints *ck, const fd_ckpt_config *c);
 /* Stops the writer (abandoning a checkpoint in flight: its temporary file is removed), restores
  * the signal handlers (after a stop: ignores SIGTERM and SIGUSR1 for the rest of the process, so
- * that it exits 5) and frees what checkpoint_create made. Collective (it completes an
- * outstanding poll, which every rank has). */
+ * that it exits 5), frees what checkpoint_create made and releases the directory's lock (rank
+ * 0; also after checkpoint_prepare failed). Collective (it completes an outstanding poll, which
+ * every rank has). */
 int checkpoint_destroy(fd_checkpoints *ck);
 
 /* The restart: the checkpoint's levels into v->level (interiors; the ghosts keep what the

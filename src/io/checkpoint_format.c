@@ -109,6 +109,85 @@ int ckpt_list_dir(const char *dir, int clean, const char *keep, long long *steps
   return 0;
 }
 
+/* ---- the directory's lock ---- */
+
+/* The lock file of dir into path[len]. */
+static void lock_path(const char *dir, char *path, size_t len)
+{
+  snprintf(path, len, "%s/%s", dir, FD_CHECKPOINT_LOCK);
+}
+
+int ckpt_lock_dir(const char *dir, int *fd_out, int *nolock)
+{
+  char path[FD_PATH_MAX + 64];
+  lock_path(dir, path, sizeof path);
+  *fd_out = -1;
+  *nolock = 0;
+  for (int attempt = 0; attempt < 16; attempt++) {
+    /* O_NONBLOCK: a FIFO under that name must not make rank 0 wait (and every rank with it) */
+    int created = 1, fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+    if (fd < 0 && errno == EEXIST) {
+      created = 0;
+      fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+      if (fd < 0 && errno == ENOENT) continue; /* removed by a run that just ended */
+    }
+    if (fd < 0) return fd_set_error(FD_ERR_USAGE, "--checkpoint-dir: cannot open its lock '%s': %s", path, strerror(errno));
+    struct stat own, named;
+    if (fstat(fd, &own) != 0 || !S_ISREG(own.st_mode)) {
+      close(fd);
+      return fd_set_error(FD_ERR_USAGE, "--checkpoint-dir: its lock '%s' is not a regular file: remove it", path);
+    }
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK; /* the whole file */
+    fl.l_whence = SEEK_SET;
+    if (fcntl(fd, F_SETLK, &fl) != 0) {
+      const int e = errno;
+      if (e != EACCES && e != EAGAIN) { /* the file system takes no locks */
+        if (created) unlink(path);
+        close(fd);
+        *nolock = e;
+        return FD_OK;
+      }
+      char who[160];
+      ssize_t r = pread(fd, who, sizeof who - 1, 0);
+      close(fd);
+      who[r > 0 ? r : 0] = '\0';
+      who[strcspn(who, "\n")] = '\0';
+      return fd_set_error(FD_ERR_USAGE, "--checkpoint-dir '%s' is in use by another run (%s%sits lock: '%s'): two "
+                          "runs in one directory overwrite and remove each other's checkpoints: let that run end, "
+                          "or choose another directory", dir, who, who[0] ? "; " : "", path);
+    }
+    /* the lock is on the file of that name only if no run removed it (at its end) since we
+     * opened it; else the next run would create another and lock that one too */
+    if (stat(path, &named) != 0 || named.st_dev != own.st_dev || named.st_ino != own.st_ino) {
+      close(fd);
+      continue;
+    }
+    /* who holds it, for the line of a run refused */
+    char who[160], host[64] = "?", when[32] = "";
+    if (gethostname(host, sizeof host) != 0) strcpy(host, "?");
+    host[sizeof host - 1] = '\0';
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    int n = snprintf(who, sizeof who, "pid %ld on %s since %s\n", (long)getpid(), host, when);
+    if (ftruncate(fd, 0) == 0 && n > 0) (void)ckpt_pwrite_all(fd, who, strlen(who), 0);
+    *fd_out = fd;
+    return FD_OK;
+  }
+  return fd_set_error(FD_ERR_USAGE, "--checkpoint-dir: cannot lock '%s': other runs keep replacing it", path);
+}
+
+void ckpt_unlock_dir(const char *dir, int fd)
+{
+  char path[FD_PATH_MAX + 64];
+  lock_path(dir, path, sizeof path);
+  /* removed before it is unlocked: a run that opened it meanwhile finds it locked, or, once it
+   * is unlocked, no longer under that name (ckpt_lock_dir then makes a new one) */
+  unlink(path);
+  close(fd);
+}
+
 /* ---- the header ---- */
 
 void ckpt_fill_header(const fd_checkpoints *ck, long long step, long long hist_n, fd_ckpt_header *h)

@@ -66,10 +66,23 @@ int ckpt_pread_all(int fd, void *buf, size_t len, off_t off, int *short_read);
 int ckpt_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
 /* The steps of the checkpoints in dir (final names), newest first, at most max of them, into
- * steps; *count all of them (may exceed max). Temporary files of killed runs are removed when
- * `clean`, but for `keep` (a resolved path, or NULL): the file --restart reads. errno or 0. Not
- * Collective; any thread (no MPI). */
+ * steps; *count all of them (may exceed max). With `clean` the temporary files there are
+ * removed, but for `keep` (a resolved path, or NULL): the file --restart reads; only a caller
+ * that holds dir's lock (ckpt_lock_dir) may clean: then no other run writes there, and they are
+ * killed runs'. errno or 0. Not Collective; any thread (no MPI). */
 int ckpt_list_dir(const char *dir, int clean, const char *keep, long long *steps, int max, int *count);
+
+/* One run per checkpoint directory. Takes dir's lock: a POSIX write lock (fcntl F_SETLK) on
+ * dir/FD_CHECKPOINT_LOCK, made if missing, into which it writes who holds it (pid, host, start
+ * time). The system releases the lock when the process ends, however it ends; ckpt_unlock_dir
+ * releases it and removes the file. *fd gets the descriptor that holds it, or -1 where the file
+ * system takes no locks: *nolock then holds fcntl's errno (ENOLCK, ENOSYS, ...) and the caller
+ * goes on without. FD_OK, or FD_ERR_USAGE with one line: another process holds it (the line
+ * says who and why two runs may not share a directory), or it cannot be opened. Not
+ * Collective; rank 0, which must keep no other descriptor of that file (closing one would
+ * release the lock). */
+int ckpt_lock_dir(const char *dir, int *fd, int *nolock);
+void ckpt_unlock_dir(const char *dir, int fd);
 
 /* ---- the header ---- */
 

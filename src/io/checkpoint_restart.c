@@ -50,7 +50,8 @@ static int choose_next(fd_checkpoints *ck, const fd_ckpt_run *r, char *reasons, 
   return FD_OK;
 }
 
-/* Rank 0's part of checkpoint_prepare. */
+/* Rank 0's part of checkpoint_prepare: --checkpoint-dir made, proved writable, locked and
+ * listed; the checkpoint to continue. */
 static int prepare_rank0(fd_checkpoints *ck, const fd_options *o, const fd_ckpt_run *r)
 {
   int have = 0; /* checkpoints in --checkpoint-dir */
@@ -72,11 +73,18 @@ static int prepare_rank0(fd_checkpoints *ck, const fd_options *o, const fd_ckpt_
     }
     strcpy(ck->dir, real);
     free(real);
-    /* the file --restart names is the run's input, also under a temporary name of the directory
-     * (a complete checkpoint whose run was killed before the rename) */
-    char *keep = o->restart == FD_RESTART_PATH ? realpath(o->restart_path, NULL) : NULL;
-    int e = ckpt_list_dir(ck->dir, 1, keep, dir_steps, FD_CKPT_CANDIDATES, &have);
-    free(keep);
+    /* one run per directory: a second one would remove the first one's temporary file in
+     * flight, overwrite its checkpoints and remove them */
+    int nolock = 0;
+    FD_CALL(ckpt_lock_dir(ck->dir, &ck->lock_fd, &nolock));
+    ck->locked = ck->lock_fd >= 0;
+    if (nolock) {
+      printf("fdmini: notice: --checkpoint-dir '%s': its file system takes no lock (%s: %s), so nothing keeps "
+             "another run out of it: this run removes no temporary file there (a killed run's ckpt_*.tmp stays "
+             "until you remove it)\n", ck->dir, FD_CHECKPOINT_LOCK, strerror(nolock));
+      fflush(stdout);
+    }
+    int e = ckpt_list_dir(ck->dir, 0, NULL, dir_steps, FD_CKPT_CANDIDATES, &have);
     if (e) return fd_set_error(FD_ERR_USAGE, "--checkpoint-dir: cannot read '%s': %s", ck->dir, strerror(e));
   }
   char reasons[FD_ERROR_MESSAGE_MAX] = "";
@@ -136,6 +144,19 @@ static int prepare_rank0(fd_checkpoints *ck, const fd_options *o, const fd_ckpt_
   return FD_OK;
 }
 
+/* Rank 0, after prepare_rank0 accepted the run and took --checkpoint-dir's lock: no other run
+ * writes there, so its temporary files are killed runs' and go, but for the file --restart
+ * names, the run's input also under a temporary name (a complete checkpoint whose run was
+ * killed before the rename). */
+static void clean_rank0(const fd_checkpoints *ck, const fd_options *o)
+{
+  char *keep = o->restart == FD_RESTART_PATH ? realpath(o->restart_path, NULL) : NULL;
+  long long steps[1];
+  int n = 0;
+  (void)ckpt_list_dir(ck->dir, 1, keep, steps, 1, &n);
+  free(keep);
+}
+
 /* The choice (ck->restart, ck->from, ck->h, ck->dir, ck->skipped) from rank 0 to every rank. */
 static int bcast_choice(fd_checkpoints *ck, MPI_Comm comm)
 {
@@ -174,6 +195,7 @@ int checkpoint_prepare(fd_checkpoints *ck, const fd_options *o, MPI_Comm comm, c
   }
   FD_CALL(fd_agree(comm, err));
   if (rank == 0) err = prepare_rank0(ck, o, run);
+  if (rank == 0 && err == FD_OK && ck->locked) clean_rank0(ck, o); /* a refused run removes nothing */
   FD_CALL(fd_agree(comm, err));
   return bcast_choice(ck, comm);
 }

@@ -420,6 +420,8 @@ int checkpoint_destroy(fd_checkpoints *ck)
   ck->io = NULL;
   if (ck->comm_dup) MPI_Comm_free(&ck->comm);
   ck->comm_dup = 0;
+  if (ck->locked) ckpt_unlock_dir(ck->dir, ck->lock_fd); /* after the last rename and removal */
+  ck->locked = 0;
   fd_error_restore(&first);
   return err == FD_OK ? FD_OK : fd_set_error(FD_ERR_RUNTIME, "rank %d: checkpoints: freeing: %s", ck->rank, be_error_message());
 }

@@ -184,13 +184,14 @@ static int prepare(fd_output *out, const char *opt, const char *name, long tag)
 }
 
 /* 1 when `path` (resolved) lies in the directory `dir` (resolved) under a name the
- * checkpoints use. */
+ * checkpoints use (their lock's included). */
 static int is_checkpoint_file(const char *path, const char *dir)
 {
   const char *slash = strrchr(path, '/');
   size_t len = (size_t)(slash - path);
   if (len == 0) len = 1; /* "/name" */
-  return strlen(dir) == len && strncmp(path, dir, len) == 0 && output_is_checkpoint_name(slash + 1, NULL, NULL);
+  return strlen(dir) == len && strncmp(path, dir, len) == 0 &&
+         (output_is_checkpoint_name(slash + 1, NULL, NULL) || strcmp(slash + 1, FD_CHECKPOINT_LOCK) == 0);
 }
 
 /* 1 when `path` (resolved) lies in the directory `dir` (resolved) under a name the snapshots

@@ -82,6 +82,9 @@ int output_is_snapshot_name(const char *base);
  * *step (may be NULL) gets STEP, *tmp (may be NULL) whether it is a temporary name. Pure. */
 void output_checkpoint_path(char *out, size_t len, const char *dir, long long step);
 int output_is_checkpoint_name(const char *base, long long *step, int *tmp);
+/* The lock a run holds on its --checkpoint-dir (checkpoint_format.c, ckpt_lock_dir): a file of
+ * that directory the checkpoints write too. */
+#define FD_CHECKPOINT_LOCK ".fdmini.lock"
 
 /* Writes buf (len bytes) to out->tmp: created new (O_EXCL), every byte written, closed, and
  * its size checked. On failure the temporary file is removed and the result is FD_ERR_IO with

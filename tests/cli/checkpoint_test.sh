@@ -7,6 +7,10 @@
 #     written), and the final --dump equals the uninterrupted run's byte for byte, for every
 #     operator, --halo-width 2-4, --fuse, 1-8 ranks; the directory ends with the last two
 #     checkpoints, no temporary file;
+#   - one run per --checkpoint-dir: a second run on a directory another run holds is refused
+#     (exit 2, one line, nothing touched: not the temporary file of the first run's checkpoint
+#     in flight), the first goes on; the next run removes a killed run's leftover; where the
+#     file system takes no locks (a preloaded shim), one notice and no temporary file removed;
 #   - SIGUSR1 to mpirun (forwarded to every rank) and SIGTERM to one rank: every rank stops at
 #     the same pass, exit 5 on every rank, one line naming the checkpoint; the restart equals; a
 #     stop in --baseline's loop writes none, and its line's advice works;
@@ -291,6 +295,57 @@ for how in usr1-mpirun term-rank; do
   fi
 done
 
+echo "== one run per --checkpoint-dir"
+# Run A holds its directory (it checkpoints on a stop signal only, so it writes nothing
+# meanwhile); a temporary file there stands for A's checkpoint in flight. A second run on that
+# directory is refused before it changes anything (exit 2, one line naming the holder); A then
+# stops and commits its checkpoint, and the next run, A gone, removes the leftover.
+c=$work/shared
+lprob=(--op heat --global "24,20,18" --warmup 0)
+bg 2 "$work/lock-a.out" "${lprob[@]}" --iters 99999999 --checkpoint-dir "$c"
+for _ in $(seq 600); do # until A holds the lock (it writes who holds it), at most 30 s
+  [[ -s $c/.fdmini.lock ]] && break
+  sleep 0.05
+done
+inflight=ckpt_0000000100.fdmini.$launcher.tmp
+touch "$c/$inflight"
+expect "a second run on a --checkpoint-dir in use: refused, nothing touched" 2 \
+  "--checkpoint-dir '$c' is in use by another run (pid " "$c" 2 "${lprob[@]}" --iters 40 --checkpoint-every 4 \
+  --checkpoint-dir "$c" --restart auto
+mapfile -t pids < <(rank_pids)
+((${#pids[@]})) && kill -USR1 "${pids[@]}" 2>/dev/null
+wait "$launcher"
+step=$(sed -n 's/.*stopped by SIGUSR1 after step \([0-9]*\) of .*/\1/p' "$work/lock-a.out")
+held=$(names "$c")
+kept=0
+[[ -n $step && -f $c/$inflight && -f $c/$(ckpt_name "$step") && $(find "$c" -mindepth 1 | wc -l) -eq 2 ]] && kept=1
+run 2 "${lprob[@]}" --iters $((${step:-0} + 8)) --checkpoint-dir "$c" --restart auto
+if ((kept && rc == 0)) && [[ $(restarted_from) == "$(ckpt_name "$step")" && $(names "$c") == "$(ckpt_name "$step") " ]]; then
+  pass "the run holding it went on, stopped after step $step with its checkpoint; the next run removed the leftover"
+else
+  fail "the run holding its --checkpoint-dir" "stopped after step ${step:-?}, leaving: $held; the next run: exit $rc, leaving: $(names "$c")" \
+    "$work/lock-a.out"
+fi
+# where the file system takes no locks (tests/lib/no_locks.c): one notice, and the temporary
+# files there stay, since nothing tells this run that they are not another one's
+shim=$(nolock_shim "$work") || exit 1
+nl=$work/nolock
+mkdir -p "$nl"
+touch "$nl/ckpt_0000000004.fdmini.4242.tmp"
+pre=(env TEST_PRELOAD="$shim")
+[[ -n ${ASAN_OPTIONS:-} ]] && pre+=("ASAN_OPTIONS=$ASAN_OPTIONS:verify_asan_link_order=0")
+# shellcheck disable=SC2016 # $0 and $@ belong to the inner shell
+out=$(timeout 120 "${pre[@]}" "$mpiexec" -n 2 "${mpiflags[@]}" bash -c 'LD_PRELOAD=$TEST_PRELOAD exec "$0" "$@"' "$fdmini" \
+  --progress 0 "${lprob[@]}" --iters 12 --checkpoint-every 4 --checkpoint-dir "$nl" 2>&1)
+rc=$?
+notice="fdmini: notice: --checkpoint-dir '$nl': its file system takes no lock (.fdmini.lock: No locks available)"
+if ((rc == 0)) && [[ $(grep -c -F -- "$notice" <<<"$out") -eq 1 ]] &&
+  [[ $(names "$nl") == "ckpt_0000000004.fdmini.4242.tmp ckpt_0000000008.fdmini ckpt_0000000012.fdmini " ]]; then
+  pass "a file system without locks: one notice, the run goes on, the temporary files there kept"
+else
+  fail "a --checkpoint-dir without locks" "exit $rc, left: $(names "$nl")" <(printf '%s\n' "$out")
+fi
+
 echo "== the report and the JSON record"
 d=$work/rep
 run 2 --op wave --global 31,31,31 --warmup 2 --iters 30 --checkpoint-every 8 --checkpoint-dir "$d" \
@@ -406,10 +461,15 @@ expect "another wave (velocity)" 2 "(velocity 2,2 with" "$b" 2 --op wave --globa
   --restart "$b/wave" "${keep[@]}"
 expect "a checkpoint at the run's last step" 2 "is at step 40, and this run ends at step 40 (--warmup + --iters" "$b" 1 \
   "${heat[@]}" --restart "$ck" "${keep[@]}"
+# (with a temporary file there: a refused run removes nothing, not even a killed run's leftover)
+touch "$b/ck/ckpt_0000000044.fdmini.4242.tmp"
 expect "--checkpoint-dir holding checkpoints, no --restart" 2 "--checkpoint-dir '$b/ck' holds checkpoints (the newest: ckpt_0000000040.fdmini)" \
   "$b" 2 "${heat[@]}" --checkpoint-dir "$b/ck" "${keep[@]}"
 expect "--checkpoint-dir holding checkpoints of its own, --restart from another" 2 "--checkpoint-dir '$b/ck' holds checkpoints of its own" \
   "$b" 1 --op wave --global 21,21,21 --iters 40 --restart "$b/wave" --checkpoint-dir "$b/ck" "${keep[@]}"
+rm -f "$b/ck/ckpt_0000000044.fdmini.4242.tmp"
+expect "--json onto the lock of --checkpoint-dir" 2 "--json '$b/ck/.fdmini.lock' is a file the checkpoints write" "$b" 1 \
+  "${heat[@]}" --iters 60 --restart auto --checkpoint-dir "$b/ck" --json "$b/ck/.fdmini.lock"
 expect "--dump onto a checkpoint name" 2 "--dump '$b/ck/ckpt_0000000044.fdmini' is a file the checkpoints write" "$b" 1 \
   "${heat[@]}" --iters 60 --restart auto --checkpoint-dir "$b/ck" --dump "$b/ck/ckpt_0000000044.fdmini"
 mkdir -p "$b/empty"

@@ -8,6 +8,8 @@
 #                             CMakeLists.txt sets it under MPICH's Hydra, whose ranks spin, and for sanitizers)
 #   fsize_shim DIR            builds tests/lib/fsize_after_init.c into DIR and prints the
 #                             library's path (a `ulimit -f` applied after MPI_Init)
+#   nolock_shim DIR           builds tests/lib/no_locks.c into DIR and prints the library's
+#                             path (a file system that takes no locks, for --checkpoint-dir's)
 #   has TEXT STRING           true iff TEXT holds STRING (fixed string)
 #   has_re TEXT REGEX         true iff a line of TEXT matches REGEX (grep's basic regex)
 # has and has_re read TEXT from a here-string, never as `printf ... | grep -q`: under pipefail
@@ -44,6 +46,15 @@ fsize_shim() {
     return 1
   }
   echo "$1/libfsize_after_init.so"
+}
+nolock_shim() {
+  local src
+  src=$(dirname "${BASH_SOURCE[0]}")/no_locks.c
+  gcc -shared -fPIC -o "$1/libno_locks.so" "$src" -ldl || {
+    echo "cannot build the no-lock shim $src (gcc)" >&2
+    return 1
+  }
+  echo "$1/libno_locks.so"
 }
 has() { grep -q -F -- "$2" <<<"$1"; }
 has_re() { grep -q -- "$2" <<<"$1"; }
