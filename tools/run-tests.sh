@@ -19,7 +19,7 @@
 #      warnings as errors) and runs, with MPICH's own mpiexec (Hydra), the unit tests, the
 #      multi-rank tests on 2 ranks (the autotune's on 3), the command-line tests and the
 #      scaling-study test
-#   10. runs shellcheck over every shell script of the project
+#   10. runs shellcheck over every shell script of the project (tools/check-shell.sh)
 # and prints the time of each stage and the tests each ctest stage skipped (exit 77: they could
 # not run here, which is not a pass). Exits non-zero if any stage fails.
 #
@@ -227,22 +227,8 @@ mpich() {
 }
 
 run_shellcheck() {
-  local files=()
-  mapfile -t files < <(find launch tools tests bench -name '*.sh' -type f 2>/dev/null | sort)
-  files+=(.ci/run)
-  echo "shellcheck ${files[*]}"
-  shellcheck "${files[@]}"
-  # A rule shellcheck lacks: under pipefail, `WRITER | grep -q` fails whenever grep exits at its
-  # match before the writer is done, which made a test fail at random (tests/lib/checks.sh has
-  # has and has_re; elsewhere grep reads a here-string).
-  local early
-  early=$(grep -n -E '(^|[^|])\|[[:space:]]*grep([[:space:]]+-[a-zA-Z]+)*[[:space:]]+-[a-zA-Z]*q' \
-    "${files[@]}" launch/*.sbatch | grep -v -E '^[^:]+:[0-9]+:[[:space:]]*#' || true)
-  if [[ -n $early ]]; then
-    printf '%s\n' "$early"
-    echo "error: the lines above pipe into grep -q (under pipefail the pipeline can fail after grep has matched)"
-    return 1
-  fi
+  # the linter and the pipe-into-grep -q rule (tests/tools/test_check_shell.sh tests it)
+  tools/check-shell.sh
 }
 
 # Dependencies and the build are prerequisites of everything else: stop at their failure.
@@ -276,7 +262,11 @@ if ! command -v mpicc.mpich >/dev/null 2>&1; then
 else
   stage mpich mpich || true
 fi
-stage shellcheck run_shellcheck || true
+if ! command -v shellcheck >/dev/null 2>&1; then
+  missing shellcheck "no shellcheck (tools/install-deps.sh installs it)"
+else
+  stage shellcheck run_shellcheck || true
+fi
 
 summary
 ((failed == 0))

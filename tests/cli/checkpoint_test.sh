@@ -361,7 +361,7 @@ m=$work/meas
 mkdir -p "$m"
 run 2 --op heat --global 24,24,24 --warmup 0 --iters 16 --checkpoint-every 8 --checkpoint-dir "$m/a"
 first=$rc
-margs=(--op heat --global 24,24,24 --warmup 0 --iters 24 --checkpoint-every 8 --checkpoint-dir "$m/b"
+margs=(--op heat --global "24,24,24" --warmup 0 --iters 24 --checkpoint-every 8 --checkpoint-dir "$m/b"
   --restart "$m/a/ckpt_0000000008.fdmini" --baseline)
 run 2 "${margs[@]}" --test-signal 0,2,usr1
 stopped=$rc

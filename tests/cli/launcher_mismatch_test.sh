@@ -30,7 +30,7 @@ refused() {
   local n
   n=$(grep -c 'fdmini: error:' "$2")
   if (($3 == 2)) && ((n == 1)) && grep -q "fdmini: error: the launcher started .* ($4=" "$2" && grep -qF "$msg" "$2"; then
-    if grep 'fdmini: error:' "$2" | grep -q '[[:cntrl:]]'; then
+    if grep -q '[[:cntrl:]]' <<<"$(grep 'fdmini: error:' "$2")"; then
       fail "$1" "a control character (a tab?) in the error line" "$2"
     else
       pass "$1: exit 2, one line naming $4, no control character"
