@@ -234,7 +234,9 @@ int main(int argc, char **argv)
   memset(&dump, 0, sizeof dump);
   long tag = (long)getpid();
   MPI_Bcast(&tag, 1, MPI_LONG, 0, world);
-  if (rc == FD_OK) rc = fd_agree(world, rank == 0 ? output_check_run(&o, tag, &json, &dump) : FD_OK);
+  int made_snapdir = 0; /* rank 0: this run created --snapshot-dir (removed if the run fails) */
+  if (rc == FD_OK)
+    rc = fd_agree(world, rank == 0 ? output_check_run(&o, tag, &json, &dump, &made_snapdir) : FD_OK);
   if (rc != FD_OK) {
     if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
     MPI_Finalize();
@@ -268,6 +270,7 @@ int main(int argc, char **argv)
    * (fields that do not fit in memory): one line from rank 0, every rank exits with rc */
   if (rc == FD_ERR_USAGE || rc == FD_ERR_IO || (rc == FD_ERR_RUNTIME && fd_error_agreed())) {
     finish_outputs(world, rank, rc, &json, &dump, &o, &dev, &r, binding, nbinding, &prov);
+    if (rank == 0) output_remove_made_dir(o.snapshot_dir, made_snapdir); /* if still empty */
     if (rank == 0) fprintf(stderr, "fdmini: error: %s\n", fd_error_message());
     bind_free(binding);
     return finish(rc);
@@ -310,6 +313,7 @@ int main(int argc, char **argv)
     fflush(stdout);
   }
   int out = finish_outputs(world, rank, rc, &json, &dump, &o, &dev, &r, binding, nbinding, &prov);
+  if (rank == 0 && out != FD_OK) output_remove_made_dir(o.snapshot_dir, made_snapdir); /* if still empty */
   if (rank == 0 && out == FD_ERR_VERIFY && (json.opt[0] || dump.opt[0]))
     printf("fdmini: verification failed: %s%s%s not written (existing files are unchanged)\n",
            json.opt[0] ? "--json" : "", json.opt[0] && dump.opt[0] ? " and " : "", dump.opt[0] ? "--dump" : "");

@@ -204,13 +204,15 @@ static int is_snapshot_file(const char *path, const char *dir)
   return strlen(dir) == len && strncmp(path, dir, len) == 0 && output_is_snapshot_name(slash + 1);
 }
 
-/* --snapshot-dir: created if missing (one level), proved writable with a probe file, and
- * nothing in it under a snapshot file name that is not a regular file (the snapshots would
- * replace it, or a FIFO there would block the open). Fills real (resolved). */
-static int check_snapshot_dir(const char *dir, long tag, char *real_out)
+/* --snapshot-dir: created if missing (one level; *made = 1 when this call created it), proved
+ * writable with a probe file, and nothing in it under a snapshot file name that is not a
+ * regular file (the snapshots would replace it, or a FIFO there would block the open). Fills
+ * real (resolved). */
+static int check_snapshot_dir(const char *dir, long tag, char *real_out, int *made)
 {
   char probe[FD_PATH_MAX + 64];
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+  *made = mkdir(dir, 0777) == 0;
+  if (!*made && errno != EEXIST)
     return fd_set_error(FD_ERR_USAGE, "--snapshot-dir: cannot create '%s': %s", dir, strerror(errno));
   snprintf(probe, sizeof probe, "%s/.fdmini-write-probe-%ld", dir, tag);
   int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
@@ -240,12 +242,13 @@ static int check_snapshot_dir(const char *dir, long tag, char *real_out)
   return err;
 }
 
-int output_check_run(const fd_options *o, long tag, fd_output *json, fd_output *dump)
+/* output_check_run but for the removal of a --snapshot-dir it made (*made) on refusal. */
+static int check_run(const fd_options *o, long tag, fd_output *json, fd_output *dump, int *made)
 {
   char snapdir[FD_PATH_MAX] = "";
   memset(json, 0, sizeof *json);
   memset(dump, 0, sizeof *dump);
-  if (o->snapshot_dir[0]) FD_CALL(check_snapshot_dir(o->snapshot_dir, tag, snapdir));
+  if (o->snapshot_dir[0]) FD_CALL(check_snapshot_dir(o->snapshot_dir, tag, snapdir, made));
   FD_CALL(prepare(json, "--json", o->json, tag));
   FD_CALL(prepare(dump, "--dump", o->dump, tag));
   if (json->opt[0] && dump->opt[0] && strcmp(json->path, dump->path) == 0)
@@ -278,6 +281,22 @@ int output_check_run(const fd_options *o, long tag, fd_output *json, fd_output *
                             both[q]->path, S_ISDIR(st.st_mode) ? "a checkpoint of the directory" : "the checkpoint");
     }
   return FD_OK;
+}
+
+int output_check_run(const fd_options *o, long tag, fd_output *json, fd_output *dump, int *made_snapdir)
+{
+  *made_snapdir = 0;
+  const int err = check_run(o, tag, json, dump, made_snapdir);
+  if (err != FD_OK) {
+    output_remove_made_dir(o->snapshot_dir, *made_snapdir);
+    *made_snapdir = 0;
+  }
+  return err;
+}
+
+void output_remove_made_dir(const char *dir, int made)
+{
+  if (made && dir[0]) (void)rmdir(dir); /* fails, and removes nothing, unless it is empty */
 }
 
 int output_write_all(int fd, const void *buf, size_t len)

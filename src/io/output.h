@@ -34,9 +34,17 @@ typedef struct {
  * --checkpoint-dir (existing or not), nor the checkpoint --restart PATH reads or one of the
  * directory it reads; --snapshot-dir exists or is
  * created, is writable, and holds nothing under a snapshot file name that is not a regular
- * file. `tag` (rank 0's pid) makes the temporary names. Rank 0 calls it; Not Collective.
- * FD_OK or FD_ERR_USAGE with one line. */
-int output_check_run(const fd_options *o, long tag, fd_output *json, fd_output *dump);
+ * file. *made_snapdir is 1 when this call created --snapshot-dir (for
+ * output_remove_made_dir when the run then fails), else 0; a refusal here removes the
+ * directory it created. `tag` (rank 0's pid) makes the temporary names. Rank 0 calls it; Not
+ * Collective. FD_OK or FD_ERR_USAGE with one line. */
+int output_check_run(const fd_options *o, long tag, fd_output *json, fd_output *dump, int *made_snapdir);
+
+/* A run that fails or is refused after output_check_run leaves no directory behind that it
+ * made and never wrote into: removes dir where made (output_check_run's *made_snapdir) and it
+ * is still empty (rmdir: a directory that holds anything, a snapshot of this run or a file of
+ * another, stays; one the user had is never made, so never removed). Not Collective (rank 0). */
+void output_remove_made_dir(const char *dir, int made);
 
 /* write() of all len bytes of buf to fd: 0, or the errno of the failure (a write that makes
  * no progress counts as ENOSPC). Retries EINTR. Not Collective. */

@@ -8,7 +8,9 @@
 #     file twice (also through another spelling or a link), a snapshot file name, a FIFO among
 #     the snapshot files;
 #   - a run refused (exit 2), failed (exit 3) or failed verification (exit 1) leaves existing
-#     --json and --dump files as they were;
+#     --json and --dump files as they were; a --snapshot-dir it made and never wrote into is
+#     removed (refused at the output checks or at set-up, out of memory, its first snapshot
+#     failed), one the user had is kept;
 #   - full file system (a 1 MiB tmpfs, where this machine lets root mount one): dump, JSON and
 #     snapshots exit 4; a dump that fits is not committed when the JSON then does not;
 #   - `ulimit -f` (always; set right after MPI_Init, so that only fdmini's writes meet it, with
@@ -137,6 +139,22 @@ if has_re "$out" "fdmini: verification failed: --json and --dump not written (ex
 else
   fail "exit 1 does not say why --json and --dump were not written"
 fi
+# a --snapshot-dir this run made is gone again when it is refused or fails before writing into
+# it (refused by a later output check, at set-up, or out of memory); one the user had stays
+# (a directory of its own each: one left behind would be the user's to the next case)
+snaps=(--snapshot-every 1 --snapshot-dir)
+expect "--snapshot-dir made, then --json refused: removed" 2 "--json: '/dev/full' is a character device" "$d" 2 - \
+  "${small[@]}" "${snaps[@]}" "$d/new-1" --json /dev/full
+expect "--snapshot-dir made, run refused at set-up (--procs): removed" 2 "--procs 3,1,1 has 3 ranks but the job has 2" "$d" 2 - \
+  "${small[@]}" "${snaps[@]}" "$d/new-2" --procs 3,1,1 "${outs[@]}"
+expect "--snapshot-dir made, run refused by the wave's check: removed" 2 "--velocity 1e+155: on this 31 x 31 x 31 grid" "$d" 2 - \
+  --op wave --global 31,31,31 --velocity 1e155 "${snaps[@]}" "$d/new-3" "${outs[@]}"
+expect "--snapshot-dir made, fields do not fit (exit 3): removed" 3 "cannot allocate the fields" "$d" 2 - \
+  --local 40000,40000,40000 "${snaps[@]}" "$d/new-4" "${outs[@]}"
+mkdir "$d/mine"
+expect "--snapshot-dir the user had, empty, run refused: kept" 2 "--procs 3,1,1 has 3 ranks but the job has 2" "$d" 2 - \
+  "${small[@]}" --snapshot-every 1 --snapshot-dir "$d/mine" --procs 3,1,1 "${outs[@]}"
+rmdir "$d/mine"
 run 2 - "${small[@]}" "${outs[@]}"
 bytes=$(stat -c %s "$d/u.raw")
 if [[ $rc -eq 0 ]] && [[ $bytes -eq $((16 * 16 * 16 * $(python3 -c "import json; print(8 if json.load(open('$d/run.json'))['precision'] == 'double' else 4)"))) ]] &&
@@ -167,6 +185,8 @@ if has_re "$out" "File too large"; then pass "dump past ulimit -f: the error say
 mkdir "$d/snaps"
 expect "snapshot past ulimit -f" 4 "snapshot 1 (step 1): writing '$d/snaps/snap_000001.raw' failed on rank" "$d" 2 "-f 8192" \
   --global 128,128,128 --iters 1 --warmup 0 --snapshot-every 1 --snapshot-dir "$d/snaps" "${outs[@]}"
+expect "snapshot past ulimit -f into a --snapshot-dir it made: removed again" 4 "snapshot 1 (step 1): writing '$d/new-5/snap_000001.raw' failed on rank" "$d" 2 "-f 8192" \
+  --global 128,128,128 --iters 1 --warmup 0 --snapshot-every 1 --snapshot-dir "$d/new-5" "${outs[@]}"
 expect "JSON past ulimit -f (after PASS was printed)" 4 "--json: writing '$d/run.json." "$d" 2 "-f 1" "${small[@]}" --json "$d/run.json"
 if has_re "$out" "File too large; '$d/run.json' is unchanged"; then
   pass "JSON past ulimit -f: File too large, the file unchanged"
