@@ -7,6 +7,8 @@
 #define _DEFAULT_SOURCE /* pwritev (Linux, the BSDs, macOS) */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,54 +164,86 @@ static int slot_copy(fd_snapshots *sn, fd_snap_slot *sl)
   return FD_OK;
 }
 
+/* Appends printf-formatted text to the XDMF text sn->xdmf, growing it: all of it and 0, or
+ * nothing and -1 (out of memory). Rank 0. */
+static int xdmf_append(fd_snapshots *sn, const char *fmt, ...)
+{
+  for (;;) {
+    const size_t room = sn->xdmf_cap - sn->xdmf_len;
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vsnprintf(sn->xdmf ? sn->xdmf + sn->xdmf_len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n < 0) return -1;
+    if ((size_t)n < room) {
+      sn->xdmf_len += (size_t)n;
+      return 0;
+    }
+    size_t cap = sn->xdmf_cap ? sn->xdmf_cap : 16384;
+    while (cap < sn->xdmf_len + (size_t)n + 1) {
+      if (cap > SIZE_MAX / 2) return -1;
+      cap *= 2;
+    }
+    char *grown = realloc(sn->xdmf, cap);
+    if (!grown) return -1;
+    sn->xdmf = grown;
+    sn->xdmf_cap = cap;
+  }
+}
+
 /* Rewrites DIR/snapshots.xmf (rank 0) listing the written snapshots: one uniform grid per
  * snapshot in a temporal collection, 3DCoRectMesh with the interior's dimensions in z y x
  * order, origin at the first interior point (global index 1: x = h), spacing h, and the raw
  * file as a Binary DataItem of the machine's endianness. Written to a .tmp and renamed, so a
- * reader never sees it half written. Not Collective (rank 0). */
+ * reader never sees it half written, and a run killed meanwhile leaves the previous version.
+ * Each snapshot's grid is rendered once, into sn->xdmf, which keeps the text up to the last
+ * listed grid: the rewrite after snapshot n formats that one grid and writes the text of all
+ * n (formatting all n each time was most of the rewrite's cost, on the solver's thread:
+ * bench/snapshots/README.md, "The XDMF index"). The file is still written whole: an XML file
+ * cannot grow in place and stay valid at every byte, its closing tags follow the last grid.
+ * Not Collective (rank 0). */
 static int write_xdmf(fd_snapshots *sn)
 {
+  static const char closing[] = "    </Grid>\n  </Domain>\n</Xdmf>\n";
   const double *h = sn->h;
   fd_output out = {"snapshots", "", ""};
   if (snprintf(out.path, sizeof out.path, "%s/%s", sn->dir, FD_SNAPSHOT_XDMF) >= (int)sizeof out.path ||
       output_tmp_name(out.path, sn->tag, out.tmp, sizeof out.tmp) != 0)
     return fd_set_error(FD_ERR_IO, "snapshots: the name of the XDMF file in '%s' is too long", sn->dir);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *fp = open_memstream(&text, &len);
-  if (!fp) return fd_set_error(FD_ERR_IO, "snapshots: out of memory for '%s'", out.path);
   const unsigned one = 1;
   const char *endian = *(const unsigned char *)&one ? "Little" : "Big";
   const long long *N = sn->N;
-  fprintf(fp, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-              "<Xdmf Version=\"3.0\">\n  <Domain>\n"
-              "    <Grid Name=\"fdmini_%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
-          sn->name);
-  for (long long q = 0; q < sn->written; q++) {
-    long long st = sn->steps[q];
+  int bad = sn->xdmf_len == 0 &&
+            xdmf_append(sn, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+                            "<Xdmf Version=\"3.0\">\n  <Domain>\n"
+                            "    <Grid Name=\"fdmini_%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+                        sn->name) != 0;
+  for (; !bad && sn->xdmf_listed < sn->written; sn->xdmf_listed++) {
+    long long st = sn->steps[sn->xdmf_listed];
     char file[64];
     output_snapshot_name(NULL, st, file, sizeof file);
-    fprintf(fp,
-            "      <Grid Name=\"step_%06lld\" GridType=\"Uniform\">\n"
-            "        <Time Value=\"%.17g\"/>\n"
-            "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%lld %lld %lld\"/>\n"
-            "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
-            "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">%.17g %.17g %.17g</DataItem>\n"
-            "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">%.17g %.17g %.17g</DataItem>\n"
-            "        </Geometry>\n"
-            "        <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-            "          <DataItem Dimensions=\"%lld %lld %lld\" NumberType=\"Float\" Precision=\"%d\" Format=\"Binary\" Endian=\"%s\">%s</DataItem>\n"
-            "        </Attribute>\n"
-            "      </Grid>\n",
-            st, (double)st * sn->time_per_step, N[2], N[1], N[0], h[2], h[1], h[0], h[2], h[1], h[0],
-            N[2], N[1], N[0], (int)sizeof(real_t), endian, file);
+    bad = xdmf_append(sn,
+                      "      <Grid Name=\"step_%06lld\" GridType=\"Uniform\">\n"
+                      "        <Time Value=\"%.17g\"/>\n"
+                      "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%lld %lld %lld\"/>\n"
+                      "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+                      "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">%.17g %.17g %.17g</DataItem>\n"
+                      "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">%.17g %.17g %.17g</DataItem>\n"
+                      "        </Geometry>\n"
+                      "        <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+                      "          <DataItem Dimensions=\"%lld %lld %lld\" NumberType=\"Float\" Precision=\"%d\" Format=\"Binary\" Endian=\"%s\">%s</DataItem>\n"
+                      "        </Attribute>\n"
+                      "      </Grid>\n",
+                      st, (double)st * sn->time_per_step, N[2], N[1], N[0], h[2], h[1], h[0], h[2], h[1], h[0],
+                      N[2], N[1], N[0], (int)sizeof(real_t), endian, file) != 0;
+    if (bad) break; /* this grid is not in the text: the next rewrite renders it again */
   }
-  fprintf(fp, "    </Grid>\n  </Domain>\n</Xdmf>\n");
-  int bad = ferror(fp);
-  bad |= fclose(fp) != 0;
+  /* the closing tags go after the listed grids for this write only */
+  const size_t listed = sn->xdmf_len;
+  if (!bad) bad = xdmf_append(sn, "%s", closing) != 0;
   int err = bad ? fd_set_error(FD_ERR_IO, "snapshots: out of memory for '%s'", out.path)
-                : output_write_file(&out, text, len);
-  free(text);
+                : output_write_file(&out, sn->xdmf, sn->xdmf_len);
+  sn->xdmf_len = listed;
   return err == FD_OK ? output_commit(&out) : err;
 }
 
@@ -405,6 +439,7 @@ int snapshot_destroy(fd_snapshots *sn)
   if (sn->taken) FD_BE(be_event_destroy(sn->taken));
   if (sn->io) FD_BE(be_stream_destroy(sn->io));
   free(sn->steps);
+  free(sn->xdmf);
   memset(sn, 0, sizeof *sn);
   return FD_OK;
 }

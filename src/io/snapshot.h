@@ -81,6 +81,11 @@ typedef struct {
   long long adopted;    /* rank 0: of them, complete files of the run this one continues
                            (--restart: steps up to the checkpoint's), listed again */
   long long *steps;
+  char *xdmf;           /* rank 0: the XDMF text of the first xdmf_listed of them, without the
+                           closing tags (write_xdmf adds them for each write); NULL before the
+                           first; xdmf_len bytes of xdmf_cap, freed by snapshot_destroy */
+  size_t xdmf_len, xdmf_cap;
+  long long xdmf_listed;
   double time_per_step; /* XDMF time of step s = s * time_per_step */
   double wait_ms;       /* main: host time in snapshot work (opens, waits, agreements) */
   double stall_ms;      /* main: of it, waiting for copies and for the writer (a free slot) */
