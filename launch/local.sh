@@ -11,7 +11,8 @@
 #   FDMINI_NP           ranks (the GPUs found; without GPUs, the cores)
 #   FDMINI_BIND         gpu | core | numa | none
 #                         gpu:  rank r (node-local) is bound with hwloc-bind to the CPUs local to
-#                               GPU r mod GPUs, the device fdmini picks (local rank mod count);
+#                               the GPU fdmini picks for it: GPU r mod GPUs, or with fdmini's
+#                               --gpu-map D0,D1,... among the arguments GPU D[r mod entries];
 #                               GPUs are numbered in PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID)
 #                         core: mpirun --map-by core --bind-to core
 #                         numa: mpirun --map-by numa --bind-to numa
@@ -34,6 +35,7 @@ die() {
 }
 
 # ---- per-rank wrapper (local.sh --rank-wrapper CMD...): bind to the GPU's local CPUs ----
+# FDMINI_LOCAL_GPU_BUSES: the bus of node-local rank r's GPU is entry r mod entries
 if [[ ${1:-} == --rank-wrapper ]]; then
   shift
   local_id=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${PMI_LOCAL_RANK:-${SLURM_LOCALID:-}}}}
@@ -64,6 +66,47 @@ gpu_buses() {
   fi
   local IFS=,
   echo "${ids[*]}"
+}
+
+# gpu_map ARGS...: the value of fdmini's --gpu-map among its arguments (the last one, as fdmini
+# takes it; none after "--"), empty when none is given.
+gpu_map() {
+  local map='' take=0 a
+  for a in "$@"; do
+    if ((take)); then
+      map=$a take=0
+      continue
+    fi
+    case $a in
+      --) break ;;
+      --gpu-map) take=1 ;;
+      --gpu-map=*) map=${a#--gpu-map=} ;;
+    esac
+  done
+  echo "$map"
+}
+
+# rank_buses BUSES MAP: the bus of each entry of fdmini's --gpu-map MAP (BUSES: every GPU's, in
+# fdmini's device order), comma-separated, so that rank r binds to the GPU it will take, that of
+# entry r mod entries. BUSES unchanged where MAP is empty or there is one GPU (fdmini then uses
+# it whatever the map) or an entry is no GPU here (fdmini refuses the map: one line, exit 2).
+rank_buses() {
+  local all map g out=()
+  IFS=, read -ra all <<<"$1"
+  IFS=, read -ra map <<<"$2"
+  if ((${#map[@]} == 0 || ${#all[@]} < 2)); then
+    echo "$1"
+    return
+  fi
+  for g in "${map[@]}"; do
+    if [[ ! $g =~ ^[0-9]{1,4}$ ]] || ((10#$g >= ${#all[@]})); then
+      echo "$1"
+      return
+    fi
+    out+=("${all[10#$g]}")
+  done
+  local IFS=,
+  echo "${out[*]}"
 }
 
 if [[ -n ${FDMINI_BINARY:-} ]]; then binary=$FDMINI_BINARY
@@ -113,11 +156,15 @@ if ((is_openmpi)); then
   ((np > cores)) && cmd+=(--oversubscribe)
 fi
 wrapper=()
+follows=''
 case $bind in
   gpu)
     ((ngpu > 0)) || die "FDMINI_BIND=gpu but no GPU was found"
     command -v hwloc-bind >/dev/null 2>&1 || die "FDMINI_BIND=gpu needs hwloc-bind (package hwloc)"
-    export FDMINI_LOCAL_GPU_BUSES=$buses CUDA_DEVICE_ORDER=PCI_BUS_ID
+    given_map=$(gpu_map "$@")
+    rank_list=$(rank_buses "$buses" "$given_map")
+    [[ $rank_list != "$buses" ]] && follows=" following --gpu-map $given_map"
+    export FDMINI_LOCAL_GPU_BUSES=$rank_list CUDA_DEVICE_ORDER=PCI_BUS_ID
     cmd+=(--bind-to none)
     wrapper=("$self" --rank-wrapper)
     ;;
@@ -129,6 +176,6 @@ esac
 read -ra extra <<<"${FDMINI_MPIRUN_FLAGS:-}"
 cmd+=("${extra[@]}")
 
-echo "$name: $np rank(s), $ngpu GPU(s)${buses:+ ($buses)}, binding: $bind"
+echo "$name: $np rank(s), $ngpu GPU(s)${buses:+ ($buses)}, binding: $bind$follows"
 echo "$name: ${cmd[*]} ${wrapper[*]} $binary $*"
 exec "${cmd[@]}" "${wrapper[@]}" "$binary" "$@"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_launch_scripts.sh - tests the launch/ scripts with the host build: shellcheck on every one,
-# the GPU-selection wrapper, local.sh under mpirun, the sbatch options each batch script builds
-# for LUMI's partitions (--exclusive where nodes are shared) and Frontier's partitions and QOS
-# (their limits, with one-line refusals; a stub sbatch prints the arguments), and
+# the GPU-selection wrapper, local.sh under mpirun (and on a stub node of 4 GPUs: each rank bound
+# to the CPUs of the GPU fdmini takes, following --gpu-map), the sbatch options each batch script
+# builds for LUMI's partitions (--exclusive where nodes are shared) and Frontier's partitions and
+# QOS (their limits, with one-line refusals; a stub sbatch prints the arguments), and
 # lumi-g.sbatch / frontier.sbatch submitted to a live Slurm (e.g. launch/slurm-local.sh's) with
 # the GPU flags switched off, each of which must exit 0, print PASS and, when the binary has
 # --bind-report, the binding table; in the jobs, the environment lines (MPICH_OFI_NIC_POLICY,
@@ -315,6 +316,62 @@ if ((rc == 0)) && grep -q 'verification: PASS' "$work/local.out"; then
   pass "local.sh: 2 ranks under mpirun"
 else
   fail "local.sh: 2 ranks under mpirun" "exit $rc" "$work/local.out"
+fi
+
+# ---- local.sh with GPUs: each rank bound to the CPUs of the GPU fdmini gives it ----
+# Emulated node: a stub nvidia-smi lists STUB_GPUS (PCI bus ids, in bus order), a stub hwloc-bind
+# records what the rank is bound to (bind.LOCAL_RANK) and runs the command; fdmini is the host
+# build, which sees one device and runs whatever the map.
+gstub=$work/gpustub
+mkdir -p "$gstub"
+cat >"$gstub/nvidia-smi" <<'STUB'
+#!/bin/bash
+tr ' ' '\n' <<<"$STUB_GPUS"
+STUB
+cat >"$gstub/hwloc-bind" <<'STUB'
+#!/bin/bash
+echo "$1 $2" >"$STUB_DIR/bind.$OMPI_COMM_WORLD_LOCAL_RANK"
+while (($# > 0)) && [[ $1 != -- ]]; do shift; done
+shift
+exec "$@"
+STUB
+chmod +x "$gstub/nvidia-smi" "$gstub/hwloc-bind"
+four='00000000:01:00.0 00000000:41:00.0 00000000:81:00.0 00000000:C1:00.0'
+# local_gpus NAME GPUS NP WANT ARGS...: local.sh on NP ranks with the GPUs GPUS and fdmini's
+# ARGS; rank r must be bound to pci=BUS, BUS word r of WANT, and fdmini must PASS
+local_gpus() {
+  local name=$1 gpus=$2 np=$3 want=$4 r got=() lrc=0
+  shift 4
+  rm -f "$gstub"/bind.*
+  env -u CUDA_VISIBLE_DEVICES -u ROCR_VISIBLE_DEVICES -u HIP_VISIBLE_DEVICES -u FDMINI_BIND PATH="$gstub:$PATH" \
+    STUB_DIR="$gstub" STUB_GPUS="$gpus" FDMINI_BINARY="$BIN" FDMINI_NP="$np" OMP_NUM_THREADS=1 \
+    timeout -k 10 "$TMO" "$launch/local.sh" --global 16,16,16 --iters 2 "$@" >"$work/local-gpu.out" 2>&1 || lrc=$?
+  for ((r = 0; r < np; r++)); do got+=("$(cat "$gstub/bind.$r" 2>/dev/null || echo none)"); done
+  local expect=()
+  for r in $want; do expect+=("--cpubind pci=$r"); done
+  if ((lrc == 0)) && grep -q 'verification: PASS' "$work/local-gpu.out" && [[ ${got[*]} == "${expect[*]}" ]]; then
+    pass "$name"
+  else
+    fail "$name" "exit $lrc, bound: ${got[*]}" "$work/local-gpu.out"
+  fi
+}
+local_gpus "local.sh, 4 GPUs: rank r bound to GPU r's CPUs" "$four" 4 \
+  "0000:01:00.0 0000:41:00.0 0000:81:00.0 0000:c1:00.0"
+local_gpus "local.sh, 4 GPUs, --gpu-map 2,3,0,1: rank r bound to GPU map[r]'s CPUs" "$four" 4 \
+  "0000:81:00.0 0000:c1:00.0 0000:01:00.0 0000:41:00.0" --gpu-map 2,3,0,1
+if grep -q "binding: gpu following --gpu-map 2,3,0,1$" "$work/local-gpu.out"; then
+  pass "local.sh, --gpu-map 2,3,0,1: the binding line says it follows the map"
+else
+  fail "local.sh, --gpu-map: binding line" "" "$work/local-gpu.out"
+fi
+local_gpus "local.sh, 4 GPUs, 4 ranks, --gpu-map=3,1 after another: GPU map[r mod 2]'s CPUs" "$four" 4 \
+  "0000:c1:00.0 0000:41:00.0 0000:c1:00.0 0000:41:00.0" --gpu-map 0,1,2,3 --gpu-map=3,1
+local_gpus "local.sh, 1 GPU, --gpu-map 1,0: both ranks on the one GPU's CPUs (fdmini's choice)" \
+  00000000:41:00.0 2 "0000:41:00.0 0000:41:00.0" --gpu-map 1,0
+if grep -q "binding: gpu$" "$work/local-gpu.out"; then
+  pass "local.sh, 1 GPU, --gpu-map: the binding line names no map"
+else
+  fail "local.sh, 1 GPU, --gpu-map: binding line" "" "$work/local-gpu.out"
 fi
 
 # ---- the batch scripts under Slurm ----
