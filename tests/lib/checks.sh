@@ -10,6 +10,9 @@
 #                             library's path (a `ulimit -f` applied after MPI_Init)
 #   nolock_shim DIR           builds tests/lib/no_locks.c into DIR and prints the library's
 #                             path (a file system that takes no locks, for --checkpoint-dir's)
+#   judge_exit NAME WANT RC PAT OUT
+#                             pass NAME iff RC is WANT and file OUT holds PAT (fixed string),
+#                             else fail with both and OUT's contents
 #   has TEXT STRING           true iff TEXT holds STRING (fixed string)
 #   has_re TEXT REGEX         true iff a line of TEXT matches REGEX (grep's basic regex)
 # has and has_re read TEXT from a here-string, never as `printf ... | grep -q`: under pipefail
@@ -55,6 +58,13 @@ nolock_shim() {
     return 1
   }
   echo "$1/libno_locks.so"
+}
+judge_exit() {
+  if [[ $3 -eq $2 ]] && grep -q -F -- "$4" "$5"; then
+    pass "$1"
+  else
+    fail "$1" "exit $3, expected $2 and '$4'" "$5"
+  fi
 }
 has() { grep -q -F -- "$2" <<<"$1"; }
 has_re() { grep -q -- "$2" <<<"$1"; }

@@ -25,14 +25,8 @@ fresh() {
 }
 # expect NAME WANT_RC PATTERN: check-shell on the copy exits WANT_RC with PATTERN (grep -F)
 expect() {
-  local name=$1 want=$2 pat=$3 rc
   "$root/tools/check-shell.sh" "$work/tree" >"$work/out" 2>&1
-  rc=$?
-  if [[ $rc -eq $want ]] && grep -q -F -- "$pat" "$work/out"; then
-    pass "$name"
-  else
-    fail "$name" "exit $rc, expected $want and '$pat'" "$work/out"
-  fi
+  judge_exit "$1" "$2" $? "$3" "$work/out"
 }
 
 fresh
