@@ -199,8 +199,12 @@ asan() {
     -DFDMINI_WERROR=ON -DFDMINI_SANITIZE=ON -DFDMINI_TESTS=ON &&
     cmake --build build-asan -j"$jobs" &&
     # unit, multi-rank and CLI tests; the sanitizer settings (Open MPI's never-freed
-    # allocations suppressed, errors fatal) come with the tests (tests/CMakeLists.txt)
-    ctest_stage asan-ubsan-unit --test-dir build-asan -L "unit|mpi|cli" --output-on-failure --timeout 900
+    # allocations suppressed, errors fatal) come with the tests (tests/CMakeLists.txt). The
+    # 6-rank bitwise test is left to the ctest stage: its 3 x 2 x 1 blocks run the code of the
+    # 3- and 4-rank ones, which run here with the 8-rank one (corners), and it took 65 s of
+    # the stage's CPU (the stage is CI's longest)
+    ctest_stage asan-ubsan-unit --test-dir build-asan -L "unit|mpi|cli" -E 'single_rank_np6$' \
+      --output-on-failure --timeout 900
 }
 
 # MPICH: the build with warnings as errors, then the tests with Hydra's mpiexec (the tests take
