@@ -8,7 +8,7 @@
 # --halo-path ipc refused where a neighbour's GPU is out of reach; compute-sanitizer with 2
 # ranks; deep halos --halo-width 2 and 3 with and without --fuse through every path, bitwise
 # equal to 1 GPU; the halo faults --test-inject-fault=exchange, zero and shell failing every
-# operator;
+# operator; IPC passes in chains that hold their exchanges (graphs on, 100 steps: chain_cases);
 # --graphs on and off bitwise equal; the single-step autotune's loop trials of its closest
 # candidates, check_autotune.py; under MPS, ranks sharing the GPU exchanging inside the pass's
 # launch (and deep halos' windows exchanging in launches of their own), signalled_cases; on 2
@@ -95,27 +95,39 @@ mode_args() {
   esac
 }
 
+# short_loop: the last run's timed loop had fewer than 32 windows ("N of M windows timed" or
+# "all M windows timed" in its report, M < 32): fdmini samples every window of such a loop (all but one where the
+# warm-up leaves a window over), each eagerly, so its passes do not run in chains
+short_loop() {
+  local m
+  m=$(grep -oE "[0-9]+ windows timed" "$work/last.log" | head -1 | cut -d' ' -f1)
+  [ -n "$m" ] && [ "$m" -lt 32 ]
+}
+
 # case_run NP PROCS MODE OP [FDMINI_ARGS...]: one multi-rank run, bitwise against the 1-GPU
 # reference (one step per pass, one ghost layer). MODE aware, staged or ipc (faces pulled,
-# ordered by flags); extra arguments such as --halo-width 3 --fuse 3
+# ordered by flags); extra arguments such as --halo-width 3 --fuse 3. CASE_ITERS (12) and
+# CASE_REF (ref-OP.raw, made with as many steps) for longer loops: chain_cases.
 case_run() {
-  local np=$1 procs=$2 mode=$3 op=$4 want=mpi
+  local np=$1 procs=$2 mode=$3 op=$4 want=mpi ref
+  ref=${CASE_REF:-$work/ref-$op.raw}
   shift 4
   [ "$mode" = ipc ] && want=ipc
   rm -f "$work/d.raw"
   # shellcheck disable=SC2046
-  fd "$np" --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs "$procs" $(mode_args "$mode") "$@" --dump "$work/d.raw"
+  fd "$np" --op "$op" --global 130,97,65 --iters "${CASE_ITERS:-12}" --warmup 1 --procs "$procs" $(mode_args "$mode") "$@" --dump "$work/d.raw"
   local rc=$?
   if [ "$want" = ipc ] && ! grep -qE "IPC faces  *(pulled: .*ordered on the device by flags|read inside the pass's launch|unpacked from the slots)" "$work/last.log"; then rc=99; fi
   if [[ " $* " == *" --halo-width "* || " $* " == *" --fuse "* ]] && ! grep -q "deep halo   width\|fuse        " "$work/last.log"; then rc=98; fi
   if [[ " $* " == *" --graphs on "* ]] && ! grep -q "graphs      on" "$work/last.log"; then rc=97; fi
   if [ "$(grep -c "^  graphs  " "$work/last.log")" -ne 1 ]; then rc=95; fi # one graphs line, on or off
   # every face by IPC with graphs on: passes run in chains that hold their exchanges (not the
-  # wave's, whose source is added between passes)
-  if [ "$mode" = ipc ] && [ "$op" != wave ] && [[ " $* " == *" --graphs on "* ]] &&
+  # wave's, whose source is added between passes), wherever the loop is not short (short_loop:
+  # 12 steps never chain; chain_cases run 100)
+  if [ "$mode" = ipc ] && [ "$op" != wave ] && [[ " $* " == *" --graphs on "* ]] && ! short_loop &&
     ! grep -q "^ *[1-9][0-9]* of the timed passes ran in chains that hold their exchanges" "$work/last.log"; then rc=96; fi
   if [ $rc -eq 0 ] && grep -q "verification: PASS" "$work/last.log" && grep -q "halo        path $want " "$work/last.log" &&
-    cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
+    cmp -s "$work/d.raw" "$ref"; then
     ok "$np ranks ($procs) $mode $op${*:+ $*}: PASS, path $want, bitwise equal to 1 GPU$(grep -q 'share devices' "$work/last.log" && echo ', ranks share GPUs (notice printed)')"
   else
     bad "$np ranks ($procs) $mode $op${*:+ $*}"
@@ -156,7 +168,7 @@ order_cases() {
     rm -f "$work/d.raw"
     if fd 2 --op "$op" --global 130,97,65 --iters 12 --warmup 1 --procs 1,1,2 --mpi-gpu aware --dump "$work/d.raw" &&
       grep -q "verification: PASS" "$work/last.log" && grep -q "^  path trial  step " "$work/last.log" &&
-      grep -qE "rounds\): took (MPI|IPC signalled|IPC with flags)$" "$work/last.log" &&
+      grep -qE "best of [0-9]+ rounds[^:]*: took (MPI|IPC signalled|IPC with flags)$" "$work/last.log" &&
       cmp -s "$work/d.raw" "$work/ref-$op.raw"; then
       ok "2 ranks --halo-path auto, aware MPI, $op: $(grep -o 'took [A-Za-z ]*$' "$work/last.log") after the path trial, bitwise equal to 1 GPU"
     else
@@ -600,6 +612,22 @@ xdev_cases() {
   log "cross-device cases: $((pass - p0)) passed, $((fail - f0)) failed"
 }
 
+# chain_cases OP: every face by IPC with graphs on, in a loop long enough to run chains (100
+# steps; the 12 of case_run's other cases are all sampled): 2 ranks, and for heat 4 ranks with
+# --halo-width 2 (50 windows), bitwise equal to 1 GPU's 100 steps, the report's chain line
+# required (case_run). Not the wave: its source goes in between passes, which chains cannot hold.
+chain_cases() {
+  local op=$1
+  if fd 1 --op "$op" --global 130,97,65 --iters 100 --warmup 1 --dump "$work/ref100-$op.raw" &&
+    grep -q "verification: PASS" "$work/last.log"; then
+    CASE_ITERS=100 CASE_REF="$work/ref100-$op.raw" case_run 2 1,1,2 ipc "$op" --graphs on
+    [ "$op" = heat ] && CASE_ITERS=100 CASE_REF="$work/ref100-$op.raw" case_run 4 2,2,1 ipc "$op" --halo-width 2 --graphs on
+  else
+    bad "1 GPU $op, 100 steps (the chains' reference)"
+    tail -20 "$work/last.log" >> "$OUT/tests.log"
+  fi
+}
+
 # graph_cases OP: --graphs on and off (each pass's device work, chains of passes and packs
 # replayed from CUDA graphs, or launched one by one) bitwise equal to the 1-GPU reference, on
 # 1 GPU (chains), on 2 ranks through MPI and IPC, and with deep halos and fusion on 8 ranks
@@ -903,6 +931,7 @@ run_tests() {
       done
       graph_cases "$op"
       [ "$op" = laplacian ] || deep_cases "$op"
+      [ "$op" = wave ] || chain_cases "$op"
       continue
     fi
     # IPC: 2 ranks on 2 GPUs, 4 ranks on 2 (or 4) GPUs (x, y and z faces; on 2 GPUs ranks
@@ -921,6 +950,7 @@ run_tests() {
       case_run "$np" "$procs" "$mode" "$op"
     done
     [ "$op" = laplacian ] || deep_cases "$op"
+    [ "$op" = wave ] || chain_cases "$op"
   done
   order_cases
   [ "$ngpu" -lt 2 ] && signalled_cases
@@ -942,9 +972,9 @@ run_tests() {
     ok "compute-sanitizer memcheck, 2 ranks, --halo-width 2 --graphs on: 0 errors"; else bad "compute-sanitizer graphs (rc $rc)"; tail -30 "$work/last.log" >> "$OUT/tests.log"; fi
   # compute-sanitizer memcheck on 4 ranks of one node through the IPC path with deep halos
   # (faces and edges of width 2, pulled) and fused passes, replayed in chains that hold the
-  # exchanges
+  # exchanges (72 steps: 36 windows, so that not every one is sampled)
   timeout 300 "$AWARE_RUN" -n 4 --bind-to none compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$bin/fdmini-aware" --report full --progress 0 --op heat --global 40,33,21 --procs 2,2,1 --iters 12 --warmup 1 --mpi-gpu staged \
+    "$bin/fdmini-aware" --report full --progress 0 --op heat --global 40,33,21 --procs 2,2,1 --iters 72 --warmup 1 --mpi-gpu staged \
     --halo-path ipc --halo-width 2 --fuse 2 --graphs on > "$work/last.log" 2>&1
   rc=$?
   cat "$work/last.log" >> "$OUT/sanitizer-ipc.log"
