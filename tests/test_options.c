@@ -508,6 +508,21 @@ static void expect_grid(const char *const *args, int ranks, int px, int py, int 
              py, pz);
 }
 
+/* decomp_resolve_grid with argument list args on `ranks` ranks (host): FD_ERR_USAGE with the
+ * message `text` (exact: the whole message; else a part of it). */
+static void expect_grid_error(const char *const *args, int ranks, const char *text, int exact)
+{
+  fd_options o;
+  long long N[3];
+  int P[3];
+  assert_int_equal(parse(&o, args), FD_OK);
+  assert_int_equal(decomp_resolve_grid(&o, ranks, 0, N, P), FD_ERR_USAGE);
+  if (exact)
+    assert_string_equal(fd_error_message(), text);
+  else
+    assert_non_null(strstr(fd_error_message(), text));
+}
+
 /* The default process grid: MPI_Dims_create's factors, the largest to z, then y, wherever
  * they leave every block thick enough (cubes, the shapes the tests and results run, and a
  * shape whose least cut grid would differ); where they do not, the thick enough grid with the
@@ -554,64 +569,52 @@ static void test_resolve_grid_default_and_its_fallback(void **state)
   expect_grid(wide4, 4, 1, 1, 4);
 
   /* --procs is taken as given, thin or not */
-  fd_options o;
-  long long N[3];
-  int P[3];
   const char *given[] = {"--global", "2,2,1000", "--procs", "1,2,2", NULL};
-  parse(&o, given);
-  assert_int_equal(decomp_resolve_grid(&o, 4, 0, N, P), FD_ERR_USAGE);
-  assert_non_null(strstr(fd_error_message(), "subdomain too thin: 2 points over 2 ranks in y"));
+  expect_grid_error(given, 4, "subdomain too thin: 2 points over 2 ranks in y", 0);
+  /* counts of 1 in the singular */
   const char *given1[] = {"--global", "1,16,16", "--procs", "1,1,1", NULL};
-  parse(&o, given1); /* counts of 1 in the singular */
-  assert_int_equal(decomp_resolve_grid(&o, 1, 0, N, P), FD_ERR_USAGE);
-  assert_string_equal(
-      fd_error_message(),
-      "subdomain too thin: 1 point over 1 rank in x leaves 1 per rank, need at least 2");
+  expect_grid_error(
+      given1, 1, "subdomain too thin: 1 point over 1 rank in x leaves 1 per rank, need at least 2",
+      1);
   /* no grid fits: one error that says so, and what would fit: fewer ranks where one rank
    * does, only a larger grid where an axis has 1 point (one rank does not fit it either) */
   const char *none[] = {"--global", "2,2,3", NULL};
-  parse(&o, none);
-  assert_int_equal(decomp_resolve_grid(&o, 8, 0, N, P), FD_ERR_USAGE);
-  assert_string_equal(fd_error_message(),
-                      "subdomain too thin: no process grid of 8 ranks (default or --procs "
-                      "PX,PY,PZ) leaves every block of the 2 x 2 x 3 grid 2 or more points per "
-                      "dimension; use fewer ranks or a larger grid");
+  expect_grid_error(none, 8,
+                    "subdomain too thin: no process grid of 8 ranks (default or --procs "
+                    "PX,PY,PZ) leaves every block of the 2 x 2 x 3 grid 2 or more points per "
+                    "dimension; use fewer ranks or a larger grid",
+                    1);
   const char *flat[] = {"--global", "1,1,3", NULL};
-  parse(&o, flat);
-  assert_int_equal(decomp_resolve_grid(&o, 8, 0, N, P), FD_ERR_USAGE);
-  assert_string_equal(fd_error_message(),
-                      "subdomain too thin: the 1 x 1 x 3 grid has 1 point along x and y, and every "
-                      "block needs 2 or more per dimension on any number of ranks; give --global 2 "
-                      "or more points along x and y");
+  expect_grid_error(flat, 8,
+                    "subdomain too thin: the 1 x 1 x 3 grid has 1 point along x and y, and every "
+                    "block needs 2 or more per dimension on any number of ranks; give --global 2 "
+                    "or more points along x and y",
+                    1);
   const char *flat1[] = {"--global", "1,16,16", NULL};
-  parse(&o, flat1);
-  assert_int_equal(decomp_resolve_grid(&o, 1, 0, N, P), FD_ERR_USAGE);
-  assert_string_equal(fd_error_message(),
-                      "subdomain too thin: the 1 x 16 x 16 grid has 1 point along x, and every "
-                      "block needs 2 or more per dimension on any number of ranks; give --global 2 "
-                      "or more points along x");
+  expect_grid_error(flat1, 1,
+                    "subdomain too thin: the 1 x 16 x 16 grid has 1 point along x, and every "
+                    "block needs 2 or more per dimension on any number of ranks; give --global 2 "
+                    "or more points along x",
+                    1);
+  /* no --halo-width fits it either */
   const char *flat3[] = {"--op", "heat", "--halo-width", "3", "--global", "1,4,1", NULL};
-  parse(&o, flat3); /* no --halo-width fits it either */
-  assert_int_equal(decomp_resolve_grid(&o, 1, 0, N, P), FD_ERR_USAGE);
-  assert_non_null(strstr(fd_error_message(),
-                         "the 1 x 4 x 1 grid has 1 point along x and z, and every block "
-                         "needs 2 or more per dimension on any number of ranks; give "
-                         "--global 2 or more points along x and z"));
+  expect_grid_error(flat3, 1,
+                    "the 1 x 4 x 1 grid has 1 point along x and z, and every block "
+                    "needs 2 or more per dimension on any number of ranks; give "
+                    "--global 2 or more points along x and z",
+                    0);
   assert_null(strstr(fd_error_message(), "--halo-width"));
   const char *none4[] = {"--op", "heat", "--halo-width", "4", "--global", "7,7,7", NULL};
-  parse(&o, none4);
-  assert_int_equal(decomp_resolve_grid(&o, 2, 0, N, P), FD_ERR_USAGE);
-  assert_non_null(strstr(fd_error_message(),
-                         "no process grid of 2 ranks (default or --procs PX,PY,PZ) leaves every "
-                         "block of the 7 x 7 x 7 grid 2 or more points per dimension and 4 "
-                         "(--halo-width) along each split one"));
+  expect_grid_error(none4, 2,
+                    "no process grid of 2 ranks (default or --procs PX,PY,PZ) leaves every "
+                    "block of the 7 x 7 x 7 grid 2 or more points per dimension and 4 "
+                    "(--halo-width) along each split one",
+                    0);
   /* weak scaling: every grid gives each rank its --local block, nothing to choose */
   const char *weak[] = {"--local", "8,8,8", NULL};
   expect_grid(weak, 4, 1, 2, 2);
   const char *thinlocal[] = {"--local", "64,64,1", NULL};
-  parse(&o, thinlocal);
-  assert_int_equal(decomp_resolve_grid(&o, 2, 0, N, P), FD_ERR_USAGE);
-  assert_non_null(strstr(fd_error_message(), "subdomain too thin: 2 points over 2 ranks in z"));
+  expect_grid_error(thinlocal, 2, "subdomain too thin: 2 points over 2 ranks in z", 0);
 }
 
 int main(int argc, char **argv)
