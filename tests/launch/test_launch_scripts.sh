@@ -252,8 +252,15 @@ in_job() {
     FDMINI_SUBMIT_ARGS="--output=$work/o-%j.out" "$@" "$launch/$script" >"$fake/out" 2>&1 &
   local job=$! _
   if [[ " $* " != *" STUB_EXIT="* ]]; then
-    for _ in $(seq 200); do [[ -e $fake/srun.started ]] && break; sleep 0.05; done
-    kill -USR1 "$job"
+    # the warning once the step runs (the stub's trap is set by then); a signal sent before,
+    # as a 10-s wait once did on a loaded CI machine, killed the stub (exit 138)
+    for _ in $(seq 2400); do [[ -e $fake/srun.started ]] && break; sleep 0.05; done
+    if [[ -e $fake/srun.started ]]; then
+      kill -USR1 "$job"
+    else
+      kill "$job"
+      echo "in_job: the job step (the stub srun) did not start within 120 s" >>"$fake/out"
+    fi
   fi
   rc=0
   wait "$job" || rc=$?
