@@ -1,4 +1,5 @@
 /* mpi_gpu.c - what the MPI library in this process can do with device memory (mpi_gpu.h). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,15 +18,38 @@ int mpi_gpu_is_cray_library(const char *library_version)
   return library_version && strstr(library_version, "CRAY MPICH") != NULL;
 }
 
-/* The first line of MPI_Get_library_version in out[len] ("" when it fails). */
-static void library_first_line(char *out, size_t len)
+void mpi_library_name(const char *library, char *out, size_t len)
+{
+  if (!len) return;
+  const char *p = library ? library : "";
+  size_t n = 0;
+  int gap = 0;
+  while (*p && (isspace((unsigned char)*p) || iscntrl((unsigned char)*p)))
+    p++; /* blank lines too */
+  for (; *p && *p != '\n' && *p != '\r' && n + 1 < len; p++) {
+    const unsigned char c = (unsigned char)*p;
+    if (isspace(c) || iscntrl(c)) {
+      gap = 1;
+      continue;
+    }
+    if (gap) {
+      if (n + 2 >= len) break; /* no room for the space and the character after it */
+      out[n++] = ' ';
+      gap = 0;
+    }
+    out[n++] = (char)c;
+  }
+  out[n] = '\0';
+  if (!n) snprintf(out, len, "unknown");
+}
+
+void mpi_library_name_here(char *out, size_t len)
 {
   char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
   int n = 0;
   if (MPI_Get_library_version(lib, &n) != MPI_SUCCESS) lib[0] = '\0';
   lib[sizeof lib - 1] = '\0';
-  size_t cut = strcspn(lib, "\n");
-  snprintf(out, len, "%.*s", (int)cut, lib);
+  mpi_library_name(lib, out, len);
 }
 
 int mpi_gpu_is_cray_mpich(void)
@@ -41,12 +65,12 @@ int mpi_gpu_cray_enabled(const char **value, char *why, size_t len)
   if (value) *value = v;
   if (why && len) why[0] = '\0';
   if (!v) return 0;
-  char lib[160];
-  library_first_line(lib, sizeof lib);
-  if (!mpi_gpu_is_cray_library(lib)) {
+  char lib[81];
+  mpi_library_name_here(lib, sizeof lib);
+  if (!mpi_gpu_is_cray_mpich()) {
     if (why && len)
-      snprintf(why, len, "MPICH_GPU_SUPPORT_ENABLED=%.16s ignored: it applies to Cray MPICH only, this MPI is %.80s",
-               v, lib[0] ? lib : "unknown");
+      snprintf(why, len, "MPICH_GPU_SUPPORT_ENABLED=%.16s ignored: it applies to Cray MPICH only, this MPI is %s",
+               v, lib);
     return 0;
   }
   int on = mpi_gpu_cray_value_enables(v);

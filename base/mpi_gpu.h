@@ -1,6 +1,7 @@
 /* mpi_gpu.h - what the MPI library in this process can do with device memory, decided in one
  * place for halo/ (whether faces may go to MPI as device pointers) and src/ (site.c: whether
- * MPICH_GPU_SUPPORT_ENABLED asks Cray MPICH for a GTL that is not there):
+ * MPICH_GPU_SUPPORT_ENABLED asks Cray MPICH for a GTL that is not there), and the library's name
+ * as one line of text (the report, --version, the launcher check):
  *   - Cray MPICH takes device pointers only when MPICH_GPU_SUPPORT_ENABLED is 1 (its GTL linked)
  *     and has no query for it; the variable means nothing to any other MPI library (Open MPI,
  *     upstream MPICH, ...), where sites and shell recipes may still export it;
@@ -24,6 +25,16 @@ int mpi_gpu_cray_value_enables(const char *value);
 
 /* Pure: 1 when the string of MPI_Get_library_version names Cray MPICH ("CRAY MPICH"). */
 int mpi_gpu_is_cray_library(const char *library_version);
+
+/* Pure: the name of an MPI library for one line of text, in out[len]: the first non-blank line
+ * of its MPI_Get_library_version string (NULL allowed), each run of blanks and control
+ * characters (MPICH's "MPICH Version:\t4.0.2", Cray MPICH's "MPI VERSION    : ...") one space,
+ * none at either end; cut to len - 1 characters; "unknown" when nothing is left. */
+void mpi_library_name(const char *library, char *out, size_t len);
+
+/* mpi_library_name of this process's MPI library (MPI_Get_library_version; "unknown" where it
+ * fails). */
+void mpi_library_name_here(char *out, size_t len);
 
 /* 1 when this process's MPI library is Cray MPICH (MPI_Get_library_version). */
 int mpi_gpu_is_cray_mpich(void);

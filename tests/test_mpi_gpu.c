@@ -5,6 +5,8 @@
  *     exported under this (not GPU-aware) Open MPI or MPICH, --mpi-gpu auto stays staged and
  *     --mpi-gpu aware is refused on every rank (halo_choose_mode);
  *   - under (played) Cray MPICH the variable decides;
+ *   - the library's name as one line of text (mpi_library_name: the report, --version, the
+ *     launcher check, the line about an ignored MPICH_GPU_SUPPORT_ENABLED);
  *   - MPICH is asked with MPIX_GPU_query_support per backend. Built a second time with
  *     FDMINI_TEST_MPICH40_HEADER, MPIX_GPU_SUPPORT_HIP is removed after mpi.h, as in an MPICH 4.0
  *     header: the CUDA query must still be made (a guard that needed both constants staged a
@@ -133,6 +135,49 @@ static void test_under_cray_mpich_the_variable_decides(void **state)
   played_library[0] = '\0';
 }
 
+/* The name: the first non-blank line, one line of text (no tab or other control character, one
+ * space for each run of blanks), cut to the room given, or "unknown". */
+static void test_the_library_name_is_one_clean_line(void **state)
+{
+  (void)state;
+  char long_name[201];
+  memset(long_name, 'a', 200);
+  long_name[200] = '\0';
+  char cut[121];
+  memset(cut, 'a', 120);
+  cut[120] = '\0';
+  const struct {
+    const char *library, *name;
+  } cases[] = {
+      {"MPICH Version:\t4.0.2\nMPICH Release date: Thu Apr  7 12:34:45 CDT 2022", "MPICH Version: 4.0.2"},
+      {"MPI VERSION    : CRAY MPICH version 8.1.27.26 (ANL base 3.4a2)\nMPI BUILD INFO : x",
+       "MPI VERSION : CRAY MPICH version 8.1.27.26 (ANL base 3.4a2)"},
+      {"\n \t\r\nOpen MPI  v4.1.4,\t\tpackage:\x01\x7f Debian \r\nident: 4.1.4", "Open MPI v4.1.4, package: Debian"},
+      {"Open MPI v4.1.4, package: Debian OpenMPI", "Open MPI v4.1.4, package: Debian OpenMPI"},
+      {"ab  cd", "ab"}, /* no room for " c": never a trailing blank */
+      {long_name, cut},
+      {" \t\n\n", "unknown"},
+      {"", "unknown"},
+      {NULL, "unknown"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char name[121];
+    mpi_library_name(cases[i].library, name, i == 4 ? 4 : sizeof name);
+    if (strcmp(name, cases[i].name)) fail_msg("case %zu: '%s', expected '%s'", i, name, cases[i].name);
+  }
+  /* this process's library, played as MPICH: the name, and the line of an ignored variable */
+  snprintf(played_library, sizeof played_library, "MPICH Version:\t4.0.2\nMPICH Release date: x");
+  char name[256], why[256];
+  mpi_library_name_here(name, sizeof name);
+  assert_string_equal(name, "MPICH Version: 4.0.2");
+  assert_int_equal(setenv("MPICH_GPU_SUPPORT_ENABLED", "1", 1), 0);
+  assert_int_equal(mpi_gpu_cray_enabled(NULL, why, sizeof why), 0);
+  assert_string_equal(why, "MPICH_GPU_SUPPORT_ENABLED=1 ignored: it applies to Cray MPICH only, this MPI is "
+                           "MPICH Version: 4.0.2");
+  unsetenv("MPICH_GPU_SUPPORT_ENABLED");
+  played_library[0] = '\0';
+}
+
 /* MPICH (not Cray): the GPU query is made per backend, with or without MPIX_GPU_SUPPORT_HIP. */
 static void test_mpich_is_asked_per_backend(void **state)
 {
@@ -163,6 +208,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_the_variable_means_nothing_outside_cray_mpich),
     cmocka_unit_test(test_under_cray_mpich_the_variable_decides),
     cmocka_unit_test(test_mpich_is_asked_per_backend),
+    cmocka_unit_test(test_the_library_name_is_one_clean_line),
   };
   int failed = cmocka_run_group_tests_name("mpi_gpu", tests, NULL, NULL);
   MPI_Finalize();

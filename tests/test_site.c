@@ -5,7 +5,6 @@
  * Cray MPICH (the refusal itself is tests/site/test_cray_pe_mock.sh's); the launcher's own
  * process count (mpirun, Hydra, an srun step; never an allocation's) against the world. */
 #define _POSIX_C_SOURCE 200809L
-#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -235,44 +234,6 @@ static void test_launcher_counts_against_the_world(void **state)
   unsetenv("PMI_SIZE");
 }
 
-/* The library in the launcher line: its first non-blank line, one line of text (no tab or other
- * control character, one space for each run of blanks), at most 120 characters, or "unknown". */
-static void test_launcher_line_names_the_library_on_one_clean_line(void **state)
-{
-  (void)state;
-  site_launcher l = {.size = 4, .size_var = "OMPI_COMM_WORLD_SIZE"};
-  char long_name[201];
-  memset(long_name, 'a', 200);
-  long_name[200] = '\0';
-  char cut[121];
-  memset(cut, 'a', 120);
-  cut[120] = '\0';
-  const struct {
-    const char *library, *name;
-  } cases[] = {
-      {"MPICH Version:\t4.0.2\nMPICH Release date: Thu Apr  7 12:34:45 CDT 2022",
-       "MPICH Version: 4.0.2"},
-      {"MPI VERSION    : CRAY MPICH version 8.1.27.26 (ANL base 3.4a2)\nMPI BUILD INFO : x",
-       "MPI VERSION : CRAY MPICH version 8.1.27.26 (ANL base 3.4a2)"},
-      {"\n \t\r\nOpen MPI  v4.1.4,\t\tpackage:\x01\x7f Debian \r\nident: 4.1.4",
-       "Open MPI v4.1.4, package: Debian"},
-      {"Open MPI v4.1.4, package: Debian OpenMPI", "Open MPI v4.1.4, package: Debian OpenMPI"},
-      {long_name, cut},
-      {" \t\n\n", "unknown"},
-      {"", "unknown"},
-      {NULL, "unknown"},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char why[512], want[512];
-    assert_int_equal(site_launcher_mismatch(&l, 1, cases[i].library, why, sizeof why), 1);
-    snprintf(want, sizeof want, "fdmini's MPI library (%s) is not the launcher's", cases[i].name);
-    if (!strstr(why, want)) fail_msg("case %zu: '%s' lacks '%s'", i, why, want);
-    for (const char *c = why; *c; c++)
-      if (iscntrl((unsigned char)*c))
-        fail_msg("case %zu: control character %d in '%s'", i, *c, why);
-  }
-}
-
 /* The collective check on this job: its own launcher agrees with its world. */
 static void test_check_launcher_passes_for_this_job(void **state)
 {
@@ -371,7 +332,6 @@ int main(int argc, char **argv)
       cmocka_unit_test(test_check_launcher_passes_for_this_job),
       cmocka_unit_test_setup_teardown(test_launcher_counts_against_the_world, clear_launcher,
                                       restore_launcher),
-      cmocka_unit_test(test_launcher_line_names_the_library_on_one_clean_line),
       cmocka_unit_test(test_lustre_advice_for_a_large_file_on_one_ost),
       cmocka_unit_test(test_lustre_stripe_count_from_lfs),
   };

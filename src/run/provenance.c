@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "fd_error.h"
+#include "mpi_gpu.h"
 #include "provenance.h"
 
 extern char **environ;
@@ -88,15 +89,7 @@ static void collect_env(fd_provenance *p)
 
 int prov_collect(fd_provenance *p)
 {
-  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
-    lib[len > 0 && len < (int)sizeof lib ? len : (int)sizeof lib - 1] = '\0';
-    lib[strcspn(lib, "\r\n")] = '\0'; /* the first line: Open MPI and Cray MPICH print more */
-    fd_copy_str(p->mpi_library, sizeof p->mpi_library, lib);
-  } else {
-    fd_copy_str(p->mpi_library, sizeof p->mpi_library, "unknown");
-  }
+  mpi_library_name_here(p->mpi_library, sizeof p->mpi_library);
   if (be_runtime_versions(p->gpu_runtime, sizeof p->gpu_runtime, p->gpu_driver,
                           sizeof p->gpu_driver) != BE_OK)
     return fd_set_error(FD_ERR_RUNTIME, "be_runtime_versions failed: %s", be_error_message());
@@ -133,14 +126,8 @@ void prov_print(FILE *out, const fd_provenance *p)
 
 void prov_print_version(FILE *out)
 {
-  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
-    lib[len > 0 && len < (int)sizeof lib ? len : (int)sizeof lib - 1] = '\0';
-    lib[strcspn(lib, "\r\n")] = '\0';
-  } else {
-    snprintf(lib, sizeof lib, "unknown");
-  }
+  char lib[256];
+  mpi_library_name_here(lib, sizeof lib);
   fprintf(out, "fdmini %s (commit %s)\n", FDMINI_VERSION, fdmini_git_commit);
   fprintf(out, "  backend     %s, %s precision\n", FDMINI_BACKEND_NAME, FDMINI_REAL_NAME);
   fprintf(out, "  GPU targets %s\n", FDMINI_GPU_ARCHS);

@@ -2,7 +2,7 @@
  * that a scaling study can say which software stack produced each number:
  *   build     compiler ids and versions, build type, flags (generated/fdmini_config.h, from
  *             CMake), hwloc version, the GTL of Cray MPICH (linked or not), git commit
- *   MPI       the first line of MPI_Get_library_version
+ *   MPI       the first line of MPI_Get_library_version, one line of text (mpi_library_name)
  *   GPU       the runtime and driver versions (be_runtime_versions; "none" on the host backend)
  *   job       start time (UTC), SLURM_JOB_ID and SLURM_JOB_NODELIST where set
  *   MPI env   the environment variables that change how MPI behaves: every MPICH_* (Cray
@@ -35,7 +35,7 @@ enum { PROV_ENV_MAX = 64, PROV_ENV_NAME = 64, PROV_ENV_VALUE = 200 };
 
 typedef struct {
   char start_time[32];      /* "2026-11-30T12:00:00Z", when main started */
-  char mpi_library[256];    /* first line of MPI_Get_library_version */
+  char mpi_library[256];    /* mpi_library_name: its first line, blanks as single spaces */
   char gpu_runtime[96];     /* be_runtime_versions */
   char gpu_driver[160];
   char slurm_job_id[32];    /* "" when SLURM_JOB_ID is not set */

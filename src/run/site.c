@@ -5,7 +5,6 @@
  * directory striped over one OST. The driver reads the launcher's environment here on
  * purpose: these are facts about the job, not settings of fdmini. */
 #define _GNU_SOURCE /* dl_iterate_phdr */
-#include <ctype.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,34 +120,6 @@ void site_launcher_read(site_launcher *l)
   l->rank_zero = launcher_rank_zero();
 }
 
-/* The name of an MPI library for one line of text, in out[len]: the first non-blank line of its
- * MPI_Get_library_version string (NULL allowed), each run of blanks and control characters
- * (MPICH's "MPICH Version:\t4.0.2", Cray MPICH's "MPI VERSION    : ...") one space, none at
- * either end; cut to len - 1 characters; "unknown" when nothing is left. Pure. */
-static void library_name(const char *library, char *out, size_t len)
-{
-  const char *p = library ? library : "";
-  size_t n = 0;
-  int gap = 0;
-  while (*p && (isspace((unsigned char)*p) || iscntrl((unsigned char)*p)))
-    p++; /* blank lines too */
-  for (; *p && *p != '\n' && *p != '\r' && n + 1 < len; p++) {
-    const unsigned char c = (unsigned char)*p;
-    if (isspace(c) || iscntrl(c)) {
-      gap = 1;
-      continue;
-    }
-    if (gap) {
-      if (n + 2 >= len) break; /* no room for the space and the character after it */
-      out[n++] = ' ';
-      gap = 0;
-    }
-    out[n++] = (char)c;
-  }
-  if (len) out[n] = '\0';
-  if (!n) snprintf(out, len, "unknown");
-}
-
 int site_launcher_mismatch(const site_launcher *l, int world_size, const char *library, char *why, size_t len)
 {
   if (why && len) why[0] = '\0';
@@ -157,7 +128,7 @@ int site_launcher_mismatch(const site_launcher *l, int world_size, const char *l
   if (!total && !local) return 0;
   if (why && len) {
     char name[121]; /* at most 120 characters of it */
-    library_name(library, name, sizeof name);
+    mpi_library_name(library, name, sizeof name);
     snprintf(why, len,
              "the launcher started %d processes%s (%s=%d) but MPI_COMM_WORLD holds %d: "
              "fdmini's MPI library (%s) is not the launcher's (e.g. an MPICH build "

@@ -16,8 +16,9 @@
 #     (every rank count a run takes here, emulated nodes): the process grid, the node layout,
 #     the blocks, the faces, those off node per rank, the halo bytes and messages per step; and
 #     for 100,000 ranks (fault: a plan that lays node blocks another way than decomp_create);
-#   - --version: version, commit (the JSON record's), backend, precision, GPU targets, MPI;
-#     printed once under mpiexec;
+#   - --version: version, commit (the JSON record's), backend, precision, GPU targets, MPI (one
+#     clean line: no tab under MPICH, nor in the full report's MPI line); printed once under
+#     mpiexec;
 #   - options match whole names: a prefix or a typo exits 2 on every rank with one line naming
 #     the closest (fault: accept prefixes again);
 #   - --help within 80 columns without the test-only options, --help-test with them;
@@ -140,8 +141,8 @@ if (($(ranks 4) >= 4)); then
 fi
 run 2 "$work/f1" --op heat --global 64,64,64 --baseline --report full
 if ((rc == 0)) && ! grep -qE "device-to-device|device copy|F_g|F_ls" "$work/f1" && grep -q "^  floors  " "$work/f1" &&
-  grep -q "^  memcpy  .*a host memory copy" "$work/f1"; then
-  pass "--report full on the host backend: every line, no GPU-only word"
+  grep -q "^  memcpy  .*a host memory copy" "$work/f1" && grep -q "^  MPI         [^[:cntrl:]]*$" "$work/f1"; then
+  pass "--report full on the host backend: every line, no GPU-only word, the MPI line clean"
 else
   fail "--report full on the host backend" "exit $rc" "$work/f1"
 fi
@@ -286,8 +287,9 @@ run 1 "$work/vj" --global 12,12,12 --iters 2 --json "$work/vj.json"
 commit=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['git_commit'])" "$work/vj.json" 2>/dev/null)
 if [[ -n $commit ]] && (($(grep -c '^fdmini ' "$work/v") == 1)) &&
   grep -q "^fdmini [0-9][^ ]* (commit $commit)$" "$work/v" && grep -q "^  backend     [a-z]*, \(double\|float\) precision$" "$work/v" &&
-  grep -q "^  GPU targets " "$work/v" && grep -q "^  MPI         ." "$work/v"; then
-  pass "--version: version, the record's commit, backend, precision, GPU targets, MPI; once on 2 ranks"
+  grep -q "^  GPU targets " "$work/v" && grep -q "^  MPI         [^[:cntrl:]]\+$" "$work/v" &&
+  ! grep -q '[[:cntrl:]]' "$work/v"; then
+  pass "--version: version, the record's commit, backend, precision, GPU targets, MPI (no tab); once on 2 ranks"
 else
   fail "--version" "commit '$commit'" "$work/v"
 fi
