@@ -14,7 +14,8 @@
 #   7. checks the layer stack on the builds (tools/check-layers.py: includes, the getenv list
 #      of CONTRIBUTING.md, files that call each other)
 #   8. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit,
-#      multi-rank and command-line tests (the CLI's error exits must not leak either)
+#      multi-rank and command-line tests (the CLI's error exits must not leak either), but three
+#      that add no code to what the others run (asan() says which)
 #   9. builds build-mpich/ with MPICH (Debian's 4.0, the family of Cray MPICH; mpicc.mpich,
 #      warnings as errors) and runs, with MPICH's own mpiexec (Hydra), the unit tests, the
 #      multi-rank tests on 2 ranks (the autotune's on 3), the command-line tests and the study
@@ -200,10 +201,15 @@ asan() {
     cmake --build build-asan -j"$jobs" &&
     # unit, multi-rank and CLI tests; the sanitizer settings (Open MPI's never-freed
     # allocations suppressed, errors fatal) come with the tests (tests/CMakeLists.txt). The
-    # 6-rank bitwise test is left to the ctest stage: its 3 x 2 x 1 blocks run the code of the
-    # 3- and 4-rank ones, which run here with the 8-rank one (corners), and it took 65 s of
-    # the stage's CPU (the stage is CI's longest)
-    ctest_stage asan-ubsan-unit --test-dir build-asan -L "unit|mpi|cli" -E 'single_rank_np6$' \
+    # stage is CI's longest, and three tests are left to the ctest and MPICH stages: the 6-rank
+    # bitwise test (its 3 x 2 x 1 blocks run the code of the 3- and 4-rank ones, which run here
+    # with the 8-rank one, corners included; 65 s of the stage's CPU), the harness's fail-fast
+    # test (it tests tests/mr_test.h, and its second run repeats every case of the 3-rank
+    # bitwise test, which runs here; 136 s) and the checks' tolerance test (fdmini's runs with
+    # errors planted at twice and half each tolerance: the verification's code, which the CLI
+    # test's fault cases run here; 61 s)
+    ctest_stage asan-ubsan-unit --test-dir build-asan -L "unit|mpi|cli" \
+      -E 'single_rank_np6$|^test_one_rank_failure_fails_every_rank_at_once$|^test_checks_fail_just_beyond_their_tolerance$' \
       --output-on-failure --timeout 900
 }
 
