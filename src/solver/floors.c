@@ -28,6 +28,14 @@ static int latency_us(const fd_halo *h, double *us)
   /* phase 0 pairs coordinates (0,1), (2,3), ...; phase 1 (1,2), (3,4), ...: the even one of
    * each pair pings, the odd one pongs */
   real_t *buf = h->staged ? h->send_h : h->send_d[0];
+  /* the word sent: a value, not memory no pack has written yet */
+  if (h->staged) {
+    buf[0] = 0;
+  } else {
+    static const real_t zero = 0;
+    FD_BE(be_memcpy_async(buf, &zero, sizeof zero, BE_COPY_H2D, h->stream));
+    FD_BE(be_stream_sync(h->stream));
+  }
   double best = 0.0;
   for (int phase = 0; phase < 2; phase++) {
     const int first = (coords[d] - phase) % 2 == 0; /* the lower of a pair */

@@ -544,16 +544,19 @@ static int trial_with_proxy(fd_state *s)
   return state_agree_signals(s);
 }
 
-/* Start-up measurements on this rank's block (tune.h): the memcpy reference (s->memcpy_gbs,
- * and over the ranks into r); the floors (floors_measure); the proxy on for the trials where it
- * may carry faces (trial_with_proxy); unless the configuration is forced
- * (--kernel), --tune off or the backend has one kernel, the autotune and its finalists' loop
+/* Start-up measurements on this rank's block (tune.h), on fields filled first (state_fill):
+ * the memcpy reference (s->memcpy_gbs, and over the ranks into r); the floors
+ * (floors_measure); the proxy on for the trials where it may carry faces (trial_with_proxy);
+ * unless the configuration is forced (--kernel), --tune off or the backend has one kernel, the autotune and its finalists' loop
  * trials (confirm_kernel), whose choice s->kernel becomes on every rank; then the steps per
  * pass, the fused configuration and graphs (choose_fuse); the halo path (choose_path); last X
  * with those (floors_exchange). Leaves the fields to be filled again. Collective. */
 int startup_measure(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
+  /* the copies, floors and exchanges below read the fields: filled first, so that none reads
+   * memory nothing wrote (compute-sanitizer initcheck) */
+  FD_CALL(state_fill(s));
   FD_CALL(tune_memcpy_gbs(s->pool[1], s->pool[0], s->grid.elems * sizeof(real_t), s->compute,
                           &s->memcpy_gbs));
   results_stat(s->dec.cart, s->dec.size, s->memcpy_gbs, &r->memcpy_gbs);
