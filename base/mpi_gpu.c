@@ -65,12 +65,13 @@ int mpi_gpu_cray_enabled(const char **value, char *why, size_t len)
   if (value) *value = v;
   if (why && len) why[0] = '\0';
   if (!v) return 0;
-  char lib[81];
-  mpi_library_name_here(lib, sizeof lib);
   if (!mpi_gpu_is_cray_mpich()) {
-    if (why && len)
+    if (why && len) {
+      char lib[81];
+      mpi_library_name_here(lib, sizeof lib);
       snprintf(why, len, "MPICH_GPU_SUPPORT_ENABLED=%.16s ignored: it applies to Cray MPICH only, this MPI is %s",
                v, lib);
+    }
     return 0;
   }
   int on = mpi_gpu_cray_value_enables(v);
