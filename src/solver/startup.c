@@ -547,10 +547,11 @@ static int trial_with_proxy(fd_state *s)
 /* Start-up measurements on this rank's block (tune.h), on fields filled first (state_fill):
  * the memcpy reference (s->memcpy_gbs, and over the ranks into r); the floors
  * (floors_measure); the proxy on for the trials where it may carry faces (trial_with_proxy);
- * unless the configuration is forced (--kernel), --tune off or the backend has one kernel, the autotune and its finalists' loop
- * trials (confirm_kernel), whose choice s->kernel becomes on every rank; then the steps per
- * pass, the fused configuration and graphs (choose_fuse); the halo path (choose_path); last X
- * with those (floors_exchange). Leaves the fields to be filled again. Collective. */
+ * unless the configuration is forced (--kernel), --tune off or the backend has one kernel,
+ * the autotune and its finalists' loop trials (confirm_kernel), whose choice s->kernel becomes
+ * on every rank; then the steps per pass, the fused configuration and graphs (choose_fuse); the
+ * halo path (choose_path); last X with those (floors_exchange). Leaves the fields to be filled
+ * again. Collective. */
 int startup_measure(fd_state *s, fd_result *r)
 {
   const fd_options *o = s->opt;
