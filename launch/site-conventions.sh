@@ -27,7 +27,8 @@
 # numbers do not match (GCD 0,1 -> NUMA 3; 2,3 -> 1; 4,5 -> 0; 6,7 -> 2). map_cpu:49,57,17,25,1,
 # 9,33,41 puts local rank i on the second core of the CCD closest to GCD i (the first core of
 # each CCD is kept free for the OS by LUMI's low-noise mode), and rank i takes GCD i: LUMI's
-# recipe for "an application that selects its GPU by node-local rank". Source: LUMI user guide,
+# recipe for an application that selects its GPU by its node-local rank ("Application that can
+# select GPU automatically"). Source: LUMI user guide,
 # "Distribution and binding options", GPU Binding:
 #   https://docs.lumi-supercomputer.eu/runjobs/scheduled-jobs/distribution-binding/
 # select_gpu.sh (ROCR_VISIBLE_DEVICES=local id, the former default) stays for FDMINI_SELECT_GPU=1.
