@@ -352,6 +352,11 @@ static void test_options_match_exactly(void **state)
     {{"--itres", "3"}, "unknown option '--itres'; did you mean --iters?"},
     {{"--base"}, "unknown option '--base'; did you mean --baseline?"},
     {{"--bogus"}, "unknown option '--bogus' (see --help)"},
+    /* a value to an option that takes none: its name is right, the value is not */
+    {{"--no-check=1"}, "option '--no-check' takes no value, not '1' (see --help)"},
+    {{"--baseline="}, "option '--baseline' takes no value, not ''"},
+    {{"--help=foo"}, "option '--help' takes no value, not 'foo'"},
+    {{"--no-ch=1"}, "unknown option '--no-ch'; did you mean --no-check?"},
     {{"--report", "long"}, "--report: unknown value 'long', expected short or full"},
     {{"--ranks", "4"}, "--ranks applies to --plan"},
     {{"--ranks-per-node", "4"}, "--ranks-per-node applies to --plan"},

@@ -647,6 +647,13 @@ int fd_options_parse(int argc, char **argv, fd_options *o)
             return fd_set_error(FD_ERR_USAGE, "option '%s' needs a value (see --help)", name);
         char typed[64], hint[160] = "";
         snprintf(typed, sizeof typed, "%.*s", (int)strcspn(name, "="), name);
+        /* and a value given to an option that takes none (--no-check=1) as '?' too: the name
+         * itself is right, so no "unknown option" with the same name as its suggestion */
+        if (strncmp(typed, "--", 2) == 0 && name[strlen(typed)] == '=')
+          for (const struct option *lo = longopts; lo->name; lo++)
+            if (lo->has_arg == no_argument && strcmp(typed + 2, lo->name) == 0)
+              return fd_set_error(FD_ERR_USAGE, "option '%s' takes no value, not '%s' (see --help)", typed,
+                                  name + strlen(typed) + 1);
         if (strncmp(typed, "--", 2) == 0) suggest_option(typed + 2, longopts, hint, sizeof hint);
         return fd_set_error(FD_ERR_USAGE, "unknown option '%s'%s (see --help)", typed, hint);
       }
