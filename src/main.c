@@ -151,8 +151,18 @@ static int plan_only(MPI_Comm world, int rank, const fd_options *o)
   const int accelerator = strcmp(FDMINI_BACKEND_NAME, "host") != 0;
   int err = FD_OK;
   if (rank == 0) {
-    fd_plan *p = malloc(sizeof *p);
-    err = p ? plan_make(o, ranks, count, min, max, accelerator, p) : fd_set_error(FD_ERR_RUNTIME, "--plan: out of memory");
+    /* refused where the run would be: the options the build's backend refuses, the grid, and
+     * what the options ask of that grid (fd_run's checks, in its order) */
+    be_info dev;
+    memset(&dev, 0, sizeof dev);
+    dev.is_accelerator = accelerator;
+    long long N[3];
+    int P[3];
+    err = fd_options_check_backend(o, &dev);
+    if (err == FD_OK) err = decomp_resolve_grid(o, ranks, accelerator, N, P);
+    if (err == FD_OK) err = plan_check_run(o, ranks, accelerator, N, P);
+    fd_plan *p = err == FD_OK ? malloc(sizeof *p) : NULL;
+    if (err == FD_OK) err = p ? plan_make(o, ranks, count, min, max, accelerator, p) : fd_set_error(FD_ERR_RUNTIME, "--plan: out of memory");
     if (err == FD_OK) header_print_plan(stdout, o, p, accelerator);
     fflush(stdout);
     free(p);

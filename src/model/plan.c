@@ -8,6 +8,7 @@
 #include "faces.h"
 #include "plan.h"
 #include "problem.h"
+#include "verify.h"
 
 void plan_resolve_steps(const fd_options *o, int accelerator, int *iters, int *warmup)
 {
@@ -91,10 +92,81 @@ static void plan_halo(fd_plan *p, const int *ext[3], double *off, int *faces)
   p->msgs_step_max = (double)p->msgs_exchange_max / p->width;
 }
 
+/* deep halos: every block along a dimension with neighbours must hold the S layers its
+ * neighbours receive. Pure. */
+static int check_halo_width(const fd_options *o, const long long N[3], const int P[3])
+{
+  static const char axis[3] = {'x', 'y', 'z'};
+  for (int d = 0; d < 3; d++)
+    if (P[d] > 1 && o->halo_width > N[d] / P[d])
+      return fd_set_error(FD_ERR_USAGE, "--halo-width %d: the thinnest block along %c has %lld points (%lld over %d ranks), fewer than the %d layers a neighbour receives; use --halo-width %lld or less, or fewer ranks along %c",
+                          o->halo_width, axis[d], N[d] / P[d], N[d], P[d], o->halo_width, N[d] / P[d], axis[d]);
+  return FD_OK;
+}
+
+int plan_check_run(const fd_options *o, int ranks, int accelerator, const long long N[3], const int P[3])
+{
+  int iters, warmup;
+  plan_resolve_steps(o, accelerator, &iters, &warmup);
+  const long long total = (long long)iters + warmup;
+  if (o->op == FD_OP_WAVE && o->have_source)
+    for (int d = 0; d < 3; d++)
+      if (o->source[d] > N[d])
+        return fd_set_error(FD_ERR_USAGE, "--source %lld,%lld,%lld lies outside the %lld x %lld x %lld grid (indices 1..N)",
+                            o->source[0], o->source[1], o->source[2], N[0], N[1], N[2]);
+  {
+    /* the operator's physical parameters on this grid */
+    const long long zero[3] = {0, 0, 0};
+    fd_problem p;
+    problem_setup(o, N, zero, &p);
+    FD_CALL(problem_check(&p, total));
+    /* the mirror fault exists for the mirror symmetry check: where that check does not apply,
+     * or the pair has no room (plant_mirror_fault), the run would pass vacuously */
+    if (o->inject_fault == FD_FAULT_MIRROR && (!verify_symmetry_applies(&p) || N[0] < 3))
+      return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=mirror: the mirror symmetry check that must catch it "
+                          "applies only with the source at the centre of an odd grid (the default --source) of 3 or "
+                          "more points along x and at most 2^26 points; this %lld x %lld x %lld grid with the source "
+                          "at %lld,%lld,%lld would pass", N[0], N[1], N[2], p.src[0], p.src[1], p.src[2]);
+  }
+
+  /* deep halos: every block along a dimension with neighbours must hold the S layers its
+   * neighbours receive; fused passes must not span an exchange */
+  FD_CALL(check_halo_width(o, N, P));
+  static const char *const halo_faults[] = {[FD_FAULT_EXCHANGE] = "exchange", [FD_FAULT_ORDER] = "order",
+                                            [FD_FAULT_ZERO] = "zero", [FD_FAULT_SHELL] = "shell"};
+  if (o->inject_fault < (int)(sizeof halo_faults / sizeof halo_faults[0]) && halo_faults[o->inject_fault] && ranks < 2)
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=%s needs 2 or more ranks: one rank exchanges nothing",
+                        halo_faults[o->inject_fault]);
+  if (o->test_stall >= ranks || (o->test_stall >= 0 && ranks < 2))
+    return fd_set_error(FD_ERR_USAGE, "--test-stall %d names no neighbour of another rank: the run has %d rank%s",
+                        o->test_stall, ranks, ranks == 1 ? "" : "s");
+  { /* the test events must happen in this run (a test that expects them would pass vacuously) */
+    const fd_test_event *ev[2] = {&o->test_kill, &o->test_signal};
+    static const char *const opt[2] = {"--test-kill", "--test-signal"};
+    for (int q = 0; q < 2; q++) {
+      if (ev[q]->rank >= ranks)
+        return fd_set_error(FD_ERR_USAGE, "%s %d,%lld: no rank %d, the run has %d rank%s", opt[q], ev[q]->rank,
+                            ev[q]->step, ev[q]->rank, ranks, ranks == 1 ? "" : "s");
+      if (ev[q]->rank >= 0 && ev[q]->step > total)
+        return fd_set_error(FD_ERR_USAGE, "%s %d,%lld: the run ends at step %lld (--warmup + --iters)", opt[q],
+                            ev[q]->rank, ev[q]->step, total);
+    }
+    if (o->fail_snapshot > 0 && o->snapshot_every > 0 && o->fail_snapshot > total / o->snapshot_every)
+      return fd_set_error(FD_ERR_USAGE, "--test-fail-snapshot-write %d: the run takes %lld snapshot%s (--snapshot-every %d "
+                          "over %lld steps)", o->fail_snapshot, total / o->snapshot_every,
+                          total / o->snapshot_every == 1 ? "" : "s", o->snapshot_every, total);
+  }
+  if (o->inject_fault == FD_FAULT_ORDER && !accelerator)
+    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=order needs a GPU backend: host streams run every call in order");
+  if (ranks > 1 && o->fuse > 1 && o->halo_width % o->fuse)
+    return fd_set_error(FD_ERR_USAGE, "--fuse %d with %d ranks needs --halo-width a multiple of %d (one exchange every S steps, and a pass of T steps may not span one); e.g. --halo-width %d",
+                        o->fuse, ranks, o->fuse, o->fuse);
+  return FD_OK;
+}
+
 int plan_make(const fd_options *o, int ranks, int nodes, int node_min, int node_max, int accelerator,
               fd_plan *p)
 {
-  static const char axis[3] = {'x', 'y', 'z'};
   memset(p, 0, sizeof *p);
   p->ranks = ranks;
   p->nodes = nodes;
@@ -102,11 +174,7 @@ int plan_make(const fd_options *o, int ranks, int nodes, int node_min, int node_
   p->node_max = node_max;
   p->width = o->halo_width;
   FD_CALL(decomp_resolve_grid(o, ranks, accelerator, p->N, p->P));
-  for (int d = 0; d < 3; d++) /* as fd_run refuses it */
-    if (p->P[d] > 1 && o->halo_width > p->N[d] / p->P[d])
-      return fd_set_error(FD_ERR_USAGE, "--halo-width %d: the thinnest block along %c has %lld points (%lld over %d "
-                          "ranks), fewer than the %d layers a neighbour receives", o->halo_width, axis[d],
-                          p->N[d] / p->P[d], p->N[d], p->P[d], o->halo_width);
+  FD_CALL(check_halo_width(o, p->N, p->P)); /* as fd_run refuses it */
   p->layout.count = nodes;
   p->layout.size_min = node_min;
   p->layout.size_max = node_max;

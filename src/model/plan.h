@@ -65,4 +65,13 @@ void plan_resolve_steps(const fd_options *o, int accelerator, int *iters, int *w
 int plan_make(const fd_options *o, int ranks, int nodes, int node_min, int node_max, int accelerator,
               fd_plan *p);
 
+/* What the options ask of a run on `ranks` ranks over the global grid N in the process grid P
+ * (decomp_resolve_grid's), accelerator as for plan_make, that nothing else decides (no device,
+ * file or MPI library): the wave's --source and parameters on this grid, blocks at least
+ * --halo-width thick, fused passes that do not span an exchange, and the test options naming
+ * what the run has. fd_run refuses with these lines before it allocates anything, and --plan
+ * with the same ones, so that a plan is refused exactly where its run would be. FD_OK or
+ * FD_ERR_USAGE. Pure. */
+int plan_check_run(const fd_options *o, int ranks, int accelerator, const long long N[3], const int P[3]);
+
 #endif

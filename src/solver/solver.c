@@ -9,6 +9,7 @@
 
 #include "dump.h"
 #include "fd_error.h"
+#include "plan.h"
 #include "solver.h"
 #include "state.h"
 #include "verify.h"
@@ -224,67 +225,8 @@ int fd_run(const fd_options *o, MPI_Comm comm, const be_info *dev, const fd_node
                                 : fd_set_error(FD_ERR_RUNTIME, "%s: the %lld x %lld x %lld grid does not fit in one file: more than 2^63 bytes",
                                                o->dump[0] ? "--dump" : "--snapshot-every", N[0], N[1], N[2])));
   }
-  if (o->op == FD_OP_WAVE && o->have_source)
-    for (int d = 0; d < 3; d++)
-      if (o->source[d] > N[d])
-        return fd_set_error(FD_ERR_USAGE, "--source %lld,%lld,%lld lies outside the %lld x %lld x %lld grid (indices 1..N)",
-                            o->source[0], o->source[1], o->source[2], N[0], N[1], N[2]);
-  {
-    /* the operator's physical parameters on this grid (the same verdict on every rank) */
-    int iters, warmup;
-    const long long zero[3] = {0, 0, 0};
-    fd_problem p;
-    state_resolve_steps(o, dev, &iters, &warmup);
-    problem_setup(o, N, zero, &p);
-    FD_CALL(fd_agree(comm, problem_check(&p, (long long)iters + warmup)));
-    /* the mirror fault exists for the mirror symmetry check: where that check does not apply,
-     * or the pair has no room (plant_mirror_fault), the run would pass vacuously */
-    if (o->inject_fault == FD_FAULT_MIRROR && (!verify_symmetry_applies(&p) || N[0] < 3))
-      return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=mirror: the mirror symmetry check that must catch it "
-                          "applies only with the source at the centre of an odd grid (the default --source) of 3 or "
-                          "more points along x and at most 2^26 points; this %lld x %lld x %lld grid with the source "
-                          "at %lld,%lld,%lld would pass", N[0], N[1], N[2], p.src[0], p.src[1], p.src[2]);
-  }
-
-  /* deep halos: every block along a dimension with neighbours must hold the S layers its
-   * neighbours receive; fused passes must not span an exchange */
-  static const char axis[3] = {'x', 'y', 'z'};
-  for (int d = 0; d < 3; d++)
-    if (P[d] > 1 && o->halo_width > N[d] / P[d])
-      return fd_set_error(FD_ERR_USAGE, "--halo-width %d: the thinnest block along %c has %lld points (%lld over %d ranks), fewer than the %d layers a neighbour receives; use --halo-width %lld or less, or fewer ranks along %c",
-                          o->halo_width, axis[d], N[d] / P[d], N[d], P[d], o->halo_width, N[d] / P[d], axis[d]);
-  static const char *const halo_faults[] = {[FD_FAULT_EXCHANGE] = "exchange", [FD_FAULT_ORDER] = "order",
-                                            [FD_FAULT_ZERO] = "zero", [FD_FAULT_SHELL] = "shell"};
-  if (o->inject_fault < (int)(sizeof halo_faults / sizeof halo_faults[0]) && halo_faults[o->inject_fault] && ranks < 2)
-    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=%s needs 2 or more ranks: one rank exchanges nothing",
-                        halo_faults[o->inject_fault]);
-  if (o->test_stall >= ranks || (o->test_stall >= 0 && ranks < 2))
-    return fd_set_error(FD_ERR_USAGE, "--test-stall %d names no neighbour of another rank: the run has %d rank%s",
-                        o->test_stall, ranks, ranks == 1 ? "" : "s");
-  { /* the test events must happen in this run (a test that expects them would pass vacuously) */
-    int iters, warmup;
-    state_resolve_steps(o, dev, &iters, &warmup);
-    const long long total = (long long)iters + warmup;
-    const fd_test_event *ev[2] = {&o->test_kill, &o->test_signal};
-    static const char *const opt[2] = {"--test-kill", "--test-signal"};
-    for (int q = 0; q < 2; q++) {
-      if (ev[q]->rank >= ranks)
-        return fd_set_error(FD_ERR_USAGE, "%s %d,%lld: no rank %d, the run has %d rank%s", opt[q], ev[q]->rank,
-                            ev[q]->step, ev[q]->rank, ranks, ranks == 1 ? "" : "s");
-      if (ev[q]->rank >= 0 && ev[q]->step > total)
-        return fd_set_error(FD_ERR_USAGE, "%s %d,%lld: the run ends at step %lld (--warmup + --iters)", opt[q],
-                            ev[q]->rank, ev[q]->step, total);
-    }
-    if (o->fail_snapshot > 0 && o->snapshot_every > 0 && o->fail_snapshot > total / o->snapshot_every)
-      return fd_set_error(FD_ERR_USAGE, "--test-fail-snapshot-write %d: the run takes %lld snapshot%s (--snapshot-every %d "
-                          "over %lld steps)", o->fail_snapshot, total / o->snapshot_every,
-                          total / o->snapshot_every == 1 ? "" : "s", o->snapshot_every, total);
-  }
-  if (o->inject_fault == FD_FAULT_ORDER && !dev->is_accelerator)
-    return fd_set_error(FD_ERR_USAGE, "--test-inject-fault=order needs a GPU backend: host streams run every call in order");
-  if (ranks > 1 && o->fuse > 1 && o->halo_width % o->fuse)
-    return fd_set_error(FD_ERR_USAGE, "--fuse %d with %d ranks needs --halo-width a multiple of %d (one exchange every S steps, and a pass of T steps may not span one); e.g. --halo-width %d",
-                        o->fuse, ranks, o->fuse, o->fuse);
+  /* what the options ask of this grid and rank count: the same checks as --plan's */
+  FD_CALL(fd_agree(comm, plan_check_run(o, ranks, dev->is_accelerator, N, P)));
 
   fd_state st, *s = &st;
   int rc = state_create(s, o, comm, dev, node, N, P);

@@ -16,6 +16,8 @@
 #     (every rank count a run takes here, emulated nodes): the process grid, the node layout,
 #     the blocks, the faces, those off node per rank, the halo bytes and messages per step; and
 #     for 100,000 ranks (fault: a plan that lays node blocks another way than decomp_create);
+#     a plan is refused with its run's line where the run refuses the options on that grid (fault:
+#     plan_only without plan_check_run);
 #   - --version: version, commit (the JSON record's), backend, precision, GPU targets, MPI (one
 #     clean line: no tab under MPICH, nor in the full report's MPI line); printed once under
 #     mpiexec;
@@ -280,6 +282,29 @@ if ((rc == 2)) && (($(grep -c . "$work/emu") == 1)) &&
 else
   fail "--plan with --test-node-ranks not dividing a node" "exit $rc" "$work/emu"
 fi
+
+# --plan refuses, with the run's own line and exit 2, what the options ask of the grid and rank
+# count that the run refuses before it allocates (plan_check_run, fd_run's checks): fused passes
+# spanning an exchange, a wave source off the grid, a wave time step that cannot sample the
+# Ricker wavelet, a halo fault on one rank (fault: plan_only without plan_check_run)
+# plan_refuses_as_run NP ARGS...: --plan --ranks NP alone, and the run on NP ranks
+plan_refuses_as_run() {
+  local np=$1 prc=0 pl rl
+  shift
+  timeout 60 "$fdmini" --plan --ranks "$np" "$@" >"$work/prefused" 2>&1 || prc=$?
+  run "$np" "$work/rrefused" "$@"
+  pl=$(grep "fdmini: error:" "$work/prefused")
+  rl=$(grep "fdmini: error:" "$work/rrefused")
+  if ((prc == 2 && rc == 2)) && [[ -n $pl && $pl == "$rl" ]] && (($(grep -c . "$work/prefused") == 1)); then
+    pass "--plan --ranks $np $* is refused as its run is (exit 2, the run's line)"
+  else
+    fail "--plan --ranks $np $* against its run" "plan exit $prc, run exit $rc; plan '$pl', run '$rl'" "$work/prefused"
+  fi
+}
+plan_refuses_as_run 2 --op heat --global 16,16,16 --fuse 3
+plan_refuses_as_run 2 --op wave --global 31,31,31 --source 40,1,1
+plan_refuses_as_run 2 --op wave --global 8,8,8
+plan_refuses_as_run 1 --op heat --global 16,16,16 --test-inject-fault=exchange
 
 echo "== --version"
 run 2 "$work/v" --version
