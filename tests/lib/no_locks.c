@@ -38,21 +38,16 @@ static int call(const char *name, int fd, int cmd, void *arg)
   return real(fd, cmd, arg);
 }
 
-/* the third argument, where there is one, is an int or a pointer: passed on as read */
-int fcntl(int fd, int cmd, ...)
-{
-  va_list ap;
-  va_start(ap, cmd);
-  void *arg = va_arg(ap, void *);
-  va_end(ap);
-  return call("fcntl", fd, cmd, arg);
-}
-
-int fcntl64(int fd, int cmd, ...)
-{
-  va_list ap;
-  va_start(ap, cmd);
-  void *arg = va_arg(ap, void *);
-  va_end(ap);
-  return call("fcntl64", fd, cmd, arg);
-}
+/* fcntl and fcntl64, one body: the third argument, where there is one, is an int or a pointer,
+ * passed on as read */
+#define SHIM(NAME)                                                                             \
+  int NAME(int fd, int cmd, ...)                                                               \
+  {                                                                                            \
+    va_list ap;                                                                                \
+    va_start(ap, cmd);                                                                         \
+    void *arg = va_arg(ap, void *);                                                            \
+    va_end(ap);                                                                                \
+    return call(#NAME, fd, cmd, arg);                                                          \
+  }
+SHIM(fcntl)
+SHIM(fcntl64)
