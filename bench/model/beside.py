@@ -6,8 +6,13 @@ the same layout), the measured step of the one-rank run the efficiency is taken 
 of its records, and returns {'step_us', 'path', 'inputs'} or None where the model has nothing to
 say (a device without a site file, an operator problem.c does not list, a layout it cannot
 place). The kernel's speed is the one-rank run's (so the model's one-rank step is that run's
-step); F_g, F_ls, L, X and F_p are the records' (median over the repeats; X and F_p of the
-slowest rank), the rest the site file's of the device (MI250X: lumi-g; H200: nvidia-h200).
+step); F_g, F_ls, L, X, F_p and F_m are the records' (median over the repeats; X, F_p and F_m of
+the slowest rank), the rest the site file's of the device (MI250X: lumi-g; H200: nvidia-h200).
+The path is the one the run took: `proxy` where its faces to other nodes went through the
+off-node proxy (the record's halo_path), `signalled` where its passes were signalled on one
+node, else `today` (the host-driven exchange). The model's proxy pass takes the faces inside a
+node by IPC: a run whose proxy carried those too (no face by IPC: the host backend, or ranks
+that see only their own GPU) gets None.
 """
 import statistics
 from typing import Dict, Optional, Sequence
@@ -62,8 +67,10 @@ def predict_run(recs: Sequence[dict], base_step_us: Optional[float] = None,
         if v is not None:
             setattr(fl, attr, v)
             used.append(label)
-    fl.X, fl.Fp = _median_floor(recs, "exchange_alone", "max"), _median_floor(recs, "Fp", "max")
-    used += [n for n, v in (("X", fl.X), ("F_p", fl.Fp)) if v is not None]
+    proxied = rec.get("halo_path") == "proxy"
+    if proxied and rec.get("halo_faces_ipc") == 0 and any(
+            (_get(rec, "faces_by_neighbour", w, "max") or 0) > 0 for w in ("same_gpu", "other_gpu")):
+        return None  # faces inside a node through the proxy too (no IPC): not the model's path
     ranks = rec.get("ranks")
     if not isinstance(ranks, int) or ranks < 1:
         return None
@@ -71,12 +78,24 @@ def predict_run(recs: Sequence[dict], base_step_us: Optional[float] = None,
     nodes = nodes if isinstance(nodes, int) and nodes > 0 else max(1, -(-ranks // K))
     if ranks % nodes:
         return None
+    signalled = _get(rec, "graphs", "exchange_signalled_passes") or 0
+    if isinstance(signalled, bool) or not isinstance(signalled, (int, float)):
+        return None  # not what fdmini writes
+    if proxied:
+        path = "proxy"
+    elif signalled > 0 and nodes == 1:
+        path = "signalled"
+    else:
+        path = "today"
+    # X is today's exchange, F_p the signalled one's, F_m the proxy's hop: each where its path uses it
+    fl.X = _median_floor(recs, "exchange_alone", "max") if path == "today" else None
+    fl.Fp = _median_floor(recs, "Fp", "max")
+    fl.Fm = _median_floor(recs, "Fm", "max") if path == "proxy" else None
+    used += [n for n, v in (("X", fl.X), ("F_p", fl.Fp), ("F_m", fl.Fm)) if v is not None]
     kernel = f"site {name}"
     try:  # a record's values as fdmini writes them, else nothing to say
         T = int(_get(rec, "fuse", "steps") or 1)
         S = int(rec.get("halo_width") or 1)
-        path = "signalled" if (_get(rec, "graphs", "exchange_signalled_passes") or 0) > 0 \
-            and nodes == 1 else "today"
         if base_step_us and isinstance(base_rec, dict) and isinstance(base_rec.get("global"), list):
             Tb = int(_get(base_rec, "fuse", "steps") or 1)
             fl.set_kernel(base_step_us, base_rec["global"], Tb, "the 1-rank run")

@@ -33,12 +33,25 @@ of summary.csv (their number said on stderr), so that they count in no median or
 Every summary row also carries the model's step and efficiency for it (bench/model/: the step the
 kernel's speed and the run's own floors allow on this layout, with the process grid and faces as
 fdmini makes them): `model_step_ms`, `model_efficiency` (as `efficiency`, model against model),
-`model_path` (today: the two-stream exchange; signalled) and `model_inputs` (the site file, and
+`model_path` (the path the records took: today, the host-driven exchange; signalled, one launch
+a pass on one node; proxy, the off-node proxy's pass) and `model_inputs` (the site file, and
 which numbers came from the records). The kernel's speed comes from the 1-rank row the efficiency
-is measured against; the floors F_g, F_ls, L, X and F_p from the row's records (median over
-repeats; X and F_p the slowest rank's); the rest from the site file of the device (MI250X:
+is measured against; the floors F_g, F_ls, L, X, F_p and F_m from the row's records (median over
+repeats; X, F_p and F_m the slowest rank's); the rest from the site file of the device (MI250X:
 lumi-g, H200: nvidia-h200; --site chooses another, --no-model leaves the columns empty, as they
 are for devices without a site file and where numpy is missing).
+
+Every row also says where the faces went: `halo_path`, the path the run took (none, ipc, mpi,
+mixed: IPC inside a node and MPI between nodes, driven by the host, or proxy: the one-launch pass
+with faces to other nodes through the off-node proxy; in the summary the repeats' paths joined by
+'/', since `--halo-path auto` may take another from run to run), the faces by way over all ranks
+(`halo_faces_ipc`, `halo_faces_mpi`, `halo_faces_proxy`: a face the proxy carries counts in
+`halo_faces_mpi` too), the most faces one rank has to other nodes (`faces_other_node_max`; the
+summary's `faces_other_node`, the most over the repeats), how the process grid lies over the
+nodes (`node_grid`), whether the nodes were emulated (`nodes_emulated`, fdmini
+--test-node-ranks) and the slowest rank's floors F_m (one face alone through the proxy) and X
+(the exchange alone): `Fm_us_max`, `exchange_alone_us_max` (the summary's `Fm_us`,
+`exchange_alone_us`, medians over the repeats).
 
 Every row also carries the record's provenance (what the run ran on): start time, MPI library,
 GPU runtime and driver, compiler, build type and flags, hwloc, the Cray GTL, Slurm job id and
@@ -67,6 +80,9 @@ RUN_COLUMNS = [
     "git_commit", "date", "version", "device", "backend", "precision",
     "op", "kernel", "tile", "ranks", "nodes", "procs", "global", "local_min", "local_max",
     "iters", "warmup", "mpi_gpu", "overlap",
+    # where the faces went: the path the run took, its faces by way, the neighbours on other nodes
+    "halo_path", "halo_faces_ipc", "halo_faces_mpi", "halo_faces_proxy", "faces_other_node_max",
+    "node_grid", "nodes_emulated", "Fm_us_max", "exchange_alone_us_max",
     "step_ms_avg", "step_ms_max",
     "pack_ms_avg", "pack_ms_max", "exchange_ms_avg", "exchange_ms_max",
     "unpack_ms_avg", "unpack_ms_max", "interior_ms_avg", "interior_ms_max",
@@ -92,6 +108,7 @@ SUMMARY_COLUMNS = [
     "halo_width", "fuse_steps", "halo_messages_per_step", "halo_bytes_per_step",
     "redundant_share", "efficiency_vs_best_1rank",
     "device", "backend", "precision", "kernel", "mpi_gpu", "overlap",
+    "halo_path", "faces_other_node", "Fm_us", "exchange_alone_us",
     "global", "local", "date", "git_commits", "mpi_libraries", "gpu_drivers",
     # the model (bench/model/) beside the measurement
     "model_step_ms", "model_efficiency", "model_path", "model_inputs",
@@ -255,6 +272,22 @@ def text(value) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
+def count(value) -> Optional[int]:
+    """An integer field of the record, None when absent or not an integer."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def flag(value) -> Optional[bool]:
+    """A boolean field of the record, None when absent or not a boolean."""
+    return value if isinstance(value, bool) else None
+
+
+def joined(values) -> Optional[str]:
+    """The distinct non-empty values of the repeats, sorted, joined by '/' (None when none)."""
+    seen = sorted({str(v) for v in values if v is not None})
+    return "/".join(seen) if seen else None
+
+
 def run_status(entry: Optional[dict]) -> Optional[str]:
     """'exit N' or 'timed out' where study.json says the run did not end well (an exit_code
     present and not 0; null is a timeout), None where it did or the manifest does not say."""
@@ -300,6 +333,15 @@ def run_row(path: str, rec: dict, manifest: Optional[dict], entry: Optional[dict
         "global": dims(rec["global"]), "local_min": dims(rec["local_min"]),
         "local_max": dims(rec["local_max"]), "iters": rec.get("iters"),
         "warmup": rec.get("warmup"), "mpi_gpu": rec["mpi_gpu"], "overlap": rec["overlap"],
+        "halo_path": text(rec.get("halo_path")),
+        "halo_faces_ipc": count(rec.get("halo_faces_ipc")),
+        "halo_faces_mpi": count(rec.get("halo_faces_mpi")),
+        "halo_faces_proxy": count(rec.get("halo_faces_proxy")),
+        "faces_other_node_max": count(sub(rec, "faces_by_neighbour", "other_node", "max")),
+        "node_grid": text(sub(rec, "nodes", "layout")),
+        "nodes_emulated": flag(sub(rec, "nodes", "emulated")),
+        "Fm_us_max": number(sub(rec, "floors_us", "Fm", "max")),
+        "exchange_alone_us_max": number(sub(rec, "floors_us", "exchange_alone", "max")),
         "bw_per_rank_GBs_avg": number(sub(rec, "bandwidth_per_rank_GBs", "avg")),
         "bw_per_rank_GBs_min": number(sub(rec, "bandwidth_per_rank_GBs", "min")),
         "bw_total_GBs": number(rec.get("bandwidth_total_GBs")),
@@ -455,7 +497,14 @@ def summarize(rows: Sequence[dict]) -> List[dict]:
             "device": first["device"], "backend": first["backend"],
             "precision": first["precision"], "kernel": first["kernel"],
             "mpi_gpu": "/".join(sorted({r["mpi_gpu"] for r in runs})),
-            "overlap": first["overlap"], "global": first["global"], "local": first["local_max"],
+            "overlap": first["overlap"],
+            # the path each repeat took (auto may take another from run to run: 'mpi/proxy')
+            "halo_path": joined(r["halo_path"] for r in runs),
+            "faces_other_node": max((r["faces_other_node_max"] for r in runs
+                                     if r["faces_other_node_max"] is not None), default=None),
+            "Fm_us": median([r["Fm_us_max"] for r in runs]),
+            "exchange_alone_us": median([r["exchange_alone_us_max"] for r in runs]),
+            "global": first["global"], "local": first["local_max"],
             "date": max(r["date"] for r in runs)[:10],
             "git_commits": " ".join(sorted({r["git_commit"] for r in runs})),
             "mpi_libraries": " | ".join(sorted({r["mpi_library"] for r in runs if r["mpi_library"]})),
@@ -650,8 +699,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     mod = f"  model {s['model_step_ms']:.4g} ms"
                     if s.get("model_efficiency") is not None:
                         mod += f", {s['model_efficiency']:.3f}"
+                path = f"  path {s['halo_path']}" if s.get("halo_path") not in (None, "none") else ""
                 print(f"  {s['study']:6s} {s['size']:>14s} {s['op']:9s} {s['variant']:18s} "
-                      f"N={s['ranks']:<5d} step {step} ms (median of {s['repeats']})  {eff}{mod}")
+                      f"N={s['ranks']:<5d} step {step} ms (median of {s['repeats']})  {eff}{mod}{path}")
     except CollectError as err:
         print(f"collect.py: error: {err}", file=sys.stderr)
         return 1

@@ -2,7 +2,8 @@
 """study.py - run (local) or submit (LUMI-G, Frontier) a weak or strong scaling study of fdmini.
 
 One command runs the single-GCD baseline (1 rank) and every requested scale, each repeated,
-for every variant (overlap / no-overlap, GPU-aware / staged MPI, MPI / node-local IPC halo path,
+for every variant (overlap / no-overlap, GPU-aware / staged MPI, the halo path: MPI, node-local
+IPC, or across nodes today's host-driven exchange against the off-node proxy's one-launch pass;
 deep halos of width S and T steps per pass). Every run writes fdmini's
 JSON record (schema fdmini-run/1) into the output folder under a descriptive name, and the
 folder's `study.json` manifest says what was asked for and which command made each record.
@@ -347,12 +348,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mpi-gpu", type=parse_choices(["auto", "aware", "staged"]), default=None,
                      metavar="LIST", help="aware, staged, auto or several: each is a variant "
                      "(default: fdmini's own, auto, not named in variant names)")
-    run.add_argument("--halo-path", type=parse_choices(["auto", "mpi", "ipc"]), default=None,
-                     metavar="LIST", help="auto, mpi, ipc or several: each is a variant (default: "
+    run.add_argument("--halo-path", type=parse_choices(["auto", "mpi", "ipc", "mixed", "proxy"]),
+                     default=None, metavar="LIST",
+                     help="auto, mpi, ipc, mixed, proxy or several: each is a variant (default: "
                      "fdmini's own, auto, not named in variant names); ipc makes one variant "
                      "without --mpi-gpu (an ipc exchange sends no face through MPI) and is left "
                      "out on lumi-g and frontier only where the launch conventions give each "
-                     "rank its own GCD alone")
+                     "rank its own GCD alone; across nodes, mixed is today's host-driven exchange "
+                     "and proxy the one-launch pass with the faces to other nodes through the "
+                     "off-node proxy (left out with no-overlap, which fdmini refuses with it)")
     run.add_argument("--halo-width", type=parse_counts, default=None, metavar="LIST",
                      help="fdmini --halo-width S values, e.g. 1,2,4: each is a variant, named "
                      "widthS (default: fdmini's, 1, not named); heat, jacobi and wave")
@@ -363,6 +367,12 @@ def build_parser() -> argparse.ArgumentParser:
                      "ranks need it)")
     run.add_argument("--iters", type=positive_int, help="fdmini --iters (default: fdmini's, 100)")
     run.add_argument("--warmup", type=non_negative_int, help="fdmini --warmup (default: fdmini's)")
+    run.add_argument("--emulate-nodes", type=positive_int, metavar="K",
+                     help="local only: every scale of more than K ranks (a multiple of K) runs as "
+                     "ranks / K nodes of K ranks (fdmini --test-node-ranks K: no IPC or signalled "
+                     "face between them, the process grid laid over them), the smaller scales on "
+                     "one node; a multi-node study on one machine, e.g. with --halo-path "
+                     "mixed,proxy,auto")
     run.add_argument("--kernel", type=kernel_spec, metavar="SPEC",
                      help="fdmini --kernel SPEC: baseline, reordered or zmarch, with optional "
                      ":key=value,... (tile, vec, block=BXxBY, chunk, strips), e.g. "
@@ -425,14 +435,16 @@ def make_variants(overlaps: Sequence[str], mpi_gpus: Optional[Sequence[str]],
     """Every (overlap, halo path, mpi-gpu, halo width, fuse) combination, named e.g. 'overlap',
     'no-overlap-staged', 'overlap-mpi-aware' or 'overlap-width4-fuse2'. --mpi-gpu only shapes
     MPI faces, so the ipc path (which moves none through MPI) is one variant per overlap
-    setting, without it. A fuse T > 1 that does not divide the width is left out: fdmini
-    refuses it on several ranks."""
+    setting, without it. A fuse T > 1 that does not divide the width is left out, and so is the
+    proxy path without overlap: fdmini refuses both on several ranks."""
     out = []
     for ov, hp, mg, hw, fu in itertools.product(overlaps, halo_paths or [None], mpi_gpus or [None],
                                                 halo_widths or [None], fuses or [None]):
         if hp == "ipc":
             mg = None
         if fu not in (None, "auto", "1") and (hw or 1) % int(fu):
+            continue
+        if hp == "proxy" and ov == "no-overlap":
             continue
         parts = (ov, hp, mg, None if hw is None else f"width{hw}", None if fu is None else f"fuse{fu}")
         name = "-".join(x for x in parts if x is not None)
@@ -443,7 +455,8 @@ def make_variants(overlaps: Sequence[str], mpi_gpus: Optional[Sequence[str]],
 
 
 def rank_counts(args: argparse.Namespace) -> List[Tuple[int, Optional[int]]]:
-    """(ranks, nodes) of every scale, the 1-rank baseline first; nodes is None on local."""
+    """(ranks, nodes) of every scale, the 1-rank baseline first; nodes is None on local, except
+    with --emulate-nodes K: 1 up to K ranks, ranks / K above."""
     if args.nodes is not None:
         if args.machine == "local":
             raise StudyError("--nodes is for lumi-g and frontier; use --scales on local")
@@ -452,9 +465,15 @@ def rank_counts(args: argparse.Namespace) -> List[Tuple[int, Optional[int]]]:
         ranks = list(args.scales)
     ranks = sorted(set([1] + ranks))
     out = []
+    k = getattr(args, "emulate_nodes", None)
     for r in ranks:
-        if args.machine == "local":
+        if args.machine == "local" and k is None:
             out.append((r, None))
+        elif args.machine == "local":
+            if r > k and r % k:
+                raise StudyError(f"--emulate-nodes {k}: {r} ranks do not fill whole nodes of {k} "
+                                 f"ranks: use scales of 1..{k} ranks or a multiple of {k}")
+            out.append((r, 1 if r <= k else r // k))
         elif r <= gcds_per_node():
             out.append((r, 1))
         elif r % gcds_per_node() == 0:
@@ -529,6 +548,8 @@ def plan_runs(args: argparse.Namespace, variants: Sequence[Variant]) -> List[Run
                 if ranks in grids:
                     fd += ["--procs", ",".join(map(str, grids[ranks]))]
                 fd += var.fdmini_args()
+                if args.machine == "local" and nodes is not None and nodes > 1:
+                    fd += ["--test-node-ranks", str(args.emulate_nodes)]
                 runs.append(Run(ranks, nodes, var, rep, record, tuple(fd)))
     return runs
 
@@ -814,6 +835,7 @@ def new_manifest(args: argparse.Namespace, argv: Sequence[str], binary: str,
         else "global grid (--global)",
         "scales": sorted({r.ranks for r in runs}),
         "nodes": sorted({r.nodes for r in runs if r.nodes is not None}) or None,
+        "emulated_node_ranks": getattr(args, "emulate_nodes", None),
         "repeats": args.repeats,
         "op": args.op,
         "variants": [{"name": v.name, "overlap": v.overlap, "mpi_gpu": v.mpi_gpu or "auto",
@@ -887,6 +909,13 @@ def drop_ipc_where_each_rank_sees_one_gcd(args: argparse.Namespace) -> List[dict
 
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """The `run` subcommand."""
+    if args.emulate_nodes is not None:
+        if args.machine != "local":
+            raise StudyError(f"--emulate-nodes is for local; on {args.machine} give --nodes")
+        if any(a == "--test-node-ranks" or a.startswith("--test-node-ranks=")
+               for a in shlex.split(args.fdmini_args)):
+            raise StudyError("--fdmini-args must not contain --test-node-ranks with "
+                             "--emulate-nodes: study.py sets it")
     if args.machine == "local":
         for opt in ("account", "partition"):
             if getattr(args, opt):
@@ -924,6 +953,13 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 why = f"--fuse {fu} does not divide --halo-width {hw}: fdmini refuses it on several ranks"
                 print(f"study: note: width {hw} with fuse {fu} left out: {why}")
                 left_out.append({"halo_width": hw, "fuse": fu, "why": why})
+    if "proxy" in (args.halo_path or []) and "no-overlap" in args.variants:
+        why = ("fdmini refuses --halo-path proxy with --no-overlap: the proxy's passes are one "
+               "launch, the exchange inside it")
+        if not variants:
+            raise StudyError(f"--halo-path proxy with --variants no-overlap alone: {why}")
+        print(f"study: note: no-overlap with the proxy path left out: {why}")
+        left_out.append({"halo_path": "proxy", "overlap": False, "why": why})
     runs = plan_runs(args, variants)
     print(f"study: {args.study} scaling on {args.machine}, size {size_text(args.size)} "
           f"{'per GCD' if args.study == 'weak' else 'global'}, op {args.op}, "

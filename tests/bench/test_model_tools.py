@@ -122,6 +122,33 @@ try:
     check("beside.py: the record as fdmini writes it: 38.95 us",
           near((beside.predict_run([TWO], 73.4, ONE) or {}).get("step_us"), MODEL_US))
 
+    # a run whose faces to the other node went through the off-node proxy: the model's proxy
+    # pass with the record's F_m as the hop, not today's exchange with its X. By hand (2 nodes of
+    # one rank, F_m 50): max(1.5 + c 256x256x128, F_m + c shell) = 50 + 71.9 / 256 us
+    proxy = dict(TWO, halo_path="proxy", halo_faces_ipc=0, halo_faces_mpi=2, halo_faces_proxy=2,
+                 nodes={"count": 2}, floors_us=dict(TWO["floors_us"], Fm=stat(50.0)),
+                 faces_by_neighbour={"same_gpu": stat(0), "other_gpu": stat(0), "other_node": stat(1)})
+    res = beside.predict_run([proxy], 73.4, ONE, 2) or {}
+    check("beside.py: a proxy run on 2 nodes: the proxy's path with F_m, 50.28 us by hand",
+          res.get("path") == "proxy" and near(res.get("step_us"), 50 + 71.9 / 256)
+          and "F_m" in res.get("inputs", "") and ", X" not in res.get("inputs", ""), res)
+    res = beside.predict_run([dict(proxy, halo_path="mpi")], 73.4, ONE, 2) or {}
+    check("beside.py: the same run through MPI: today's path with X, 38.95 us",
+          res.get("path") == "today" and near(res.get("step_us"), MODEL_US), res)
+    inside = dict(proxy, faces_by_neighbour=dict(proxy["faces_by_neighbour"], other_gpu=stat(1)))
+    check("beside.py: a proxy that carried the faces inside a node too (no IPC): no model step",
+          beside.predict_run([inside], 73.4, ONE, 2) is None)
+    dp = os.path.join(work, "proxy")
+    os.makedirs(dp)
+    for name, rec in (("r1", ONE), ("r2", proxy)):
+        with open(os.path.join(dp, name + ".json"), "w") as f:
+            json.dump(rec, f)
+    code, out = run(COLLECT, dp, "--study", "strong", "-o", os.path.join(work, "rp.csv"), "-s", summary)
+    two = {int(r["ranks"]): r for r in rows(summary)}.get(2, {}) if code == 0 else {}
+    check("collect.py: the proxy run's model row: path proxy, 50.28 us, F_m from the records, its path and F_m columns",
+          two.get("model_path") == "proxy" and near(float(two.get("model_step_ms") or "nan") * 1e3, 50 + 71.9 / 256)
+          and two.get("halo_path") == "proxy" and two.get("Fm_us") == "50.0" and two.get("nodes") == "2", (out, two))
+
     # plot.py draws the model's line
     code, out = run(COLLECT, d, "--study", "strong", "-o", os.path.join(work, "r.csv"), "-s", summary)
     pdir = os.path.join(work, "plots")

@@ -502,4 +502,92 @@ else
   show_tail "$work/deep.out"
 fi
 
+# 8. Across nodes on one machine (--emulate-nodes K: fdmini --test-node-ranks K on the scales of
+# more than K ranks) with today's path (mixed) against the off-node proxy: proxy without
+# overlap left out (fdmini refuses it), the records' nodes as the manifest's, and collect.py's
+# columns of where the faces went (the path taken, faces to other nodes, F_m of proxy runs).
+if "$py" "$scaling/study.py" run --machine local --study strong --size 32,32,32 --scales 2,4,8 \
+  --repeats 1 --op heat --halo-path mixed,proxy --emulate-nodes 2 --binary "$bin" --dry-run \
+  >"$work/emu-dry.out" 2>&1 &&
+  "$py" - "$work/emu-dry.out" <<'PY' 2>"$work/emu-dry.err"; then
+import re, sys
+text = open(sys.argv[1]).read()
+cmds = [l for l in text.splitlines() if re.match(r"\[\d+/\d+\] ", l)]
+assert len(cmds) == 8, cmds
+for c in cmds:
+    n = int(re.search(r" -n (\d+) ", c).group(1))
+    assert ("--test-node-ranks 2" in c) == (n > 2), c
+PY
+  pass "study.py --emulate-nodes 2: --test-node-ranks 2 on the 4- and 8-rank scales only"
+else
+  fail "study.py --emulate-nodes 2 (dry run)"
+  show_tail "$work/emu-dry.out"
+  show_tail "$work/emu-dry.err"
+fi
+bad=0
+for refusal in "--scales 3 --emulate-nodes 2|3 ranks do not fill whole nodes of 2" \
+  "--scales 4 --emulate-nodes 2 --fdmini-args=--test-node-ranks=2|must not contain --test-node-ranks" \
+  "--scales 2 --halo-path proxy --variants no-overlap|--halo-path proxy with --variants no-overlap alone"; do
+  expect=${refusal#*|}
+  read -r -a opts <<<"${refusal%%|*}"
+  if "$py" "$scaling/study.py" run --machine local --study strong --size 32,32,32 --repeats 1 \
+    --op heat "${opts[@]}" --binary "$bin" --dry-run >"$work/emu-bad.out" 2>&1 ||
+    ! grep -q -- "$expect" "$work/emu-bad.out"; then
+    bad=1
+    echo "    study.py ${refusal%%|*}: not refused with '$expect'"
+    show_tail "$work/emu-bad.out"
+  fi
+done
+if "$py" "$scaling/study.py" run --machine lumi-g --study strong --size 32,32,32 --nodes 1 \
+  --emulate-nodes 2 --account a --binary "$bin" --dry-run --out "$work/emu-lumi" >"$work/emu-bad.out" 2>&1 ||
+  ! grep -q -- "--emulate-nodes is for local" "$work/emu-bad.out"; then
+  bad=1
+  show_tail "$work/emu-bad.out"
+fi
+if ((bad == 0)); then
+  pass "study.py refuses a scale that fills no whole emulated node, --test-node-ranks beside --emulate-nodes, the proxy without overlap alone, --emulate-nodes on lumi-g"
+else
+  fail "study.py --emulate-nodes / proxy refusals"
+fi
+out=$work/emu
+if timeout "$tmo" "$py" "$scaling/study.py" run --machine local "${launch[@]}" --binary "$bin" \
+  --study strong --size 24,20,16 --scales "$deep_scales" --repeats 1 --op heat --emulate-nodes 1 \
+  --halo-path mixed,proxy --variants overlap,no-overlap --iters 8 --warmup 2 --out "$out" >"$work/emu.out" 2>&1 &&
+  grep -q "study: note: no-overlap with the proxy path left out" "$work/emu.out" &&
+  "$py" "$scaling/collect.py" "$out" -o "$work/emu-results.csv" -s "$work/emu-summary.csv" >>"$work/emu.out" 2>&1 &&
+  "$py" - "$out" "$work/emu-results.csv" "$work/emu-summary.csv" <<'PY' 2>>"$work/emu.out"; then
+import csv, json, os, sys
+m = json.load(open(os.path.join(sys.argv[1], "study.json")))
+assert [v["name"] for v in m["variants"]] == ["overlap-mixed", "overlap-proxy", "no-overlap-mixed"], m["variants"]
+assert m["left_out"][0]["halo_path"] == "proxy" and m["left_out"][0]["overlap"] is False, m["left_out"]
+assert m["emulated_node_ranks"] == 1, m
+for e in m["runs"]:
+    rec = json.load(open(os.path.join(sys.argv[1], e["record"])))
+    assert e["nodes"] == e["ranks"] and rec["nodes"]["count"] == e["ranks"], (e, rec["nodes"])
+    assert rec["nodes"]["emulated"] == (e["ranks"] > 1), rec["nodes"]
+rows = list(csv.DictReader(open(sys.argv[2])))
+scales = [int(n) for n in os.environ["DEEP_SCALES"].split(",")]
+assert len(rows) == 3 * (1 + len(scales)), len(rows)
+for r in rows:
+    n = int(r["ranks"])
+    if n == 1:
+        assert r["halo_path"] == "none" and r["faces_other_node_max"] == "0", r
+        continue
+    # the host backend has no IPC: today's path sends every face through MPI
+    want = "proxy" if r["variant"] == "overlap-proxy" else "mpi"
+    assert r["halo_path"] == want and r["nodes"] == str(n) and r["nodes_emulated"] == "true", r
+    assert int(r["faces_other_node_max"]) >= 1 and int(r["halo_faces_mpi"]) >= n, r
+    assert (int(r["halo_faces_proxy"]) > 0) == (want == "proxy"), r
+    assert (float(r["Fm_us_max"] or 0) > 0) == (want == "proxy"), r
+    assert float(r["exchange_alone_us_max"]) > 0, r
+summ = list(csv.DictReader(open(sys.argv[3])))
+assert {s["halo_path"] for s in summ if s["ranks"] != "1"} == {"mpi", "proxy"}, summ
+assert all(float(s["Fm_us"]) > 0 for s in summ if s["variant"] == "overlap-proxy" and s["ranks"] != "1"), summ
+PY
+  pass "study.py --emulate-nodes 1 --halo-path mixed,proxy: every scale as nodes of one rank, collect.py's path, faces to other nodes and F_m"
+else
+  fail "study.py across emulated nodes"
+  show_tail "$work/emu.out"
+fi
+
 finish
