@@ -24,11 +24,9 @@
  *   posted   receives posted (exchange q into slot q % 2, request rreq[r][q % 2])
  *   recvd    receives completed and published: hin[r] = recvd
  * Why no slot is read while written (w the launch of exchange e, which reads receive slot
- * e % 2 and writes send slot (e + 1) % 2, and sets hout[r] = e + 2 once it has done both: at its
- * end, or, where the launch has faces that are not proxied too, as soon as its proxied faces'
- * layers are done, before the rest of its shell: backend.h):
+ * e % 2 and writes send slot (e + 1) % 2, and sets hout[r] = e + 2 at its end):
  *   - a receive of exchange q is posted only once hout[r] >= q (or q <= 1): the launch of
- *     exchange q - 2, the last reader of slot q % 2, is done with it;
+ *     exchange q - 2, the last reader of slot q % 2, has finished;
  *   - hin[r] = e + 1 is set only once the send of exchange e - 1 has completed: launch e, which
  *     that setting lets go on, overwrites the slot that send reads;
  *   - a send of exchange e starts once hout[r] >= e + 1, after the launch's system-scope

@@ -553,8 +553,6 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
  *   go       (BE_SIG_GO)     e + 1 once the launch of exchange e has seen every neighbour's
  *                            word (its first exchange block tells the others: the backends'
  *                            kernels, where a neighbour is on another device)
- *   early    (BE_SIG_EARLY)  a pass's exchange blocks that have finished the proxied faces'
- *                            layers (below; 0 between launches)
  * Face f's values of exchange e come from in[f][e % 2] and this rank's for the neighbour go to
  * out[f][e % 2]: either the neighbour's slot and this rank's (the receiver loads through the
  * peer mapping) or this rank's slot and the neighbour's (the sender stores through it); halo/
@@ -570,8 +568,7 @@ int fd_shell_exchange_check(const fd_grid *g, unsigned deferred, const fd_faces 
  * (this launch and every later one: their results are wrong) and sets its neighbours' words as
  * usual, so that no rank waits for ever; the caller reads the record (be_signals_stall) and
  * fails the run. Memory a peer device polls, loads or stores must be be_malloc_peer's. */
-enum { BE_SIG_SEQ = FD_REGIONS, BE_SIG_ARRIVALS, BE_SIG_STALL, BE_SIG_STALL_AT, BE_SIG_GO, BE_SIG_PACKS, BE_SIG_EARLY,
-       BE_SIG_WORDS };
+enum { BE_SIG_SEQ = FD_REGIONS, BE_SIG_ARRIVALS, BE_SIG_STALL, BE_SIG_STALL_AT, BE_SIG_GO, BE_SIG_PACKS, BE_SIG_WORDS };
 /* be_signals.test bits (test faults only): NOWAIT, the launches do not wait for the words (an
  * ordering left out); MUTE, they never set the neighbours' words (a rank that stopped);
  * NOSHELL, be_signals_pass leaves the shell's points of out unwritten (still packing their new
@@ -583,11 +580,8 @@ enum { BE_SIG_TEST_NOWAIT = 1, BE_SIG_TEST_MUTE = 2, BE_SIG_TEST_NOSHELL = 4 };
  * be_signals.in[r] (this rank's own receive slots, which MPI fills), writes its own into
  * be_signals.out[r] (this rank's send slots, which MPI sends) and sets peer_in[r], a word of
  * host memory the proxy polls, to the values it would set a neighbour's word to; every such region counts as remote
- * (system-scope fences). Where a launch also has faces that are not proxied, it may set the
- * proxied faces' words before the end of its exchange work: once every read of their receive
- * slots and every write of their send slots is done (the GPU kernels do their layers first, so
- * that those faces leave while the rest of the shell is computed). The same protocol
- * otherwise: the proxy keeps its slots and words consistent with it (halo/proxy.c says how). */
+ * (system-scope fences). The same protocol otherwise: the proxy keeps its slots and words
+ * consistent with it (halo/proxy.c says how). */
 typedef struct {
   const fd_faces *faces;                 /* this rank's layout (field 0; width 1 and one field for
                                             be_signals_prime and be_signals_pass) */

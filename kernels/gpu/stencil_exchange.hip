@@ -116,8 +116,6 @@ struct xg_args {
   const real_t *src_vals;          /* its value by exchange, src_len of them */
   unsigned src_len;
   shell_slabs sl;                  /* the shell of the exchanged faces */
-  shell_slabs first;               /* the layers of the `early` faces (disjoint boxes): done first */
-  unsigned early;                  /* proxied faces published before the rest of the shell */
   int n[3];
   const real_t *in[FD_FACES][2];   /* face f's values from the neighbour, by slot */
   real_t *out[FD_FACES][2];        /* this rank's layer for the neighbour across f, by slot */
@@ -172,72 +170,6 @@ __device__ __forceinline__ void sig_wait_acquire(uint32_t *words, const uint32_t
   if (once) gpu_st_sys(words + BE_SIG_GO, e + 1u);
 }
 
-/* One point of the shell (index t of the slabs sl) in an exchange block: unpack, stencil, pack.
- * A point on the layer of a face in `skip` is left alone (done already: xg_block's `early`). */
-template <bool HAS_F, int MODE>
-__device__ __forceinline__ void xg_point(const xg_args &x, const shell_slabs &sl, long long t, uint32_t e, unsigned rs,
-                                         unsigned ws, unsigned skip)
-{
-  const st_args &a = x.s;
-  real_t *u = const_cast<real_t *>(a.u);
-  int q = 0;
-  for (int r = 1; r < sl.nb; r++)
-    if (t >= sl.start[r]) q = r;
-  const unsigned r = (unsigned)(t - sl.start[q]);
-  const unsigned ex = (unsigned)(sl.hi[q][0] - sl.lo[q][0] + 1), ey = (unsigned)(sl.hi[q][1] - sl.lo[q][1] + 1);
-  const unsigned rx = r / ex;
-  const int c0 = sl.lo[q][0] + (int)(r - rx * ex), c1 = sl.lo[q][1] + (int)(rx % ey), c2 = sl.lo[q][2] + (int)(rx / ey);
-  const long long p = a.origin + c0 + a.sx * c1 + a.sxy * c2;
-  /* the faces whose layer holds the point */
-  const unsigned on = (unsigned)(c0 == 1) | (unsigned)(c0 == x.n[0]) << 1 | (unsigned)(c1 == 1) << 2 |
-                      (unsigned)(c1 == x.n[1]) << 3 | (unsigned)(c2 == 1) << 4 | (unsigned)(c2 == x.n[2]) << 5;
-  if (on & skip) return;
-  const unsigned from_peer = MODE == XG_PRIME ? 0u : on & x.unpack;
-  /* the point's place in the regions of x, y and z faces (no arrays: registers) */
-  const long long at_x = (c1 - 1) + (long long)x.n[1] * (c2 - 1), at_y = (c0 - 1) + (long long)x.n[0] * (c2 - 1),
-                  at_z = (c0 - 1) + (long long)x.n[0] * (c1 - 1);
-  const real_t n0 = from_peer & 1u ? gpu_ld_shared_l2(x.in[0][rs] + at_x) : u[p - 1];
-  const real_t n1 = from_peer >> 1 & 1u ? gpu_ld_shared_l2(x.in[1][rs] + at_x) : u[p + 1];
-  const real_t n2 = from_peer >> 2 & 1u ? gpu_ld_shared_l2(x.in[2][rs] + at_y) : u[p - a.sx];
-  const real_t n3 = from_peer >> 3 & 1u ? gpu_ld_shared_l2(x.in[3][rs] + at_y) : u[p + a.sx];
-  const real_t n4 = from_peer >> 4 & 1u ? gpu_ld_shared_l2(x.in[4][rs] + at_z) : u[p - a.sxy];
-  const real_t n5 = from_peer >> 5 & 1u ? gpu_ld_shared_l2(x.in[5][rs] + at_z) : u[p + a.sxy];
-  const real_t up = u[p];
-  real_t v = up;
-  if (MODE == XG_PASS) {
-    const bool l2 = c2 > x.k1; /* the second layer's coefficients (scalars: no copy of a struct) */
-    const real_t kc = l2 ? x.s2.cc : a.cc, kx = l2 ? x.s2.cx : a.cx, ky = l2 ? x.s2.cy : a.cy,
-                 kz = l2 ? x.s2.cz : a.cz, kf = l2 ? x.s2.cf : a.cf;
-    v = HAS_F ? fd_stencil_point_f(kc, kx, ky, kz, kf, v, n0, n1, n2, n3, n4, n5, f_at<HAS_F>(a, p))
-              : fd_stencil_point(kc, kx, ky, kz, v, n0, n1, n2, n3, n4, n5);
-    if (p == x.src_p) { /* be_add_point's sum, where the value is not 0 */
-      const real_t sv = e < x.src_len ? x.src_vals[e] : (real_t)0;
-      if (sv != (real_t)0) v += sv;
-    }
-    if (!(x.test & BE_SIG_TEST_NOSHELL)) a.out[p] = v;
-  }
-  const real_t sent = x.pack_u ? up : v;
-  const unsigned packs = on & x.exchange;
-  if (packs & 1u) x.out[0][ws][at_x] = sent;
-  if (packs >> 1 & 1u) x.out[1][ws][at_x] = sent;
-  if (packs >> 2 & 1u) x.out[2][ws][at_y] = sent;
-  if (packs >> 3 & 1u) x.out[3][ws][at_y] = sent;
-  if (packs >> 4 & 1u) x.out[4][ws][at_z] = sent;
-  if (packs >> 5 & 1u) x.out[5][ws][at_z] = sent;
-  if (from_peer & 1u) u[p - 1] = n0;
-  if (from_peer >> 1 & 1u) u[p + 1] = n1;
-  if (from_peer >> 2 & 1u) u[p - a.sx] = n2;
-  if (from_peer >> 3 & 1u) u[p + a.sx] = n3;
-  if (from_peer >> 4 & 1u) u[p - a.sxy] = n4;
-  if (from_peer >> 5 & 1u) u[p + a.sxy] = n5;
-}
-
-/* The exchange blocks' part of a signalled launch. Where some faces go through the proxy and
- * others not (`early`: the proxied ones), the blocks first do the points of the proxied faces'
- * layers (`first`), which hold every read of their receive slots and every write of their send
- * slots; the last block to finish them fences at system scope and sets their words, so the
- * proxy sends those faces (and posts the next receives into the slots) while the rest of the
- * shell is done. The other words follow at the end, as before. */
 template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const xg_args &x, unsigned b)
 {
   const uint32_t e = gpu_ld_sys(x.words + BE_SIG_SEQ);
@@ -248,35 +180,73 @@ template <bool HAS_F, int MODE> __device__ __forceinline__ void xg_block(const x
     __syncthreads();
   }
   const unsigned rs = e & 1u, ws = MODE == XG_PRIME ? rs : rs ^ 1u;
-  const unsigned early = MODE == XG_PRIME ? 0u : x.early;
-  const uint32_t packed = MODE == XG_PRIME ? e + 1u : e + 2u;
-  if (early) {
-    for (long long t = (long long)b * nt + tid; t < x.first.start[x.first.nb]; t += (long long)x.nb * nt)
-      xg_point<HAS_F, MODE>(x, x.first, t, e, rs, ws, 0u);
-    __threadfence();
-    __syncthreads();
-    if (tid == 0 && atomicAdd(x.words + BE_SIG_EARLY, 1u) == x.nb - 1) {
-      x.words[BE_SIG_EARLY] = 0;
-      __threadfence_system(); /* the proxied faces' slots before their words (see below) */
-      for (int fc = 0; fc < FD_FACES && !(x.test & BE_SIG_TEST_MUTE); fc++)
-        if (early >> fc & 1u) gpu_st_sys(x.peer_in[fc], packed);
-      gpu_push_system();
-    }
-  }
+  const shell_slabs &sl = x.sl;
+  const st_args &a = x.s;
+  real_t *u = const_cast<real_t *>(a.u);
   /* 32-bit within a slab (signals_args: a slab holds fewer than 2^31 points) */
-  for (long long t = (long long)b * nt + tid; t < x.sl.start[x.sl.nb]; t += (long long)x.nb * nt)
-    xg_point<HAS_F, MODE>(x, x.sl, t, e, rs, ws, early);
+  for (long long t = (long long)b * nt + tid; t < sl.start[sl.nb]; t += (long long)x.nb * nt) {
+    int q = 0;
+    for (int r = 1; r < sl.nb; r++)
+      if (t >= sl.start[r]) q = r;
+    const unsigned r = (unsigned)(t - sl.start[q]);
+    const unsigned ex = (unsigned)(sl.hi[q][0] - sl.lo[q][0] + 1), ey = (unsigned)(sl.hi[q][1] - sl.lo[q][1] + 1);
+    const unsigned rx = r / ex;
+    const int c0 = sl.lo[q][0] + (int)(r - rx * ex), c1 = sl.lo[q][1] + (int)(rx % ey),
+              c2 = sl.lo[q][2] + (int)(rx / ey);
+    const long long p = a.origin + c0 + a.sx * c1 + a.sxy * c2;
+    /* the faces whose layer holds the point */
+    const unsigned on = (unsigned)(c0 == 1) | (unsigned)(c0 == x.n[0]) << 1 | (unsigned)(c1 == 1) << 2 |
+                        (unsigned)(c1 == x.n[1]) << 3 | (unsigned)(c2 == 1) << 4 | (unsigned)(c2 == x.n[2]) << 5;
+    const unsigned from_peer = MODE == XG_PRIME ? 0u : on & x.unpack;
+    /* the point's place in the regions of x, y and z faces (no arrays: registers) */
+    const long long at_x = (c1 - 1) + (long long)x.n[1] * (c2 - 1), at_y = (c0 - 1) + (long long)x.n[0] * (c2 - 1),
+                    at_z = (c0 - 1) + (long long)x.n[0] * (c1 - 1);
+    const real_t n0 = from_peer & 1u ? gpu_ld_shared_l2(x.in[0][rs] + at_x) : u[p - 1];
+    const real_t n1 = from_peer >> 1 & 1u ? gpu_ld_shared_l2(x.in[1][rs] + at_x) : u[p + 1];
+    const real_t n2 = from_peer >> 2 & 1u ? gpu_ld_shared_l2(x.in[2][rs] + at_y) : u[p - a.sx];
+    const real_t n3 = from_peer >> 3 & 1u ? gpu_ld_shared_l2(x.in[3][rs] + at_y) : u[p + a.sx];
+    const real_t n4 = from_peer >> 4 & 1u ? gpu_ld_shared_l2(x.in[4][rs] + at_z) : u[p - a.sxy];
+    const real_t n5 = from_peer >> 5 & 1u ? gpu_ld_shared_l2(x.in[5][rs] + at_z) : u[p + a.sxy];
+    const real_t up = u[p];
+    real_t v = up;
+    if (MODE == XG_PASS) {
+      const bool l2 = c2 > x.k1; /* the second layer's coefficients (scalars: no copy of a struct) */
+      const real_t kc = l2 ? x.s2.cc : a.cc, kx = l2 ? x.s2.cx : a.cx, ky = l2 ? x.s2.cy : a.cy,
+                   kz = l2 ? x.s2.cz : a.cz, kf = l2 ? x.s2.cf : a.cf;
+      v = HAS_F ? fd_stencil_point_f(kc, kx, ky, kz, kf, v, n0, n1, n2, n3, n4, n5, f_at<HAS_F>(a, p))
+                : fd_stencil_point(kc, kx, ky, kz, v, n0, n1, n2, n3, n4, n5);
+      if (p == x.src_p) { /* be_add_point's sum, where the value is not 0 */
+        const real_t sv = e < x.src_len ? x.src_vals[e] : (real_t)0;
+        if (sv != (real_t)0) v += sv;
+      }
+      if (!(x.test & BE_SIG_TEST_NOSHELL)) a.out[p] = v;
+    }
+    const real_t sent = x.pack_u ? up : v;
+    const unsigned packs = on & x.exchange;
+    if (packs & 1u) x.out[0][ws][at_x] = sent;
+    if (packs >> 1 & 1u) x.out[1][ws][at_x] = sent;
+    if (packs >> 2 & 1u) x.out[2][ws][at_y] = sent;
+    if (packs >> 3 & 1u) x.out[3][ws][at_y] = sent;
+    if (packs >> 4 & 1u) x.out[4][ws][at_z] = sent;
+    if (packs >> 5 & 1u) x.out[5][ws][at_z] = sent;
+    if (from_peer & 1u) u[p - 1] = n0;
+    if (from_peer >> 1 & 1u) u[p + 1] = n1;
+    if (from_peer >> 2 & 1u) u[p - a.sx] = n2;
+    if (from_peer >> 3 & 1u) u[p + a.sx] = n3;
+    if (from_peer >> 4 & 1u) u[p - a.sxy] = n4;
+    if (from_peer >> 5 & 1u) u[p + a.sxy] = n5;
+  }
   __threadfence();
   __syncthreads();
   if (tid == 0 && atomicAdd(x.words + BE_SIG_ARRIVALS, 1u) == x.nb - 1) {
     x.words[BE_SIG_ARRIVALS] = 0;
     if (MODE != XG_PRIME) gpu_st_sys(x.words + BE_SIG_SEQ, e + 1u);
-    const bool remote = (x.remote & ~early) != 0u; /* the early faces' fence came before */
-    if (remote) __threadfence_system(); /* once per launch (see above) */
+    if (x.remote) __threadfence_system(); /* once per launch (see above) */
     else __threadfence();
+    const uint32_t packed = MODE == XG_PRIME ? e + 1u : e + 2u;
     for (int fc = 0; fc < FD_FACES && !(x.test & BE_SIG_TEST_MUTE); fc++)
-      if ((x.exchange & ~early) >> fc & 1u) gpu_st_sys(x.peer_in[fc], packed);
-    if (remote) gpu_push_system(); /* the words leave this device's caches now */
+      if (x.exchange >> fc & 1u) gpu_st_sys(x.peer_in[fc], packed);
+    if (x.remote) gpu_push_system(); /* the words leave this device's caches now */
   }
 }
 
@@ -463,30 +433,6 @@ static long long waiting_room(bool all_remote)
   return most < (long long)XG_MAX_BLOCKS ? (long long)XG_MAX_BLOCKS : most > (long long)XG_MAX_BLOCKS_PEERS ? (long long)XG_MAX_BLOCKS_PEERS : most;
 }
 
-/* The layers of the faces in `faces` (their points 1..n, the face's own plane), as disjoint
- * boxes: each face's layer less the planes of the layers before it (the boxes stay boxes: those
- * planes are the block's outermost). */
-static void layer_boxes(const fd_grid *g, unsigned faces, shell_slabs *out)
-{
-  shell_slabs sl;
-  memset(&sl, 0, sizeof sl);
-  int lo[3] = {1, 1, 1}, hi[3] = {g->n[0], g->n[1], g->n[2]};
-  for (int fc = 0; fc < FD_FACES; fc++) {
-    if (!(faces >> fc & 1u)) continue;
-    const int d = fc / 2, plane = fc % 2 ? g->n[d] : 1;
-    if (plane < lo[d] || plane > hi[d]) continue; /* a one-plane block: the other side took it */
-    int bl[3] = {lo[0], lo[1], lo[2]}, bh[3] = {hi[0], hi[1], hi[2]};
-    bl[d] = bh[d] = plane;
-    if (fc % 2) hi[d] = plane - 1;
-    else lo[d] = plane + 1;
-    if (bh[0] < bl[0] || bh[1] < bl[1] || bh[2] < bl[2]) continue;
-    const int b = sl.nb++;
-    for (int k = 0; k < 3; k++) sl.lo[b][k] = bl[k], sl.hi[b][k] = bh[k];
-    sl.start[b + 1] = sl.start[b] + (long long)(bh[0] - bl[0] + 1) * (bh[1] - bl[1] + 1) * (bh[2] - bl[2] + 1);
-  }
-  *out = sl;
-}
-
 /* be_signals' arguments as the kernels take them, the exchange blocks sized for `threads`
  * threads each; BE_ERROR for arguments no backend takes. */
 static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *c, const be_sig_stencil *v,
@@ -528,11 +474,6 @@ static int signals_args(const fd_grid *g, const be_signals *x, const fd_coeffs *
   /* a proxied face's word is host memory: one block polls it (many would crowd the bus that
    * MPI's own copies use), the others wait for `go` in this device's memory */
   a->once = GPU_ACQUIRE_ONCE || a->proxied;
-  /* the proxied faces first where others remain (all proxied: one part, as before) */
-  if (a->proxied && a->proxied != a->exchange) {
-    a->early = a->proxied;
-    layer_boxes(g, a->early, &a->first);
-  }
   const long long need = (a->sl.start[a->sl.nb] + threads - 1) / threads;
   a->nb = need < 1 ? 1u : (need > most ? (unsigned)most : (unsigned)need);
   return BE_OK;
