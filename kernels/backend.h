@@ -51,6 +51,10 @@ typedef struct {
   int eager_loading;   /* 1 when every kernel of the program was loaded at be_init (no launch
                           waits for a module to load while another launch waits for the host:
                           be_preinit); 0 where the runtime loads them on first use */
+  int mps;             /* NVIDIA: 1 when this process's contexts on the device are shared
+                          through MPS (processes on one GPU run side by side), 0 when not (they
+                          take turns on it); -1 where not known (AMD, which has no MPS; the host
+                          backend; a CUDA runtime that does not say) */
 } be_info;
 
 /* First thing in main, before MPI_Init or anything that may start the GPU runtime: asks the

@@ -264,7 +264,11 @@ int main(int argc, char **argv)
   if (rc == FD_OK) rc = bind_device(world, &node, o.gpu_map, o.gpu_map_len, &dev, &shared);
   if (rc == FD_OK && shared > 1 && rank == 0)
     printf("fdmini: notice: ranks share devices: up to %d ranks on one device of a node (%d "
-           "visible to each)\n", shared, dev.device_count);
+           "visible to each)%s\n", shared, dev.device_count,
+           dev.mps == 1   ? ", under MPS"
+           : dev.mps == 0 ? "; without MPS they take turns on it (nvidia-cuda-mps-control -d first "
+                            "runs them side by side)"
+                          : "");
   fd_binding *binding = NULL; /* rank 0: one record per rank */
   int nbinding = 0;
   if (rc == FD_OK) rc = fd_agree(world, prov_collect(&prov));

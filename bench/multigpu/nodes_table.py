@@ -19,7 +19,8 @@ The Markdown table has one row per operator, mode, size and layout, with the tar
 issue: the proxy within 1.25 x max(F_m, the step without emulation); at 128^3 the proxy at
 least 1.3 x faster than today's path; auto never slower than today's path (2 % noise allowed).
 Exit 1, with nothing written, when a record is unreadable, did not verify, is not what its name
-says (operator, ranks, global grid, nodes, the mode's halo width, the proxy's path), or is
+says (operator, ranks, global grid, nodes, the mode's halo width, the proxy's path), ran its
+ranks on the one GPU without MPS (gpu_mps false: they took turns on it, 10-100x slower), or is
 missing from a cell.
 """
 import argparse
@@ -79,6 +80,8 @@ def read(path):
     wrong = ["%s %s, not %s" % (k, got, want) for k, (want, got) in said.items() if got != want]
     if wrong:
         raise Bad("%s: the record's %s (its name says otherwise)" % (path, "; ".join(wrong)))
+    if r.get("gpu_mps") is False and int(ranks) > 1:
+        raise Bad("%s: its %s ranks ran without MPS (gpu_mps false): they took turns on the GPU" % (path, ranks))
     step = stat(r, "phases_ms", "step", field="max")
     if step is None:
         raise Bad("%s: no step time" % path)

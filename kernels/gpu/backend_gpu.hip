@@ -104,6 +104,7 @@ extern "C" int be_init(int index, be_info *info)
   info->is_accelerator = 1;
   info->launches_wait = 1;
   info->eager_loading = eager_set; /* be_preinit's setting, unless a caller skipped it */
+  info->mps = gpu_mps_enabled(index);
   info->host_threads = 0;
   info->memory_bytes = prop.totalGlobalMem;
 

@@ -49,6 +49,9 @@
  *   gpuHostAllocShared(p, n) pinned host memory kernels load and store at the host's address
  *                        while the host polls or sets it: cudaHostAllocMapped on NVIDIA,
  *                        hipHostMallocMapped | hipHostMallocCoherent (fine-grained) on AMD
+ *   gpu_mps_enabled(dev) whether this process's contexts on device dev are shared through MPS:
+ *                        1 or 0 on NVIDIA (cudaDevAttrMpsEnabled), -1 where the runtime does
+ *                        not say, and on AMD, which has no MPS (be_info.mps)
  *   GPU_EAGER_LOADING_VAR, _VALUE  the environment setting that makes the runtime load every
  *                        kernel at start-up: CUDA_MODULE_LOADING=EAGER, ROCm's
  *                        HIP_ENABLE_DEFERRED_LOADING=0 (be_preinit)
@@ -213,6 +216,20 @@ __device__ __forceinline__ unsigned long long gpu_wall_ticks()
   return t;
 }
 static inline double gpu_wall_hz(void) { return 1e9; }
+/* cudaDevAttrMpsEnabled is attribute 133 (driver_types.h names it in CUDA 13); a runtime that
+ * does not know it answers an error: not known */
+#if CUDART_VERSION >= 13000
+static_assert(cudaDevAttrMpsEnabled == 133, "cudaDevAttrMpsEnabled moved");
+#endif
+static inline int gpu_mps_enabled(int dev)
+{
+  int on = 0;
+  if (cudaDeviceGetAttribute(&on, (cudaDeviceAttr)133, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return on != 0;
+}
 __device__ __forceinline__ void gpu_push_system() {}
 __device__ __forceinline__ void gpu_acquire_system() { __threadfence_system(); }
 #define GPU_ACQUIRE_ONCE 0
@@ -353,6 +370,7 @@ static inline double gpu_wall_hz(void)
 #endif
   return 1e8; /* the attribute came with ROCm 5.3; wall_clock64 runs at 100 MHz on gfx90a */
 }
+static inline int gpu_mps_enabled(int) { return -1; } /* no MPS on AMD */
 #define GPU_REGISTER_CAP(n) __launch_bounds__(512)
 #if defined(__AMDGCN_WAVEFRONT_SIZE)
 #define GPU_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE /* 64 on gfx90a, 32 on wave32 targets */

@@ -179,6 +179,7 @@ int be_init(int index, be_info *info)
   info->is_accelerator = 0;
   info->launches_wait = 0;  /* every call runs to completion before it returns */
   info->eager_loading = 1;  /* nothing to load */
+  info->mps = -1;           /* no GPU */
 #ifdef _OPENMP
   info->host_threads = omp_get_max_threads();
 #else

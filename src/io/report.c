@@ -358,6 +358,8 @@ void report_json(FILE *out, const fd_options *o, const be_info *dev, const fd_re
   json_str(&j, "git_commit", fdmini_git_commit);
   json_str(&j, "date", when);
   prov_json(&j, prov);
+  if (dev->mps < 0) json_null(&j, "gpu_mps"); /* the host backend, AMD, a runtime that does not say */
+  else json_bool(&j, "gpu_mps", dev->mps);
   json_str(&j, "backend", dev->backend);
   json_str(&j, "device", dev->name);
   json_str(&j, "precision", FDMINI_REAL_NAME);

@@ -563,5 +563,11 @@ int bind_device(MPI_Comm comm, const fd_node *node, const int *map, int map_len,
   FD_CALL(bind_device_peers(comm, node->host, dev, &peers)); /* the real node: MPS under emulation */
   be_set_device_sharers(peers.sharers);
   *shared = peers.most;
+  /* MPS, agreed: the least of the ranks' answers (-1 where any does not know, 0 where any runs
+   * without it) */
+  int mps = dev->mps;
+  if (MPI_Allreduce(&dev->mps, &mps, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+    return fd_set_error(FD_ERR_RUNTIME, "bind: MPI_Allreduce of the devices' MPS failed");
+  dev->mps = mps;
   return FD_OK;
 }

@@ -88,7 +88,8 @@ int bind_pick_device(int local_rank, int count, const int *map, int map_len, int
  * FD_ERR_USAGE on every rank); unless OMP_NUM_THREADS is set, gives the host backend the node's cores divided by
  * node->local_size (the real node's, emulated or not). Counts the ranks of its real node
  * (node->host) bound to its device (bind_device_peers over comm) and tells the backend (be_set_device_sharers); *shared = the most ranks on one device
- * anywhere in comm (1: every rank has its own; 1 on the host backend). No visible device is
+ * anywhere in comm (1: every rank has its own; 1 on the host backend); dev->mps becomes the least
+ * of every rank's (1 only where every rank's contexts go through MPS). No visible device is
  * agreed (FD_ERR_RUNTIME on every rank); a failed be_init is this rank's (the caller aborts).
  * Collective over comm. */
 int bind_device(MPI_Comm comm, const fd_node *node, const int *map, int map_len, be_info *dev,

@@ -3,8 +3,8 @@
 128^3 T1, 2 ranks as 2 nodes: today, proxy, auto, none): the CSV and the table's ratios as
 computed by hand; then each fault exits 1 with one line naming it and writes nothing (the
 outputs of the good call stay byte for byte): a record whose global grid, nodes, halo width or
-path is not what its name says, a cell without its auto run, today's run without a proxy run,
-a folder without records.
+path is not what its name says, a record whose ranks ran without MPS, a cell without its auto
+run, today's run without a proxy run, a folder without records.
 Usage: tests/bench/test_nodes_table.py     Exit 0 when every check passed.
 """
 import copy
@@ -25,7 +25,7 @@ TOOL = os.path.join(HERE, "..", "..", "bench", "multigpu", "nodes_table.py")
 def rec(step_us, path, nodes, fm=None):
     r = {"op": "heat", "ranks": 2, "global": [128, 128, 128], "nodes": {"count": nodes},
          "halo_width": 1, "fuse": {"steps": 1}, "halo_path": path, "device": "GPU",
-         "git_commit": "abc", "verification": {"status": "PASS"},
+         "git_commit": "abc", "verification": {"status": "PASS"}, "gpu_mps": True,
          "phases_ms": {"step": {"min": step_us / 1e3, "avg": step_us / 1e3, "max": step_us / 1e3}},
          "floors_us": {"exchange_alone": {"avg": 20.0}}}
     if fm is not None:
@@ -79,6 +79,9 @@ with tempfile.TemporaryDirectory() as w:
         bad = copy.deepcopy(CELL)
         bad["proxy"][key] = value
         fault(f"proxy record's {what}", bad, "t1-heat-128-2-2-proxy.json", named)
+    bad = copy.deepcopy(CELL)
+    bad["today"]["gpu_mps"] = False
+    fault("a run without MPS", bad, "t1-heat-128-2-2-today.json", "without MPS")
     fault("no auto run", {k: v for k, v in CELL.items() if k != "auto"}, "no auto run")
     fault("no proxy run", {k: v for k, v in CELL.items() if k != "proxy"}, "no proxy run")
     fault("no records", {}, "no records named")
