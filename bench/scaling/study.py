@@ -522,8 +522,11 @@ def common_fdmini_args(args: argparse.Namespace) -> List[str]:
         out += shlex.split(args.fdmini_args)
     except ValueError as err:
         raise StudyError(f"--fdmini-args: {err}") from None
-    for opt in ("--json", "--local", "--global", "--procs", "--no-overlap", "--mpi-gpu",
-                "--halo-path", "--halo-width", "--fuse"):
+    set_here = ["--json", "--local", "--global", "--procs", "--no-overlap", "--mpi-gpu",
+                "--halo-path", "--halo-width", "--fuse"]
+    if getattr(args, "emulate_nodes", None):
+        set_here.append("--test-node-ranks")
+    for opt in set_here:
         if any(a == opt or a.startswith(opt + "=") for a in shlex.split(args.fdmini_args)):
             raise StudyError(f"--fdmini-args must not contain {opt}: study.py sets it")
     return out
@@ -909,13 +912,8 @@ def drop_ipc_where_each_rank_sees_one_gcd(args: argparse.Namespace) -> List[dict
 
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """The `run` subcommand."""
-    if args.emulate_nodes is not None:
-        if args.machine != "local":
-            raise StudyError(f"--emulate-nodes is for local; on {args.machine} give --nodes")
-        if any(a == "--test-node-ranks" or a.startswith("--test-node-ranks=")
-               for a in shlex.split(args.fdmini_args)):
-            raise StudyError("--fdmini-args must not contain --test-node-ranks with "
-                             "--emulate-nodes: study.py sets it")
+    if args.emulate_nodes is not None and args.machine != "local":
+        raise StudyError(f"--emulate-nodes is for local; on {args.machine} give --nodes")
     if args.machine == "local":
         for opt in ("account", "partition"):
             if getattr(args, opt):
